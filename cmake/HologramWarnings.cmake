@@ -1,0 +1,8 @@
+# One warning policy for every target of the project: hologram_set_warnings(<target>).
+function(hologram_set_warnings target)
+  target_compile_options(${target} PRIVATE -Wall -Wextra -Wpedantic -Wshadow=local
+                         -Wnon-virtual-dtor -Wimplicit-fallthrough)
+  if(HOLOGRAM_WERROR)
+    target_compile_options(${target} PRIVATE -Werror)
+  endif()
+endfunction()

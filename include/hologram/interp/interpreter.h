@@ -1,0 +1,54 @@
+// The reference interpreter: executes a verified Atlas ISA kernel over a launch with the exact
+// semantics of SPEC §3.4 and §4. Lanes of a block are interleaved one instruction at a time
+// (so barriers are real and unsynchronised races are observable); blocks run in order, which
+// keeps every result deterministic. Every memory access is bounds-checked.
+#pragma once
+
+#include "hologram/isa/atlas.h"
+#include "hologram/isa/launch.h"
+#include "hologram/isa/program.h"
+#include "hologram/support/status.h"
+
+#include <array>
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace hologram::interp {
+
+/// One kernel argument: a buffer or pool (memory owned by the caller) or a scalar (bits).
+struct ArgValue {
+  enum class Kind { Buffer, Pool, Scalar } kind = Kind::Scalar;
+  std::span<std::byte> memory;
+  uint64_t bits = 0;
+
+  static ArgValue buffer(std::span<std::byte> m) { return {Kind::Buffer, m, 0}; }
+  static ArgValue pool(std::span<std::byte> m) { return {Kind::Pool, m, 0}; }
+  static ArgValue scalar(uint64_t b) { return {Kind::Scalar, {}, b}; }
+  template <typename T> static ArgValue buffer_of(std::vector<T> &v) {
+    return buffer(std::as_writable_bytes(std::span<T>(v)));
+  }
+};
+
+/// The Atlas state of one backend instance, kept across launches (SPEC §4).
+struct AtlasState {
+  std::array<double, atlas::kNumClasses> resonance{};
+  uint32_t phase = 0;
+  std::vector<std::byte> boundary = std::vector<std::byte>(atlas::kBoundaryPoolBytes);
+};
+
+struct InterpOptions {
+  bool check_div = false;  ///< -fcheck-div: integer division by zero fails the launch
+  uint64_t max_steps = 0;  ///< instruction budget for the whole launch; 0 = unlimited
+  bool verify = true;      ///< verify the kernel before running it
+  std::string source_name; ///< file name for diagnostics
+};
+
+/// Runs `kernel` over `launch` with `args` (in parameter order). Returns an error naming the
+/// kernel, lane, instruction, parameter, offset and size on a fault.
+Status run_kernel(const isa::Kernel &kernel, const LaunchConfig &launch,
+                  std::span<const ArgValue> args, AtlasState &atlas,
+                  const InterpOptions &opts = {});
+
+} // namespace hologram::interp

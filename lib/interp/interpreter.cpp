@@ -1,0 +1,824 @@
+// The reference interpreter: lanes, scheduling with real barriers, memory, and the execution
+// of every non-whole-launch instruction. Whole-launch operations are in library_ops.cpp.
+#include "hologram/interp/interpreter.h"
+
+#include "hologram/isa/text.h"
+#include "hologram/isa/verifier.h"
+#include "machine.h"
+#include "semantics.h"
+
+#include <algorithm>
+#include <sstream>
+
+namespace hologram::interp {
+
+namespace {
+
+using namespace isa;
+using detail::Region;
+
+constexpr unsigned kRegFile = 256 + kNumSpecials - 4; // r0..r255 plus the other specials
+constexpr unsigned kMaxCallDepth = 64;
+constexpr uint64_t kOffsetMask = (uint64_t{1} << 48) - 1;
+constexpr uint64_t kTagBoundary = 0x7fff;
+constexpr uint64_t kTagScratch = 0x8000;
+
+enum class LaneState : uint8_t { Running, AtBarrier, Exited };
+
+struct Lane {
+  std::array<uint64_t, kRegFile> regs{};
+  std::array<bool, kNumPreds> preds{};
+  uint32_t pc = 0;
+  std::vector<uint32_t> stack;
+  LaneState state = LaneState::Running;
+  uint32_t barrier = 0;
+  uint32_t lx = 0, ly = 0, lz = 0;
+  uint64_t linear = 0; ///< global linear lane id
+  std::vector<std::vector<std::byte>> scratch;
+  std::vector<bool> scratch_live;
+};
+
+class Machine {
+public:
+  Machine(const Kernel &k, const LaunchConfig &launch, std::span<const ArgValue> args,
+          AtlasState &atlas, const InterpOptions &opts)
+      : k_(k), launch_(launch), args_(args), atlas_(atlas), opts_(opts),
+        phase_at_start_(atlas.phase % atlas::kPhaseModulus) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      Region r;
+      r.data = args[i].memory.data();
+      r.size = args[i].memory.size();
+      r.name = "parameter %" + k.params[i].name;
+      params_.push_back(r);
+    }
+    // Pre-resolve label targets.
+    targets_.resize(k.labels.size());
+    for (size_t i = 0; i < k.labels.size(); ++i) targets_[i] = k.labels[i].target;
+  }
+
+  Status run() {
+    if (k_.is_launch_level()) return run_launch_level();
+    const uint64_t blocks = launch_.grid.count();
+    for (uint64_t b = 0; b < blocks; ++b)
+      if (auto st = run_block(b); !st) return st;
+    atlas_.phase = static_cast<uint32_t>((phase_at_start_ + phase_advance_) % atlas::kPhaseModulus);
+    return {};
+  }
+
+private:
+  // ------------------------------------------------------------------------------------------
+  // Scheduling
+
+  void init_lane(Lane &l, uint64_t block_linear, uint32_t bx, uint32_t by, uint32_t bz,
+                 uint64_t lane_linear) {
+    const Dim3 &B = launch_.block, &G = launch_.grid;
+    l.lx = static_cast<uint32_t>(lane_linear % B.x);
+    l.ly = static_cast<uint32_t>((lane_linear / B.x) % B.y);
+    l.lz = static_cast<uint32_t>(lane_linear / (uint64_t{B.x} * B.y));
+    l.linear = block_linear * B.count() + lane_linear;
+    auto set = [&](Special s, uint64_t v) { l.regs[special_reg(s)] = v; };
+    set(Special::LaneX, l.lx);
+    set(Special::LaneY, l.ly);
+    set(Special::LaneZ, l.lz);
+    set(Special::BlockX, bx);
+    set(Special::BlockY, by);
+    set(Special::BlockZ, bz);
+    set(Special::BdimX, B.x);
+    set(Special::BdimY, B.y);
+    set(Special::BdimZ, B.z);
+    set(Special::GdimX, G.x);
+    set(Special::GdimY, G.y);
+    set(Special::GdimZ, G.z);
+    set(Special::Gid, l.linear);
+    set(Special::GidX, uint64_t{bx} * B.x + l.lx);
+    set(Special::GidY, uint64_t{by} * B.y + l.ly);
+    set(Special::GidZ, uint64_t{bz} * B.z + l.lz);
+    set(Special::Gsize, launch_.total_lanes());
+  }
+
+  Status run_block(uint64_t b) {
+    const Dim3 &G = launch_.grid;
+    auto bx = static_cast<uint32_t>(b % G.x), by = static_cast<uint32_t>((b / G.x) % G.y),
+         bz = static_cast<uint32_t>(b / (uint64_t{G.x} * G.y));
+    block_ = {bx, by, bz};
+    const uint64_t n = launch_.block.count();
+    lanes_.assign(n, Lane{});
+    for (uint64_t i = 0; i < n; ++i) init_lane(lanes_[i], b, bx, by, bz, i);
+    shared_.assign(launch_.shared_memory, std::byte{0});
+    while (true) {
+      bool any_running = false;
+      for (auto &lane : lanes_) {
+        if (lane.state != LaneState::Running) continue;
+        any_running = true;
+        if (auto st = step(lane); !st) return st;
+      }
+      if (any_running) continue;
+      // No lane can run: all exited, or the waiting ones are released together.
+      const Lane *waiting = nullptr, *exited = nullptr;
+      for (const auto &lane : lanes_) {
+        if (lane.state == LaneState::AtBarrier) {
+          if (waiting && waiting->barrier != lane.barrier)
+            return fail(lane, lane.pc, ErrorCode::LaunchFailed,
+                        "lanes of one block wait at different barriers (bar.sync " +
+                            std::to_string(k_.insts[waiting->pc].operands[0].imm) + " at line " +
+                            std::to_string(k_.insts[waiting->pc].loc.line) + ")");
+          waiting = &lane;
+        } else {
+          exited = &lane;
+        }
+      }
+      if (!waiting) return {};
+      if (exited)
+        return fail(*waiting, waiting->pc, ErrorCode::LaunchFailed,
+                    "bar.sync is not reached by every lane of the block: lane " +
+                        lane_text(*exited) + " has exited");
+      for (auto &lane : lanes_) {
+        lane.state = LaneState::Running;
+        ++lane.pc;
+      }
+    }
+  }
+
+  Status run_launch_level() {
+    lanes_.assign(1, Lane{});
+    LaunchConfig one;
+    std::swap(one, launch_);
+    init_lane(lanes_[0], 0, 0, 0, 0, 0);
+    std::swap(one, launch_);
+    Lane &lane = lanes_[0];
+    while (lane.state == LaneState::Running)
+      if (auto st = step(lane); !st) return st;
+    atlas_.phase = static_cast<uint32_t>((phase_at_start_ + phase_advance_) % atlas::kPhaseModulus);
+    return {};
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Errors
+
+  std::string lane_text(const Lane &l) const {
+    std::ostringstream os;
+    os << l.linear << " (block (" << block_[0] << ',' << block_[1] << ',' << block_[2]
+       << "), lane (" << l.lx << ',' << l.ly << ',' << l.lz << "))";
+    return os.str();
+  }
+
+  Status fail(const Lane &l, uint32_t pc, ErrorCode code, const std::string &msg) const {
+    std::ostringstream os;
+    os << "kernel '" << k_.name << "': lane " << lane_text(l);
+    if (pc < k_.insts.size()) {
+      const auto &inst = k_.insts[pc];
+      os << ", ";
+      if (!opts_.source_name.empty()) os << opts_.source_name << ':';
+      os << "line " << inst.loc.line << " '" << print_instruction(k_, inst) << "'";
+    }
+    os << ": " << msg;
+    return {code, os.str()};
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Memory
+
+  /// Resolves an address to a pointer for `size` bytes; pool_op selects pool-handle bases.
+  Status resolve(Lane &l, const Address &a, uint64_t size, bool pool_op, std::byte *&out,
+                 uint64_t count = 1) {
+    Region r;
+    uint64_t offset =
+        (a.index == kNoReg ? 0 : l.regs[a.index] * a.scale) + static_cast<uint64_t>(a.disp);
+    switch (a.base) {
+    case AddrBase::Param:
+    case AddrBase::Pool: r = params_[a.base_id]; break;
+    case AddrBase::Shared: r = {shared_.data(), shared_.size(), "shared memory"}; break;
+    case AddrBase::Class:
+      r = {atlas_.boundary.data() + uint64_t{a.base_id} * atlas::kClassBytes, atlas::kClassBytes,
+           "class " + std::to_string(a.base_id) + " of the boundary pool"};
+      break;
+    case AddrBase::Boundary:
+      r = {atlas_.boundary.data(), atlas::kBoundaryPoolBytes, "the boundary pool"};
+      break;
+    case AddrBase::Reg: {
+      uint64_t v = l.regs[a.base_id];
+      uint64_t tag = v >> 48;
+      offset += v & kOffsetMask;
+      if (tag >= kTagScratch) {
+        uint64_t id = tag - kTagScratch;
+        if (id >= l.scratch.size() || !l.scratch_live[id])
+          return fail(l, l.pc, ErrorCode::OutOfBounds,
+                      "use of a freed or invalid scratch pool handle");
+        r = {l.scratch[id].data(), l.scratch[id].size(), "scratch pool #" + std::to_string(id)};
+      } else if (tag == kTagBoundary) {
+        r = {atlas_.boundary.data(), atlas::kBoundaryPoolBytes, "the boundary pool"};
+      } else if (tag >= 1 && tag <= params_.size() &&
+                 k_.params[tag - 1].kind != ParamKind::Scalar &&
+                 (!pool_op || k_.params[tag - 1].kind == ParamKind::Pool)) {
+        r = params_[tag - 1];
+      } else {
+        return fail(l, l.pc, ErrorCode::OutOfBounds,
+                    "register " + reg_name(a.base_id) + " holds no valid " +
+                        (pool_op ? "pool handle" : "address") + " (0x" + hex(v) + ")");
+      }
+      break;
+    }
+    }
+    uint64_t bytes = size * count;
+    if (offset > r.size || bytes > r.size - offset)
+      return fail(l, l.pc, ErrorCode::OutOfBounds,
+                  "out-of-bounds access to " + r.name + ": offset " + std::to_string(offset) +
+                      ", size " + std::to_string(bytes) + ", but it holds " +
+                      std::to_string(r.size) + " bytes");
+    out = r.data + offset;
+    return {};
+  }
+
+  static std::string hex(uint64_t v) {
+    std::ostringstream os;
+    os << std::hex << v;
+    return os.str();
+  }
+
+  static uint64_t load(const std::byte *p, unsigned size) {
+    uint64_t v = 0;
+    std::memcpy(&v, p, size); // little-endian host
+    return v;
+  }
+  static void store(std::byte *p, unsigned size, uint64_t v) { std::memcpy(p, &v, size); }
+
+  // ------------------------------------------------------------------------------------------
+  // Execution
+
+  Status check_class(Lane &l, uint64_t c) {
+    if (c >= atlas::kNumClasses)
+      return fail(l, l.pc, ErrorCode::LaunchFailed,
+                  "class " + std::to_string(c) + " is out of range (0..95)");
+    return {};
+  }
+
+  Status step(Lane &l) {
+    if (l.pc >= k_.insts.size()) {
+      l.state = LaneState::Exited;
+      return {};
+    }
+    if (opts_.max_steps && ++steps_ > opts_.max_steps)
+      return fail(l, l.pc, ErrorCode::StepLimitExceeded,
+                  "the launch ran more than " + std::to_string(opts_.max_steps) + " instructions");
+    const Instruction &inst = k_.insts[l.pc];
+    const auto &ops = inst.operands;
+    auto &R = l.regs;
+    auto reg = [&](size_t i) { return R[ops[i].index]; };
+    auto setr = [&](size_t i, uint64_t v) { R[ops[i].index] = v; };
+    const Type t = inst.type;
+    uint32_t next = l.pc + 1;
+
+    switch (inst.op) {
+    // Data movement ---------------------------------------------------------------------------
+    case Opcode::Ld:
+    case Opcode::Lds:
+    case Opcode::PoolLd: {
+      std::byte *p;
+      if (auto st = resolve(l, ops[1].addr, type_size(t), inst.op == Opcode::PoolLd, p); !st)
+        return st;
+      setr(0, load(p, type_size(t)));
+      break;
+    }
+    case Opcode::St:
+    case Opcode::Sts:
+    case Opcode::PoolSt: {
+      std::byte *p;
+      if (auto st = resolve(l, ops[0].addr, type_size(t), inst.op == Opcode::PoolSt, p); !st)
+        return st;
+      store(p, type_size(t), reg(1));
+      break;
+    }
+    case Opcode::Mov: setr(0, reg(1)); break;
+    case Opcode::MovImm: setr(0, ops[1].imm); break;
+    case Opcode::Cvt: setr(0, sem::convert(t, inst.type2, reg(1))); break;
+    case Opcode::Param: setr(0, args_[ops[1].index].bits); break;
+    case Opcode::Addr: setr(0, (uint64_t{ops[1].index} + 1) << 48); break;
+
+    // Arithmetic and logic ---------------------------------------------------------------------
+    case Opcode::Add:
+    case Opcode::Sub:
+    case Opcode::Mul:
+    case Opcode::Div:
+    case Opcode::Rem:
+    case Opcode::Min:
+    case Opcode::Max:
+    case Opcode::And:
+    case Opcode::Or:
+    case Opcode::Xor:
+    case Opcode::Pow:
+    case Opcode::Atan2: {
+      uint64_t out = 0;
+      if (auto st = binary(l, inst, reg(1), reg(2), out); !st) return st;
+      setr(0, out);
+      break;
+    }
+    case Opcode::Shl:
+    case Opcode::Shr:
+      setr(0, sem::with_type(t, [&](auto tag) -> uint64_t {
+             using T = decltype(tag);
+             if constexpr (std::is_integral_v<T>) {
+               unsigned s = static_cast<uint32_t>(reg(2)) % (sizeof(T) * 8);
+               T a = sem::from_bits<T>(reg(1));
+               if (inst.op == Opcode::Shl)
+                 return sem::to_bits(
+                     static_cast<T>(static_cast<sem::U<T>>(static_cast<sem::U<T>>(a) << s)));
+               return sem::to_bits(static_cast<T>(a >> s));
+             }
+             return 0;
+           }));
+      break;
+    case Opcode::Mad:
+    case Opcode::Fma:
+    case Opcode::Fms:
+    case Opcode::Clamp:
+    case Opcode::Lerp: setr(0, ternary(inst, reg(1), reg(2), reg(3))); break;
+    case Opcode::Abs:
+    case Opcode::Neg:
+    case Opcode::Not:
+    case Opcode::Rcp:
+    case Opcode::Sign:
+    case Opcode::Floor:
+    case Opcode::Ceil:
+    case Opcode::Round:
+    case Opcode::Trunc:
+    case Opcode::Exp:
+    case Opcode::Exp2:
+    case Opcode::Log:
+    case Opcode::Log2:
+    case Opcode::Log10:
+    case Opcode::Sqrt:
+    case Opcode::Rsqrt:
+    case Opcode::Sin:
+    case Opcode::Cos:
+    case Opcode::Tan:
+    case Opcode::Tanh:
+    case Opcode::Sigmoid:
+    case Opcode::Erf: setr(0, unary(inst, reg(1))); break;
+    case Opcode::Set:
+      l.preds[ops[0].index] = sem::with_type(t, [&](auto tag) {
+        using T = decltype(tag);
+        return sem::compare(static_cast<CmpCode>(inst.sub), sem::from_bits<T>(reg(1)),
+                            sem::from_bits<T>(reg(2)));
+      });
+      break;
+    case Opcode::Sel: setr(0, l.preds[ops[1].index] ? reg(2) : reg(3)); break;
+    case Opcode::PAnd:
+      l.preds[ops[0].index] = l.preds[ops[1].index] && l.preds[ops[2].index];
+      break;
+    case Opcode::POr: l.preds[ops[0].index] = l.preds[ops[1].index] || l.preds[ops[2].index]; break;
+    case Opcode::PNot: l.preds[ops[0].index] = !l.preds[ops[1].index]; break;
+
+    // Control ------------------------------------------------------------------------------------
+    case Opcode::Bra:
+      if (!inst.guard.present || l.preds[inst.guard.pred] != inst.guard.negate)
+        next = targets_[ops[0].index];
+      break;
+    case Opcode::Call:
+      if (l.stack.size() >= kMaxCallDepth)
+        return fail(l, l.pc, ErrorCode::LaunchFailed, "call depth exceeds 64");
+      l.stack.push_back(next);
+      next = targets_[ops[0].index];
+      break;
+    case Opcode::Ret:
+      if (l.stack.empty())
+        return fail(l, l.pc, ErrorCode::LaunchFailed, "'ret' with an empty return stack");
+      next = l.stack.back();
+      l.stack.pop_back();
+      break;
+    case Opcode::Loop: {
+      auto c = static_cast<uint32_t>(reg(0));
+      if (c > 0) {
+        setr(0, c - 1);
+        next = targets_[ops[1].index];
+      }
+      break;
+    }
+    case Opcode::Exit: l.state = LaneState::Exited; return {};
+
+    // Synchronisation ----------------------------------------------------------------------------
+    case Opcode::BarSync:
+      l.state = LaneState::AtBarrier;
+      l.barrier = static_cast<uint32_t>(ops[0].imm);
+      return {}; // pc advances when the barrier releases
+    case Opcode::MemFence:
+      break; // lanes of the interpreter share one coherent memory
+
+    // Atomics ------------------------------------------------------------------------------------
+    case Opcode::Atom:
+    case Opcode::AtomCas: {
+      std::byte *p;
+      unsigned size = type_size(t);
+      if (auto st = resolve(l, ops[1].addr, size, false, p); !st) return st;
+      uint64_t old = load(p, size), v = reg(2), nv = old;
+      if (inst.op == Opcode::AtomCas) {
+        nv = old == reg(2) ? reg(3) : old;
+      } else {
+        switch (static_cast<AtomicOp>(inst.sub)) {
+        case AtomicOp::Add: {
+          uint64_t o = 0;
+          (void)binary_op(Opcode::Add, t, old, v, o);
+          nv = o;
+          break;
+        }
+        case AtomicOp::Min: {
+          uint64_t o = 0;
+          (void)binary_op(Opcode::Min, t, old, v, o);
+          nv = o;
+          break;
+        }
+        case AtomicOp::Max: {
+          uint64_t o = 0;
+          (void)binary_op(Opcode::Max, t, old, v, o);
+          nv = o;
+          break;
+        }
+        case AtomicOp::And: nv = old & v; break;
+        case AtomicOp::Or: nv = old | v; break;
+        case AtomicOp::Xor: nv = old ^ v; break;
+        case AtomicOp::Xchg: nv = v; break;
+        }
+      }
+      store(p, size, nv);
+      setr(0, old);
+      break;
+    }
+
+    // Atlas --------------------------------------------------------------------------------------
+    case Opcode::ClsGet:
+      if (reg(1) > 255)
+        return fail(l, l.pc, ErrorCode::LaunchFailed,
+                    "cls.get takes a byte (0..255), got " + std::to_string(reg(1)));
+      setr(0, atlas::byte_to_class(static_cast<uint32_t>(reg(1))));
+      break;
+    case Opcode::Mirror:
+      if (auto st = check_class(l, reg(1)); !st) return st;
+      setr(0, atlas::mirror(static_cast<uint32_t>(reg(1))));
+      break;
+    case Opcode::UnityTest:
+      if (auto st = check_class(l, reg(1)); !st) return st;
+      l.preds[ops[0].index] = atlas::is_unity(static_cast<uint32_t>(reg(1)));
+      break;
+    case Opcode::NbrCount:
+      if (auto st = check_class(l, reg(1)); !st) return st;
+      setr(0, atlas::neighbours(static_cast<uint32_t>(reg(1))).count);
+      break;
+    case Opcode::NbrGet: {
+      if (auto st = check_class(l, reg(1)); !st) return st;
+      auto n = atlas::neighbours(static_cast<uint32_t>(reg(1)));
+      setr(0, n.items[ops[2].imm % n.count]);
+      break;
+    }
+    case Opcode::NbrLd:
+    case Opcode::NbrSt: {
+      bool is_ld = inst.op == Opcode::NbrLd;
+      uint64_t c = is_ld ? reg(1) : reg(0);
+      if (auto st = check_class(l, c); !st) return st;
+      auto n = atlas::neighbours(static_cast<uint32_t>(c));
+      Address a;
+      a.base = AddrBase::Class;
+      a.base_id = static_cast<uint16_t>(n.items[ops[is_ld ? 2 : 1].imm % n.count]);
+      a.index = ops[is_ld ? 3 : 2].index;
+      std::byte *p;
+      if (auto st = resolve(l, a, type_size(t), false, p); !st) return st;
+      if (is_ld)
+        setr(0, load(p, type_size(t)));
+      else
+        store(p, type_size(t), reg(3));
+      break;
+    }
+    case Opcode::ResAccum:
+      if (auto st = check_class(l, reg(0)); !st) return st;
+      atlas_.resonance[reg(0)] += bits_to_f64(reg(1));
+      break;
+    case Opcode::PhaseGet: setr(0, phase_at_start_); break;
+    case Opcode::PhaseAdv:
+      phase_advance_ = (phase_advance_ + ops[0].imm) % atlas::kPhaseModulus;
+      break;
+    case Opcode::BoundMap:
+      if (auto st = check_class(l, reg(1)); !st) return st;
+      if (reg(2) >= atlas::kPagesPerClass)
+        return fail(l, l.pc, ErrorCode::LaunchFailed,
+                    "page " + std::to_string(reg(2)) + " is out of range (0..47)");
+      if (reg(3) >= atlas::kBytesPerPage)
+        return fail(l, l.pc, ErrorCode::LaunchFailed,
+                    "byte " + std::to_string(reg(3)) + " is out of range (0..255)");
+      setr(0, atlas::bound_map(static_cast<uint32_t>(reg(1)), static_cast<uint32_t>(reg(2)),
+                               static_cast<uint32_t>(reg(3))));
+      break;
+
+    // Reductions ---------------------------------------------------------------------------------
+    case Opcode::ReduceReg: {
+      uint64_t acc = identity(static_cast<ReduceOp>(inst.sub), t);
+      for (uint64_t k = 0; k < ops[2].imm; ++k)
+        acc = fold(static_cast<ReduceOp>(inst.sub), t, acc, R[ops[1].index + k]);
+      setr(0, acc);
+      break;
+    }
+    case Opcode::ReduceMem: {
+      uint64_t n = reg(2);
+      unsigned size = type_size(t);
+      std::byte *p = nullptr;
+      if (n && n * size / n != size)
+        return fail(l, l.pc, ErrorCode::OutOfBounds, "element count overflows");
+      if (auto st = resolve(l, ops[1].addr, size, false, p, n); !st) return st;
+      uint64_t acc = identity(static_cast<ReduceOp>(inst.sub), t);
+      for (uint64_t k = 0; k < n; ++k)
+        acc = fold(static_cast<ReduceOp>(inst.sub), t, acc, load(p + k * size, size));
+      setr(0, acc);
+      break;
+    }
+
+    // Pools --------------------------------------------------------------------------------------
+    case Opcode::PoolAlloc: {
+      uint64_t id = l.scratch.size();
+      l.scratch.emplace_back(ops[1].imm, std::byte{0});
+      l.scratch_live.push_back(true);
+      setr(0, (kTagScratch + id) << 48);
+      break;
+    }
+    case Opcode::PoolFree: {
+      uint64_t tag = reg(0) >> 48;
+      uint64_t id = tag - kTagScratch;
+      if (tag < kTagScratch || id >= l.scratch.size() || !l.scratch_live[id])
+        return fail(l, l.pc, ErrorCode::LaunchFailed, "pool.free of an invalid or freed handle");
+      l.scratch_live[id] = false;
+      l.scratch[id].clear();
+      l.scratch[id].shrink_to_fit();
+      break;
+    }
+
+    // Whole-launch operations --------------------------------------------------------------------
+    case Opcode::Map:
+    case Opcode::Map2:
+    case Opcode::ReduceAll:
+    case Opcode::Gemm:
+    case Opcode::Gemv:
+    case Opcode::BatchedGemm:
+    case Opcode::Softmax:
+    case Opcode::LogSoftmax:
+    case Opcode::LayerNorm:
+    case Opcode::RmsNorm:
+    case Opcode::Silu:
+    case Opcode::Gelu:
+    case Opcode::GeluTanh:
+    case Opcode::Rope:
+    case Opcode::Attention:
+    case Opcode::Conv2d:
+    case Opcode::Dot:
+    case Opcode::Axpy: {
+      detail::LaunchView view{k_, args_};
+      uint64_t result = 0;
+      auto st = detail::run_launch_op(inst, view, [&](Reg r) { return R[r]; }, result);
+      if (!st) return fail(l, l.pc, st.code(), st.message());
+      if (inst.op == Opcode::ReduceAll || inst.op == Opcode::Dot) setr(0, result);
+      break;
+    }
+    }
+    l.pc = next;
+    return {};
+  }
+
+  Status binary_op(Opcode op, Type t, uint64_t a, uint64_t b, uint64_t &out) const {
+    bool div_by_zero = false;
+    out = sem::with_type(t, [&](auto tag) -> uint64_t {
+      using T = decltype(tag);
+      T x = sem::from_bits<T>(a), y = sem::from_bits<T>(b);
+      switch (op) {
+      case Opcode::Add:
+        if constexpr (std::is_integral_v<T>)
+          return sem::to_bits(sem::wrap_add(x, y));
+        else
+          return sem::to_bits(static_cast<T>(x + y));
+      case Opcode::Sub:
+        if constexpr (std::is_integral_v<T>)
+          return sem::to_bits(sem::wrap_sub(x, y));
+        else
+          return sem::to_bits(static_cast<T>(x - y));
+      case Opcode::Mul:
+        if constexpr (std::is_integral_v<T>)
+          return sem::to_bits(sem::wrap_mul(x, y));
+        else
+          return sem::to_bits(static_cast<T>(x * y));
+      case Opcode::Div:
+        if constexpr (std::is_integral_v<T>) {
+          div_by_zero = y == 0;
+          return sem::to_bits(sem::int_div(x, y));
+        } else
+          return sem::to_bits(static_cast<T>(x / y));
+      case Opcode::Rem:
+        if constexpr (std::is_integral_v<T>) {
+          div_by_zero = y == 0;
+          return sem::to_bits(sem::int_rem(x, y));
+        } else
+          return sem::to_bits(static_cast<T>(std::fmod(x, y)));
+      case Opcode::Min: return sem::to_bits(sem::num_min(x, y));
+      case Opcode::Max: return sem::to_bits(sem::num_max(x, y));
+      case Opcode::And:
+        if constexpr (std::is_integral_v<T>)
+          return sem::to_bits(static_cast<T>(x & y));
+        else
+          return 0;
+      case Opcode::Or:
+        if constexpr (std::is_integral_v<T>)
+          return sem::to_bits(static_cast<T>(x | y));
+        else
+          return 0;
+      case Opcode::Xor:
+        if constexpr (std::is_integral_v<T>)
+          return sem::to_bits(static_cast<T>(x ^ y));
+        else
+          return 0;
+      case Opcode::Pow:
+        if constexpr (std::is_same_v<T, float>)
+          return sem::to_bits(static_cast<float>(std::pow(double{x}, double{y})));
+        else if constexpr (std::is_same_v<T, double>)
+          return sem::to_bits(std::pow(x, y));
+        else
+          return 0;
+      case Opcode::Atan2:
+        if constexpr (std::is_same_v<T, float>)
+          return sem::to_bits(static_cast<float>(std::atan2(double{x}, double{y})));
+        else if constexpr (std::is_same_v<T, double>)
+          return sem::to_bits(std::atan2(x, y));
+        else
+          return 0;
+      default: return 0;
+      }
+    });
+    if (div_by_zero && opts_.check_div)
+      return {ErrorCode::DivisionByZero, "integer division by zero"};
+    return {};
+  }
+
+  Status binary(Lane &l, const Instruction &inst, uint64_t a, uint64_t b, uint64_t &out) {
+    auto st = binary_op(inst.op, inst.type, a, b, out);
+    if (!st) return fail(l, l.pc, st.code(), st.message());
+    return {};
+  }
+
+  static uint64_t ternary(const Instruction &inst, uint64_t a, uint64_t b, uint64_t c) {
+    return sem::with_type(inst.type, [&](auto tag) -> uint64_t {
+      using T = decltype(tag);
+      T x = sem::from_bits<T>(a), y = sem::from_bits<T>(b), z = sem::from_bits<T>(c);
+      switch (inst.op) {
+      case Opcode::Mad:
+        if constexpr (std::is_integral_v<T>)
+          return sem::to_bits(sem::wrap_add(sem::wrap_mul(x, y), z));
+        else {
+          volatile T p = x * y; // rounded product, then a rounded sum
+          return sem::to_bits(static_cast<T>(p + z));
+        }
+      case Opcode::Fma:
+        if constexpr (std::is_floating_point_v<T>)
+          return sem::to_bits(std::fma(x, y, z));
+        else
+          return 0;
+      case Opcode::Fms:
+        if constexpr (std::is_floating_point_v<T>)
+          return sem::to_bits(std::fma(x, y, -z));
+        else
+          return 0;
+      case Opcode::Clamp: return sem::to_bits(sem::num_min(sem::num_max(x, y), z));
+      case Opcode::Lerp:
+        if constexpr (std::is_floating_point_v<T>) {
+          volatile T d = y - x;
+          volatile T m = d * z;
+          return sem::to_bits(static_cast<T>(x + m));
+        } else
+          return 0;
+      default: return 0;
+      }
+    });
+  }
+
+  static uint64_t unary(const Instruction &inst, uint64_t a) {
+    return sem::with_type(inst.type, [&](auto tag) -> uint64_t {
+      using T = decltype(tag);
+      T x = sem::from_bits<T>(a);
+      switch (inst.op) {
+      case Opcode::Abs:
+        if constexpr (std::is_floating_point_v<T>)
+          return sem::to_bits(std::fabs(x));
+        else if constexpr (std::is_signed_v<T>)
+          return sem::to_bits(x < 0 ? sem::wrap_sub(T{0}, x) : x);
+        else
+          return sem::to_bits(x);
+      case Opcode::Neg:
+        if constexpr (std::is_floating_point_v<T>)
+          return sem::to_bits(static_cast<T>(-x));
+        else
+          return sem::to_bits(sem::wrap_sub(T{0}, x));
+      case Opcode::Not:
+        if constexpr (std::is_integral_v<T>)
+          return sem::to_bits(static_cast<T>(~x));
+        else
+          return 0;
+      case Opcode::Sign:
+        if constexpr (std::is_floating_point_v<T>)
+          return sem::to_bits(x > 0 ? T{1} : x < 0 ? T{-1} : x);
+        else if constexpr (std::is_signed_v<T>)
+          return sem::to_bits(static_cast<T>(x > 0 ? 1 : x < 0 ? -1 : 0));
+        else
+          return sem::to_bits(static_cast<T>(x > 0 ? 1 : 0));
+      default: break;
+      }
+      if constexpr (std::is_floating_point_v<T>) {
+        switch (inst.op) {
+        case Opcode::Rcp: return sem::to_bits(static_cast<T>(T{1} / x));
+        case Opcode::Floor: return sem::to_bits(std::floor(x));
+        case Opcode::Ceil: return sem::to_bits(std::ceil(x));
+        case Opcode::Round: return sem::to_bits(std::round(x));
+        case Opcode::Trunc: return sem::to_bits(std::trunc(x));
+        default: return sem::to_bits(sem::math1(inst.op, x));
+        }
+      }
+      return 0;
+    });
+  }
+
+  static uint64_t identity(ReduceOp op, Type t) {
+    return sem::with_type(t, [&](auto tag) -> uint64_t {
+      using T = decltype(tag);
+      switch (op) {
+      case ReduceOp::Add: return sem::to_bits(T{0});
+      case ReduceOp::Mul: return sem::to_bits(T{1});
+      case ReduceOp::Min:
+        if constexpr (std::is_floating_point_v<T>)
+          return sem::to_bits(std::numeric_limits<T>::infinity());
+        else
+          return sem::to_bits(std::numeric_limits<T>::max());
+      case ReduceOp::Max:
+        if constexpr (std::is_floating_point_v<T>)
+          return sem::to_bits(-std::numeric_limits<T>::infinity());
+        else
+          return sem::to_bits(std::numeric_limits<T>::lowest());
+      }
+      return 0;
+    });
+  }
+
+  uint64_t fold(ReduceOp op, Type t, uint64_t acc, uint64_t v) const {
+    static constexpr Opcode kOps[] = {Opcode::Add, Opcode::Mul, Opcode::Min, Opcode::Max};
+    uint64_t out = 0;
+    (void)binary_op(kOps[static_cast<int>(op)], t, acc, v, out);
+    return out;
+  }
+
+  const Kernel &k_;
+  LaunchConfig launch_;
+  std::span<const ArgValue> args_;
+  AtlasState &atlas_;
+  const InterpOptions &opts_;
+  std::vector<Region> params_;
+  std::vector<uint32_t> targets_;
+  std::vector<Lane> lanes_;
+  std::vector<std::byte> shared_;
+  std::array<uint32_t, 3> block_{};
+  uint64_t steps_ = 0;
+  uint32_t phase_at_start_;
+  uint64_t phase_advance_ = 0;
+};
+
+Status check_launch(const Kernel &k, const LaunchConfig &launch, std::span<const ArgValue> args) {
+  auto bad = [&](const std::string &m) {
+    return Status(ErrorCode::InvalidArgument, "kernel '" + k.name + "': " + m);
+  };
+  if (launch.grid.count() == 0 || launch.block.count() == 0)
+    return bad("launch with a zero-size grid or block dimension");
+  if (launch.block.count() > 1024 * 1024) return bad("a block of more than 1048576 lanes");
+  if (args.size() != k.params.size())
+    return bad("expects " + std::to_string(k.params.size()) + " argument(s), got " +
+               std::to_string(args.size()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Param &p = k.params[i];
+    auto want = p.kind == ParamKind::Buffer ? ArgValue::Kind::Buffer
+                : p.kind == ParamKind::Pool ? ArgValue::Kind::Pool
+                                            : ArgValue::Kind::Scalar;
+    if (args[i].kind != want) {
+      static constexpr const char *kNames[] = {"a buffer", "a pool", "a scalar"};
+      return bad("argument " + std::to_string(i + 1) + " (%" + p.name + ") must be " +
+                 kNames[static_cast<int>(want)] + ", got " +
+                 kNames[static_cast<int>(args[i].kind)]);
+    }
+    if (want == ArgValue::Kind::Buffer && args[i].memory.size() % type_size(p.type) != 0)
+      return bad("buffer %" + p.name + " holds " + std::to_string(args[i].memory.size()) +
+                 " bytes, not a whole number of " + std::string(type_name(p.type)) + " elements");
+  }
+  return {};
+}
+
+} // namespace
+
+Status run_kernel(const Kernel &kernel, const LaunchConfig &launch, std::span<const ArgValue> args,
+                  AtlasState &atlas, const InterpOptions &opts) {
+  if (opts.verify) {
+    DiagnosticEngine diags;
+    if (!verify_kernel(kernel, opts.source_name, diags))
+      return {ErrorCode::InvalidProgram, diags.to_string()};
+  }
+  if (auto st = check_launch(kernel, launch, args); !st) return st;
+  Machine m(kernel, launch, args, atlas, opts);
+  return m.run();
+}
+
+} // namespace hologram::interp

@@ -1,0 +1,427 @@
+// Reference implementations of the whole-launch operations: map, map2, reduce_all and the
+// library ops of SPEC §3.8. Straightforward loops in double-free, single-rounding style: the
+// interpreter is the oracle, not the fast path.
+#include "machine.h"
+#include "semantics.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+namespace hologram::interp::detail {
+
+namespace {
+
+using namespace isa;
+
+template <typename T> struct Ops {
+  const Instruction &inst;
+  const LaunchView &view;
+  const std::function<uint64_t(Reg)> &reg;
+
+  uint64_t u(size_t i) const { return reg(inst.operands[i].index); }
+  T s(size_t i) const { return sem::from_bits<T>(reg(inst.operands[i].index)); }
+  uint64_t imm(size_t i) const { return inst.operands[i].imm; }
+  unsigned param(size_t i) const { return inst.operands[i].index; }
+  bool present(size_t i) const { return inst.operands[i].kind == OperandKind::Param; }
+  Status arr(size_t i, uint64_t n, T *&out) const {
+    auto names = operand_names(inst.op);
+    std::string role = i < names.size() ? std::string(names[i]) : "operand";
+    return view.array(param(i), n, out, role.c_str());
+  }
+
+  static T unary_map(MapUnaryOp op, T x) {
+    if constexpr (std::is_floating_point_v<T>) {
+      switch (op) {
+      case MapUnaryOp::Abs: return std::fabs(x);
+      case MapUnaryOp::Neg: return -x;
+      case MapUnaryOp::Sqrt: return sem::math1(Opcode::Sqrt, x);
+      case MapUnaryOp::Rsqrt: return sem::math1(Opcode::Rsqrt, x);
+      case MapUnaryOp::Rcp: return T{1} / x;
+      case MapUnaryOp::Exp: return sem::math1(Opcode::Exp, x);
+      case MapUnaryOp::Exp2: return sem::math1(Opcode::Exp2, x);
+      case MapUnaryOp::Log: return sem::math1(Opcode::Log, x);
+      case MapUnaryOp::Log2: return sem::math1(Opcode::Log2, x);
+      case MapUnaryOp::Log10: return sem::math1(Opcode::Log10, x);
+      case MapUnaryOp::Sin: return sem::math1(Opcode::Sin, x);
+      case MapUnaryOp::Cos: return sem::math1(Opcode::Cos, x);
+      case MapUnaryOp::Tan: return sem::math1(Opcode::Tan, x);
+      case MapUnaryOp::Tanh: return sem::math1(Opcode::Tanh, x);
+      case MapUnaryOp::Sigmoid: return sem::math1(Opcode::Sigmoid, x);
+      case MapUnaryOp::Erf: return sem::math1(Opcode::Erf, x);
+      case MapUnaryOp::Relu: return x > 0 ? x : (std::isnan(x) ? x : T{0});
+      case MapUnaryOp::Floor: return std::floor(x);
+      case MapUnaryOp::Ceil: return std::ceil(x);
+      case MapUnaryOp::Round: return std::round(x);
+      case MapUnaryOp::Trunc: return std::trunc(x);
+      }
+    } else {
+      switch (op) {
+      case MapUnaryOp::Abs:
+        if constexpr (std::is_signed_v<T>) return x < 0 ? sem::wrap_sub(T{0}, x) : x;
+        return x;
+      case MapUnaryOp::Neg: return sem::wrap_sub(T{0}, x);
+      case MapUnaryOp::Relu: return x > 0 ? x : T{0};
+      default: return x;
+      }
+    }
+    return x;
+  }
+
+  static T binary_map(MapBinaryOp op, T a, T b) {
+    switch (op) {
+    case MapBinaryOp::Add:
+      if constexpr (std::is_integral_v<T>)
+        return sem::wrap_add(a, b);
+      else
+        return a + b;
+    case MapBinaryOp::Sub:
+      if constexpr (std::is_integral_v<T>)
+        return sem::wrap_sub(a, b);
+      else
+        return a - b;
+    case MapBinaryOp::Mul:
+      if constexpr (std::is_integral_v<T>)
+        return sem::wrap_mul(a, b);
+      else
+        return a * b;
+    case MapBinaryOp::Div:
+      if constexpr (std::is_integral_v<T>)
+        return sem::int_div(a, b);
+      else
+        return a / b;
+    case MapBinaryOp::Min: return sem::num_min(a, b);
+    case MapBinaryOp::Max: return sem::num_max(a, b);
+    case MapBinaryOp::Pow:
+      if constexpr (std::is_floating_point_v<T>)
+        return static_cast<T>(std::pow(double{a}, double{b}));
+      else
+        return a;
+    case MapBinaryOp::Atan2:
+      if constexpr (std::is_floating_point_v<T>)
+        return static_cast<T>(std::atan2(double{a}, double{b}));
+      else
+        return a;
+    }
+    return a;
+  }
+
+  static T reduce(ReduceOp op, T acc, T v) {
+    switch (op) {
+    case ReduceOp::Add:
+      if constexpr (std::is_integral_v<T>)
+        return sem::wrap_add(acc, v);
+      else
+        return acc + v;
+    case ReduceOp::Mul:
+      if constexpr (std::is_integral_v<T>)
+        return sem::wrap_mul(acc, v);
+      else
+        return acc * v;
+    case ReduceOp::Min: return sem::num_min(acc, v);
+    case ReduceOp::Max: return sem::num_max(acc, v);
+    }
+    return acc;
+  }
+
+  Status run(uint64_t &result) {
+    switch (inst.op) {
+    case Opcode::Map: {
+      uint64_t n = u(2);
+      T *dst, *src;
+      if (auto st = arr(0, n, dst); !st) return st;
+      if (auto st = arr(1, n, src); !st) return st;
+      for (uint64_t i = 0; i < n; ++i)
+        dst[i] = unary_map(static_cast<MapUnaryOp>(inst.sub), src[i]);
+      return {};
+    }
+    case Opcode::Map2: {
+      uint64_t n = u(3);
+      T *dst, *a, *b;
+      if (auto st = arr(0, n, dst); !st) return st;
+      if (auto st = arr(1, n, a); !st) return st;
+      if (auto st = arr(2, n, b); !st) return st;
+      for (uint64_t i = 0; i < n; ++i)
+        dst[i] = binary_map(static_cast<MapBinaryOp>(inst.sub), a[i], b[i]);
+      return {};
+    }
+    case Opcode::ReduceAll: {
+      uint64_t n = u(2);
+      T *src;
+      if (auto st = arr(1, n, src); !st) return st;
+      auto op = static_cast<ReduceOp>(inst.sub);
+      T acc{};
+      switch (op) {
+      case ReduceOp::Add: acc = T{0}; break;
+      case ReduceOp::Mul: acc = T{1}; break;
+      case ReduceOp::Min:
+        acc = std::numeric_limits<T>::has_infinity ? std::numeric_limits<T>::infinity()
+                                                   : std::numeric_limits<T>::max();
+        break;
+      case ReduceOp::Max:
+        acc = std::numeric_limits<T>::has_infinity ? -std::numeric_limits<T>::infinity()
+                                                   : std::numeric_limits<T>::lowest();
+        break;
+      }
+      for (uint64_t i = 0; i < n; ++i) acc = reduce(op, acc, src[i]);
+      result = sem::to_bits(acc);
+      return {};
+    }
+    default: break;
+    }
+    if constexpr (std::is_floating_point_v<T>) return run_library(result);
+    return {ErrorCode::LaunchFailed, "library operation on a non-float type"};
+  }
+
+  Status run_library(uint64_t &result) {
+    switch (inst.op) {
+    case Opcode::Gemm:
+      return gemm(0, 1, 2, 1, u(3), u(4), u(5), s(6), s(7), u(8), u(9), u(10), 0, 0, 0, imm(11),
+                  imm(12));
+    case Opcode::BatchedGemm:
+      return gemm(0, 1, 2, u(3), u(4), u(5), u(6), s(7), s(8), u(9), u(10), u(11), u(12), u(13),
+                  u(14), imm(15), imm(16));
+    case Opcode::Gemv: {
+      uint64_t m = u(3), n = u(4), lda = u(7);
+      bool tr = imm(8);
+      uint64_t rows = tr ? n : m, cols = tr ? m : n; // y has `rows` elements, x has `cols`
+      T *y, *A, *x;
+      T alpha = s(5), beta = s(6);
+      if (auto st = arr(0, rows, y); !st) return st;
+      if (auto st = arr(1, m ? (m - 1) * lda + n : 0, A); !st) return st;
+      if (auto st = arr(2, cols, x); !st) return st;
+      for (uint64_t i = 0; i < rows; ++i) {
+        T acc = 0;
+        for (uint64_t j = 0; j < cols; ++j) acc += (tr ? A[j * lda + i] : A[i * lda + j]) * x[j];
+        y[i] = alpha * acc + (beta == T{0} ? T{0} : beta * y[i]);
+      }
+      return {};
+    }
+    case Opcode::Softmax:
+    case Opcode::LogSoftmax: {
+      uint64_t rows = u(2), cols = u(3);
+      T *y, *x;
+      if (auto st = arr(0, rows * cols, y); !st) return st;
+      if (auto st = arr(1, rows * cols, x); !st) return st;
+      for (uint64_t r = 0; r < rows; ++r) {
+        const T *xr = x + r * cols;
+        T *yr = y + r * cols;
+        T mx = -std::numeric_limits<T>::infinity();
+        for (uint64_t c = 0; c < cols; ++c) mx = std::fmax(mx, xr[c]);
+        double sum = 0;
+        for (uint64_t c = 0; c < cols; ++c) sum += std::exp(double{xr[c]} - double{mx});
+        for (uint64_t c = 0; c < cols; ++c) {
+          double d = double{xr[c]} - double{mx};
+          yr[c] =
+              static_cast<T>(inst.op == Opcode::Softmax ? std::exp(d) / sum : d - std::log(sum));
+        }
+      }
+      return {};
+    }
+    case Opcode::LayerNorm:
+    case Opcode::RmsNorm: {
+      bool ln = inst.op == Opcode::LayerNorm;
+      uint64_t rows = u(ln ? 4 : 3), cols = u(ln ? 5 : 4);
+      double eps = s(ln ? 6 : 5);
+      T *y, *x, *gamma = nullptr, *beta = nullptr;
+      if (auto st = arr(0, rows * cols, y); !st) return st;
+      if (auto st = arr(1, rows * cols, x); !st) return st;
+      if (present(2))
+        if (auto st = arr(2, cols, gamma); !st) return st;
+      if (ln && present(3))
+        if (auto st = arr(3, cols, beta); !st) return st;
+      for (uint64_t r = 0; r < rows; ++r) {
+        const T *xr = x + r * cols;
+        double mean = 0, sq = 0;
+        if (ln) {
+          for (uint64_t c = 0; c < cols; ++c) mean += xr[c];
+          mean /= static_cast<double>(cols);
+        }
+        for (uint64_t c = 0; c < cols; ++c) sq += (xr[c] - mean) * (xr[c] - mean);
+        double inv = 1.0 / std::sqrt(sq / static_cast<double>(cols) + eps);
+        for (uint64_t c = 0; c < cols; ++c) {
+          double v = (xr[c] - mean) * inv;
+          if (gamma) v *= gamma[c];
+          if (beta) v += beta[c];
+          y[r * cols + c] = static_cast<T>(v);
+        }
+      }
+      return {};
+    }
+    case Opcode::Silu:
+    case Opcode::Gelu:
+    case Opcode::GeluTanh: {
+      uint64_t n = u(2);
+      T *y, *x;
+      if (auto st = arr(0, n, y); !st) return st;
+      if (auto st = arr(1, n, x); !st) return st;
+      for (uint64_t i = 0; i < n; ++i) {
+        double v = x[i], r;
+        if (inst.op == Opcode::Silu)
+          r = v * (v >= 0 ? 1.0 / (1.0 + std::exp(-v)) : std::exp(v) / (1.0 + std::exp(v)));
+        else if (inst.op == Opcode::Gelu)
+          r = 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0)));
+        else
+          r = 0.5 * v * (1.0 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+        y[i] = static_cast<T>(r);
+      }
+      return {};
+    }
+    case Opcode::Rope: {
+      uint64_t rows = u(4), dim = u(5), half = dim / 2;
+      T *y, *x, *cs, *sn;
+      if (dim % 2)
+        return {ErrorCode::LaunchFailed,
+                "rope needs an even dimension, got " + std::to_string(dim)};
+      if (auto st = arr(0, rows * dim, y); !st) return st;
+      if (auto st = arr(1, rows * dim, x); !st) return st;
+      if (auto st = arr(2, rows * half, cs); !st) return st;
+      if (auto st = arr(3, rows * half, sn); !st) return st;
+      for (uint64_t r = 0; r < rows; ++r)
+        for (uint64_t i = 0; i < half; ++i) {
+          double x0 = x[r * dim + 2 * i], x1 = x[r * dim + 2 * i + 1];
+          double c = cs[r * half + i], sv = sn[r * half + i];
+          y[r * dim + 2 * i] = static_cast<T>(x0 * c - x1 * sv);
+          y[r * dim + 2 * i + 1] = static_cast<T>(x0 * sv + x1 * c);
+        }
+      return {};
+    }
+    case Opcode::Attention: {
+      uint64_t heads = u(5), sq = u(6), sk = u(7), d = u(8);
+      double scale = s(9);
+      bool causal = imm(10);
+      T *out, *Q, *K, *V, *mask = nullptr;
+      if (auto st = arr(0, heads * sq * d, out); !st) return st;
+      if (auto st = arr(1, heads * sq * d, Q); !st) return st;
+      if (auto st = arr(2, heads * sk * d, K); !st) return st;
+      if (auto st = arr(3, heads * sk * d, V); !st) return st;
+      if (present(4))
+        if (auto st = arr(4, sq * sk, mask); !st) return st;
+      std::vector<double> scores(sk);
+      for (uint64_t h = 0; h < heads; ++h)
+        for (uint64_t i = 0; i < sq; ++i) {
+          double mx = -std::numeric_limits<double>::infinity();
+          for (uint64_t j = 0; j < sk; ++j) {
+            double acc = 0;
+            for (uint64_t c = 0; c < d; ++c)
+              acc += double{Q[(h * sq + i) * d + c]} * K[(h * sk + j) * d + c];
+            double v = acc * scale + (mask ? double{mask[i * sk + j]} : 0.0);
+            if (causal && j > i + (sk - std::min(sk, sq)))
+              v = -std::numeric_limits<double>::infinity();
+            scores[j] = v;
+            mx = std::fmax(mx, v);
+          }
+          double sum = 0;
+          for (auto &v : scores) sum += (v = std::isinf(mx) ? 0.0 : std::exp(v - mx));
+          for (uint64_t c = 0; c < d; ++c) {
+            double acc = 0;
+            for (uint64_t j = 0; j < sk; ++j) acc += scores[j] * V[(h * sk + j) * d + c];
+            out[(h * sq + i) * d + c] = static_cast<T>(sum > 0 ? acc / sum : 0.0);
+          }
+        }
+      return {};
+    }
+    case Opcode::Conv2d: {
+      uint64_t N = u(4), C = u(5), H = u(6), W = u(7), K = u(8), KH = u(9), KW = u(10),
+               stride = u(11), pad = u(12);
+      if (stride == 0) return {ErrorCode::LaunchFailed, "conv2d stride must be positive"};
+      if (H + 2 * pad < KH || W + 2 * pad < KW)
+        return {ErrorCode::LaunchFailed, "conv2d kernel is larger than the padded input"};
+      uint64_t OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
+      T *out, *in, *w, *bias = nullptr;
+      if (auto st = arr(0, N * K * OH * OW, out); !st) return st;
+      if (auto st = arr(1, N * C * H * W, in); !st) return st;
+      if (auto st = arr(2, K * C * KH * KW, w); !st) return st;
+      if (present(3))
+        if (auto st = arr(3, K, bias); !st) return st;
+      for (uint64_t n = 0; n < N; ++n)
+        for (uint64_t k = 0; k < K; ++k)
+          for (uint64_t oy = 0; oy < OH; ++oy)
+            for (uint64_t ox = 0; ox < OW; ++ox) {
+              double acc = bias ? double{bias[k]} : 0.0;
+              for (uint64_t c = 0; c < C; ++c)
+                for (uint64_t ky = 0; ky < KH; ++ky)
+                  for (uint64_t kx = 0; kx < KW; ++kx) {
+                    int64_t iy = static_cast<int64_t>(oy * stride + ky) - static_cast<int64_t>(pad);
+                    int64_t ix = static_cast<int64_t>(ox * stride + kx) - static_cast<int64_t>(pad);
+                    if (iy < 0 || ix < 0 || iy >= static_cast<int64_t>(H) ||
+                        ix >= static_cast<int64_t>(W))
+                      continue;
+                    acc += double{in[((n * C + c) * H + iy) * W + ix]} *
+                           w[((k * C + c) * KH + ky) * KW + kx];
+                  }
+              out[((n * K + k) * OH + oy) * OW + ox] = static_cast<T>(acc);
+            }
+      return {};
+    }
+    case Opcode::Dot: {
+      uint64_t n = u(3);
+      T *x, *y;
+      if (auto st = arr(1, n, x); !st) return st;
+      if (auto st = arr(2, n, y); !st) return st;
+      double acc = 0;
+      for (uint64_t i = 0; i < n; ++i) acc += double{x[i]} * y[i];
+      result = sem::to_bits(static_cast<T>(acc));
+      return {};
+    }
+    case Opcode::Axpy: {
+      uint64_t n = u(2);
+      T alpha = s(3);
+      T *y, *x;
+      if (auto st = arr(0, n, y); !st) return st;
+      if (auto st = arr(1, n, x); !st) return st;
+      for (uint64_t i = 0; i < n; ++i) y[i] = std::fma(alpha, x[i], y[i]);
+      return {};
+    }
+    default: return {ErrorCode::LaunchFailed, "not a library operation"};
+    }
+  }
+
+  // C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b], row-major with leading dimensions.
+  Status gemm(size_t ci, size_t ai, size_t bi, uint64_t batch, uint64_t M, uint64_t N, uint64_t K,
+              T alpha, T beta, uint64_t lda, uint64_t ldb, uint64_t ldc, uint64_t sa, uint64_t sb,
+              uint64_t sc, bool ta, bool tb) {
+    if (batch == 0 || M == 0 || N == 0) return {};
+    uint64_t a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
+    if (lda < a_cols || ldb < b_cols || ldc < N)
+      return {ErrorCode::LaunchFailed,
+              "gemm leading dimensions are smaller than the rows they describe"};
+    T *C, *A, *B;
+    auto extent = [&](uint64_t rows, uint64_t cols, uint64_t ld, uint64_t stride) {
+      return rows == 0 ? 0 : (batch - 1) * stride + (rows - 1) * ld + cols;
+    };
+    if (auto st = arr(ci, extent(M, N, ldc, sc), C); !st) return st;
+    if (auto st = arr(ai, extent(a_rows, a_cols, lda, sa), A); !st) return st;
+    if (auto st = arr(bi, extent(b_rows, b_cols, ldb, sb), B); !st) return st;
+    for (uint64_t b = 0; b < batch; ++b)
+      for (uint64_t i = 0; i < M; ++i)
+        for (uint64_t j = 0; j < N; ++j) {
+          double acc = 0;
+          for (uint64_t k = 0; k < K; ++k) {
+            double a = ta ? A[b * sa + k * lda + i] : A[b * sa + i * lda + k];
+            double bv = tb ? B[b * sb + j * ldb + k] : B[b * sb + k * ldb + j];
+            acc += a * bv;
+          }
+          T &c = C[b * sc + i * ldc + j];
+          c = static_cast<T>(double{alpha} * acc + (beta == T{0} ? 0.0 : double{beta} * c));
+        }
+    return {};
+  }
+};
+
+} // namespace
+
+Status run_launch_op(const Instruction &inst, const LaunchView &view,
+                     const std::function<uint64_t(Reg)> &reg, uint64_t &result) {
+  return sem::with_type(inst.type, [&](auto tag) -> Status {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, uint16_t>) {
+      if (is_storage_only(inst.type))
+        return {ErrorCode::LaunchFailed, "whole-launch operation on a storage type"};
+    }
+    Ops<T> ops{inst, view, reg};
+    return ops.run(result);
+  });
+}
+
+} // namespace hologram::interp::detail

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Runs every test: install what is missing, check formatting, build, then ctest (unit and lit).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${HOLOGRAM_BUILD_DIR:-$root/build}
+
+"$root/scripts/setup.sh"
+"$root/scripts/check-format.sh"
+"$root/scripts/build.sh"
+cd "$build"
+ctest --output-on-failure --parallel "$(nproc)"

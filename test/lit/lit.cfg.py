@@ -1,0 +1,16 @@
+# lit configuration for hologram-cc golden tests: one directory per stage, each test states
+# its input, command (RUN:) and expected output (CHECK:) in one file.
+import os
+import lit.formats
+
+config.name = "hologram"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".hasm", ".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(os.path.dirname(config.hologram_tools_dir), "test", "lit-out")
+
+config.substitutions.append(("%hologram-cc", os.path.join(config.hologram_tools_dir, "hologram-cc", "hologram-cc")))
+config.substitutions.append(("%hologram-run", os.path.join(config.hologram_tools_dir, "hologram-run", "hologram-run")))
+config.substitutions.append(("%examples", os.path.join(config.hologram_src_root, "examples")))
+config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, config.environment.get("PATH", "")])

@@ -1,0 +1,143 @@
+// Helpers for unit tests: parse a program from text, run single-kernel programs on the
+// interpreter, and build one-instruction programs from typed operands.
+#pragma once
+
+#include "hologram/interp/interpreter.h"
+#include "hologram/isa/builder.h"
+#include "hologram/isa/numeric.h"
+#include "hologram/isa/text.h"
+#include "hologram/isa/verifier.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <optional>
+#include <sstream>
+
+#include <bit>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace hologram::test {
+
+using isa::Type;
+
+/// Reads a file of the source tree (path relative to the repository root).
+inline std::optional<std::string> read_file_for_test(const std::string &rel) {
+  std::ifstream in(std::string(HOLOGRAM_SOURCE_DIR) + "/" + rel);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+inline isa::Module parse_ok(const std::string &text) {
+  DiagnosticEngine d;
+  auto m = isa::parse_module(text, "test.hasm", d);
+  EXPECT_TRUE(m.has_value()) << d.to_string();
+  return m ? *m : isa::Module{};
+}
+
+/// Parses and verifies; returns the diagnostics text ("" if the program is valid).
+inline std::string verify_text(const std::string &text) {
+  DiagnosticEngine d;
+  auto m = isa::parse_module(text, "test.hasm", d);
+  if (!m) return d.to_string();
+  isa::verify_module(*m, d);
+  return d.to_string();
+}
+
+template <typename T> constexpr Type type_of() {
+  if constexpr (std::is_same_v<T, int8_t>)
+    return Type::I8;
+  else if constexpr (std::is_same_v<T, int16_t>)
+    return Type::I16;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return Type::I32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return Type::I64;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return Type::U8;
+  else if constexpr (std::is_same_v<T, uint16_t>)
+    return Type::U16;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return Type::U32;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return Type::U64;
+  else if constexpr (std::is_same_v<T, float>)
+    return Type::F32;
+  else
+    return Type::F64;
+}
+
+template <typename T> uint64_t bits_of(T v) {
+  if constexpr (std::is_same_v<T, float>)
+    return std::bit_cast<uint32_t>(v);
+  else if constexpr (std::is_same_v<T, double>)
+    return std::bit_cast<uint64_t>(v);
+  else
+    return static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(v));
+}
+
+template <typename T> std::string lit(T v) {
+  return isa::format_literal(type_of<T>(), bits_of(v));
+}
+inline std::string tn(Type t) {
+  return std::string(isa::type_name(t));
+}
+
+/// Runs kernel `name` (or the first) of `text` with the given arguments; asserts success.
+inline Status run_text(const std::string &text, const LaunchConfig &launch,
+                       std::vector<interp::ArgValue> args, interp::AtlasState *atlas = nullptr,
+                       interp::InterpOptions opts = {}) {
+  DiagnosticEngine d;
+  auto m = isa::parse_module(text, "test.hasm", d);
+  if (!m) return {ErrorCode::InvalidProgram, d.to_string()};
+  interp::AtlasState local;
+  return interp::run_kernel(m->kernels.at(0), launch, args, atlas ? *atlas : local, opts);
+}
+
+/// Runs a single-lane kernel whose only parameter is `%out : buffer<OutT>` (n elements).
+template <typename OutT>
+std::vector<OutT> run_out(const std::string &body, size_t n = 1, interp::InterpOptions opts = {}) {
+  std::string text =
+      ".kernel t\n.param %out : buffer<" + tn(type_of<OutT>()) + "> readwrite\n" + body;
+  std::vector<OutT> out(n);
+  auto st = run_text(text, {}, {interp::ArgValue::buffer_of(out)}, nullptr, opts);
+  EXPECT_TRUE(st.is_ok()) << st.message() << "\nprogram:\n" << text;
+  return out;
+}
+
+/// `OP.T r3, a, b` evaluated on the interpreter.
+template <typename T> T binop(const std::string &op, T a, T b) {
+  std::string t = tn(type_of<T>());
+  return run_out<T>("  mov.imm." + t + " r1, " + lit(a) + "\n  mov.imm." + t + " r2, " + lit(b) +
+                    "\n  " + op + "." + t + " r3, r1, r2\n  st." + t + " [%out], r3\n")[0];
+}
+template <typename T> T unop(const std::string &op, T a) {
+  std::string t = tn(type_of<T>());
+  return run_out<T>("  mov.imm." + t + " r1, " + lit(a) + "\n  " + op + "." + t + " r3, r1\n  st." +
+                    t + " [%out], r3\n")[0];
+}
+template <typename T> T ternop(const std::string &op, T a, T b, T c) {
+  std::string t = tn(type_of<T>());
+  return run_out<T>("  mov.imm." + t + " r1, " + lit(a) + "\n  mov.imm." + t + " r2, " + lit(b) +
+                    "\n  mov.imm." + t + " r4, " + lit(c) + "\n  " + op + "." + t +
+                    " r3, r1, r2, r4\n  st." + t + " [%out], r3\n")[0];
+}
+template <typename D, typename S> D cvt(S v) {
+  std::string d = tn(type_of<D>()), s = tn(type_of<S>());
+  return run_out<D>("  mov.imm." + s + " r1, " + lit(v) + "\n  cvt." + d + "." + s +
+                    " r2, r1\n  st." + d + " [%out], r2\n")[0];
+}
+template <typename T> bool cmp(const std::string &cc, T a, T b) {
+  std::string t = tn(type_of<T>());
+  return run_out<uint32_t>("  mov.imm." + t + " r1, " + lit(a) + "\n  mov.imm." + t + " r2, " +
+                           lit(b) + "\n  set" + cc + "." + t +
+                           " p0, r1, r2\n  mov.imm.u32 r3, 1\n  mov.imm.u32 r4, 0\n"
+                           "  sel.u32 r5, p0, r3, r4\n  st.u32 [%out], r5\n")[0] != 0;
+}
+
+} // namespace hologram::test

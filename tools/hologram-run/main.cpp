@@ -1,0 +1,268 @@
+// hologram-run: runs one kernel of a program file on a backend and prints or saves its
+// arrays. Arguments: NAME=@file.bin (raw little-endian elements), NAME=zeros:N,
+// NAME=iota:N (0, 1, 2, ...), NAME=[1,2.5,3], or a scalar literal.
+#include "hologram/interp/interpreter.h"
+#include "hologram/isa/builder.h"
+#include "hologram/isa/numeric.h"
+#include "hologram/isa/text.h"
+#include "hologram/isa/verifier.h"
+#include "hologram/support/file_io.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <map>
+
+namespace {
+
+using namespace hologram;
+using isa::Type;
+
+enum Exit { kOk = 0, kInputError = 1, kUsageError = 2, kLaunchError = 3 };
+
+struct UsageError {
+  std::string message;
+};
+
+bool parse_dims(const std::string &s, Dim3 &d) {
+  uint32_t v[3] = {1, 1, 1};
+  size_t start = 0;
+  for (int i = 0; i < 3; ++i) {
+    size_t comma = s.find(',', start);
+    std::string part =
+        s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos ||
+        part.size() > 9)
+      return false;
+    v[i] = static_cast<uint32_t>(std::stoul(part));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+    if (i == 2) return false;
+  }
+  d = {v[0], v[1], v[2]};
+  return true;
+}
+
+std::vector<std::byte> parse_array(const isa::Param &p, const std::string &value) {
+  unsigned elem = p.kind == isa::ParamKind::Pool ? 1 : isa::type_size(p.type);
+  auto count_of = [&](const std::string &s) {
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 12)
+      throw UsageError{"expected an element count in '" + value + "'"};
+    return std::stoull(s);
+  };
+  std::vector<std::byte> bytes;
+  if (value.starts_with("zeros:")) {
+    bytes.assign(count_of(value.substr(6)) * elem, std::byte{0});
+  } else if (value.starts_with("iota:")) {
+    uint64_t n = count_of(value.substr(5));
+    if (p.kind != isa::ParamKind::Buffer) throw UsageError{"iota: needs a buffer parameter"};
+    for (uint64_t i = 0; i < n; ++i) {
+      uint64_t bits;
+      if (isa::is_float(p.type))
+        bits = isa::float_bits(p.type, static_cast<double>(i));
+      else
+        bits = i;
+      for (unsigned b = 0; b < elem; ++b) bytes.push_back(static_cast<std::byte>(bits >> (8 * b)));
+    }
+  } else if (value.starts_with("@")) {
+    std::string err;
+    auto data = read_file(value.substr(1), &err);
+    if (!data) throw UsageError{err};
+    if (data->size() % elem)
+      throw UsageError{"'" + value.substr(1) + "' holds " + std::to_string(data->size()) +
+                       " bytes, not a whole number of " + std::string(isa::type_name(p.type)) +
+                       " elements"};
+    for (char c : *data) bytes.push_back(static_cast<std::byte>(c));
+  } else if (value.starts_with("[") && value.ends_with("]")) {
+    if (p.kind != isa::ParamKind::Buffer) throw UsageError{"a list needs a buffer parameter"};
+    std::string body = value.substr(1, value.size() - 2);
+    size_t start = 0;
+    while (start < body.size()) {
+      size_t comma = body.find(',', start);
+      std::string item =
+          body.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      item.erase(0, item.find_first_not_of(" \t"));
+      item.erase(item.find_last_not_of(" \t") + 1);
+      std::string err;
+      auto bits = isa::parse_literal(p.type, item, &err);
+      if (!bits) {
+        // An integer written for a float buffer is fine; anything else is an error.
+        throw UsageError{"element '" + item + "' of %" + p.name + ": " + err};
+      }
+      for (unsigned b = 0; b < elem; ++b) bytes.push_back(static_cast<std::byte>(*bits >> (8 * b)));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  } else {
+    throw UsageError{"array argument %" + p.name +
+                     " must be @file.bin, zeros:N, iota:N or [a,b,...]"};
+  }
+  return bytes;
+}
+
+std::string element_json(Type t, uint64_t bits) {
+  double v;
+  switch (t) {
+  case Type::F16: v = isa::f16_to_float(static_cast<uint16_t>(bits)); break;
+  case Type::BF16: v = isa::bf16_to_float(static_cast<uint16_t>(bits)); break;
+  case Type::F32: v = isa::bits_to_f32(bits); break;
+  case Type::F64: v = isa::bits_to_f64(bits); break;
+  default: return isa::format_literal(t, bits);
+  }
+  if (std::isnan(v)) return "\"nan\"";
+  if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";
+  if (t == Type::F64) return isa::format_literal(Type::F64, bits);
+  return isa::format_literal(Type::F32, isa::f32_bits(static_cast<float>(v)));
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  CLI::App app{"hologram-run: run a kernel on a backend"};
+  std::string file, kernel_name, backend = "interp", global_s, local_s;
+  std::vector<std::string> arg_specs, outs, prints;
+  uint32_t shared = 0;
+  uint64_t max_steps = 0;
+  bool check_div = false;
+  app.add_option("file", file, "program file (.hasm)")->required();
+  app.add_option("--kernel", kernel_name, "kernel to run (default: the only one)");
+  app.add_option("--backend", backend, "backend")->check(CLI::IsMember({"interp"}));
+  app.add_option("--global", global_s, "global size in lanes: N[,N,N]")->required();
+  app.add_option("--local", local_s, "block size in lanes: N[,N,N] (default: min(global, 256))");
+  app.add_option("--shared", shared, "shared memory bytes per block");
+  app.add_option("--arg", arg_specs, "NAME=VALUE");
+  app.add_option("--out", outs, "NAME=file.bin: write an array after the launch");
+  app.add_option("--print", prints, "NAME: print an array as JSON after the launch");
+  app.add_option("--max-steps", max_steps, "stop after this many instructions (0: no limit)");
+  app.add_flag("--check-div", check_div, "integer division by zero fails the launch");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError &e) {
+    int rc = app.exit(e);
+    return rc == 0 ? kOk : kUsageError;
+  }
+
+  std::string err;
+  auto text = read_file(file, &err);
+  if (!text) {
+    std::cerr << "hologram-run: error: " << err << '\n';
+    return kInputError;
+  }
+  DiagnosticEngine diags;
+  auto module = isa::parse_module(*text, file, diags);
+  if (!module || !isa::verify_module(*module, diags)) {
+    diags.print(std::cerr);
+    return kInputError;
+  }
+  const isa::Kernel *kernel = nullptr;
+  if (kernel_name.empty()) {
+    if (module->kernels.size() != 1) {
+      std::cerr << "hologram-run: error: '" << file << "' has " << module->kernels.size()
+                << " kernels; choose one with --kernel:";
+      for (const auto &k : module->kernels) std::cerr << ' ' << k.name;
+      std::cerr << '\n';
+      return kUsageError;
+    }
+    kernel = &module->kernels[0];
+  } else if (!(kernel = module->find_kernel(kernel_name))) {
+    std::cerr << "hologram-run: error: no kernel '" << kernel_name << "' in '" << file << "'\n";
+    return kUsageError;
+  }
+
+  try {
+    Dim3 global, local;
+    if (!parse_dims(global_s, global))
+      throw UsageError{"--global expects N[,N,N], got '" + global_s + "'"};
+    if (local_s.empty())
+      local = {std::min<uint32_t>(global.x, 256), 1, 1};
+    else if (!parse_dims(local_s, local))
+      throw UsageError{"--local expects N[,N,N], got '" + local_s + "'"};
+    if (global.count() == 0 || local.count() == 0)
+      throw UsageError{"--global and --local must be positive"};
+    LaunchConfig launch;
+    launch.block = local;
+    launch.grid = {(global.x + local.x - 1) / local.x, (global.y + local.y - 1) / local.y,
+                   (global.z + local.z - 1) / local.z};
+    launch.shared_memory = shared;
+
+    std::map<std::string, std::string> given;
+    for (const auto &spec : arg_specs) {
+      auto eq = spec.find('=');
+      if (eq == std::string::npos || eq == 0)
+        throw UsageError{"--arg expects NAME=VALUE, got '" + spec + "'"};
+      std::string name = spec.substr(0, eq);
+      if (name.starts_with('%')) name.erase(0, 1);
+      if (!kernel->find_param(name))
+        throw UsageError{"kernel '" + kernel->name + "' has no parameter '" + name + "'"};
+      if (!given.emplace(name, spec.substr(eq + 1)).second)
+        throw UsageError{"argument '" + name + "' is given twice"};
+    }
+    std::vector<std::vector<std::byte>> storage(kernel->params.size());
+    std::vector<interp::ArgValue> args;
+    for (size_t i = 0; i < kernel->params.size(); ++i) {
+      const auto &p = kernel->params[i];
+      auto it = given.find(p.name);
+      if (it == given.end()) throw UsageError{"missing --arg " + p.name + "=..."};
+      if (p.kind == isa::ParamKind::Scalar) {
+        auto bits = isa::parse_literal(p.type, it->second, &err);
+        if (!bits) throw UsageError{"argument " + p.name + ": " + err};
+        args.push_back(interp::ArgValue::scalar(*bits));
+      } else {
+        storage[i] = parse_array(p, it->second);
+        args.push_back(p.kind == isa::ParamKind::Pool ? interp::ArgValue::pool(storage[i])
+                                                      : interp::ArgValue::buffer(storage[i]));
+      }
+    }
+    auto array_index = [&](std::string name) {
+      if (name.starts_with('%')) name.erase(0, 1);
+      auto idx = kernel->find_param(name);
+      if (!idx || kernel->params[*idx].kind == isa::ParamKind::Scalar)
+        throw UsageError{"'" + name + "' is not an array parameter of kernel '" + kernel->name +
+                         "'"};
+      return *idx;
+    };
+    for (const auto &o : outs)
+      if (o.find('=') == std::string::npos) throw UsageError{"--out expects NAME=file.bin"};
+    for (const auto &pname : prints) (void)array_index(pname);
+
+    interp::AtlasState atlas;
+    interp::InterpOptions opts;
+    opts.check_div = check_div;
+    opts.max_steps = max_steps;
+    opts.source_name = file;
+    auto st = interp::run_kernel(*kernel, launch, args, atlas, opts);
+    if (!st) {
+      std::cerr << "hologram-run: launch failed: " << st.message() << '\n';
+      return kLaunchError;
+    }
+    for (const auto &o : outs) {
+      auto eq = o.find('=');
+      unsigned idx = array_index(o.substr(0, eq));
+      std::string_view data(reinterpret_cast<const char *>(storage[idx].data()),
+                            storage[idx].size());
+      if (!write_file_atomic(o.substr(eq + 1), data, &err)) {
+        std::cerr << "hologram-run: error: " << err << '\n';
+        return kInputError;
+      }
+    }
+    for (const auto &pname : prints) {
+      unsigned idx = array_index(pname);
+      const auto &p = kernel->params[idx];
+      Type t = p.kind == isa::ParamKind::Pool ? Type::U8 : p.type;
+      unsigned elem = isa::type_size(t);
+      std::cout << '[';
+      for (size_t off = 0; off + elem <= storage[idx].size(); off += elem) {
+        uint64_t bits = 0;
+        std::memcpy(&bits, storage[idx].data() + off, elem);
+        std::cout << (off ? "," : "") << element_json(t, bits);
+      }
+      std::cout << "]\n";
+    }
+  } catch (const UsageError &e) {
+    std::cerr << "hologram-run: error: " << e.message << '\n';
+    return kUsageError;
+  }
+  return kOk;
+}
