@@ -6,11 +6,62 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <functional>
 #include <iostream>
 
 namespace {
 
 enum Exit { kOk = 0, kInputError = 1, kUsageError = 2 };
+
+/// Expands @responsefile arguments (whitespace-separated, with '...' and "..." quoting) and
+/// rewrites clang-style single-dash long options (-Werror) into the spelling CLI11 parses.
+bool normalise_args(int argc, char **argv, std::vector<std::string> &out, std::string &err) {
+  static const char *kLongSingleDash[] = {"-Werror"};
+  std::function<bool(const std::string &, int)> add = [&](const std::string &a, int depth) {
+    if (a.size() > 1 && a[0] == '@') {
+      if (depth > 8) {
+        err = "response files nest too deeply at '" + a + "'";
+        return false;
+      }
+      auto text = hologram::read_file(a.substr(1), &err);
+      if (!text) return false;
+      std::string cur;
+      char quote = 0;
+      bool have = false;
+      for (char c : *text) {
+        if (quote) {
+          if (c == quote)
+            quote = 0;
+          else
+            cur += c;
+        } else if (c == '\'' || c == '"') {
+          quote = c;
+          have = true;
+        } else if (std::isspace(static_cast<unsigned char>(c))) {
+          if (have && !add(cur, depth + 1)) return false;
+          cur.clear();
+          have = false;
+        } else {
+          cur += c;
+          have = true;
+        }
+      }
+      return !have || add(cur, depth + 1);
+    }
+    for (const char *l : kLongSingleDash)
+      if (a == l) {
+        out.push_back("-" + a);
+        return true;
+      }
+    out.push_back(a);
+    return true;
+  };
+  for (int i = 1; i < argc; ++i)
+    if (!add(argv[i], 0)) return false;
+  return true;
+}
 
 std::string input_kind(const std::string &path, const std::string &forced) {
   if (!forced.empty()) return forced;
@@ -22,7 +73,7 @@ std::string input_kind(const std::string &path, const std::string &forced) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int run(int argc, char **argv) {
   using namespace hologram;
   CLI::App app{"hologram-cc: compile JSON kernels, circuits and Atlas ISA"};
   app.set_version_flag("--version", std::string("hologram-cc ") + HOLOGRAM_VERSION);
@@ -36,9 +87,16 @@ int main(int argc, char **argv) {
   app.add_option("-x", lang, "input language")->check(CLI::IsMember({"isa", "json", "circuit"}));
   app.add_option("--diagnostics-format", diag_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
-  app.add_flag("-Werror", werror, "treat warnings as errors");
+  app.add_flag("--Werror", werror, "treat warnings as errors (also -Werror)");
+  std::vector<std::string> args;
+  std::string arg_error;
+  if (!normalise_args(argc, argv, args, arg_error)) {
+    std::cerr << "hologram-cc: error: " << arg_error << '\n';
+    return kUsageError;
+  }
+  std::reverse(args.begin(), args.end()); // CLI11 takes the arguments in reverse order
   try {
-    app.parse(argc, argv);
+    app.parse(args);
   } catch (const CLI::ParseError &e) {
     int rc = app.exit(e);
     return rc == 0 ? kOk : kUsageError;
@@ -85,4 +143,13 @@ int main(int argc, char **argv) {
     return kInputError;
   }
   return kOk;
+}
+
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception &e) {
+    std::cerr << "hologram-cc: internal error: " << e.what() << '\n';
+    return kInputError;
+  }
 }

@@ -119,7 +119,7 @@ std::string element_json(Type t, uint64_t bits) {
 
 } // namespace
 
-int main(int argc, char **argv) {
+int run(int argc, char **argv) {
   CLI::App app{"hologram-run: run a kernel on a backend"};
   std::string file, kernel_name, backend = "interp", global_s, local_s;
   std::vector<std::string> arg_specs, outs, prints;
@@ -265,4 +265,13 @@ int main(int argc, char **argv) {
     return kUsageError;
   }
   return kOk;
+}
+
+int main(int argc, char **argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception &e) {
+    std::cerr << "hologram-run: internal error: " << e.what() << '\n';
+    return kInputError;
+  }
 }

@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
+#include <string>
+
 using namespace hologram::atlas;
 
 TEST(Atlas, ByteToClassMatchesTheSigilFormula) {
@@ -63,4 +67,19 @@ TEST(Atlas, UnityClasses) {
 TEST(Atlas, BoundaryPoolGeometry) {
   EXPECT_EQ(kBoundaryPoolBytes, 1179648u);
   EXPECT_EQ(bound_map(1, 2, 3), 12803u);
+}
+
+TEST(Atlas, DocumentedTableMatches) {
+  std::ifstream in(std::string(HOLOGRAM_SOURCE_DIR) + "/docs/atlas-classes.md");
+  ASSERT_TRUE(in.good());
+  std::string line;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    unsigned b, hex, c;
+    if (std::sscanf(line.c_str(), "| %u | 0x%X | %u |", &b, &hex, &c) != 3) continue;
+    EXPECT_EQ(b, hex);
+    EXPECT_EQ(byte_to_class(b), c) << line;
+    ++rows;
+  }
+  EXPECT_EQ(rows, 256);
 }

@@ -184,3 +184,11 @@ TEST(Text, DidYouMeanSuggestions) {
   isa::parse_module(".kernel k\n  sqtr.f32 r1, r2\n", "s.hasm", d);
   EXPECT_NE(d.to_string().find("did you mean 'sqrt'?"), std::string::npos) << d.to_string();
 }
+
+TEST(Docs, IsaReferenceListsEveryInstruction) {
+  auto doc = read_file_for_test("docs/isa.md");
+  ASSERT_TRUE(doc.has_value());
+  for (const auto &row : isa::opcode_table())
+    EXPECT_NE(doc->find("| `" + std::string(row.mnemonic) + "` |"), std::string::npos)
+        << row.mnemonic << " is missing from docs/isa.md";
+}
