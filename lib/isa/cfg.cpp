@@ -90,17 +90,20 @@ Cfg build_cfg(const Kernel &k) {
   return cfg;
 }
 
-std::vector<uint32_t> reverse_post_order(const Cfg &cfg, uint32_t entry) {
+namespace {
+/// Reverse post-order of the nodes reachable from `entry` in a graph of n nodes given by
+/// adjacency lists (iterative DFS, so deep graphs do not overflow the stack).
+std::vector<uint32_t> rpo_of(size_t n, uint32_t entry,
+                             const std::function<const std::vector<uint32_t> &(uint32_t)> &succs) {
   std::vector<uint32_t> order;
-  std::vector<uint8_t> seen(cfg.blocks.size(), 0);
-  // Iterative DFS: (block, next successor index).
+  std::vector<uint8_t> seen(n, 0);
   std::vector<std::pair<uint32_t, size_t>> stack{{entry, 0}};
   seen[entry] = 1;
   while (!stack.empty()) {
     auto &[b, i] = stack.back();
-    const auto &succs = cfg.blocks[b].succs;
-    if (i < succs.size()) {
-      uint32_t s = succs[i++];
+    const auto &next = succs(b);
+    if (i < next.size()) {
+      uint32_t s = next[i++];
       if (!seen[s]) {
         seen[s] = 1;
         stack.push_back({s, 0});
@@ -112,6 +115,12 @@ std::vector<uint32_t> reverse_post_order(const Cfg &cfg, uint32_t entry) {
   }
   std::reverse(order.begin(), order.end());
   return order;
+}
+} // namespace
+
+std::vector<uint32_t> reverse_post_order(const Cfg &cfg, uint32_t entry) {
+  return rpo_of(cfg.blocks.size(), entry,
+                [&](uint32_t b) -> const std::vector<uint32_t> & { return cfg.blocks[b].succs; });
 }
 
 namespace {
@@ -177,24 +186,8 @@ std::vector<uint32_t> post_dominators(const Cfg &cfg, const std::vector<uint32_t
     }
   }
   // RPO of the reverse graph from the virtual exit.
-  std::vector<uint32_t> order;
-  std::vector<uint8_t> seen(n + 1, 0);
-  std::vector<std::pair<uint32_t, size_t>> stack{{vexit, 0}};
-  seen[vexit] = 1;
-  while (!stack.empty()) {
-    auto &[b, i] = stack.back();
-    if (i < rsucc[b].size()) {
-      uint32_t s = rsucc[b][i++];
-      if (!seen[s]) {
-        seen[s] = 1;
-        stack.push_back({s, 0});
-      }
-    } else {
-      order.push_back(b);
-      stack.pop_back();
-    }
-  }
-  std::reverse(order.begin(), order.end());
+  auto order =
+      rpo_of(n + 1, vexit, [&](uint32_t b) -> const std::vector<uint32_t> & { return rsucc[b]; });
   return chk(n + 1, vexit, order,
              [&](uint32_t b) -> const std::vector<uint32_t> & { return rpred[b]; });
 }

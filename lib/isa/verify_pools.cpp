@@ -1,9 +1,9 @@
 // Verifier rule family: launch scratch pools. Every pool.alloc is freed exactly once on every
 // path before the lane exits, is not allocated again while live, and pool.free / pool.ld /
 // pool.st name a handle that pool.alloc produced (or a pool parameter's address).
+#include "dataflow.h"
 #include "verify_context.h"
 
-#include <deque>
 #include <map>
 
 namespace hologram::isa::detail {
@@ -97,38 +97,27 @@ private:
   }
 
   void solve() {
-    const size_t n = cfg_.blocks.size();
-    in_.assign(n, PoolState{std::vector<uint64_t>(kFirstSpecialReg, 0), 0, 0, false});
-    in_[0].origin.assign(kFirstSpecialReg, kOther);
-    in_[0].reached = true;
-    std::deque<uint32_t> work{0};
-    std::vector<uint8_t> queued(n, 0);
-    queued[0] = 1;
-    while (!work.empty()) {
-      uint32_t b = work.front();
-      work.pop_front();
-      queued[b] = 0;
-      PoolState out = in_[b];
-      for (uint32_t i = cfg_.blocks[b].begin; i < cfg_.blocks[b].end; ++i) step(i, out, false);
-      for (uint32_t s : cfg_.flow_succs(b)) {
-        auto &t = in_[s];
-        bool changed = !t.reached;
-        t.reached = true;
-        for (unsigned r = 0; r < kFirstSpecialReg; ++r) {
-          uint64_t m = t.origin[r] | out.origin[r];
-          changed |= m != t.origin[r];
-          t.origin[r] = m;
-        }
-        uint64_t live = t.live | out.live, freed = t.freed | out.freed;
-        changed |= live != t.live || freed != t.freed;
-        t.live = live;
-        t.freed = freed;
-        if (changed && !queued[s]) {
-          queued[s] = 1;
-          work.push_back(s);
-        }
-      }
-    }
+    PoolState bottom{std::vector<uint64_t>(kFirstSpecialReg, 0), 0, 0, false};
+    PoolState entry{std::vector<uint64_t>(kFirstSpecialReg, kOther), 0, 0, true};
+    in_ = solve_forward(
+        cfg_, bottom, entry,
+        [&](uint32_t b, PoolState &s) {
+          for (uint32_t i = cfg_.blocks[b].begin; i < cfg_.blocks[b].end; ++i) step(i, s, false);
+        },
+        [](PoolState &t, const PoolState &out) {
+          bool changed = !t.reached;
+          t.reached = true;
+          for (unsigned r = 0; r < kFirstSpecialReg; ++r) {
+            uint64_t m = t.origin[r] | out.origin[r];
+            changed |= m != t.origin[r];
+            t.origin[r] = m;
+          }
+          uint64_t live = t.live | out.live, freed = t.freed | out.freed;
+          changed |= live != t.live || freed != t.freed;
+          t.live = live;
+          t.freed = freed;
+          return changed;
+        });
   }
 
   void check() {

@@ -2,6 +2,7 @@
 // for every register and predicate, the set of types its reaching definitions give it and
 // whether some path reaches the read with no definition. Every read must see exactly the type
 // it expects and be definitely initialised.
+#include "dataflow.h"
 #include "verify_context.h"
 
 #include <deque>
@@ -53,33 +54,18 @@ private:
   }
 
   void solve() {
-    const size_t n = cfg_.blocks.size();
-    in_.assign(n, State(kSlots, 0));
-    in_[0].assign(kSlots, kUninit);
-    std::deque<uint32_t> work{0};
-    std::vector<uint8_t> queued(n, 0);
-    queued[0] = 1;
-    while (!work.empty()) {
-      uint32_t b = work.front();
-      work.pop_front();
-      queued[b] = 0;
-      State out = in_[b];
-      transfer(b, out);
-      for (uint32_t s : cfg_.flow_succs(b)) {
-        bool changed = false;
-        for (unsigned r = 0; r < kSlots; ++r) {
-          uint16_t merged = in_[s][r] | out[r];
-          if (merged != in_[s][r]) {
-            in_[s][r] = merged;
-            changed = true;
+    in_ = solve_forward(
+        cfg_, State(kSlots, 0), State(kSlots, kUninit),
+        [&](uint32_t b, State &s) { transfer(b, s); },
+        [](State &into, const State &from) {
+          bool changed = false;
+          for (unsigned r = 0; r < kSlots; ++r) {
+            uint16_t merged = into[r] | from[r];
+            changed |= merged != into[r];
+            into[r] = merged;
           }
-        }
-        if (changed && !queued[s]) {
-          queued[s] = 1;
-          work.push_back(s);
-        }
-      }
-    }
+          return changed;
+        });
   }
 
   void check() {

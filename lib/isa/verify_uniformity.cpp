@@ -2,6 +2,7 @@
 // differ between the lanes of a block (derived from %lane.*, %gid*, or atomics' results, or
 // defined under lane-varying control flow); a bar.sync inside the region controlled by a
 // branch on such a value is rejected, since not every lane of the block would reach it.
+#include "dataflow.h"
 #include "verify_context.h"
 
 #include <deque>
@@ -65,32 +66,18 @@ private:
   }
 
   void solve() {
-    const size_t n = cfg_.blocks.size();
-    in_.assign(n, Taint(kSlots, 0));
-    out_.assign(n, Taint(kSlots, 0));
-    std::deque<uint32_t> work;
-    std::vector<uint8_t> queued(n, 1);
-    for (uint32_t b = 0; b < n; ++b) work.push_back(b);
-    while (!work.empty()) {
-      uint32_t b = work.front();
-      work.pop_front();
-      queued[b] = 0;
-      Taint out = in_[b];
-      transfer(b, out);
-      out_[b] = out;
-      for (uint32_t s : cfg_.flow_succs(b)) {
-        bool changed = false;
-        for (unsigned r = 0; r < kSlots; ++r)
-          if (out[r] && !in_[s][r]) {
-            in_[s][r] = 1;
-            changed = true;
-          }
-        if (changed && !queued[s]) {
-          queued[s] = 1;
-          work.push_back(s);
-        }
-      }
-    }
+    in_ = solve_forward(
+        cfg_, Taint(kSlots, 0), Taint(kSlots, 0), [&](uint32_t b, Taint &t) { transfer(b, t); },
+        [](Taint &into, const Taint &from) {
+          bool changed = false;
+          for (unsigned r = 0; r < kSlots; ++r)
+            if (from[r] && !into[r]) {
+              into[r] = 1;
+              changed = true;
+            }
+          return changed;
+        },
+        /*visit_all=*/true);
   }
 
   /// Is the two-way branch at the end of block b lane-varying?
@@ -144,7 +131,7 @@ private:
   VerifyContext &cx_;
   const Cfg &cfg_;
   const Kernel &k_;
-  std::vector<Taint> in_, out_;
+  std::vector<Taint> in_;
   std::vector<uint32_t> influenced_;
   std::vector<RegAccess> uses_, defs_;
 };
