@@ -104,7 +104,7 @@ private:
     const uint64_t n = launch_.block.count();
     lanes_.assign(n, Lane{});
     for (uint64_t i = 0; i < n; ++i) init_lane(lanes_[i], b, bx, by, bz, i);
-    shared_.assign(launch_.shared_memory, std::byte{0});
+    shared_.assign(uint64_t{k_.shared_bytes} + launch_.shared_memory, std::byte{0});
     while (true) {
       bool any_running = false;
       for (auto &lane : lanes_) {

@@ -147,6 +147,7 @@ std::vector<uint8_t> encode_module(const Module &m) {
       w.uv(inst.operands.size());
       for (const auto &op : inst.operands) encode_operand(w, op);
     }
+    w.uv(k.shared_bytes);
   }
   return std::move(w.out);
 }
@@ -204,6 +205,7 @@ std::optional<Module> decode_module(std::span<const uint8_t> bytes, std::string 
       for (auto &op : inst.operands)
         if (!decode_operand(r, op)) return fail();
     }
+    if (!r.bounded(k.shared_bytes, (uint64_t{1} << 30) + 1, "shared size")) return fail();
     m.kernels.push_back(std::move(k));
   }
   if (!r.at_end()) {

@@ -194,6 +194,7 @@ private:
   void parse_line(uint32_t lineno, std::vector<Token> &toks);
   void parse_kernel_directive(uint32_t lineno, const std::vector<Token> &toks);
   void parse_param_directive(uint32_t lineno, const std::vector<Token> &toks);
+  void parse_shared_directive(uint32_t lineno, const std::vector<Token> &toks);
   void parse_instruction(uint32_t lineno, const std::vector<Token> &toks, size_t pos);
   bool parse_operand(uint32_t lineno, const std::vector<Token> &toks, size_t &pos, RawOperand &out);
   bool parse_address(uint32_t lineno, const std::vector<Token> &toks, size_t &pos, Address &a);
@@ -248,8 +249,9 @@ void Parser::parse_line(uint32_t lineno, std::vector<Token> &toks) {
     return parse_kernel_directive(lineno, toks);
   if (first.kind == Tok::Ident && first.text == ".param")
     return parse_param_directive(lineno, toks);
+  if (first.kind == Tok::Ident && first.text == ".shared") return parse_shared_directive(lineno, toks);
   if (first.kind == Tok::Ident && first.text.starts_with('.')) {
-    auto near = closest_match(first.text, {".kernel", ".param"});
+    auto near = closest_match(first.text, {".kernel", ".param", ".shared"});
     error(lineno, first.col, "unknown directive '" + first.text + "'",
           near.empty() ? std::vector<std::string>{}
                        : std::vector<std::string>{"did you mean '" + near + "'?"});
@@ -368,6 +370,19 @@ void Parser::parse_param_directive(uint32_t lineno, const std::vector<Token> &to
     return;
   }
   kernel_->params.push_back(std::move(p));
+}
+
+void Parser::parse_shared_directive(uint32_t lineno, const std::vector<Token> &toks) {
+  if (!kernel_) {
+    error(lineno, toks[0].col, "'.shared' outside a kernel");
+    return;
+  }
+  auto v = toks.size() == 2 ? parse_uint(toks[1].text) : std::nullopt;
+  if (!v || *v > (uint64_t{1} << 30)) {
+    error(lineno, toks[0].col, "expected '.shared BYTES' (at most 1 GiB)");
+    return;
+  }
+  kernel_->shared_bytes = static_cast<uint32_t>(*v);
 }
 
 unsigned Parser::label_ref(const std::string &name, SourceLoc loc) {

@@ -153,6 +153,7 @@ std::string print_kernel(const Kernel &k) {
     }
     os << '\n';
   }
+  if (k.shared_bytes) os << ".shared " << k.shared_bytes << '\n';
   size_t next_label = 0;
   auto print_labels_at = [&](size_t index) {
     while (next_label < k.labels.size() && k.labels[next_label].target == index)

@@ -165,6 +165,8 @@ struct Kernel {
   std::vector<Param> params;
   std::vector<Label> labels;
   std::vector<Instruction> insts;
+  uint32_t shared_bytes = 0; ///< static shared memory per block (`.shared N`), before the
+                             ///< launch's dynamic shared memory
   SourceLoc loc;
 
   [[nodiscard]] std::optional<unsigned> find_param(std::string_view n) const;

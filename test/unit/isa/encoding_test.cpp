@@ -47,7 +47,7 @@ TEST(Encoding, HashIsAPinnedValue) {
   auto bytes = isa::encode_module(m);
   std::vector<uint8_t> expected = {
       'H', 'G', 'I', 'S', 'A', 1, 1, 1, 'k', 0, 0, 1, static_cast<uint8_t>(isa::Opcode::Exit),
-      0,   0,   0,   0,   0,   0};
+      0,   0,   0,   0,   0,   0,   /* shared bytes */ 0};
   EXPECT_EQ(bytes, expected);
 }
 
