@@ -249,7 +249,8 @@ void Parser::parse_line(uint32_t lineno, std::vector<Token> &toks) {
     return parse_kernel_directive(lineno, toks);
   if (first.kind == Tok::Ident && first.text == ".param")
     return parse_param_directive(lineno, toks);
-  if (first.kind == Tok::Ident && first.text == ".shared") return parse_shared_directive(lineno, toks);
+  if (first.kind == Tok::Ident && first.text == ".shared")
+    return parse_shared_directive(lineno, toks);
   if (first.kind == Tok::Ident && first.text.starts_with('.')) {
     auto near = closest_match(first.text, {".kernel", ".param", ".shared"});
     error(lineno, first.col, "unknown directive '" + first.text + "'",

@@ -99,7 +99,8 @@ void Kernel::canonicalize_labels() {
 }
 
 bool Kernel::same_as(const Kernel &o) const {
-  if (name != o.name || params != o.params || labels != o.labels || shared_bytes != o.shared_bytes || insts.size() != o.insts.size())
+  if (name != o.name || params != o.params || labels != o.labels ||
+      shared_bytes != o.shared_bytes || insts.size() != o.insts.size())
     return false;
   for (size_t i = 0; i < insts.size(); ++i)
     if (!insts[i].same_as(o.insts[i])) return false;

@@ -1,7 +1,7 @@
-// hologram-cc: the compiler driver's command line. For now it reads Atlas ISA text (.hasm),
-// verifies it and emits the canonical ISA text; later stages add front ends and targets.
+// hologram-cc: the compiler's command line. Parses clang-style options and runs the driver.
+// Exit status: 0 success, 1 input errors, 2 usage errors.
+#include "hologram/driver/driver.h"
 #include "hologram/isa/text.h"
-#include "hologram/isa/verifier.h"
 #include "hologram/support/file_io.h"
 
 #include <CLI/CLI.hpp>
@@ -13,19 +13,22 @@
 
 namespace {
 
+using namespace hologram;
+
 enum Exit { kOk = 0, kInputError = 1, kUsageError = 2 };
 
 /// Expands @responsefile arguments (whitespace-separated, with '...' and "..." quoting) and
-/// rewrites clang-style single-dash long options (-Werror) into the spelling CLI11 parses.
+/// rewrites clang-style single-dash long options (-Werror, -MD, -MF, -MT) into the spelling
+/// CLI11 parses.
 bool normalise_args(int argc, char **argv, std::vector<std::string> &out, std::string &err) {
-  static const char *kLongSingleDash[] = {"-Werror"};
+  static const char *kLongSingleDash[] = {"-Werror", "-MD", "-MF", "-MT"};
   std::function<bool(const std::string &, int)> add = [&](const std::string &a, int depth) {
     if (a.size() > 1 && a[0] == '@') {
       if (depth > 8) {
         err = "response files nest too deeply at '" + a + "'";
         return false;
       }
-      auto text = hologram::read_file(a.substr(1), &err);
+      auto text = read_file(a.substr(1), &err);
       if (!text) return false;
       std::string cur;
       char quote = 0;
@@ -63,31 +66,31 @@ bool normalise_args(int argc, char **argv, std::vector<std::string> &out, std::s
   return true;
 }
 
-std::string input_kind(const std::string &path, const std::string &forced) {
-  if (!forced.empty()) return forced;
-  if (path.size() >= 5 && path.ends_with(".hasm")) return "isa";
-  if (path.ends_with(".json")) return "json";
-  if (path.ends_with(".circuit")) return "circuit";
-  return "";
-}
-
-} // namespace
-
 int run(int argc, char **argv) {
-  using namespace hologram;
   CLI::App app{"hologram-cc: compile JSON kernels, circuits and Atlas ISA"};
   app.set_version_flag("--version", std::string("hologram-cc ") + HOLOGRAM_VERSION);
-  app.allow_config_extras(false);
   std::vector<std::string> inputs;
-  std::string output = "-", emit = "isa", lang, diag_format = "text";
-  bool werror = false;
-  app.add_option("inputs", inputs, "input files (.hasm; '-' reads standard input)")->required();
+  std::string output = "-", emit = "isa", lang, diag_format = "text", circuit_type = "f32";
+  std::string depfile, dep_target;
+  unsigned opt_level = 2;
+  bool werror = false, verbose = false, md = false;
+  app.add_option("inputs", inputs, "input files (.hasm, .json, .circuit; '-' reads standard input)")
+      ->required();
   app.add_option("-o", output, "output file ('-' for standard output)");
-  app.add_option("--emit", emit, "what to produce")->check(CLI::IsMember({"isa"}));
-  app.add_option("-x", lang, "input language")->check(CLI::IsMember({"isa", "json", "circuit"}));
+  app.add_option("--emit", emit, "what to produce: isa, canonical (circuits)")
+      ->check(CLI::IsMember({"isa", "canonical"}));
+  app.add_option("-x", lang, "input language: isa, json, circuit")
+      ->check(CLI::IsMember({"isa", "json", "circuit"}));
+  app.add_option("-O", opt_level, "optimisation level 0..3")->check(CLI::Range(0u, 3u));
+  app.add_option("--circuit-type", circuit_type, "element type of circuit classes (default f32)");
   app.add_option("--diagnostics-format", diag_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
   app.add_flag("--Werror", werror, "treat warnings as errors (also -Werror)");
+  app.add_flag("-v,--verbose", verbose,
+               "explain what the compiler did (e.g. canonicalisation rules)");
+  app.add_flag("--MD", md, "write a depfile next to the output (also -MD)");
+  app.add_option("--MF", depfile, "the depfile's path (also -MF)");
+  app.add_option("--MT", dep_target, "the target named in the depfile (also -MT)");
   std::vector<std::string> args;
   std::string arg_error;
   if (!normalise_args(argc, argv, args, arg_error)) {
@@ -102,48 +105,87 @@ int run(int argc, char **argv) {
     return rc == 0 ? kOk : kUsageError;
   }
 
+  driver::FrontendOptions fo;
+  fo.opt_level = opt_level;
+  auto ct = isa::parse_type(circuit_type);
+  if (!ct || !isa::is_numeric(*ct)) {
+    std::cerr << "hologram-cc: error: --circuit-type must be a numeric type (i8..u64, f16, bf16, "
+                 "f32, f64), got '"
+              << circuit_type << "'\n";
+    return kUsageError;
+  }
+  fo.circuit_type = *ct;
+  if ((!depfile.empty() || !dep_target.empty()) && !md) md = true;
+  if (md && output == "-" && depfile.empty()) {
+    std::cerr << "hologram-cc: error: -MD needs -o FILE or -MF FILE\n";
+    return kUsageError;
+  }
+
   DiagnosticEngine diags;
   diags.set_warnings_as_errors(werror);
   auto fmt = diag_format == "json" ? DiagnosticsFormat::Json : DiagnosticsFormat::Text;
-  isa::Module all;
+  std::vector<driver::CompiledInput> compiled;
   for (const auto &path : inputs) {
-    std::string kind = input_kind(path, lang);
-    if (kind.empty()) {
+    std::optional<driver::InputKind> kind =
+        lang.empty() ? driver::kind_from_extension(path) : driver::parse_kind(lang);
+    if (!kind) {
       std::cerr << "hologram-cc: error: cannot tell the language of '" << path
                 << "' from its extension; use -x isa|json|circuit\n";
       return kUsageError;
     }
-    if (kind != "isa") {
-      std::cerr << "hologram-cc: error: " << kind << " input is not supported by this build yet\n";
+    if (emit == "canonical" && *kind != driver::InputKind::Circuit) {
+      std::cerr << "hologram-cc: error: --emit=canonical needs circuit inputs; '" << path
+                << "' is not one\n";
       return kUsageError;
     }
-    std::string err;
-    auto text = read_file(path, &err);
-    if (!text) {
-      std::cerr << "hologram-cc: error: " << err << '\n';
-      return kInputError;
-    }
-    std::string name = path == "-" ? "<stdin>" : path;
-    auto m = isa::parse_module(*text, name, diags);
-    if (m && isa::verify_module(*m, diags)) {
-      for (auto &k : m->kernels) {
-        if (all.find_kernel(k.name)) {
-          diags.error(name, k.loc, "kernel '" + k.name + "' is defined in more than one input");
-          continue;
-        }
-        all.kernels.push_back(std::move(k));
-      }
-    }
+    if (auto in = driver::compile_input(path, *kind, fo, diags)) compiled.push_back(std::move(*in));
   }
+  // Kernel names must be unique across the inputs of one module.
+  isa::Module all;
+  for (auto &in : compiled)
+    for (auto &k : in.module.kernels) {
+      if (all.find_kernel(k.name)) {
+        diags.error(in.path, k.loc, "kernel '" + k.name + "' is defined in more than one input");
+        continue;
+      }
+      all.kernels.push_back(k);
+    }
   diags.print(std::cerr, fmt);
   if (diags.has_errors()) return kInputError;
+
+  std::string text;
+  if (emit == "canonical") {
+    for (const auto &in : compiled) {
+      text += frontend::print_circuit(*in.canonical) + "\n";
+      if (!verbose) continue;
+      for (const auto &n : in.rewrite_notes)
+        std::cerr << in.path << ": rule " << n.rule << ": " << n.detail << '\n';
+      std::cerr << in.path << ": " << in.circuit->op_count() << " operation(s) -> "
+                << in.canonical->op_count() << " after " << in.rewrite_notes.size()
+                << " rewrite(s)\n";
+    }
+  } else {
+    text = isa::print_module(all);
+  }
   std::string err;
-  if (!write_file_atomic(output, isa::print_module(all), &err)) {
+  if (!write_file_atomic(output, text, &err)) {
     std::cerr << "hologram-cc: error: " << err << '\n';
     return kInputError;
   }
+  if (md) {
+    std::string dep_path = depfile.empty() ? output + ".d" : depfile;
+    std::vector<std::string> deps;
+    for (const auto &in : compiled) deps.push_back(in.path);
+    if (!write_file_atomic(
+            dep_path, driver::depfile_text(dep_target.empty() ? output : dep_target, deps), &err)) {
+      std::cerr << "hologram-cc: error: " << err << '\n';
+      return kInputError;
+    }
+  }
   return kOk;
 }
+
+} // namespace
 
 int main(int argc, char **argv) {
   try {

@@ -1,6 +1,8 @@
-// hologram-run: runs one kernel of a program file on a backend and prints or saves its
-// arrays. Arguments: NAME=@file.bin (raw little-endian elements), NAME=zeros:N,
-// NAME=iota:N (0, 1, 2, ...), NAME=[1,2.5,3], or a scalar literal.
+// hologram-run: runs one kernel of a program file (.hasm, .json or .circuit) on a backend and
+// prints or saves its arrays. Arguments: NAME=@file.bin (raw little-endian elements),
+// NAME=zeros:N, NAME=iota:N (0, 1, 2, ...), NAME=[1,2.5,3], or a scalar literal. For a
+// circuit, cK=... fills class K of the boundary pool and --print cK prints it.
+#include "hologram/driver/driver.h"
 #include "hologram/interp/interpreter.h"
 #include "hologram/isa/builder.h"
 #include "hologram/isa/numeric.h"
@@ -43,6 +45,16 @@ bool parse_dims(const std::string &s, Dim3 &d) {
   }
   d = {v[0], v[1], v[2]};
   return true;
+}
+
+/// A class of the boundary pool named as an argument ("c5", "c05"); nullopt otherwise.
+std::optional<uint32_t> class_argument(const std::string &name) {
+  if (name.size() < 2 || name[0] != 'c' || name.size() > 3 ||
+      name.find_first_not_of("0123456789", 1) != std::string::npos)
+    return std::nullopt;
+  uint32_t c = static_cast<uint32_t>(std::stoul(name.substr(1)));
+  if (c >= atlas::kNumClasses) return std::nullopt;
+  return c;
 }
 
 std::vector<std::byte> parse_array(const isa::Param &p, const std::string &value) {
@@ -121,15 +133,19 @@ std::string element_json(Type t, uint64_t bits) {
 
 int run(int argc, char **argv) {
   CLI::App app{"hologram-run: run a kernel on a backend"};
-  std::string file, kernel_name, backend = "interp", global_s, local_s;
+  std::string file, kernel_name, backend = "interp", global_s, local_s, lang, circuit_type = "f32";
   std::vector<std::string> arg_specs, outs, prints;
   uint32_t shared = 0;
   uint64_t max_steps = 0;
   bool check_div = false;
-  app.add_option("file", file, "program file (.hasm)")->required();
+  app.add_option("file", file, "program file (.hasm, .json, .circuit)")->required();
+  app.add_option("-x", lang, "input language: isa, json, circuit")
+      ->check(CLI::IsMember({"isa", "json", "circuit"}));
+  app.add_option("--circuit-type", circuit_type, "element type of circuit classes (default f32)");
   app.add_option("--kernel", kernel_name, "kernel to run (default: the only one)");
   app.add_option("--backend", backend, "backend")->check(CLI::IsMember({"interp"}));
-  app.add_option("--global", global_s, "global size in lanes: N[,N,N]")->required();
+  app.add_option("--global", global_s,
+                 "global size in lanes: N[,N,N] (circuits: one class by default)");
   app.add_option("--local", local_s, "block size in lanes: N[,N,N] (default: min(global, 256))");
   app.add_option("--shared", shared, "shared memory bytes per block");
   app.add_option("--arg", arg_specs, "NAME=VALUE");
@@ -145,17 +161,26 @@ int run(int argc, char **argv) {
   }
 
   std::string err;
-  auto text = read_file(file, &err);
-  if (!text) {
-    std::cerr << "hologram-run: error: " << err << '\n';
-    return kInputError;
+  auto kind = lang.empty() ? driver::kind_from_extension(file) : driver::parse_kind(lang);
+  if (!kind) {
+    std::cerr << "hologram-run: error: cannot tell the language of '" << file
+              << "'; use -x isa|json|circuit\n";
+    return kUsageError;
   }
+  driver::FrontendOptions fo;
+  auto ct = isa::parse_type(circuit_type);
+  if (!ct || !isa::is_numeric(*ct)) {
+    std::cerr << "hologram-run: error: --circuit-type must be a numeric type, got '" << circuit_type
+              << "'\n";
+    return kUsageError;
+  }
+  fo.circuit_type = *ct;
   DiagnosticEngine diags;
-  auto module = isa::parse_module(*text, file, diags);
-  if (!module || !isa::verify_module(*module, diags)) {
-    diags.print(std::cerr);
-    return kInputError;
-  }
+  auto compiled = driver::compile_input(file, *kind, fo, diags);
+  diags.print(std::cerr);
+  if (!compiled) return kInputError;
+  const bool is_circuit = *kind == driver::InputKind::Circuit;
+  auto *module = &compiled->module;
   const isa::Kernel *kernel = nullptr;
   if (kernel_name.empty()) {
     if (module->kernels.size() != 1) {
@@ -173,6 +198,9 @@ int run(int argc, char **argv) {
 
   try {
     Dim3 global, local;
+    if (global_s.empty() && is_circuit)
+      global_s = std::to_string(frontend::circuit_elements_per_class(*ct));
+    if (global_s.empty()) throw UsageError{"--global is required"};
     if (!parse_dims(global_s, global))
       throw UsageError{"--global expects N[,N,N], got '" + global_s + "'"};
     if (local_s.empty())
@@ -187,6 +215,12 @@ int run(int argc, char **argv) {
                    (global.z + local.z - 1) / local.z};
     launch.shared_memory = shared;
 
+    // A circuit's arrays are classes of the boundary pool, with elements of the circuit type.
+    interp::AtlasState atlas;
+    auto class_bytes = [&](uint32_t c) {
+      return std::span<std::byte>(atlas.boundary.data() + uint64_t{c} * atlas::kClassBytes,
+                                  atlas::kClassBytes);
+    };
     std::map<std::string, std::string> given;
     for (const auto &spec : arg_specs) {
       auto eq = spec.find('=');
@@ -194,6 +228,18 @@ int run(int argc, char **argv) {
         throw UsageError{"--arg expects NAME=VALUE, got '" + spec + "'"};
       std::string name = spec.substr(0, eq);
       if (name.starts_with('%')) name.erase(0, 1);
+      if (is_circuit) {
+        auto c = class_argument(name);
+        if (!c) throw UsageError{"a circuit takes class arguments c0..c95, got '" + name + "'"};
+        isa::Param cls{name, isa::ParamKind::Buffer, *ct, isa::Access::ReadWrite, {}};
+        auto data = parse_array(cls, spec.substr(eq + 1));
+        if (data.size() > atlas::kClassBytes)
+          throw UsageError{"class " + name + " holds " +
+                           std::to_string(frontend::circuit_elements_per_class(*ct)) +
+                           " elements; more were given"};
+        std::memcpy(class_bytes(*c).data(), data.data(), data.size());
+        continue;
+      }
       if (!kernel->find_param(name))
         throw UsageError{"kernel '" + kernel->name + "' has no parameter '" + name + "'"};
       if (!given.emplace(name, spec.substr(eq + 1)).second)
@@ -215,19 +261,27 @@ int run(int argc, char **argv) {
                                                       : interp::ArgValue::buffer(storage[i]));
       }
     }
-    auto array_index = [&](std::string name) {
+    // Arrays to print or save: array parameters, or the classes of a circuit.
+    auto array_of = [&](std::string name) -> std::pair<std::span<std::byte>, Type> {
       if (name.starts_with('%')) name.erase(0, 1);
+      if (is_circuit) {
+        auto c = class_argument(name);
+        if (!c) throw UsageError{"a circuit's arrays are its classes c0..c95, got '" + name + "'"};
+        return {class_bytes(*c), *ct};
+      }
       auto idx = kernel->find_param(name);
       if (!idx || kernel->params[*idx].kind == isa::ParamKind::Scalar)
         throw UsageError{"'" + name + "' is not an array parameter of kernel '" + kernel->name +
                          "'"};
-      return *idx;
+      const auto &p = kernel->params[*idx];
+      return {storage[*idx], p.kind == isa::ParamKind::Pool ? Type::U8 : p.type};
     };
-    for (const auto &o : outs)
+    for (const auto &o : outs) {
       if (o.find('=') == std::string::npos) throw UsageError{"--out expects NAME=file.bin"};
-    for (const auto &pname : prints) (void)array_index(pname);
+      (void)array_of(o.substr(0, o.find('=')));
+    }
+    for (const auto &pname : prints) (void)array_of(pname);
 
-    interp::AtlasState atlas;
     interp::InterpOptions opts;
     opts.check_div = check_div;
     opts.max_steps = max_steps;
@@ -239,23 +293,20 @@ int run(int argc, char **argv) {
     }
     for (const auto &o : outs) {
       auto eq = o.find('=');
-      unsigned idx = array_index(o.substr(0, eq));
-      std::string_view data(reinterpret_cast<const char *>(storage[idx].data()),
-                            storage[idx].size());
+      auto [bytes, type] = array_of(o.substr(0, eq));
+      std::string_view data(reinterpret_cast<const char *>(bytes.data()), bytes.size());
       if (!write_file_atomic(o.substr(eq + 1), data, &err)) {
         std::cerr << "hologram-run: error: " << err << '\n';
         return kInputError;
       }
     }
     for (const auto &pname : prints) {
-      unsigned idx = array_index(pname);
-      const auto &p = kernel->params[idx];
-      Type t = p.kind == isa::ParamKind::Pool ? Type::U8 : p.type;
+      auto [bytes, t] = array_of(pname);
       unsigned elem = isa::type_size(t);
       std::cout << '[';
-      for (size_t off = 0; off + elem <= storage[idx].size(); off += elem) {
+      for (size_t off = 0; off + elem <= bytes.size(); off += elem) {
         uint64_t bits = 0;
-        std::memcpy(&bits, storage[idx].data() + off, elem);
+        std::memcpy(&bits, bytes.data() + off, elem);
         std::cout << (off ? "," : "") << element_json(t, bits);
       }
       std::cout << "]\n";

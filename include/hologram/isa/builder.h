@@ -34,6 +34,8 @@ public:
   /// `bra [!]p @label` (guard optional).
   Instruction &bra(unsigned label, int pred = -1, bool negate = false);
 
+  /// The i-th instruction emitted so far.
+  Instruction &inst(size_t i) { return kernel_.insts.at(i); }
   /// The number of instructions emitted so far.
   [[nodiscard]] size_t size() const { return kernel_.insts.size(); }
   /// Finishes the kernel (labels in canonical order).

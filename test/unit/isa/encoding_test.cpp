@@ -45,9 +45,26 @@ TEST(Encoding, HashIsAPinnedValue) {
   auto m = parse_ok(".kernel k\n  exit\n");
   EXPECT_EQ(isa::content_hash(m).hex(), isa::content_hash(parse_ok(".kernel k\n  exit\n")).hex());
   auto bytes = isa::encode_module(m);
-  std::vector<uint8_t> expected = {
-      'H', 'G', 'I', 'S', 'A', 1, 1, 1, 'k', 0, 0, 1, static_cast<uint8_t>(isa::Opcode::Exit),
-      0,   0,   0,   0,   0,   0,   /* shared bytes */ 0};
+  std::vector<uint8_t> expected = {'H',
+                                   'G',
+                                   'I',
+                                   'S',
+                                   'A',
+                                   1,
+                                   1,
+                                   1,
+                                   'k',
+                                   0,
+                                   0,
+                                   1,
+                                   static_cast<uint8_t>(isa::Opcode::Exit),
+                                   0,
+                                   0,
+                                   0,
+                                   0,
+                                   0,
+                                   0,
+                                   /* shared bytes */ 0};
   EXPECT_EQ(bytes, expected);
 }
 
