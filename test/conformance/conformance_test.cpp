@@ -1,0 +1,179 @@
+// Runs every corpus case on every runner and compares with the case's C++ reference.
+// HOLOGRAM_REQUIRE_BACKENDS (e.g. "cpu,vulkan,opencl") names runners that must be available:
+// a required runner that cannot start fails the suite instead of being skipped.
+#include "harness.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <sstream>
+
+using namespace hologram;
+using namespace hologram::conformance;
+
+namespace {
+
+std::vector<std::unique_ptr<Runner>> make_runners() {
+  std::vector<std::unique_ptr<Runner>> runners;
+  runners.push_back(std::make_unique<InterpRunner>());
+  return runners;
+}
+
+/// Compiled corpus files, by path (each file is compiled once).
+const driver::CompiledInput &compiled(const std::string &file) {
+  static std::map<std::string, driver::CompiledInput> cache;
+  auto it = cache.find(file);
+  if (it != cache.end()) return it->second;
+  std::string path = std::string(HOLOGRAM_CONFORMANCE_DIR) + "/" + file;
+  auto kind = driver::kind_from_extension(path);
+  DiagnosticEngine diags;
+  diags.set_warnings_as_errors(true);
+  auto in = kind ? driver::compile_input(path, *kind, {}, diags) : std::nullopt;
+  if (!in) throw std::runtime_error("cannot compile " + path + ":\n" + diags.to_string());
+  return cache.emplace(file, std::move(*in)).first->second;
+}
+
+std::string format_value(Type t, const std::byte *p) {
+  std::ostringstream os;
+  switch (t) {
+  case Type::F32: {
+    float f;
+    std::memcpy(&f, p, 4);
+    os.precision(9);
+    os << f;
+    break;
+  }
+  case Type::U8: os << static_cast<unsigned>(*reinterpret_cast<const uint8_t *>(p)); break;
+  case Type::I32: os << *reinterpret_cast<const int32_t *>(p); break;
+  default: os << *reinterpret_cast<const uint32_t *>(p); break;
+  }
+  return os.str();
+}
+
+/// Compares one output; returns "" or a description of the first mismatches.
+std::string compare(const Check &check, Type type, std::span<const std::byte> got,
+                    std::span<const std::byte> want) {
+  unsigned size = isa::type_size(type);
+  size_t n = std::min(got.size() / size, check.count);
+  std::vector<size_t> order_g(n), order_w(n);
+  for (size_t i = 0; i < n; ++i) order_g[i] = order_w[i] = i;
+  auto value = [&](std::span<const std::byte> s, size_t i) { return s.data() + i * size; };
+  if (check.unordered) {
+    auto by_value = [&](std::span<const std::byte> s) {
+      return [&, s](size_t a, size_t b) {
+        if (type == Type::F32) {
+          float x, y;
+          std::memcpy(&x, value(s, a), 4);
+          std::memcpy(&y, value(s, b), 4);
+          return x < y;
+        }
+        return std::memcmp(value(s, a), value(s, b), size) < 0;
+      };
+    };
+    std::sort(order_g.begin(), order_g.end(), by_value(got));
+    std::sort(order_w.begin(), order_w.end(), by_value(want));
+  }
+  std::ostringstream errors;
+  int shown = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const std::byte *g = value(got, order_g[i]), *w = value(want, order_w[i]);
+    bool ok;
+    if (type == Type::F32) {
+      float gf, wf;
+      std::memcpy(&gf, g, 4);
+      std::memcpy(&wf, w, 4);
+      ok = ulp_distance(gf, wf) <= check.tol.ulps || std::fabs(double{gf} - wf) <= check.tol.abs;
+    } else {
+      ok = std::memcmp(g, w, size) == 0;
+    }
+    if (!ok && shown++ < 5)
+      errors << "  " << check.name << "[" << order_g[i] << "] = " << format_value(type, g)
+             << ", expected " << format_value(type, w) << "\n";
+  }
+  return errors.str();
+}
+
+class Conformance : public ::testing::TestWithParam<std::pair<size_t, size_t>> {};
+
+TEST_P(Conformance, MatchesReference) {
+  static const auto cases = all_cases();
+  static const auto runners = make_runners();
+  const Case &c = cases[GetParam().first];
+  Runner &runner = *runners[GetParam().second];
+  const auto &in = compiled(c.file);
+  const isa::Kernel *kernel =
+      c.kernel.empty() ? &in.module.kernels.at(0) : in.module.find_kernel(c.kernel);
+  ASSERT_NE(kernel, nullptr) << "no kernel " << c.kernel << " in " << c.file;
+
+  CaseData data;
+  c.inputs(data);
+  CaseData expected = data;
+  std::vector<Check> checks = c.checks;
+  c.reference(expected, checks);
+
+  auto st = runner.run(*kernel, c.launch, data);
+  ASSERT_TRUE(st.is_ok()) << runner.name() << ": " << st.message();
+  for (const auto &check : checks) {
+    std::string diff;
+    if (check.name.size() > 1 && check.name[0] == 'c' &&
+        std::isdigit(static_cast<unsigned char>(check.name[1]))) {
+      uint32_t k = static_cast<uint32_t>(std::stoul(check.name.substr(1)));
+      auto bytes = [&](CaseData &d) {
+        return std::span<const std::byte>(d.boundary.data() + uint64_t{k} * atlas::kClassBytes,
+                                          atlas::kClassBytes);
+      };
+      diff = compare(check, Type::F32, bytes(data), bytes(expected));
+    } else {
+      auto &got = data.arrays.at(check.name);
+      diff = compare(check, got.type, got.bytes, expected.arrays.at(check.name).bytes);
+    }
+    EXPECT_TRUE(diff.empty()) << c.name << " on " << runner.name() << ":\n" << diff;
+  }
+}
+
+std::vector<std::pair<size_t, size_t>> all_pairs() {
+  std::vector<std::pair<size_t, size_t>> pairs;
+  size_t ncases = all_cases().size(), nrunners = make_runners().size();
+  for (size_t r = 0; r < nrunners; ++r)
+    for (size_t i = 0; i < ncases; ++i) pairs.emplace_back(i, r);
+  return pairs;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, Conformance, ::testing::ValuesIn(all_pairs()),
+                         [](const ::testing::TestParamInfo<std::pair<size_t, size_t>> &p) {
+                           static const auto cases = all_cases();
+                           static const auto runners = make_runners();
+                           return cases[p.param.first].name + "_" + runners[p.param.second]->name();
+                         });
+
+TEST(ConformanceCorpus, RequiredBackendsAreAvailable) {
+  const char *required = std::getenv("HOLOGRAM_REQUIRE_BACKENDS");
+  if (!required) return;
+  std::vector<std::string> have;
+  for (const auto &r : make_runners()) have.push_back(r->name());
+  std::stringstream ss(required);
+  std::string name;
+  while (std::getline(ss, name, ','))
+    if (!name.empty()) {
+      EXPECT_NE(std::find(have.begin(), have.end(), name), have.end())
+          << "HOLOGRAM_REQUIRE_BACKENDS names '" << name << "', which this build cannot run";
+    }
+}
+
+TEST(ConformanceCorpus, JsonFilesMatchTheirPythonSources) {
+  // The corpus JSON is generated from src/*.py by scripts/py2json.py; it must not drift.
+  for (const char *stem : {"vector", "matrix", "quantum", "nn", "structure"}) {
+    std::string dir = HOLOGRAM_CONFORMANCE_DIR;
+    std::string cmd = std::string(HOLOGRAM_PYTHON) + " " + HOLOGRAM_SOURCE_DIR +
+                      "/scripts/py2json.py " + dir + "/src/" + stem + ".py | cmp -s - " + dir +
+                      "/kernels/" + stem + ".json";
+    EXPECT_EQ(std::system(cmd.c_str()), 0)
+        << "kernels/" << stem << ".json is out of date: run scripts/py2json.py "
+        << "test/conformance/src/" << stem << ".py -o test/conformance/kernels/" << stem << ".json";
+  }
+}
+
+} // namespace
