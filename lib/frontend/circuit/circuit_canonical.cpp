@@ -139,8 +139,12 @@ private:
           out.push_back(std::move(run));
           start = i;
         }
-      note("split-range",
-           where(op) + " covers non-consecutive classes; written as consecutive runs");
+      std::string list;
+      for (uint32_t k : sorted) list += (list.empty() ? "" : ", ") + std::to_string(k);
+      note("split-range", "'" + std::string(gen_name(op.gen)) + "' at " +
+                              std::to_string(op.loc.line) + ":" + std::to_string(op.loc.col) +
+                              " covers classes " + list +
+                              " after its transforms; written as consecutive runs");
     }
     seq = std::move(out);
   }

@@ -140,6 +140,7 @@ private:
   std::vector<Token> toks_;
   size_t pos_ = 0;
   Transform phrase_;
+  unsigned group_depth_ = 0;
   bool failed_ = false;
 };
 
@@ -302,8 +303,15 @@ bool CircuitParser::parse_sigil(ClassRef &out, const Token &marker) {
 }
 
 bool CircuitParser::parse_term(std::vector<CircuitOp> &out) {
-  if (accept(Tok::LParen)) {
-    if (!parse_par(out)) return false;
+  if (peek().kind == Tok::LParen) {
+    Token open = take();
+    if (++group_depth_ > 200) {
+      error(open.loc, "groups are nested more than 200 levels deep");
+      return false;
+    }
+    bool ok = parse_par(out);
+    --group_depth_;
+    if (!ok) return false;
     return expect(Tok::RParen, "to close the group");
   }
   Token g = take();

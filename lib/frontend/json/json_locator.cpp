@@ -9,8 +9,35 @@ JsonLocator::JsonLocator(std::string_view text) : text_(text) {
   line_starts_.push_back(0);
   for (size_t i = 0; i < text.size(); ++i)
     if (text[i] == '\n') line_starts_.push_back(i + 1);
-  skip_ws();
-  if (pos_ < text_.size()) parse_value("", 0);
+}
+
+void JsonLocator::build_index() const {
+  if (indexed_) return;
+  auto *self = const_cast<JsonLocator *>(this); // the index is a cache of positions
+  self->indexed_ = true;
+  self->skip_ws();
+  if (self->pos_ < text_.size()) self->parse_value("", 0);
+}
+
+void JsonLocator::skip_value() {
+  // Past the depth limit: step over one value without recursion (brackets and strings).
+  int depth = 0;
+  do {
+    if (pos_ >= text_.size()) return;
+    char c = text_[pos_];
+    if (c == '"') {
+      read_string();
+      continue;
+    }
+    if (c == '[' || c == '{')
+      ++depth;
+    else if (c == ']' || c == '}')
+      --depth;
+    else if (depth == 0 &&
+             (c == ',' || std::string_view(" \t\r\n").find(c) != std::string_view::npos))
+      return;
+    ++pos_;
+  } while (depth > 0);
 }
 
 std::string JsonLocator::escape(std::string_view key) {
@@ -52,7 +79,11 @@ std::string JsonLocator::read_string() {
 
 void JsonLocator::parse_value(const std::string &pointer, unsigned depth) {
   values_.emplace(pointer, pos_);
-  if (pos_ >= text_.size() || depth > 1000) return; // deeper nodes report their ancestor
+  if (pos_ >= text_.size()) return;
+  if (depth > 512) { // deeper nodes report the position of this ancestor
+    skip_value();
+    return;
+  }
   char c = text_[pos_];
   if (c == '{') {
     ++pos_;
@@ -98,6 +129,7 @@ SourceLoc JsonLocator::at_offset(size_t offset) const {
 }
 
 SourceLoc JsonLocator::value(const std::string &pointer) const {
+  build_index();
   std::string p = pointer;
   while (true) {
     if (auto it = values_.find(p); it != values_.end()) return at_offset(it->second);
@@ -107,6 +139,7 @@ SourceLoc JsonLocator::value(const std::string &pointer) const {
 }
 
 SourceLoc JsonLocator::key(const std::string &pointer) const {
+  build_index();
   if (auto it = keys_.find(pointer); it != keys_.end()) return at_offset(it->second);
   return value(pointer);
 }

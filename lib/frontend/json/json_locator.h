@@ -28,11 +28,14 @@ public:
 
 private:
   void parse_value(const std::string &pointer, unsigned depth);
+  void skip_value();
+  void build_index() const;
   void skip_ws();
   std::string read_string();
 
   std::string_view text_;
   size_t pos_ = 0;
+  mutable bool indexed_ = false; // the index is built on first use, on validated text only
   std::unordered_map<std::string, size_t> values_, keys_;
   std::vector<size_t> line_starts_;
 };

@@ -327,6 +327,12 @@ private:
     unsigned break_label, continue_label;
   };
 
+public:
+  /// The JSON Pointer of the statement at each source position (for the ISA verifier's
+  /// diagnostics, which name instructions by the position of the statement they came from).
+  std::map<std::pair<uint32_t, uint32_t>, std::string> pointers_;
+
+private:
   const KernelDecl &decl_;
   const std::string &file_;
   const JsonLocator &loc_;
@@ -1431,7 +1437,9 @@ void KernelLowering::lower(const Stmt &s) {
   // Every instruction a statement emits points back to that statement's JSON node.
   size_t first = b_.size();
   lower_statement(s);
-  for (size_t i = first; i < b_.size(); ++i) b_.inst(i).loc = s.loc;
+  for (size_t i = first; i < b_.size(); ++i) // nested statements tagged theirs already
+    if (b_.inst(i).loc.line == 0) b_.inst(i).loc = s.loc;
+  pointers_.emplace(std::pair{s.loc.line, s.loc.col}, s.ptr);
 }
 
 void KernelLowering::lower_statement(const Stmt &s) {
@@ -1536,16 +1544,22 @@ std::optional<isa::Module> compile_json(std::string_view text, const std::string
     k->loc = decl.loc;
     for (auto &inst : k->insts) // parameter reads at entry
       if (inst.loc.line == 0) inst.loc = decl.loc;
+    // Rules the ISA verifier checks (a barrier under lane-varying control flow) are reported
+    // at the statement that broke them, with its JSON Pointer.
+    DiagnosticEngine isa_diags;
+    if (!isa::verify_kernel(*k, file, isa_diags)) {
+      for (auto d : isa_diags.diagnostics()) {
+        auto it = lowering.pointers_.find({d.loc.line, d.loc.col});
+        if (it != lowering.pointers_.end()) d.pointer = it->second;
+        if (!d.notes.empty() && d.notes.front().starts_with("in '")) d.notes.erase(d.notes.begin());
+        diags.report(std::move(d));
+      }
+      ok = false;
+      continue;
+    }
     m.kernels.push_back(std::move(*k));
   }
   if (!ok || diags.has_errors()) return std::nullopt;
-  DiagnosticEngine internal;
-  if (!isa::verify_module(m, internal)) {
-    diags.error(file, {},
-                "internal compiler error: the ISA generated for this document does not verify",
-                {internal.to_string()});
-    return std::nullopt;
-  }
   return m;
 }
 

@@ -125,10 +125,25 @@ private:
   bool read_stmt(const json &j, const std::string &ptr, Stmt &s);
   bool read_expr(const json &j, const std::string &ptr, Expr &e);
 
+  /// Limits recursion on deeply nested (valid) documents.
+  struct Nest {
+    Reader &r;
+    explicit Nest(Reader &x) : r(x) { ++r.depth_; }
+    ~Nest() { --r.depth_; }
+  };
+  bool too_deep(const std::string &ptr) {
+    if (depth_ <= kMaxDepth) return false;
+    error(ptr, "the kernel nests statements and expressions more than " +
+                   std::to_string(kMaxDepth) + " levels deep");
+    return true;
+  }
+  static constexpr unsigned kMaxDepth = 200;
+
   const std::string &file_;
   const JsonLocator &loc_;
   DiagnosticEngine &diags_;
   std::string version_;
+  unsigned depth_ = 0;
   bool ok_ = true;
 };
 
@@ -270,6 +285,8 @@ bool Reader::read_body(const json &j, const std::string &ptr, std::vector<Stmt> 
 }
 
 bool Reader::read_stmt(const json &j, const std::string &ptr, Stmt &s) {
+  Nest nest(*this);
+  if (too_deep(ptr)) return false;
   locate(s, ptr);
   if (!j.is_object() || !j.contains("type") || !j["type"].is_string()) {
     error(ptr, "a statement must be an object with a string 'type'");
@@ -402,6 +419,8 @@ bool Reader::read_stmt(const json &j, const std::string &ptr, Stmt &s) {
 }
 
 bool Reader::read_expr(const json &j, const std::string &ptr, Expr &e) {
+  Nest nest(*this);
+  if (too_deep(ptr)) return false;
   locate(e, ptr);
   auto field = [&](const char *k) { return child(ptr, k); };
   if (j.is_number() || j.is_boolean()) { // shorthand for a literal (library arguments)
