@@ -136,6 +136,13 @@ private:
           CircuitOp run = op;
           run.classes.assign(sorted.begin() + static_cast<long>(start),
                              sorted.begin() + static_cast<long>(i));
+          if (run.classes.size() == 1) { // one class: the same effect without range syntax
+            uint32_t k = run.classes[0];
+            run.range = false;
+            run.classes.clear();
+            run.a = run.b = run.c =
+                ClassRef{k, -1}; // merge@cK[cK,cK] doubles cK; a marker marks cK
+          }
           out.push_back(std::move(run));
           start = i;
         }

@@ -340,9 +340,12 @@ bool CircuitParser::parse_term(std::vector<CircuitOp> &out) {
     if (!expect(Tok::DotDot, "in the range")) return false;
     if (!number(b, atlas::kNumClasses, "class")) return false;
     if (!expect(Tok::RBracket, "to close the range")) return false;
-    if (a > b) {
-      error(open.loc, "the range c[" + std::to_string(a) + ".." + std::to_string(b) +
-                          "] is empty (its start is after its end)");
+    if (a >= b) {
+      error(open.loc,
+            "the range c[" + std::to_string(a) + ".." + std::to_string(b) +
+                "] must cover at least two classes",
+            {a == b ? "write c" + std::to_string(a) + " for a single class"
+                    : "its start is after its end"});
       return false;
     }
     Transform post;

@@ -20,7 +20,7 @@ std::string random_circuit(std::mt19937 &rng) {
   int n = 1 + static_cast<int>(rng() % 8);
   for (int i = 0; i < n; ++i) {
     if (i) s += " . ";
-    switch (rng() % 8) {
+    switch (rng() % 9) {
     case 0: s += "copy@" + cls() + "->" + cls(); break;
     case 1: s += "swap@" + cls() + "<->" + cls(); break;
     case 2: s += "merge@" + cls() + "[" + cls() + "," + cls() + "]"; break;
