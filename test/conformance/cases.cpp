@@ -23,6 +23,15 @@ F sigmoid_(F x) {
   return e > std::numeric_limits<F>::max() ? 0.0f : static_cast<F>(1.0 / (1.0 + e));
 }
 
+/// A case running `kernel` of kernels/FILE.json.
+Case kernel_case(const std::string &file, const std::string &kernel) {
+  Case c;
+  c.name = kernel;
+  c.file = "kernels/" + file + ".json";
+  c.kernel = kernel;
+  return c;
+}
+
 /// n * eps * sum|x|: the bound SPEC §3.4 gives float reductions that may reassociate.
 double sum_bound(std::span<const F> terms) {
   double s = 0;
@@ -37,10 +46,7 @@ std::vector<F> products(std::span<F> a, std::span<F> b) {
 }
 
 Case elementwise(const std::string &kernel, F lo, F hi, uint32_t ulps, F (*f)(F)) {
-  Case c;
-  c.name = kernel;
-  c.file = "kernels/vector.json";
-  c.kernel = kernel;
+  Case c = kernel_case("vector", kernel);
   c.launch = LaunchConfig::linear(1000, 128);
   c.inputs = [=](CaseData &d) {
     Random r(std::hash<std::string>{}(kernel) & 0xffff);
@@ -58,10 +64,7 @@ Case elementwise(const std::string &kernel, F lo, F hi, uint32_t ulps, F (*f)(F)
 }
 
 Case binary(const std::string &kernel, F (*f)(F, F)) {
-  Case c;
-  c.name = kernel;
-  c.file = "kernels/vector.json";
-  c.kernel = kernel;
+  Case c = kernel_case("vector", kernel);
   c.launch = LaunchConfig::linear(1000, 256); // 1024 lanes: the kernel guards i < n
   c.inputs = [=](CaseData &d) {
     Random r(7);
@@ -83,10 +86,7 @@ void vector_cases(std::vector<Case> &out) {
   out.push_back(binary("vector_sub", [](F a, F b) { return a - b; }));
   out.push_back(binary("vector_mul", [](F a, F b) { return a * b; }));
   for (const char *k : {"vector_dot", "vector_sum"}) {
-    Case c;
-    c.name = k;
-    c.file = "kernels/vector.json";
-    c.kernel = k;
+    Case c = kernel_case("vector", k);
     c.launch = LaunchConfig::linear(3000, 128);
     bool dot = std::string(k) == "vector_dot";
     c.inputs = [=](CaseData &d) {
@@ -125,10 +125,7 @@ void vector_cases(std::vector<Case> &out) {
 void matrix_cases(std::vector<Case> &out) {
   {
     const uint32_t m = 37, n = 29, k = 23;
-    Case c;
-    c.name = "gemm_f32";
-    c.file = "kernels/matrix.json";
-    c.kernel = "gemm_f32";
+    Case c = kernel_case("matrix", "gemm_f32");
     c.launch = LaunchConfig::linear(m * n, 64);
     c.inputs = [=](CaseData &d) {
       Random r(21);
@@ -153,10 +150,7 @@ void matrix_cases(std::vector<Case> &out) {
   }
   {
     const uint32_t m = 50, n = 70;
-    Case c;
-    c.name = "gemv_f32";
-    c.file = "kernels/matrix.json";
-    c.kernel = "gemv_f32";
+    Case c = kernel_case("matrix", "gemv_f32");
     c.launch = LaunchConfig::linear(m, 32);
     c.inputs = [=](CaseData &d) {
       Random r(22);
@@ -183,10 +177,7 @@ void matrix_cases(std::vector<Case> &out) {
 void quantum_cases(std::vector<Case> &out) {
   {
     const uint32_t n = 64, m = 16, iters = 5;
-    Case c;
-    c.name = "constraint_solve";
-    c.file = "kernels/quantum.json";
-    c.kernel = "constraint_solve";
+    Case c = kernel_case("quantum", "constraint_solve");
     c.launch = LaunchConfig::linear(n, 32);
     c.inputs = [=](CaseData &d) {
       Random r(31);
@@ -221,10 +212,7 @@ void quantum_cases(std::vector<Case> &out) {
   }
   {
     const uint32_t n = 128, iters = 20;
-    Case c;
-    c.name = "minimize_energy";
-    c.file = "kernels/quantum.json";
-    c.kernel = "minimize_energy";
+    Case c = kernel_case("quantum", "minimize_energy");
     c.launch = LaunchConfig::linear(n, 64);
     c.inputs = [=](CaseData &d) {
       Random r(41);
@@ -258,10 +246,7 @@ void quantum_cases(std::vector<Case> &out) {
   }
   {
     const uint32_t n = 16;
-    Case c;
-    c.name = "optimal_path";
-    c.file = "kernels/quantum.json";
-    c.kernel = "optimal_path";
+    Case c = kernel_case("quantum", "optimal_path");
     c.launch.block = {32, 1, 1}; // one block: rounds are separated by barriers
     c.inputs = [=](CaseData &d) {
       Random r(51);
@@ -294,10 +279,7 @@ void quantum_cases(std::vector<Case> &out) {
   }
   {
     const uint32_t n = 64;
-    Case c;
-    c.name = "quantum_search";
-    c.file = "kernels/quantum.json";
-    c.kernel = "quantum_search";
+    Case c = kernel_case("quantum", "quantum_search");
     c.launch = LaunchConfig::linear(n, 16);
     c.inputs = [=](CaseData &d) {
       Random r(61);
@@ -333,10 +315,7 @@ void quantum_cases(std::vector<Case> &out) {
 void nn_cases(std::vector<Case> &out) {
   const uint32_t rows = 33, cols = 100;
   auto rows_case = [&](const std::string &kernel, bool lib) {
-    Case c;
-    c.name = kernel;
-    c.file = "kernels/nn.json";
-    c.kernel = kernel;
+    Case c = kernel_case("nn", kernel);
     c.launch = LaunchConfig::linear(rows, 32);
     c.inputs = [=](CaseData &d) {
       Random r(71);
@@ -436,10 +415,7 @@ void nn_cases(std::vector<Case> &out) {
   }
   {
     const uint32_t m = 20, n = 24, k = 31;
-    Case c;
-    c.name = "gemm_lib";
-    c.file = "kernels/nn.json";
-    c.kernel = "gemm_lib";
+    Case c = kernel_case("nn", "gemm_lib");
     c.inputs = [=](CaseData &d) {
       Random r(81);
       d.arrays["A"] = Array::of(Type::F32, r.floats(m * k, -1, 1));
@@ -468,10 +444,7 @@ void nn_cases(std::vector<Case> &out) {
     out.push_back(c);
   }
   auto pointwise = [&](const std::string &kernel, F (*f)(F)) {
-    Case c;
-    c.name = kernel;
-    c.file = "kernels/nn.json";
-    c.kernel = kernel;
+    Case c = kernel_case("nn", kernel);
     c.launch = LaunchConfig::linear(777, 64);
     c.inputs = [=](CaseData &d) {
       Random r(91);
@@ -493,10 +466,7 @@ void nn_cases(std::vector<Case> &out) {
   });
   {
     const uint32_t rrows = 8, dim = 16, half = dim / 2;
-    Case c;
-    c.name = "rope";
-    c.file = "kernels/nn.json";
-    c.kernel = "rope";
+    Case c = kernel_case("nn", "rope");
     c.launch = LaunchConfig::linear(rrows * half, 32);
     c.inputs = [=](CaseData &d) {
       Random r(101);
@@ -530,10 +500,7 @@ void nn_cases(std::vector<Case> &out) {
   }
   {
     const uint32_t r_ = 45, c_ = 60;
-    Case c;
-    c.name = "matvec";
-    c.file = "kernels/nn.json";
-    c.kernel = "matvec";
+    Case c = kernel_case("nn", "matvec");
     c.launch = LaunchConfig::linear(r_, 16);
     c.inputs = [=](CaseData &d) {
       Random r(111);
@@ -556,10 +523,7 @@ void nn_cases(std::vector<Case> &out) {
   }
   {
     const uint32_t seq = 40, dim = 24;
-    Case c;
-    c.name = "attention_scores";
-    c.file = "kernels/nn.json";
-    c.kernel = "attention_scores";
+    Case c = kernel_case("nn", "attention_scores");
     c.launch = LaunchConfig::linear(seq, 16);
     c.inputs = [=](CaseData &d) {
       Random r(121);
@@ -583,10 +547,7 @@ void nn_cases(std::vector<Case> &out) {
   }
   {
     const uint32_t r_ = 30, c_ = 50;
-    Case c;
-    c.name = "weighted_sum_rows";
-    c.file = "kernels/nn.json";
-    c.kernel = "weighted_sum_rows";
+    Case c = kernel_case("nn", "weighted_sum_rows");
     c.launch = LaunchConfig::linear(c_, 16);
     c.inputs = [=](CaseData &d) {
       Random r(131);
@@ -612,10 +573,7 @@ void nn_cases(std::vector<Case> &out) {
 void structure_cases(std::vector<Case> &out) {
   {
     const uint32_t w = 37, h = 23;
-    Case c;
-    c.name = "stencil2d";
-    c.file = "kernels/structure.json";
-    c.kernel = "stencil2d";
+    Case c = kernel_case("structure", "stencil2d");
     c.launch = LaunchConfig::grid_2d(w, h, 8, 4);
     c.inputs = [=](CaseData &d) {
       Random r(141);
@@ -640,10 +598,7 @@ void structure_cases(std::vector<Case> &out) {
   }
   {
     const uint32_t n = 5000;
-    Case c;
-    c.name = "histogram";
-    c.file = "kernels/structure.json";
-    c.kernel = "histogram";
+    Case c = kernel_case("structure", "histogram");
     c.launch = LaunchConfig::linear(n, 128);
     c.inputs = [=](CaseData &d) {
       Random r(151);
@@ -662,10 +617,7 @@ void structure_cases(std::vector<Case> &out) {
   }
   {
     const uint32_t n = 1000, block = 256, groups = (n + block - 1) / block;
-    Case c;
-    c.name = "block_reduce";
-    c.file = "kernels/structure.json";
-    c.kernel = "block_reduce";
+    Case c = kernel_case("structure", "block_reduce");
     c.launch = LaunchConfig::linear(n, block);
     c.inputs = [=](CaseData &d) {
       Random r(161);
@@ -688,10 +640,7 @@ void structure_cases(std::vector<Case> &out) {
     out.push_back(c);
   }
   {
-    Case c;
-    c.name = "countdown";
-    c.file = "kernels/structure.json";
-    c.kernel = "countdown";
+    Case c = kernel_case("structure", "countdown");
     c.launch = LaunchConfig::linear(50, 32);
     c.inputs = [](CaseData &d) {
       d.arrays["out"] = Array::of(Type::I32, std::vector<int32_t>(50, 0));

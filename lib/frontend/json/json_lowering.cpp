@@ -304,6 +304,8 @@ private:
   void lower_if(const Stmt &s);
   void lower_for(const Stmt &s);
   void lower_while(const Stmt &s);
+  void lower_loop_body(const std::vector<Stmt> &body, unsigned break_label,
+                       unsigned continue_label);
   void lower_shared(const Stmt &s);
   void lower_library(const Stmt &s);
   Var *declare(const Node &n, const std::string &name, Type t);
@@ -1256,15 +1258,22 @@ void KernelLowering::lower_for(const Stmt &s) {
     }
     b_.bra(end, static_cast<int>(go), /*negate=*/true);
   }
-  Flow before = flow_;
-  loops_.push_back({end, cont});
-  lower_body(s.body);
-  loops_.pop_back();
-  flow_ = before;
+  lower_loop_body(s.body, end, cont);
   b_.bind(cont);
   b_.emit(Opcode::Add, vt, {isa::R(var->reg), isa::R(var->reg), isa::R(step_reg)});
   b_.bra(head);
   b_.bind(end);
+}
+
+/// A loop body: break and continue jump to the given labels, and what the body assigns is
+/// not definitely assigned after the loop (it may run no iteration).
+void KernelLowering::lower_loop_body(const std::vector<Stmt> &body, unsigned break_label,
+                                     unsigned continue_label) {
+  Flow before = flow_;
+  loops_.push_back({break_label, continue_label});
+  lower_body(body);
+  loops_.pop_back();
+  flow_ = before;
 }
 
 void KernelLowering::lower_while(const Stmt &s) {
@@ -1276,11 +1285,7 @@ void KernelLowering::lower_while(const Stmt &s) {
     if (!c) return;
     b_.bra(end, static_cast<int>(as_pred(*s.value, *c)), /*negate=*/true);
   }
-  Flow before = flow_;
-  loops_.push_back({end, head});
-  lower_body(s.body);
-  loops_.pop_back();
-  flow_ = before;
+  lower_loop_body(s.body, end, head);
   b_.bra(head);
   b_.bind(end);
 }
