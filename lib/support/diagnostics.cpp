@@ -1,5 +1,6 @@
 // Diagnostics engine: collection, text and JSON rendering, and "did you mean" suggestions.
 #include "hologram/support/diagnostics.h"
+#include "hologram/support/status.h"
 
 #include <nlohmann/json.hpp>
 
@@ -100,6 +101,26 @@ std::string closest_match(const std::string &word, const std::vector<std::string
     }
   }
   return best;
+}
+
+} // namespace hologram
+
+namespace hologram {
+
+const char *error_code_name(ErrorCode code) {
+  switch (code) {
+  case ErrorCode::Ok: return "ok";
+  case ErrorCode::InvalidArgument: return "invalid_argument";
+  case ErrorCode::InvalidProgram: return "invalid_program";
+  case ErrorCode::OutOfBounds: return "out_of_bounds";
+  case ErrorCode::DivisionByZero: return "division_by_zero";
+  case ErrorCode::LaunchFailed: return "launch_failed";
+  case ErrorCode::StepLimitExceeded: return "step_limit_exceeded";
+  case ErrorCode::InvalidHandle: return "invalid_handle";
+  case ErrorCode::OutOfMemory: return "out_of_memory";
+  case ErrorCode::BackendUnavailable: return "backend_unavailable";
+  }
+  return "unknown";
 }
 
 } // namespace hologram

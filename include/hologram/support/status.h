@@ -10,13 +10,19 @@ namespace hologram {
 /// Error categories shared by the interpreter and the runtime (and mirrored by the C API).
 enum class ErrorCode {
   Ok = 0,
-  InvalidArgument,   ///< wrong argument count, kind or type; bad launch configuration
-  InvalidProgram,    ///< the program failed verification
-  OutOfBounds,       ///< a memory access outside its buffer, pool or window
-  DivisionByZero,    ///< integer division by zero under -fcheck-div
-  LaunchFailed,      ///< any other fault during a launch (barrier misuse, call depth...)
-  StepLimitExceeded, ///< the interpreter's step budget ran out
+  InvalidArgument,    ///< wrong argument count, kind or type; bad launch configuration
+  InvalidProgram,     ///< the program failed verification
+  OutOfBounds,        ///< a memory access outside its buffer, pool or window
+  DivisionByZero,     ///< integer division by zero under -fcheck-div
+  LaunchFailed,       ///< any other fault during a launch (barrier misuse, call depth...)
+  StepLimitExceeded,  ///< the interpreter's step budget ran out
+  InvalidHandle,      ///< an unknown or freed buffer, pool or backend handle
+  OutOfMemory,        ///< an allocation the device cannot satisfy
+  BackendUnavailable, ///< no backend matches a preference, or it failed to start
 };
+
+/// A stable name for an error code ("out_of_bounds").
+const char *error_code_name(ErrorCode code);
 
 /// Ok, or an error code with a message naming the object concerned.
 class Status {

@@ -1,0 +1,144 @@
+/* hologram.h: the C API of the hologram runtime. It mirrors the C++ Backend API with status
+ * codes; hg_last_error() gives the message of the last failure on the calling thread.
+ * Compiles as C99 and C++. */
+#ifndef HOLOGRAM_H
+#define HOLOGRAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Status codes (mirror hologram::ErrorCode). */
+typedef enum hg_status {
+  HG_OK = 0,
+  HG_ERROR_INVALID_ARGUMENT = 1,
+  HG_ERROR_INVALID_PROGRAM = 2,
+  HG_ERROR_OUT_OF_BOUNDS = 3,
+  HG_ERROR_DIVISION_BY_ZERO = 4,
+  HG_ERROR_LAUNCH_FAILED = 5,
+  HG_ERROR_STEP_LIMIT = 6,
+  HG_ERROR_INVALID_HANDLE = 7,
+  HG_ERROR_OUT_OF_MEMORY = 8,
+  HG_ERROR_BACKEND_UNAVAILABLE = 9,
+  HG_ERROR_INTERNAL = 100
+} hg_status;
+
+typedef struct hg_backend hg_backend; /**< one device */
+typedef struct hg_program hg_program; /**< a verified ISA module */
+typedef uint64_t hg_buffer;           /**< 0 is never valid */
+typedef uint64_t hg_pool;             /**< 0 is never valid */
+
+/** Launch geometry: grid (in blocks) and block (in lanes) in three dimensions. */
+typedef struct hg_launch {
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t shared_memory;
+} hg_launch;
+
+/** Scalar types of kernel arguments (the ISA's types). */
+typedef enum hg_type {
+  HG_I8 = 1,
+  HG_I16,
+  HG_I32,
+  HG_I64,
+  HG_U8,
+  HG_U16,
+  HG_U32,
+  HG_U64,
+  HG_F16,
+  HG_BF16,
+  HG_F32,
+  HG_F64
+} hg_type;
+
+typedef enum hg_arg_kind { HG_ARG_BUFFER = 0, HG_ARG_POOL = 1, HG_ARG_SCALAR = 2 } hg_arg_kind;
+
+/** One kernel argument, in parameter order. */
+typedef struct hg_arg {
+  hg_arg_kind kind;
+  uint64_t handle; /**< buffer or pool */
+  hg_type type;    /**< scalar type */
+  uint64_t bits;   /**< scalar value bits, zero-extended */
+} hg_arg;
+
+/** The message of the last failure on this thread ("" after a success). */
+const char *hg_last_error(void);
+
+/** Creates a backend: "auto", a name ("cpu") or a list ("vulkan,cpu"). */
+hg_status hg_backend_create(const char *preference, hg_backend **out);
+void hg_backend_destroy(hg_backend *backend);
+/** Writes the chosen backend and device ("cpu: AMD EPYC ...") into `out` (NUL-terminated). */
+hg_status hg_backend_describe(hg_backend *backend, char *out, size_t capacity);
+hg_status hg_synchronize(hg_backend *backend);
+
+hg_status hg_buffer_allocate(hg_backend *backend, uint64_t bytes, hg_buffer *out);
+hg_status hg_buffer_free(hg_backend *backend, hg_buffer buffer);
+hg_status hg_buffer_write(hg_backend *backend, hg_buffer buffer, uint64_t offset, const void *data,
+                          uint64_t bytes);
+hg_status hg_buffer_read(hg_backend *backend, hg_buffer buffer, uint64_t offset, void *out,
+                         uint64_t bytes);
+hg_status hg_buffer_size(hg_backend *backend, hg_buffer buffer, uint64_t *out);
+
+hg_status hg_pool_allocate(hg_backend *backend, uint64_t bytes, hg_pool *out);
+hg_status hg_pool_free(hg_backend *backend, hg_pool pool);
+hg_status hg_pool_write(hg_backend *backend, hg_pool pool, uint64_t offset, const void *data,
+                        uint64_t bytes);
+hg_status hg_pool_read(hg_backend *backend, hg_pool pool, uint64_t offset, void *out,
+                       uint64_t bytes);
+hg_status hg_pool_size(hg_backend *backend, hg_pool pool, uint64_t *out);
+
+/** Parses and verifies Atlas ISA text; diagnostics are in hg_last_error(). */
+hg_status hg_program_create(const char *hasm_text, hg_program **out);
+void hg_program_destroy(hg_program *program);
+/** Runs kernel `kernel` (NULL: the only one) of `program`. */
+hg_status hg_execute_program(hg_backend *backend, const hg_program *program, const char *kernel,
+                             const hg_launch *launch, const hg_arg *args, size_t nargs);
+
+/** Argument helpers. */
+static inline hg_arg hg_arg_buffer(hg_buffer b) {
+  hg_arg a = {HG_ARG_BUFFER, b, HG_U8, 0};
+  return a;
+}
+static inline hg_arg hg_arg_pool(hg_pool p) {
+  hg_arg a = {HG_ARG_POOL, p, HG_U8, 0};
+  return a;
+}
+static inline hg_arg hg_arg_u32(uint32_t v) {
+  hg_arg a = {HG_ARG_SCALAR, 0, HG_U32, v};
+  return a;
+}
+static inline hg_arg hg_arg_i32(int32_t v) {
+  hg_arg a = {HG_ARG_SCALAR, 0, HG_I32, (uint32_t)v};
+  return a;
+}
+static inline hg_arg hg_arg_u64(uint64_t v) {
+  hg_arg a = {HG_ARG_SCALAR, 0, HG_U64, v};
+  return a;
+}
+static inline hg_arg hg_arg_f32(float v) {
+  union {
+    float f;
+    uint32_t u;
+  } c;
+  hg_arg a = {HG_ARG_SCALAR, 0, HG_F32, 0};
+  c.f = v;
+  a.bits = c.u;
+  return a;
+}
+/** One lane per element for n elements, blocks of `block` lanes. */
+static inline hg_launch hg_launch_linear(uint64_t n, uint32_t block) {
+  hg_launch l = {{1, 1, 1}, {1, 1, 1}, 0};
+  if (block == 0) block = 1;
+  l.block[0] = block;
+  l.grid[0] = (uint32_t)((n + block - 1) / block);
+  return l;
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* HOLOGRAM_H */

@@ -1,0 +1,133 @@
+// The Backend API (SPEC §10): one object per device, owning buffers, pools and the Atlas
+// state, running ISA programs. Every misuse throws hologram::Error; every method may be called
+// from any number of threads at once.
+#pragma once
+
+#include "hologram/isa/atlas.h"
+#include "hologram/isa/launch.h"
+#include "hologram/isa/program.h"
+#include "hologram/runtime/error.h"
+
+#include <array>
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace hologram {
+
+/// Opaque handles; 0 is never a valid handle.
+struct BufferHandle {
+  uint64_t id = 0;
+  friend bool operator==(const BufferHandle &, const BufferHandle &) = default;
+};
+struct PoolHandle {
+  uint64_t id = 0;
+  friend bool operator==(const PoolHandle &, const PoolHandle &) = default;
+};
+
+/// One launch argument, in parameter order: a buffer, a pool, or a typed scalar.
+struct KernelArg {
+  enum class Kind { Buffer, Pool, Scalar };
+  Kind kind = Kind::Scalar;
+  uint64_t handle = 0;
+  isa::Type type = isa::Type::None; ///< scalar type
+  uint64_t bits = 0;                ///< scalar value bits
+
+  static KernelArg buffer(BufferHandle b) { return {Kind::Buffer, b.id, isa::Type::None, 0}; }
+  static KernelArg pool(PoolHandle p) { return {Kind::Pool, p.id, isa::Type::None, 0}; }
+  static KernelArg scalar(isa::Type t, uint64_t bits) { return {Kind::Scalar, 0, t, bits}; }
+  static KernelArg f32(float v) { return scalar(isa::Type::F32, std::bit_cast<uint32_t>(v)); }
+  static KernelArg f64(double v) { return scalar(isa::Type::F64, std::bit_cast<uint64_t>(v)); }
+  static KernelArg u32(uint32_t v) { return scalar(isa::Type::U32, v); }
+  static KernelArg i32(int32_t v) { return scalar(isa::Type::I32, static_cast<uint32_t>(v)); }
+  static KernelArg u64(uint64_t v) { return scalar(isa::Type::U64, v); }
+  static KernelArg i64(int64_t v) { return scalar(isa::Type::I64, static_cast<uint64_t>(v)); }
+};
+
+enum class DeviceKind { Cpu, Gpu, Other };
+
+struct DeviceInfo {
+  std::string backend; ///< "cpu", "vulkan", "opencl"
+  std::string name;    ///< the device's own name
+  DeviceKind kind = DeviceKind::Cpu;
+  uint32_t compute_units = 0;
+  uint64_t memory_bytes = 0;
+  std::string details; ///< driver, ISA level, ...
+};
+
+class Backend {
+public:
+  virtual ~Backend() = default;
+
+  [[nodiscard]] virtual DeviceInfo device_info() const = 0;
+
+  // Buffers: device memory of a fixed size, zero-filled at allocation.
+  virtual BufferHandle allocate_buffer(uint64_t bytes) = 0;
+  virtual void free_buffer(BufferHandle buffer) = 0;
+  virtual void copy_to_buffer(BufferHandle buffer, uint64_t offset,
+                              std::span<const std::byte> data) = 0;
+  virtual void copy_from_buffer(BufferHandle buffer, uint64_t offset, std::span<std::byte> out) = 0;
+  virtual uint64_t buffer_size(BufferHandle buffer) = 0;
+
+  // Pools: fixed-size byte arrays addressed by offset (SPEC §3.7).
+  virtual PoolHandle allocate_pool(uint64_t bytes) = 0;
+  virtual void free_pool(PoolHandle pool) = 0;
+  virtual void copy_to_pool(PoolHandle pool, uint64_t offset, std::span<const std::byte> data) = 0;
+  virtual void copy_from_pool(PoolHandle pool, uint64_t offset, std::span<std::byte> out) = 0;
+  virtual uint64_t pool_size(PoolHandle pool) = 0;
+
+  /// Runs a verified ISA kernel over `launch` (on CPU through the reference interpreter).
+  virtual void execute_program(const isa::Kernel &kernel, const LaunchConfig &launch,
+                               std::span<const KernelArg> args) = 0;
+  /// Waits until every launch and copy issued so far has finished.
+  virtual void synchronize() = 0;
+
+  // Atlas state (SPEC §4), kept across launches.
+  virtual std::array<double, atlas::kNumClasses> resonance() = 0;
+  virtual void set_resonance(const std::array<double, atlas::kNumClasses> &values) = 0;
+  virtual uint32_t phase() = 0;
+  virtual void set_phase(uint32_t phase) = 0; ///< taken modulo 768
+  virtual void copy_to_boundary(uint64_t offset, std::span<const std::byte> data) = 0;
+  virtual void copy_from_boundary(uint64_t offset, std::span<std::byte> out) = 0;
+
+  // Conveniences over the byte-level copies.
+  template <typename T> void write(BufferHandle b, std::span<const T> v, uint64_t offset = 0) {
+    copy_to_buffer(b, offset, std::as_bytes(v));
+  }
+  template <typename T> std::vector<T> read(BufferHandle b) {
+    std::vector<T> v(buffer_size(b) / sizeof(T));
+    copy_from_buffer(b, 0, std::as_writable_bytes(std::span<T>(v)));
+    return v;
+  }
+};
+
+/// What create_backend may choose: "auto" (Vulkan GPU > OpenCL GPU > CPU), or an ordered list
+/// of backend names ("vulkan,cpu"); the first that starts wins.
+struct Preference {
+  std::vector<std::string> names; ///< empty: auto
+  static Preference automatic() { return {}; }
+  /// Parses "auto", "cpu", "vulkan,opencl,cpu"; throws Error on an unknown name.
+  static Preference parse(const std::string &text);
+};
+
+/// One backend/device seen by discover(), with why it cannot be used when it cannot.
+struct BackendReport {
+  std::string backend;
+  std::string device;
+  bool usable = false;
+  std::string reason;
+};
+
+/// Every backend this build knows and every device it finds.
+std::vector<BackendReport> discover();
+
+/// The first backend of the preference that starts; throws Error(BackendUnavailable) naming
+/// every candidate and why it was rejected. Never falls back silently: the result's
+/// device_info() says what was chosen.
+std::unique_ptr<Backend> create_backend(const Preference &preference = Preference::automatic());
+
+} // namespace hologram

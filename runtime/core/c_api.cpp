@@ -1,0 +1,230 @@
+// The C API: each call runs the C++ API and turns a hologram::Error into a status code and
+// the thread's last-error message; no exception crosses the C boundary.
+#include "hologram/hologram.h"
+#include "hologram/isa/text.h"
+#include "hologram/isa/verifier.h"
+#include "hologram/runtime/backend.h"
+
+#include <cstring>
+#include <string>
+
+struct hg_backend {
+  std::unique_ptr<hologram::Backend> impl;
+};
+struct hg_program {
+  hologram::isa::Module module;
+};
+
+namespace {
+
+using namespace hologram;
+
+static_assert(static_cast<int>(HG_F64) == static_cast<int>(isa::Type::F64) &&
+                  static_cast<int>(HG_I8) == static_cast<int>(isa::Type::I8),
+              "hg_type mirrors isa::Type");
+
+thread_local std::string last_error;
+
+hg_status status_of(ErrorCode c) {
+  switch (c) {
+  case ErrorCode::Ok: return HG_OK;
+  case ErrorCode::InvalidArgument: return HG_ERROR_INVALID_ARGUMENT;
+  case ErrorCode::InvalidProgram: return HG_ERROR_INVALID_PROGRAM;
+  case ErrorCode::OutOfBounds: return HG_ERROR_OUT_OF_BOUNDS;
+  case ErrorCode::DivisionByZero: return HG_ERROR_DIVISION_BY_ZERO;
+  case ErrorCode::LaunchFailed: return HG_ERROR_LAUNCH_FAILED;
+  case ErrorCode::StepLimitExceeded: return HG_ERROR_STEP_LIMIT;
+  case ErrorCode::InvalidHandle: return HG_ERROR_INVALID_HANDLE;
+  case ErrorCode::OutOfMemory: return HG_ERROR_OUT_OF_MEMORY;
+  case ErrorCode::BackendUnavailable: return HG_ERROR_BACKEND_UNAVAILABLE;
+  }
+  return HG_ERROR_INTERNAL;
+}
+
+/// Runs `f`, mapping exceptions to status codes.
+template <typename F> hg_status guard(F &&f) {
+  try {
+    f();
+    last_error.clear();
+    return HG_OK;
+  } catch (const Error &e) {
+    last_error = e.what();
+    return status_of(e.code());
+  } catch (const std::bad_alloc &) {
+    last_error = "out of memory";
+    return HG_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception &e) {
+    last_error = std::string("internal error: ") + e.what();
+    return HG_ERROR_INTERNAL;
+  }
+}
+
+void require(const void *p, const char *what) {
+  if (!p) throw Error(ErrorCode::InvalidArgument, std::string(what) + " is NULL");
+}
+
+Backend &backend_of(hg_backend *b) {
+  require(b, "the backend");
+  return *b->impl;
+}
+
+template <typename T> std::span<T> bytes(T *p, uint64_t n, const char *what) {
+  if (n) require(p, what);
+  return {p, static_cast<size_t>(n)};
+}
+
+} // namespace
+
+extern "C" {
+
+const char *hg_last_error(void) {
+  return last_error.c_str();
+}
+
+hg_status hg_backend_create(const char *preference, hg_backend **out) {
+  return guard([&] {
+    require(out, "the output pointer");
+    *out = nullptr;
+    auto impl = create_backend(Preference::parse(preference ? preference : "auto"));
+    *out = new hg_backend{std::move(impl)};
+  });
+}
+
+void hg_backend_destroy(hg_backend *backend) {
+  delete backend;
+}
+
+hg_status hg_backend_describe(hg_backend *backend, char *out, size_t capacity) {
+  return guard([&] {
+    auto info = backend_of(backend).device_info();
+    std::string s = info.backend + ": " + info.name;
+    require(out, "the output buffer");
+    if (capacity == 0) throw Error(ErrorCode::InvalidArgument, "the output buffer has no room");
+    size_t n = std::min(capacity - 1, s.size());
+    std::memcpy(out, s.data(), n);
+    out[n] = '\0';
+  });
+}
+
+hg_status hg_synchronize(hg_backend *backend) {
+  return guard([&] { backend_of(backend).synchronize(); });
+}
+
+hg_status hg_buffer_allocate(hg_backend *backend, uint64_t n, hg_buffer *out) {
+  return guard([&] {
+    require(out, "the output pointer");
+    *out = backend_of(backend).allocate_buffer(n).id;
+  });
+}
+hg_status hg_buffer_free(hg_backend *backend, hg_buffer b) {
+  return guard([&] { backend_of(backend).free_buffer({b}); });
+}
+hg_status hg_buffer_write(hg_backend *backend, hg_buffer b, uint64_t offset, const void *data,
+                          uint64_t n) {
+  return guard([&] {
+    backend_of(backend).copy_to_buffer({b}, offset,
+                                       bytes(static_cast<const std::byte *>(data), n, "the data"));
+  });
+}
+hg_status hg_buffer_read(hg_backend *backend, hg_buffer b, uint64_t offset, void *out, uint64_t n) {
+  return guard([&] {
+    backend_of(backend).copy_from_buffer({b}, offset,
+                                         bytes(static_cast<std::byte *>(out), n, "the output"));
+  });
+}
+hg_status hg_buffer_size(hg_backend *backend, hg_buffer b, uint64_t *out) {
+  return guard([&] {
+    require(out, "the output pointer");
+    *out = backend_of(backend).buffer_size({b});
+  });
+}
+
+hg_status hg_pool_allocate(hg_backend *backend, uint64_t n, hg_pool *out) {
+  return guard([&] {
+    require(out, "the output pointer");
+    *out = backend_of(backend).allocate_pool(n).id;
+  });
+}
+hg_status hg_pool_free(hg_backend *backend, hg_pool p) {
+  return guard([&] { backend_of(backend).free_pool({p}); });
+}
+hg_status hg_pool_write(hg_backend *backend, hg_pool p, uint64_t offset, const void *data,
+                        uint64_t n) {
+  return guard([&] {
+    backend_of(backend).copy_to_pool({p}, offset,
+                                     bytes(static_cast<const std::byte *>(data), n, "the data"));
+  });
+}
+hg_status hg_pool_read(hg_backend *backend, hg_pool p, uint64_t offset, void *out, uint64_t n) {
+  return guard([&] {
+    backend_of(backend).copy_from_pool({p}, offset,
+                                       bytes(static_cast<std::byte *>(out), n, "the output"));
+  });
+}
+hg_status hg_pool_size(hg_backend *backend, hg_pool p, uint64_t *out) {
+  return guard([&] {
+    require(out, "the output pointer");
+    *out = backend_of(backend).pool_size({p});
+  });
+}
+
+hg_status hg_program_create(const char *text, hg_program **out) {
+  return guard([&] {
+    require(text, "the program text");
+    require(out, "the output pointer");
+    *out = nullptr;
+    DiagnosticEngine diags;
+    auto m = isa::parse_module(text, "<program>", diags);
+    if (!m || !isa::verify_module(*m, diags))
+      throw Error(ErrorCode::InvalidProgram, diags.to_string());
+    *out = new hg_program{std::move(*m)};
+  });
+}
+
+void hg_program_destroy(hg_program *program) {
+  delete program;
+}
+
+hg_status hg_execute_program(hg_backend *backend, const hg_program *program, const char *kernel,
+                             const hg_launch *launch, const hg_arg *args, size_t nargs) {
+  return guard([&] {
+    require(program, "the program");
+    require(launch, "the launch configuration");
+    if (nargs) require(args, "the arguments");
+    const isa::Kernel *k = nullptr;
+    if (kernel) {
+      k = program->module.find_kernel(kernel);
+      if (!k)
+        throw Error(ErrorCode::InvalidArgument,
+                    std::string("the program has no kernel '") + kernel + "'");
+    } else {
+      if (program->module.kernels.size() != 1)
+        throw Error(ErrorCode::InvalidArgument, "the program has several kernels; name one");
+      k = &program->module.kernels[0];
+    }
+    LaunchConfig lc;
+    lc.grid = {launch->grid[0], launch->grid[1], launch->grid[2]};
+    lc.block = {launch->block[0], launch->block[1], launch->block[2]};
+    lc.shared_memory = launch->shared_memory;
+    std::vector<KernelArg> a;
+    for (size_t i = 0; i < nargs; ++i) {
+      const hg_arg &x = args[i];
+      switch (x.kind) {
+      case HG_ARG_BUFFER: a.push_back(KernelArg::buffer({x.handle})); break;
+      case HG_ARG_POOL: a.push_back(KernelArg::pool({x.handle})); break;
+      case HG_ARG_SCALAR:
+        if (x.type < HG_I8 || x.type > HG_F64)
+          throw Error(ErrorCode::InvalidArgument,
+                      "argument " + std::to_string(i + 1) + " has an unknown scalar type");
+        a.push_back(KernelArg::scalar(static_cast<isa::Type>(x.type), x.bits));
+        break;
+      default:
+        throw Error(ErrorCode::InvalidArgument,
+                    "argument " + std::to_string(i + 1) + " has an unknown kind");
+      }
+    }
+    backend_of(backend).execute_program(*k, lc, a);
+  });
+}
+
+} // extern "C"

@@ -1,0 +1,72 @@
+// A thread-safe table of objects by handle, shared by the backends. Handles are never reused,
+// so a stale handle is recognised as freed; objects are held by shared_ptr, so an object freed
+// while another thread copies from it stays alive until that copy ends.
+#pragma once
+
+#include "hologram/runtime/error.h"
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+
+namespace hologram::runtime {
+
+template <typename T> class HandleTable {
+public:
+  explicit HandleTable(std::string what) : what_(std::move(what)) {}
+
+  uint64_t insert(std::shared_ptr<T> obj) {
+    std::unique_lock lock(mutex_);
+    uint64_t id = next_++;
+    objects_.emplace(id, std::move(obj));
+    return id;
+  }
+
+  /// The object of `id`, or Error(InvalidHandle) naming the handle and what is wrong with it.
+  std::shared_ptr<T> get(uint64_t id) const {
+    std::shared_lock lock(mutex_);
+    auto it = objects_.find(id);
+    if (it != objects_.end()) return it->second;
+    throw Error(ErrorCode::InvalidHandle, describe(id));
+  }
+
+  std::shared_ptr<T> remove(uint64_t id) {
+    std::unique_lock lock(mutex_);
+    auto it = objects_.find(id);
+    if (it == objects_.end()) throw Error(ErrorCode::InvalidHandle, describe(id));
+    auto obj = std::move(it->second);
+    objects_.erase(it);
+    return obj;
+  }
+
+  size_t size() const {
+    std::shared_lock lock(mutex_);
+    return objects_.size();
+  }
+
+private:
+  std::string describe(uint64_t id) const {
+    if (id == 0) return what_ + " handle 0 is not a " + what_;
+    if (id < next_) return what_ + " #" + std::to_string(id) + " was freed";
+    return "unknown " + what_ + " #" + std::to_string(id);
+  }
+
+  std::string what_;
+  mutable std::shared_mutex mutex_;
+  std::unordered_map<uint64_t, std::shared_ptr<T>> objects_;
+  uint64_t next_ = 1;
+};
+
+/// Throws Error(OutOfBounds) unless [offset, offset + bytes) lies in an object of `size` bytes.
+inline void check_range(const std::string &what, uint64_t id, uint64_t size, uint64_t offset,
+                        uint64_t bytes, const char *verb) {
+  if (offset <= size && bytes <= size - offset) return;
+  throw Error(ErrorCode::OutOfBounds, std::string(verb) + " of " + std::to_string(bytes) +
+                                          " bytes at offset " + std::to_string(offset) +
+                                          " is outside " + what + " #" + std::to_string(id) +
+                                          " of " + std::to_string(size) + " bytes");
+}
+
+} // namespace hologram::runtime

@@ -1,0 +1,215 @@
+// CpuBackend: buffers and pools in host memory, launches through the interpreter. Objects are
+// held by shared_ptr (see HandleTable), so launches and copies never hold a table lock while
+// they work, and any number of threads may allocate, copy and launch at once.
+#include "cpu_backend.h"
+
+#include "../core/handle_table.h"
+#include "hologram/interp/interpreter.h"
+#include "hologram/isa/text.h"
+
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <thread>
+#include <unistd.h>
+
+namespace hologram::runtime {
+
+namespace {
+
+/// 64-byte aligned, zero-filled host memory.
+struct Block {
+  explicit Block(uint64_t n) : size(n) {
+    data.reset(static_cast<std::byte *>(::operator new[](n ? n : 1, std::align_val_t{64})));
+    std::memset(data.get(), 0, n);
+  }
+  struct Free {
+    void operator()(std::byte *p) const { ::operator delete[](p, std::align_val_t{64}); }
+  };
+  std::unique_ptr<std::byte[], Free> data;
+  uint64_t size;
+};
+
+/// Whether a kernel touches the Atlas state (so launches must not run it concurrently).
+bool uses_atlas_state(const isa::Kernel &k) {
+  for (const auto &inst : k.insts) {
+    if (inst.info().family == isa::OpFamily::Atlas) return true;
+    for (const auto &op : inst.operands)
+      if (op.kind == isa::OperandKind::Addr &&
+          (op.addr.base == isa::AddrBase::Class || op.addr.base == isa::AddrBase::Boundary))
+        return true;
+  }
+  return false;
+}
+
+class CpuBackend final : public Backend {
+public:
+  DeviceInfo device_info() const override { return cpu_device_info(); }
+
+  BufferHandle allocate_buffer(uint64_t bytes) override {
+    return {buffers_.insert(allocate(bytes, "buffer"))};
+  }
+  void free_buffer(BufferHandle b) override { buffers_.remove(b.id); }
+  void copy_to_buffer(BufferHandle b, uint64_t offset, std::span<const std::byte> data) override {
+    copy_in(buffers_.get(b.id), "buffer", b.id, offset, data);
+  }
+  void copy_from_buffer(BufferHandle b, uint64_t offset, std::span<std::byte> out) override {
+    copy_out(buffers_.get(b.id), "buffer", b.id, offset, out);
+  }
+  uint64_t buffer_size(BufferHandle b) override { return buffers_.get(b.id)->size; }
+
+  PoolHandle allocate_pool(uint64_t bytes) override {
+    return {pools_.insert(allocate(bytes, "pool"))};
+  }
+  void free_pool(PoolHandle p) override { pools_.remove(p.id); }
+  void copy_to_pool(PoolHandle p, uint64_t offset, std::span<const std::byte> data) override {
+    copy_in(pools_.get(p.id), "pool", p.id, offset, data);
+  }
+  void copy_from_pool(PoolHandle p, uint64_t offset, std::span<std::byte> out) override {
+    copy_out(pools_.get(p.id), "pool", p.id, offset, out);
+  }
+  uint64_t pool_size(PoolHandle p) override { return pools_.get(p.id)->size; }
+
+  void execute_program(const isa::Kernel &kernel, const LaunchConfig &launch,
+                       std::span<const KernelArg> args) override {
+    if (args.size() != kernel.params.size())
+      throw Error(ErrorCode::InvalidArgument,
+                  "kernel '" + kernel.name + "' expects " + std::to_string(kernel.params.size()) +
+                      " argument(s), got " + std::to_string(args.size()));
+    // Resolve every handle first: the objects stay alive for the whole launch.
+    std::vector<std::shared_ptr<Block>> keep;
+    std::vector<interp::ArgValue> values;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const auto &p = kernel.params[i];
+      const auto &a = args[i];
+      std::string where = "argument " + std::to_string(i + 1) + " (%" + p.name + ") of kernel '" +
+                          kernel.name + "'";
+      switch (p.kind) {
+      case isa::ParamKind::Buffer:
+        if (a.kind != KernelArg::Kind::Buffer)
+          throw Error(ErrorCode::InvalidArgument, where + " must be a buffer");
+        keep.push_back(buffers_.get(a.handle));
+        if (keep.back()->size % isa::type_size(p.type) != 0)
+          throw Error(ErrorCode::InvalidArgument,
+                      where + ": buffer #" + std::to_string(a.handle) + " holds " +
+                          std::to_string(keep.back()->size) + " bytes, not a whole number of " +
+                          std::string(isa::type_name(p.type)) + " elements");
+        values.push_back(interp::ArgValue::buffer({keep.back()->data.get(), keep.back()->size}));
+        break;
+      case isa::ParamKind::Pool:
+        if (a.kind != KernelArg::Kind::Pool)
+          throw Error(ErrorCode::InvalidArgument, where + " must be a pool");
+        keep.push_back(pools_.get(a.handle));
+        values.push_back(interp::ArgValue::pool({keep.back()->data.get(), keep.back()->size}));
+        break;
+      case isa::ParamKind::Scalar:
+        if (a.kind != KernelArg::Kind::Scalar)
+          throw Error(ErrorCode::InvalidArgument, where + " must be a scalar");
+        if (a.type != p.type)
+          throw Error(ErrorCode::InvalidArgument,
+                      where + " is " + std::string(isa::type_name(p.type)) + ", got " +
+                          (a.type == isa::Type::None ? std::string("an untyped value")
+                                                     : std::string(isa::type_name(a.type))));
+        values.push_back(interp::ArgValue::scalar(a.bits));
+        break;
+      }
+    }
+    interp::InterpOptions opts;
+    if (uses_atlas_state(kernel)) {
+      std::lock_guard lock(atlas_mutex_);
+      throw_if_failed(interp::run_kernel(kernel, launch, values, atlas_, opts));
+    } else {
+      thread_local interp::AtlasState unused; // such kernels never touch it
+      throw_if_failed(interp::run_kernel(kernel, launch, values, unused, opts));
+    }
+  }
+
+  void synchronize() override {} // launches and copies complete before they return
+
+  std::array<double, atlas::kNumClasses> resonance() override {
+    std::lock_guard lock(atlas_mutex_);
+    return atlas_.resonance;
+  }
+  void set_resonance(const std::array<double, atlas::kNumClasses> &v) override {
+    std::lock_guard lock(atlas_mutex_);
+    atlas_.resonance = v;
+  }
+  uint32_t phase() override {
+    std::lock_guard lock(atlas_mutex_);
+    return atlas_.phase;
+  }
+  void set_phase(uint32_t p) override {
+    std::lock_guard lock(atlas_mutex_);
+    atlas_.phase = p % atlas::kPhaseModulus;
+  }
+  void copy_to_boundary(uint64_t offset, std::span<const std::byte> data) override {
+    std::lock_guard lock(atlas_mutex_);
+    check_range("the boundary pool", 0, atlas_.boundary.size(), offset, data.size(), "a copy");
+    std::memcpy(atlas_.boundary.data() + offset, data.data(), data.size());
+  }
+  void copy_from_boundary(uint64_t offset, std::span<std::byte> out) override {
+    std::lock_guard lock(atlas_mutex_);
+    check_range("the boundary pool", 0, atlas_.boundary.size(), offset, out.size(), "a copy");
+    std::memcpy(out.data(), atlas_.boundary.data() + offset, out.size());
+  }
+
+private:
+  static std::shared_ptr<Block> allocate(uint64_t bytes, const char *what) {
+    if (bytes == 0)
+      throw Error(ErrorCode::InvalidArgument,
+                  std::string("cannot allocate a ") + what + " of 0 bytes");
+    try {
+      return std::make_shared<Block>(bytes);
+    } catch (const std::bad_alloc &) {
+      throw Error(ErrorCode::OutOfMemory, std::string("cannot allocate a ") + what + " of " +
+                                              std::to_string(bytes) + " bytes");
+    }
+  }
+  static void copy_in(const std::shared_ptr<Block> &b, const char *what, uint64_t id,
+                      uint64_t offset, std::span<const std::byte> data) {
+    check_range(what, id, b->size, offset, data.size(), "a copy");
+    if (!data.empty()) std::memcpy(b->data.get() + offset, data.data(), data.size());
+  }
+  static void copy_out(const std::shared_ptr<Block> &b, const char *what, uint64_t id,
+                       uint64_t offset, std::span<std::byte> out) {
+    check_range(what, id, b->size, offset, out.size(), "a copy");
+    if (!out.empty()) std::memcpy(out.data(), b->data.get() + offset, out.size());
+  }
+
+  HandleTable<Block> buffers_{"buffer"};
+  HandleTable<Block> pools_{"pool"};
+  std::mutex atlas_mutex_;
+  interp::AtlasState atlas_;
+};
+
+std::string cpu_model_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(" \t", colon + 1));
+    }
+  return "host CPU";
+}
+
+} // namespace
+
+DeviceInfo cpu_device_info() {
+  DeviceInfo d;
+  d.backend = "cpu";
+  d.name = cpu_model_name();
+  d.kind = DeviceKind::Cpu;
+  d.compute_units = std::max(1u, std::thread::hardware_concurrency());
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  d.memory_bytes =
+      pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+  d.details = "ISA programs run on the reference interpreter";
+  return d;
+}
+
+std::unique_ptr<Backend> make_cpu_backend() {
+  return std::make_unique<CpuBackend>();
+}
+
+} // namespace hologram::runtime

@@ -1,0 +1,90 @@
+/* The C API from C99: every call's status, hg_last_error(), and a launch. Prints the
+ * "N passed, N failed" line that ctest's log shows. */
+#include "hologram/hologram.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int passed = 0, failed = 0;
+
+#define CHECK(cond)                                                                                \
+  do {                                                                                             \
+    if (cond) {                                                                                    \
+      ++passed;                                                                                    \
+    } else {                                                                                       \
+      ++failed;                                                                                    \
+      fprintf(stderr, "%s:%d: check failed: %s (last error: %s)\n", __FILE__, __LINE__, #cond,     \
+              hg_last_error());                                                                    \
+    }                                                                                              \
+  } while (0)
+
+static const char *kProgram = ".kernel vector_add\n"
+                              ".param %a : buffer<f32> read\n"
+                              ".param %b : buffer<f32> read\n"
+                              ".param %c : buffer<f32> write\n"
+                              ".param %n : u32\n"
+                              "  param.u32 r1, %n\n"
+                              "  cvt.u64.u32 r2, r1\n"
+                              "  setge.u64 p0, %gid, r2\n"
+                              "  bra p0 @done\n"
+                              "  ld.f32 r3, [%a + %gid*4]\n"
+                              "  ld.f32 r4, [%b + %gid*4]\n"
+                              "  add.f32 r5, r3, r4\n"
+                              "  st.f32 [%c + %gid*4], r5\n"
+                              "@done:\n"
+                              "  exit\n";
+
+int main(void) {
+  hg_backend *backend = NULL;
+  hg_program *program = NULL;
+  hg_buffer a, b, c;
+  float x[4] = {1, 2, 3, 4}, y[4] = {10, 20, 30, 40}, out[4] = {0};
+  hg_arg args[4];
+  hg_launch launch = hg_launch_linear(4, 2);
+  char name[256];
+  uint64_t size = 0;
+
+  CHECK(hg_backend_create("opencl", &backend) == HG_ERROR_BACKEND_UNAVAILABLE);
+  CHECK(strstr(hg_last_error(), "opencl") != NULL);
+  CHECK(hg_backend_create("auto", &backend) == HG_OK && backend != NULL);
+  CHECK(hg_backend_describe(backend, name, sizeof name) == HG_OK && strncmp(name, "cpu: ", 5) == 0);
+
+  CHECK(hg_buffer_allocate(backend, 16, &a) == HG_OK);
+  CHECK(hg_buffer_allocate(backend, 16, &b) == HG_OK);
+  CHECK(hg_buffer_allocate(backend, 16, &c) == HG_OK);
+  CHECK(hg_buffer_write(backend, a, 0, x, sizeof x) == HG_OK);
+  CHECK(hg_buffer_write(backend, b, 0, y, sizeof y) == HG_OK);
+  CHECK(hg_buffer_size(backend, a, &size) == HG_OK && size == 16);
+  CHECK(hg_buffer_write(backend, a, 8, x, sizeof x) == HG_ERROR_OUT_OF_BOUNDS);
+  CHECK(strstr(hg_last_error(), "outside buffer") != NULL);
+  CHECK(hg_buffer_read(backend, 4242, 0, out, 4) == HG_ERROR_INVALID_HANDLE);
+  CHECK(hg_buffer_read(backend, a, 0, NULL, 4) == HG_ERROR_INVALID_ARGUMENT);
+
+  CHECK(hg_program_create(".kernel k\n  add.f32 r1, r2, r2\n", &program) ==
+        HG_ERROR_INVALID_PROGRAM);
+  CHECK(strstr(hg_last_error(), "r2 may be read before it is written") != NULL);
+  CHECK(hg_program_create(kProgram, &program) == HG_OK);
+
+  args[0] = hg_arg_buffer(a);
+  args[1] = hg_arg_buffer(b);
+  args[2] = hg_arg_buffer(c);
+  args[3] = hg_arg_f32(4.0f);
+  CHECK(hg_execute_program(backend, program, NULL, &launch, args, 4) == HG_ERROR_INVALID_ARGUMENT);
+  CHECK(strstr(hg_last_error(), "is u32, got f32") != NULL);
+  args[3] = hg_arg_u32(4);
+  CHECK(hg_execute_program(backend, program, "vector_add", &launch, args, 4) == HG_OK);
+  CHECK(hg_synchronize(backend) == HG_OK);
+  CHECK(hg_buffer_read(backend, c, 0, out, sizeof out) == HG_OK);
+  CHECK(out[0] == 11 && out[1] == 22 && out[2] == 33 && out[3] == 44);
+  CHECK(strcmp(hg_last_error(), "") == 0);
+
+  CHECK(hg_buffer_free(backend, a) == HG_OK);
+  CHECK(hg_buffer_free(backend, a) == HG_ERROR_INVALID_HANDLE);
+  CHECK(hg_execute_program(backend, program, NULL, &launch, args, 4) == HG_ERROR_INVALID_HANDLE);
+  CHECK(strstr(hg_last_error(), "was freed") != NULL);
+
+  hg_program_destroy(program);
+  hg_backend_destroy(backend);
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
