@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test: install what is missing, check formatting, build, then ctest (unit and lit).
+# Runs every test: install what is missing, check formatting, build, run ctest (unit, lit,
+# conformance, C API); then the same suites built with ASan and UBSan, and the fuzz corpora.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${HOLOGRAM_BUILD_DIR:-$root/build}
@@ -7,5 +8,5 @@ build=${HOLOGRAM_BUILD_DIR:-$root/build}
 "$root/scripts/setup.sh"
 "$root/scripts/check-format.sh"
 "$root/scripts/build.sh"
-cd "$build"
-ctest --output-on-failure --parallel "$(nproc)"
+(cd "$build" && ctest --output-on-failure --parallel "$(nproc)")
+"$root/scripts/sanitize.sh"

@@ -78,12 +78,13 @@ bool Kernel::is_launch_level() const {
 void Kernel::canonicalize_labels() {
   std::vector<unsigned> order(labels.size());
   std::iota(order.begin(), order.end(), 0u);
-  std::stable_sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
+  // By target, then in definition order (the index breaks ties, so the order is total).
+  std::sort(order.begin(), order.end(), [&](unsigned a, unsigned b) {
     const Label &la = labels[a], &lb = labels[b];
     bool ua = la.target == kUndefinedLabel, ub = lb.target == kUndefinedLabel;
     if (ua != ub) return ub;
-    if (ua) return la.name < lb.name;
-    return la.target < lb.target;
+    if (ua) return la.name < lb.name || (la.name == lb.name && a < b);
+    return la.target < lb.target || (la.target == lb.target && a < b);
   });
   std::vector<unsigned> renumber(labels.size());
   std::vector<Label> sorted;

@@ -158,6 +158,11 @@ private:
     if (bytes == 0)
       throw Error(ErrorCode::InvalidArgument,
                   std::string("cannot allocate a ") + what + " of 0 bytes");
+    static const uint64_t physical = cpu_device_info().memory_bytes;
+    if (physical && bytes > physical)
+      throw Error(ErrorCode::OutOfMemory, std::string("cannot allocate a ") + what + " of " +
+                                              std::to_string(bytes) + " bytes: the machine has " +
+                                              std::to_string(physical) + " bytes of memory");
     try {
       return std::make_shared<Block>(bytes);
     } catch (const std::bad_alloc &) {

@@ -140,8 +140,8 @@ private:
             uint32_t k = run.classes[0];
             run.range = false;
             run.classes.clear();
-            run.a = run.b = run.c =
-                ClassRef{k, -1}; // merge@cK[cK,cK] doubles cK; a marker marks cK
+            run.a = ClassRef{k, -1}; // a marker marks cK; merge@cK[cK,cK] doubles cK
+            if (run.gen == Generator::Merge) run.b = run.c = run.a;
           }
           out.push_back(std::move(run));
           start = i;

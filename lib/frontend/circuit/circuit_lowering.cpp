@@ -19,8 +19,7 @@ using isa::Type;
 
 class CircuitLowering {
 public:
-  CircuitLowering(const CircuitOptions &opts)
-      : opts_(opts), b_(opts.kernel_name), t_(opts.element) {}
+  explicit CircuitLowering(const CircuitOptions &opts) : b_(opts.kernel_name), t_(opts.element) {}
 
   isa::Kernel run(const Circuit &c) {
     const uint32_t size = isa::type_size(t_);
@@ -117,7 +116,6 @@ private:
     if (paged) b_.bind(skip);
   }
 
-  const CircuitOptions &opts_;
   isa::KernelBuilder b_;
   Type t_;
   unsigned counter_ = 0;

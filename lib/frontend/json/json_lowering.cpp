@@ -189,9 +189,8 @@ constexpr MathFn kMath[] = {
 
 class KernelLowering {
 public:
-  KernelLowering(const KernelDecl &decl, const std::string &file, const JsonLocator &loc,
-                 DiagnosticEngine &diags)
-      : decl_(decl), file_(file), loc_(loc), diags_(diags), b_(decl.name) {}
+  KernelLowering(const KernelDecl &decl, const std::string &file, DiagnosticEngine &diags)
+      : decl_(decl), file_(file), diags_(diags), b_(decl.name) {}
 
   std::optional<isa::Kernel> run();
 
@@ -337,7 +336,6 @@ public:
 private:
   const KernelDecl &decl_;
   const std::string &file_;
-  const JsonLocator &loc_;
   DiagnosticEngine &diags_;
   isa::KernelBuilder b_;
   std::map<std::string, Var> vars_;
@@ -1540,7 +1538,7 @@ std::optional<isa::Module> compile_json(std::string_view text, const std::string
   m.source_name = file;
   bool ok = true;
   for (const auto &decl : *kernels) {
-    json::KernelLowering lowering(decl, file, locator, diags);
+    json::KernelLowering lowering(decl, file, diags);
     auto k = lowering.run();
     if (!k) {
       ok = false;

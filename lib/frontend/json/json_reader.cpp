@@ -564,6 +564,14 @@ std::optional<std::vector<KernelDecl>> read_document(std::string_view text, cons
     d.message = "malformed JSON: " + (colon == std::string::npos ? what : what.substr(colon + 2));
     diags.report(std::move(d));
     return std::nullopt;
+  } catch (const json::exception &e) {
+    // Other failures while parsing (a number that overflows, ...) carry no byte position.
+    std::string what = e.what();
+    auto bracket = what.find("] ");
+    diags.error(file, {},
+                "malformed JSON: " +
+                    (bracket == std::string::npos ? what : what.substr(bracket + 2)));
+    return std::nullopt;
   }
   Reader r(file, locator, diags);
   return r.run(root);

@@ -79,6 +79,20 @@ TEST(Circuit, CanonicalisationKeepsTheDataEffect) {
   EXPECT_GT(shortened, 20); // the rules do fire on random input
 }
 
+TEST(Circuit, SplitRangesRoundTrip) {
+  // Found by fuzz_circuit: a mirrored range leaves a one-class run (c88) that must print as a
+  // plain marker and parse back to the same op.
+  for (const char *text : {"quote@c[5..80]~", "~@ merge@c[5..80]", "T+3@ mark@c[1..30]"}) {
+    DiagnosticEngine d;
+    auto c = parse_circuit(text, "t.circuit", d);
+    ASSERT_TRUE(c) << d.to_string();
+    Circuit canon = canonicalize(*c);
+    auto back = parse_circuit(print_circuit(canon), "canon.circuit", d);
+    ASSERT_TRUE(back) << print_circuit(canon);
+    EXPECT_EQ(back->branches, canon.branches) << text << " -> " << print_circuit(canon);
+  }
+}
+
 TEST(Circuit, TransformsActOnEveryClassOfARange) {
   DiagnosticEngine d;
   auto c = parse_circuit("~@ merge@c[6..9]", "t.circuit", d);

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Builds the project with clang-19, AddressSanitizer and UndefinedBehaviorSanitizer (and the
+# libFuzzer targets) into build-sanitize/, then runs every ctest suite there, including each
+# fuzz target over its seed corpus.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${HOLOGRAM_SANITIZE_DIR:-$root/build-sanitize}
+
+if [[ ! -f $build/build.ninja ]]; then
+  CC=clang-19 CXX=clang++-19 cmake -S "$root" -B "$build" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHOLOGRAM_WERROR=ON -DHOLOGRAM_ENABLE_FUZZ=ON \
+    -DCMAKE_C_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined" \
+    -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link" \
+    -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
+fi
+cmake --build "$build" --parallel "$(nproc)"
+cd "$build"
+ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure --parallel "$(nproc)"
