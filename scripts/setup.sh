@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   cmake ninja-build g++ ccache pkg-config python3
-  llvm-19-dev llvm-19-tools libclang-19-dev clang-19 clang-format-19
+  llvm-19-dev llvm-19-tools libclang-19-dev clang-19 clang-format-19 libclang-rt-19-dev
   spirv-tools spirv-headers libvulkan-dev ocl-icd-opencl-dev opencl-headers
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
 )
