@@ -182,8 +182,11 @@ private:
   Status resolve(Lane &l, const Address &a, uint64_t size, bool pool_op, std::byte *&out,
                  uint64_t count = 1) {
     Region r;
-    uint64_t offset =
-        (a.index == kNoReg ? 0 : l.regs[a.index] * a.scale) + static_cast<uint64_t>(a.disp);
+    // The offset in 128-bit arithmetic: an index that wraps around 2^64 is out of bounds,
+    // not a way back into the buffer.
+    __extension__ typedef __int128 Wide;
+    Wide offset = a.disp;
+    if (a.index != kNoReg) offset += static_cast<Wide>(l.regs[a.index]) * a.scale;
     switch (a.base) {
     case AddrBase::Param:
     case AddrBase::Pool: r = params_[a.base_id]; break;
@@ -198,7 +201,7 @@ private:
     case AddrBase::Reg: {
       uint64_t v = l.regs[a.base_id];
       uint64_t tag = v >> 48;
-      offset += v & kOffsetMask;
+      offset += static_cast<Wide>(v & kOffsetMask);
       if (tag >= kTagScratch) {
         uint64_t id = tag - kTagScratch;
         if (id >= l.scratch.size() || !l.scratch_live[id])
@@ -220,12 +223,18 @@ private:
     }
     }
     uint64_t bytes = size * count;
-    if (offset > r.size || bytes > r.size - offset)
+    if (offset < 0 || offset > static_cast<Wide>(r.size) ||
+        bytes > r.size - static_cast<uint64_t>(offset)) {
+      std::string where = offset < 0 ? "a negative offset"
+                          : offset > static_cast<Wide>(~uint64_t{0})
+                              ? "an offset beyond 2^64"
+                              : "offset " + std::to_string(static_cast<uint64_t>(offset));
       return fail(l, l.pc, ErrorCode::OutOfBounds,
-                  "out-of-bounds access to " + r.name + ": offset " + std::to_string(offset) +
-                      ", size " + std::to_string(bytes) + ", but it holds " +
-                      std::to_string(r.size) + " bytes");
-    out = r.data + offset;
+                  "out-of-bounds access to " + r.name + ": " + where + ", size " +
+                      std::to_string(bytes) + ", but it holds " + std::to_string(r.size) +
+                      " bytes");
+    }
+    out = r.data + static_cast<uint64_t>(offset);
     return {};
   }
 

@@ -24,7 +24,7 @@ template <typename T> struct Ops {
   uint64_t imm(size_t i) const { return inst.operands[i].imm; }
   unsigned param(size_t i) const { return inst.operands[i].index; }
   bool present(size_t i) const { return inst.operands[i].kind == OperandKind::Param; }
-  Status arr(size_t i, uint64_t n, T *&out) const {
+  Status arr(size_t i, Count n, T *&out) const {
     auto names = operand_names(inst.op);
     std::string role = i < names.size() ? std::string(names[i]) : "operand";
     return view.array(param(i), n, out, role.c_str());
@@ -188,7 +188,7 @@ template <typename T> struct Ops {
       T *y, *A, *x;
       T alpha = s(5), beta = s(6);
       if (auto st = arr(0, rows, y); !st) return st;
-      if (auto st = arr(1, m ? (m - 1) * lda + n : 0, A); !st) return st;
+      if (auto st = arr(1, m ? sat_add(prod(m - 1, lda), n) : 0, A); !st) return st;
       if (auto st = arr(2, cols, x); !st) return st;
       for (uint64_t i = 0; i < rows; ++i) {
         T acc = 0;
@@ -201,8 +201,8 @@ template <typename T> struct Ops {
     case Opcode::LogSoftmax: {
       uint64_t rows = u(2), cols = u(3);
       T *y, *x;
-      if (auto st = arr(0, rows * cols, y); !st) return st;
-      if (auto st = arr(1, rows * cols, x); !st) return st;
+      if (auto st = arr(0, prod(rows, cols), y); !st) return st;
+      if (auto st = arr(1, prod(rows, cols), x); !st) return st;
       for (uint64_t r = 0; r < rows; ++r) {
         const T *xr = x + r * cols;
         T *yr = y + r * cols;
@@ -224,8 +224,8 @@ template <typename T> struct Ops {
       uint64_t rows = u(ln ? 4 : 3), cols = u(ln ? 5 : 4);
       double eps = s(ln ? 6 : 5);
       T *y, *x, *gamma = nullptr, *beta = nullptr;
-      if (auto st = arr(0, rows * cols, y); !st) return st;
-      if (auto st = arr(1, rows * cols, x); !st) return st;
+      if (auto st = arr(0, prod(rows, cols), y); !st) return st;
+      if (auto st = arr(1, prod(rows, cols), x); !st) return st;
       if (present(2))
         if (auto st = arr(2, cols, gamma); !st) return st;
       if (ln && present(3))
@@ -273,10 +273,10 @@ template <typename T> struct Ops {
       if (dim % 2)
         return {ErrorCode::LaunchFailed,
                 "rope needs an even dimension, got " + std::to_string(dim)};
-      if (auto st = arr(0, rows * dim, y); !st) return st;
-      if (auto st = arr(1, rows * dim, x); !st) return st;
-      if (auto st = arr(2, rows * half, cs); !st) return st;
-      if (auto st = arr(3, rows * half, sn); !st) return st;
+      if (auto st = arr(0, prod(rows, dim), y); !st) return st;
+      if (auto st = arr(1, prod(rows, dim), x); !st) return st;
+      if (auto st = arr(2, prod(rows, half), cs); !st) return st;
+      if (auto st = arr(3, prod(rows, half), sn); !st) return st;
       for (uint64_t r = 0; r < rows; ++r)
         for (uint64_t i = 0; i < half; ++i) {
           double x0 = x[r * dim + 2 * i], x1 = x[r * dim + 2 * i + 1];
@@ -291,12 +291,12 @@ template <typename T> struct Ops {
       double scale = s(9);
       bool causal = imm(10);
       T *out, *Q, *K, *V, *mask = nullptr;
-      if (auto st = arr(0, heads * sq * d, out); !st) return st;
-      if (auto st = arr(1, heads * sq * d, Q); !st) return st;
-      if (auto st = arr(2, heads * sk * d, K); !st) return st;
-      if (auto st = arr(3, heads * sk * d, V); !st) return st;
+      if (auto st = arr(0, prod(heads, sq, d), out); !st) return st;
+      if (auto st = arr(1, prod(heads, sq, d), Q); !st) return st;
+      if (auto st = arr(2, prod(heads, sk, d), K); !st) return st;
+      if (auto st = arr(3, prod(heads, sk, d), V); !st) return st;
       if (present(4))
-        if (auto st = arr(4, sq * sk, mask); !st) return st;
+        if (auto st = arr(4, prod(sq, sk), mask); !st) return st;
       std::vector<double> scores(sk);
       for (uint64_t h = 0; h < heads; ++h)
         for (uint64_t i = 0; i < sq; ++i) {
@@ -325,13 +325,17 @@ template <typename T> struct Ops {
       uint64_t N = u(4), C = u(5), H = u(6), W = u(7), K = u(8), KH = u(9), KW = u(10),
                stride = u(11), pad = u(12);
       if (stride == 0) return {ErrorCode::LaunchFailed, "conv2d stride must be positive"};
-      if (H + 2 * pad < KH || W + 2 * pad < KW)
-        return {ErrorCode::LaunchFailed, "conv2d kernel is larger than the padded input"};
-      uint64_t OH = (H + 2 * pad - KH) / stride + 1, OW = (W + 2 * pad - KW) / stride + 1;
+      Count padded_h = sat_add(H, prod(2, pad)), padded_w = sat_add(W, prod(2, pad));
+      if (padded_h < KH || padded_w < KW || padded_h >= (Count{1} << 62) ||
+          padded_w >= (Count{1} << 62))
+        return {ErrorCode::LaunchFailed, "conv2d sizes are out of range (a kernel larger than the "
+                                         "padded input, or a huge input)"};
+      uint64_t OH = static_cast<uint64_t>((padded_h - KH) / stride + 1);
+      uint64_t OW = static_cast<uint64_t>((padded_w - KW) / stride + 1);
       T *out, *in, *w, *bias = nullptr;
-      if (auto st = arr(0, N * K * OH * OW, out); !st) return st;
-      if (auto st = arr(1, N * C * H * W, in); !st) return st;
-      if (auto st = arr(2, K * C * KH * KW, w); !st) return st;
+      if (auto st = arr(0, prod(N, K, OH, OW), out); !st) return st;
+      if (auto st = arr(1, prod(N, C, H, W), in); !st) return st;
+      if (auto st = arr(2, prod(K, C, KH, KW), w); !st) return st;
       if (present(3))
         if (auto st = arr(3, K, bias); !st) return st;
       for (uint64_t n = 0; n < N; ++n)
@@ -387,8 +391,8 @@ template <typename T> struct Ops {
       return {ErrorCode::LaunchFailed,
               "gemm leading dimensions are smaller than the rows they describe"};
     T *C, *A, *B;
-    auto extent = [&](uint64_t rows, uint64_t cols, uint64_t ld, uint64_t stride) {
-      return rows == 0 ? 0 : (batch - 1) * stride + (rows - 1) * ld + cols;
+    auto extent = [&](uint64_t rows, uint64_t cols, uint64_t ld, uint64_t stride) -> Count {
+      return rows == 0 ? 0 : sat_add(sat_add(prod(batch - 1, stride), prod(rows - 1, ld)), cols);
     };
     if (auto st = arr(ci, extent(M, N, ldc, sc), C); !st) return st;
     if (auto st = arr(ai, extent(a_rows, a_cols, lda, sa), A); !st) return st;

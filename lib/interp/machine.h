@@ -19,20 +19,36 @@ struct Region {
   std::string name; ///< "parameter %a", "shared memory", "class 5 of the boundary pool", ...
 };
 
+/// Element counts of whole-launch operations are computed in 128 bits and saturate, so an
+/// extent built from huge sizes can never wrap around and pass a bounds check.
+__extension__ typedef unsigned __int128 Count;
+inline constexpr Count kCountMax = ~Count{0} >> 1;
+inline Count sat_add(Count a, Count b) {
+  return a > kCountMax - b ? kCountMax : a + b;
+}
+inline Count sat_mul(Count a, Count b) {
+  return a != 0 && b > kCountMax / a ? kCountMax : a * b;
+}
+template <typename... T> Count prod(T... xs) {
+  Count r = 1;
+  ((r = sat_mul(r, static_cast<Count>(xs))), ...);
+  return r;
+}
+
 /// Access to the arguments for whole-launch operations.
 struct LaunchView {
   const isa::Kernel &kernel;
   std::span<const ArgValue> args;
   /// The buffer argument at parameter index p, as a typed span of n elements (checked).
-  template <typename T> Status array(unsigned p, uint64_t n, T *&out, const char *role) const {
+  template <typename T> Status array(unsigned p, Count n, T *&out, const char *role) const {
     const auto &a = args[p];
-    uint64_t need = n * sizeof(T);
-    if (n != 0 && need / n != sizeof(T)) return {ErrorCode::OutOfBounds, "size overflow"};
+    Count need = sat_mul(n, sizeof(T));
     if (need > a.memory.size())
-      return {ErrorCode::OutOfBounds, "kernel '" + kernel.name + "': " + role + " %" +
-                                          kernel.params[p].name + " needs " + std::to_string(need) +
-                                          " bytes, but the buffer holds " +
-                                          std::to_string(a.memory.size())};
+      return {ErrorCode::OutOfBounds,
+              std::string(role) + " %" + kernel.params[p].name + " needs " +
+                  (need > Count{~uint64_t{0}} ? std::string("more than 2^64")
+                                              : std::to_string(static_cast<uint64_t>(need))) +
+                  " bytes, but the buffer holds " + std::to_string(a.memory.size())};
     out = reinterpret_cast<T *>(a.memory.data());
     return {};
   }

@@ -228,3 +228,48 @@ TEST(Launch, WholeLaunchKernelRunsOnce) {
   EXPECT_EQ(y, (std::vector<float>{1, 2, 3, 4}));
   EXPECT_EQ(sum[0], 10.0f);
 }
+
+TEST(Launch, AddressArithmeticNeverWrapsBackIntoABuffer) {
+  std::vector<uint32_t> a(2);
+  auto fault = [&](const std::string &body, const char *what) {
+    auto st = run_text(".kernel k\n.param %a : buffer<u32> readwrite\n  mov.imm.u32 r2, 7\n" + body,
+                       {}, {ArgValue::buffer_of(a)});
+    EXPECT_EQ(st.code(), ErrorCode::OutOfBounds) << body;
+    EXPECT_NE(st.message().find(what), std::string::npos) << st.message();
+  };
+  // 2^62 * 4 wraps to 0 in 64 bits: it must fault, not store to a[0].
+  fault("  mov.imm.u64 r1, 0x4000000000000000\n  st.u32 [%a + r1*4], r2\n",
+        "an offset beyond 2^64");
+  fault("  mov.imm.u64 r1, 0\n  st.u32 [%a + r1*4 - 4], r2\n", "a negative offset");
+  fault("  mov.imm.u64 r1, 0xffffffffffffffff\n  st.u32 [%a + r1 + 1], r2\n",
+        "an offset beyond 2^64");
+  EXPECT_EQ(a, (std::vector<uint32_t>{0, 0}));
+}
+
+TEST(Launch, LibraryExtentsFromHugeSizesAreOutOfBounds) {
+  std::vector<float> c(2), x(1), y(1);
+  // gemm with lda = 2^63 + 1: the extent (M-1)*lda + K would wrap in 64 bits.
+  auto st = run_text(R"(.kernel g
+.param %c : buffer<f32> readwrite
+.param %a : buffer<f32> read
+.param %b : buffer<f32> read
+  mov.imm.u64    r1, 2
+  mov.imm.u64    r2, 1
+  mov.imm.u64    r4, 0x8000000000000001
+  mov.imm.f32    r3, 1.0
+  gemm.f32       %c, %a, %b, r1, r2, r2, r3, r3, r4, r2, r2, 0, 0
+)",
+                     {}, {ArgValue::buffer_of(c), ArgValue::buffer_of(x), ArgValue::buffer_of(y)});
+  EXPECT_EQ(st.code(), ErrorCode::OutOfBounds) << st.message();
+  EXPECT_NE(st.message().find("A %a needs more than 2^64 bytes"), std::string::npos)
+      << st.message();
+  // softmax with rows * cols = 2^64 (wraps to 0 in 64 bits).
+  st = run_text(R"(.kernel s
+.param %y : buffer<f32> readwrite
+.param %x : buffer<f32> read
+  mov.imm.u64    r1, 0x100000000
+  softmax.f32    %y, %x, r1, r1
+)",
+                {}, {ArgValue::buffer_of(c), ArgValue::buffer_of(x)});
+  EXPECT_EQ(st.code(), ErrorCode::OutOfBounds) << st.message();
+}
