@@ -19,6 +19,8 @@ using detail::Region;
 
 constexpr unsigned kRegFile = 256 + kNumSpecials - 4; // r0..r255 plus the other specials
 constexpr unsigned kMaxCallDepth = 64;
+constexpr uint64_t kMaxLanesPerBlock = 65536;
+constexpr uint64_t kMaxSharedBytes = uint64_t{256} << 20;
 constexpr uint64_t kOffsetMask = (uint64_t{1} << 48) - 1;
 constexpr uint64_t kTagBoundary = 0x7fff;
 constexpr uint64_t kTagScratch = 0x8000;
@@ -794,7 +796,16 @@ Status check_launch(const Kernel &k, const LaunchConfig &launch, std::span<const
   };
   if (launch.grid.count() == 0 || launch.block.count() == 0)
     return bad("launch with a zero-size grid or block dimension");
-  if (launch.block.count() > 1024 * 1024) return bad("a block of more than 1048576 lanes");
+  // The interpreter keeps every lane of a block (2 KiB of registers each) and its shared
+  // memory in host memory at once.
+  if (launch.block.count() > kMaxLanesPerBlock)
+    return bad("a block of " + std::to_string(launch.block.count()) +
+               " lanes; the interpreter runs at most " + std::to_string(kMaxLanesPerBlock) +
+               " lanes per block");
+  if (uint64_t{k.shared_bytes} + launch.shared_memory > kMaxSharedBytes)
+    return bad(
+        "shared memory of " + std::to_string(uint64_t{k.shared_bytes} + launch.shared_memory) +
+        " bytes per block; the interpreter supports at most " + std::to_string(kMaxSharedBytes));
   if (args.size() != k.params.size())
     return bad("expects " + std::to_string(k.params.size()) + " argument(s), got " +
                std::to_string(args.size()));
@@ -826,8 +837,13 @@ Status run_kernel(const Kernel &kernel, const LaunchConfig &launch, std::span<co
       return {ErrorCode::InvalidProgram, diags.to_string()};
   }
   if (auto st = check_launch(kernel, launch, args); !st) return st;
-  Machine m(kernel, launch, args, atlas, opts);
-  return m.run();
+  try {
+    Machine m(kernel, launch, args, atlas, opts);
+    return m.run();
+  } catch (const std::bad_alloc &) {
+    return {ErrorCode::OutOfMemory,
+            "kernel '" + kernel.name + "': the interpreter ran out of memory"};
+  }
 }
 
 } // namespace hologram::interp

@@ -273,3 +273,20 @@ TEST(Launch, LibraryExtentsFromHugeSizesAreOutOfBounds) {
                 {}, {ArgValue::buffer_of(c), ArgValue::buffer_of(x)});
   EXPECT_EQ(st.code(), ErrorCode::OutOfBounds) << st.message();
 }
+
+TEST(Launch, OversizedBlocksAndSharedMemoryAreRefused) {
+  std::vector<uint32_t> a(1);
+  LaunchConfig big;
+  big.block = {1024, 1024, 1};
+  auto st = run_text(".kernel k\n.param %a : buffer<u32> readwrite\n  exit\n", big,
+                     {ArgValue::buffer_of(a)});
+  EXPECT_EQ(st.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(st.message().find("at most 65536 lanes per block"), std::string::npos) << st.message();
+  LaunchConfig shared;
+  shared.shared_memory = 0xffffffffu;
+  st = run_text(".kernel k\n.param %a : buffer<u32> readwrite\n  exit\n", shared,
+                {ArgValue::buffer_of(a)});
+  EXPECT_EQ(st.code(), ErrorCode::InvalidArgument);
+  EXPECT_NE(st.message().find("shared memory of 4294967295 bytes"), std::string::npos)
+      << st.message();
+}
