@@ -39,9 +39,12 @@ Cfg build_cfg(const Kernel &k);
 std::vector<uint32_t> reverse_post_order(const Cfg &cfg, uint32_t entry);
 
 /// Immediate dominators over intraprocedural edges from `entry` (kNoBlock where unreachable;
-/// idom[entry] == entry). `reverse` computes post-dominators with a virtual exit.
+/// idom[entry] == entry).
 std::vector<uint32_t> dominators(const Cfg &cfg, uint32_t entry);
+/// Immediate post-dominators within `region` (blocks reachable from one function entry), with
+/// a virtual exit at index blocks.size() that every block without successors flows to.
 std::vector<uint32_t> post_dominators(const Cfg &cfg, const std::vector<uint32_t> &region);
+/// Whether `a` dominates `b` in the tree `idom` (every block dominates itself).
 bool dominates(const std::vector<uint32_t> &idom, uint32_t a, uint32_t b);
 
 } // namespace hologram::isa
