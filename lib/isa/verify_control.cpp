@@ -9,11 +9,6 @@ namespace hologram::isa::detail {
 
 namespace {
 
-/// Blocks reachable from a function entry (intraprocedurally).
-std::vector<uint32_t> function_blocks(const Cfg &cfg, uint32_t entry) {
-  return reverse_post_order(cfg, entry);
-}
-
 void check_reducible(VerifyContext &cx, uint32_t entry) {
   const Cfg &cfg = cx.cfg;
   auto idom = dominators(cfg, entry);
@@ -53,7 +48,7 @@ void verify_control(VerifyContext &cx) {
   for (uint32_t entry : cfg.function_entries) check_reducible(cx, entry);
 
   // `ret` reachable from the kernel entry without a call.
-  for (uint32_t b : function_blocks(cfg, 0))
+  for (uint32_t b : reverse_post_order(cfg, 0))
     if (cfg.blocks[b].ends_in_ret) {
       cx.error_at(cfg.blocks[b].end - 1, "'ret' is reachable outside a called function",
                   {"the kernel body ends with 'exit'; 'ret' returns from a 'call'"});
@@ -64,7 +59,7 @@ void verify_control(VerifyContext &cx) {
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> calls(
       cfg.blocks.size()); // (callee, inst)
   for (uint32_t entry : cfg.function_entries)
-    for (uint32_t b : function_blocks(cfg, entry))
+    for (uint32_t b : reverse_post_order(cfg, entry))
       if (cfg.blocks[b].call_target != kNoBlock)
         calls[entry].push_back({cfg.blocks[b].call_target, cfg.blocks[b].end - 1});
   std::vector<uint8_t> state(cfg.blocks.size(), 0);

@@ -53,8 +53,10 @@ private:
     return t[slot(u)];
   }
 
-  void transfer(uint32_t b, Taint &t) {
-    for (uint32_t i = cfg_.blocks[b].begin; i < cfg_.blocks[b].end; ++i) {
+  /// Applies the instructions [begin, end) of block b (end defaults to the block's end).
+  void transfer(uint32_t b, Taint &t, uint32_t end = kNoBlock) {
+    if (end == kNoBlock) end = cfg_.blocks[b].end;
+    for (uint32_t i = cfg_.blocks[b].begin; i < end; ++i) {
       const auto &inst = k_.insts[i];
       instruction_uses(inst, uses_);
       bool v = influenced_[b] != kNoBlock || inst.op == Opcode::Atom || inst.op == Opcode::AtomCas;
@@ -86,15 +88,7 @@ private:
     if (bb.succs.size() < 2 || bb.end == bb.begin) return false;
     const auto &last = k_.insts[bb.end - 1];
     Taint t = in_[b];
-    // State just before the last instruction.
-    for (uint32_t i = bb.begin; i + 1 < bb.end; ++i) {
-      instruction_uses(k_.insts[i], uses_);
-      bool v = influenced_[b] != kNoBlock;
-      for (const auto &u : uses_) v = v || varying_use(t, u);
-      instruction_defs(k_.insts[i], defs_);
-      for (const auto &d : defs_)
-        if (d.pred || !is_special(d.reg)) t[slot(d)] = v;
-    }
+    transfer(b, t, bb.end - 1); // the state just before the branch
     instruction_uses(last, uses_);
     for (const auto &u : uses_)
       if (varying_use(t, u)) return true;

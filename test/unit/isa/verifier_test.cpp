@@ -89,6 +89,12 @@ std::vector<Rule> rules() {
        "bar.sync is under lane-varying control flow"},
       {"barrier in a lane-varying loop", "  param.u32 r1, %n\n@h:\n  bar.sync 0\n  loop r1, @h\n",
        "  mov.u32 r1, %lane.x\n@h:\n  bar.sync 0\n  loop r1, @h\n", "lane-varying control flow"},
+      {"barrier under a branch on an atomic's result",
+       "  mov.imm.u64 r9, 0\n  mov.imm.u32 r2, 1\n  atom.add.u32 r3, [%p + r9], r2\n  bar.sync 0\n",
+       "  mov.imm.u64 r9, 0\n  mov.imm.u32 r2, 1\n  atom.add.u32 r3, [%p + r9], r2\n  mov.imm.u32 "
+       "r4, 2\n"
+       "  setlt.u32 p0, r3, r4\n  bra p0 @e\n  bar.sync 0\n@e:\n  exit\n",
+       "bar.sync is under lane-varying control flow"},
       {"neighbour index", "  mov.imm.u32 r1, 3\n  nbr.get r2, r1, 4\n",
        "  mov.imm.u32 r1, 3\n  nbr.get r2, r1, 5\n", "out of range (0..4)"},
       {"barrier id", "  bar.sync 15\n", "  bar.sync 16\n", "barrier id 16"},
