@@ -45,12 +45,15 @@ public:
   }
 
 private:
+  /// What instruction i writes: each destination now holds exactly its type.
+  void apply_defs(uint32_t i, State &s) {
+    instruction_defs(k_.insts[i], defs_);
+    for (const auto &d : defs_)
+      if (d.pred || !is_special(d.reg)) s[slot(d)] = type_bit(d.type);
+  }
+
   void transfer(uint32_t b, State &s) {
-    for (uint32_t i = cfg_.blocks[b].begin; i < cfg_.blocks[b].end; ++i) {
-      instruction_defs(k_.insts[i], defs_);
-      for (const auto &d : defs_)
-        if (d.pred || !is_special(d.reg)) s[slot(d)] = type_bit(d.type);
-    }
+    for (uint32_t i = cfg_.blocks[b].begin; i < cfg_.blocks[b].end; ++i) apply_defs(i, s);
   }
 
   void solve() {
@@ -77,9 +80,7 @@ private:
       for (uint32_t i = cfg_.blocks[b].begin; i < cfg_.blocks[b].end; ++i) {
         instruction_uses(k_.insts[i], uses_);
         for (const auto &u : uses_) check_use(b, i, s, u);
-        instruction_defs(k_.insts[i], defs_);
-        for (const auto &d : defs_)
-          if (d.pred || !is_special(d.reg)) s[slot(d)] = type_bit(d.type);
+        apply_defs(i, s);
       }
     }
   }

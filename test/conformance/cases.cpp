@@ -32,6 +32,16 @@ Case kernel_case(const std::string &file, const std::string &kernel) {
   return c;
 }
 
+/// y[i] = sum_j M[i * cols + j] * x[j], summed in order in f32 (gemv_f32 and matvec).
+void row_dots(std::span<const F> M, std::span<const F> x, std::span<F> y, uint32_t rows,
+              uint32_t cols) {
+  for (uint32_t i = 0; i < rows; ++i) {
+    F acc = 0;
+    for (uint32_t j = 0; j < cols; ++j) acc = acc + M[i * cols + j] * x[j];
+    y[i] = acc;
+  }
+}
+
 /// n * eps * sum|x|: the bound SPEC §3.4 gives float reductions that may reassociate.
 double sum_bound(std::span<const F> terms) {
   double s = 0;
@@ -162,12 +172,7 @@ void matrix_cases(std::vector<Case> &out) {
       d.scalars["lda"] = n;
     };
     c.reference = [=](CaseData &d, std::vector<Check> &) {
-      auto A = d.array<F>("A"), x = d.array<F>("x"), y = d.array<F>("y");
-      for (uint32_t t = 0; t < m; ++t) {
-        F acc = 0;
-        for (uint32_t j = 0; j < n; ++j) acc = acc + A[t * n + j] * x[j];
-        y[t] = acc;
-      }
+      row_dots(d.array<F>("A"), d.array<F>("x"), d.array<F>("y"), m, n);
     };
     c.checks = {{"y", {4, 0}}};
     out.push_back(c);
@@ -511,12 +516,7 @@ void nn_cases(std::vector<Case> &out) {
       d.scalars["cols"] = c_;
     };
     c.reference = [=](CaseData &d, std::vector<Check> &) {
-      auto W = d.array<F>("W"), x = d.array<F>("x"), y = d.array<F>("y");
-      for (uint32_t i = 0; i < r_; ++i) {
-        F acc = 0;
-        for (uint32_t j = 0; j < c_; ++j) acc = acc + W[i * c_ + j] * x[j];
-        y[i] = acc;
-      }
+      row_dots(d.array<F>("W"), d.array<F>("x"), d.array<F>("y"), r_, c_);
     };
     c.checks = {{"y", {4, 0}}};
     out.push_back(c);
