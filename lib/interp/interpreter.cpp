@@ -829,6 +829,13 @@ Status check_launch(const Kernel &k, const LaunchConfig &launch, std::span<const
 
 } // namespace
 
+Status run_launch_instruction(const Kernel &kernel, const Instruction &inst,
+                              std::span<const ArgValue> args,
+                              const std::function<uint64_t(Reg)> &reg, uint64_t &result) {
+  detail::LaunchView view{kernel, args};
+  return detail::run_launch_op(inst, view, reg, result);
+}
+
 Status run_kernel(const Kernel &kernel, const LaunchConfig &launch, std::span<const ArgValue> args,
                   AtlasState &atlas, const InterpOptions &opts) {
   if (opts.verify) {

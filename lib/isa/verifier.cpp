@@ -17,6 +17,8 @@ std::string VerifyContext::describe_block(uint32_t b) const {
   return where;
 }
 
+} // namespace detail
+
 void instruction_uses(const Instruction &inst, std::vector<RegAccess> &uses) {
   uses.clear();
   const auto &row = inst.info();
@@ -63,8 +65,6 @@ void instruction_defs(const Instruction &inst, std::vector<RegAccess> &defs) {
     }
   }
 }
-
-} // namespace detail
 
 bool verify_kernel(const Kernel &k, const std::string &file, DiagnosticEngine &diags,
                    const VerifyOptions &opts) {

@@ -1,6 +1,7 @@
 // Shared state of the verifier's rule families (verify_*.cpp). Internal to lib/isa.
 #pragma once
 
+#include "hologram/isa/accesses.h"
 #include "hologram/isa/cfg.h"
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
@@ -34,16 +35,9 @@ struct VerifyContext {
   [[nodiscard]] std::string describe_block(uint32_t b) const;
 };
 
-/// One register or predicate read or written by an instruction, with its type.
-struct RegAccess {
-  bool pred = false;
-  Reg reg = 0;
-  Type type = Type::None;
-};
-
-/// The registers an instruction reads (with the type it expects) and writes.
-void instruction_uses(const Instruction &inst, std::vector<RegAccess> &uses);
-void instruction_defs(const Instruction &inst, std::vector<RegAccess> &defs);
+using isa::instruction_defs;
+using isa::instruction_uses;
+using isa::RegAccess;
 
 // Rule families. Each reports through the context; later families run only when the
 // earlier ones found the program well-formed enough to analyse.

@@ -119,6 +119,8 @@ const char *error_code_name(ErrorCode code) {
   case ErrorCode::InvalidHandle: return "invalid_handle";
   case ErrorCode::OutOfMemory: return "out_of_memory";
   case ErrorCode::BackendUnavailable: return "backend_unavailable";
+  case ErrorCode::InvalidModule: return "invalid_module";
+  case ErrorCode::Internal: return "internal";
   }
   return "unknown";
 }

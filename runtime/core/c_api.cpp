@@ -37,6 +37,8 @@ hg_status status_of(ErrorCode c) {
   case ErrorCode::InvalidHandle: return HG_ERROR_INVALID_HANDLE;
   case ErrorCode::OutOfMemory: return HG_ERROR_OUT_OF_MEMORY;
   case ErrorCode::BackendUnavailable: return HG_ERROR_BACKEND_UNAVAILABLE;
+  case ErrorCode::InvalidModule: return HG_ERROR_INVALID_MODULE;
+  case ErrorCode::Internal: return HG_ERROR_INTERNAL;
   }
   return HG_ERROR_INTERNAL;
 }

@@ -4,6 +4,7 @@
 #include "cpu_backend.h"
 
 #include "../core/handle_table.h"
+#include "cpu_module.h"
 #include "hologram/interp/interpreter.h"
 #include "hologram/isa/text.h"
 
@@ -72,46 +73,16 @@ public:
 
   void execute_program(const isa::Kernel &kernel, const LaunchConfig &launch,
                        std::span<const KernelArg> args) override {
-    if (args.size() != kernel.params.size())
-      throw Error(ErrorCode::InvalidArgument,
-                  "kernel '" + kernel.name + "' expects " + std::to_string(kernel.params.size()) +
-                      " argument(s), got " + std::to_string(args.size()));
-    // Resolve every handle first: the objects stay alive for the whole launch.
     std::vector<std::shared_ptr<Block>> keep;
+    auto resolved = resolve_args(kernel, args, keep);
     std::vector<interp::ArgValue> values;
-    for (size_t i = 0; i < args.size(); ++i) {
-      const auto &p = kernel.params[i];
-      const auto &a = args[i];
-      std::string where = "argument " + std::to_string(i + 1) + " (%" + p.name + ") of kernel '" +
-                          kernel.name + "'";
-      switch (p.kind) {
-      case isa::ParamKind::Buffer:
-        if (a.kind != KernelArg::Kind::Buffer)
-          throw Error(ErrorCode::InvalidArgument, where + " must be a buffer");
-        keep.push_back(buffers_.get(a.handle));
-        if (keep.back()->size % isa::type_size(p.type) != 0)
-          throw Error(ErrorCode::InvalidArgument,
-                      where + ": buffer #" + std::to_string(a.handle) + " holds " +
-                          std::to_string(keep.back()->size) + " bytes, not a whole number of " +
-                          std::string(isa::type_name(p.type)) + " elements");
-        values.push_back(interp::ArgValue::buffer({keep.back()->data.get(), keep.back()->size}));
-        break;
-      case isa::ParamKind::Pool:
-        if (a.kind != KernelArg::Kind::Pool)
-          throw Error(ErrorCode::InvalidArgument, where + " must be a pool");
-        keep.push_back(pools_.get(a.handle));
-        values.push_back(interp::ArgValue::pool({keep.back()->data.get(), keep.back()->size}));
-        break;
-      case isa::ParamKind::Scalar:
-        if (a.kind != KernelArg::Kind::Scalar)
-          throw Error(ErrorCode::InvalidArgument, where + " must be a scalar");
-        if (a.type != p.type)
-          throw Error(ErrorCode::InvalidArgument,
-                      where + " is " + std::string(isa::type_name(p.type)) + ", got " +
-                          (a.type == isa::Type::None ? std::string("an untyped value")
-                                                     : std::string(isa::type_name(a.type))));
-        values.push_back(interp::ArgValue::scalar(a.bits));
-        break;
+    for (size_t i = 0; i < resolved.size(); ++i) {
+      const auto &r = resolved[i];
+      std::span<std::byte> mem(static_cast<std::byte *>(r.data), r.size);
+      switch (kernel.params[i].kind) {
+      case isa::ParamKind::Buffer: values.push_back(interp::ArgValue::buffer(mem)); break;
+      case isa::ParamKind::Pool: values.push_back(interp::ArgValue::pool(mem)); break;
+      case isa::ParamKind::Scalar: values.push_back(interp::ArgValue::scalar(r.bits)); break;
       }
     }
     interp::InterpOptions opts;
@@ -121,6 +92,34 @@ public:
     } else {
       thread_local interp::AtlasState unused; // such kernels never touch it
       throw_if_failed(interp::run_kernel(kernel, launch, values, unused, opts));
+    }
+  }
+
+  ModuleHandle load_module(const std::string &path) override {
+    return {modules_.insert(CpuModule::load_file(path))};
+  }
+  void unload_module(ModuleHandle m) override { modules_.remove(m.id); }
+  ModuleInfo module_info(ModuleHandle m) override {
+    auto mod = modules_.get(m.id);
+    ModuleInfo info;
+    info.origin = mod->origin();
+    for (const auto &k : mod->isa().kernels) info.kernels.push_back(k.name);
+    info.variant = mod->variant_name();
+    return info;
+  }
+  void launch(ModuleHandle m, std::string_view name, const LaunchConfig &config,
+              std::span<const KernelArg> args) override {
+    auto mod = modules_.get(m.id);
+    const uint32_t k = mod->kernel_index(name);
+    const isa::Kernel &kernel = mod->isa().kernels[k];
+    std::vector<std::shared_ptr<Block>> keep;
+    auto resolved = resolve_args(kernel, args, keep);
+    if (mod->desc().kernels[k].flags & HG_CPU_KERNEL_ATLAS) {
+      std::lock_guard lock(atlas_mutex_);
+      launch_cpu_kernel(*mod, k, config, resolved, atlas_);
+    } else {
+      thread_local interp::AtlasState unused; // such kernels never touch it
+      launch_cpu_kernel(*mod, k, config, resolved, unused);
     }
   }
 
@@ -154,6 +153,53 @@ public:
   }
 
 private:
+  /// Checks every argument against its parameter and resolves handles to memory; `keep` holds
+  /// the objects alive for the whole launch, even if another thread frees their handles.
+  std::vector<CpuArg> resolve_args(const isa::Kernel &kernel, std::span<const KernelArg> args,
+                                   std::vector<std::shared_ptr<Block>> &keep) {
+    if (args.size() != kernel.params.size())
+      throw Error(ErrorCode::InvalidArgument,
+                  "kernel '" + kernel.name + "' expects " + std::to_string(kernel.params.size()) +
+                      " argument(s), got " + std::to_string(args.size()));
+    std::vector<CpuArg> out;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const auto &p = kernel.params[i];
+      const auto &a = args[i];
+      std::string where = "argument " + std::to_string(i + 1) + " (%" + p.name + ") of kernel '" +
+                          kernel.name + "'";
+      switch (p.kind) {
+      case isa::ParamKind::Buffer:
+        if (a.kind != KernelArg::Kind::Buffer)
+          throw Error(ErrorCode::InvalidArgument, where + " must be a buffer");
+        keep.push_back(buffers_.get(a.handle));
+        if (keep.back()->size % isa::type_size(p.type) != 0)
+          throw Error(ErrorCode::InvalidArgument,
+                      where + ": buffer #" + std::to_string(a.handle) + " holds " +
+                          std::to_string(keep.back()->size) + " bytes, not a whole number of " +
+                          std::string(isa::type_name(p.type)) + " elements");
+        out.push_back({keep.back()->data.get(), keep.back()->size, 0});
+        break;
+      case isa::ParamKind::Pool:
+        if (a.kind != KernelArg::Kind::Pool)
+          throw Error(ErrorCode::InvalidArgument, where + " must be a pool");
+        keep.push_back(pools_.get(a.handle));
+        out.push_back({keep.back()->data.get(), keep.back()->size, 0});
+        break;
+      case isa::ParamKind::Scalar:
+        if (a.kind != KernelArg::Kind::Scalar)
+          throw Error(ErrorCode::InvalidArgument, where + " must be a scalar");
+        if (a.type != p.type)
+          throw Error(ErrorCode::InvalidArgument,
+                      where + " is " + std::string(isa::type_name(p.type)) + ", got " +
+                          (a.type == isa::Type::None ? std::string("an untyped value")
+                                                     : std::string(isa::type_name(a.type))));
+        out.push_back({nullptr, 0, a.bits});
+        break;
+      }
+    }
+    return out;
+  }
+
   static std::shared_ptr<Block> allocate(uint64_t bytes, const char *what) {
     if (bytes == 0)
       throw Error(ErrorCode::InvalidArgument,
@@ -183,6 +229,7 @@ private:
 
   HandleTable<Block> buffers_{"buffer"};
   HandleTable<Block> pools_{"pool"};
+  HandleTable<CpuModule> modules_{"module"};
   std::mutex atlas_mutex_;
   interp::AtlasState atlas_;
 };
@@ -209,7 +256,8 @@ DeviceInfo cpu_device_info() {
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
   d.memory_bytes =
       pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
-  d.details = "ISA programs run on the reference interpreter";
+  d.details = "compiled modules run their best x86 variant on " + std::to_string(d.compute_units) +
+              " threads; ISA programs run on the reference interpreter";
   return d;
 }
 

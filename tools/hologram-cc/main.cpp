@@ -1,5 +1,6 @@
 // hologram-cc: the compiler's command line. Parses clang-style options and runs the driver.
 // Exit status: 0 success, 1 input errors, 2 usage errors.
+#include "hologram/driver/cpu_output.h"
 #include "hologram/driver/driver.h"
 #include "hologram/isa/text.h"
 #include "hologram/support/file_io.h"
@@ -21,7 +22,8 @@ enum Exit { kOk = 0, kInputError = 1, kUsageError = 2 };
 /// rewrites clang-style single-dash long options (-Werror, -MD, -MF, -MT) into the spelling
 /// CLI11 parses.
 bool normalise_args(int argc, char **argv, std::vector<std::string> &out, std::string &err) {
-  static const char *kLongSingleDash[] = {"-Werror", "-MD", "-MF", "-MT"};
+  static const char *kLongSingleDash[] = {
+      "-Werror", "-MD", "-MF", "-MT", "-ffast-math", "-fbounds-check", "-fcheck-div"};
   std::function<bool(const std::string &, int)> add = [&](const std::string &a, int depth) {
     if (a.size() > 1 && a[0] == '@') {
       if (depth > 8) {
@@ -74,11 +76,22 @@ int run(int argc, char **argv) {
   std::string depfile, dep_target;
   unsigned opt_level = 2;
   bool werror = false, verbose = false, md = false;
+  bool debug = false, fast_math = false, bounds_check = false, check_div = false;
+  std::string targets = "x86-64-v2,x86-64-v3,x86-64-v4";
   app.add_option("inputs", inputs, "input files (.hasm, .json, .circuit; '-' reads standard input)")
       ->required();
   app.add_option("-o", output, "output file ('-' for standard output)");
-  app.add_option("--emit", emit, "what to produce: isa, canonical (circuits)")
-      ->check(CLI::IsMember({"isa", "canonical"}));
+  app.add_option("--emit", emit,
+                 "what to produce: isa, canonical (circuits), llvm, bc, asm, obj, static, shared")
+      ->check(CLI::IsMember({"isa", "canonical", "llvm", "bc", "asm", "obj", "static", "shared"}));
+  app.add_option("--target", targets,
+                 "comma-separated targets: x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name");
+  app.add_flag("-g", debug, "debug line tables pointing at the source");
+  app.add_flag("--ffast-math", fast_math, "allow fast, less exact floating point (-ffast-math)");
+  app.add_flag("--fbounds-check", bounds_check,
+               "check every memory access; a failing launch names the lane (-fbounds-check)");
+  app.add_flag("--fcheck-div", check_div,
+               "fail the launch on integer division by zero (-fcheck-div)");
   app.add_option("-x", lang, "input language: isa, json, circuit")
       ->check(CLI::IsMember({"isa", "json", "circuit"}));
   app.add_option("-O", opt_level, "optimisation level 0..3")->check(CLI::Range(0u, 3u));
@@ -163,6 +176,30 @@ int run(int argc, char **argv) {
       std::cerr << in.path << ": " << in.circuit->op_count() << " operation(s) -> "
                 << in.canonical->op_count() << " after " << in.rewrite_notes.size()
                 << " rewrite(s)\n";
+    }
+  } else if (driver::is_cpu_emit(emit)) {
+    driver::CpuOutputOptions co;
+    co.targets.clear();
+    for (size_t start = 0; start <= targets.size();) {
+      size_t comma = targets.find(',', start);
+      if (comma == std::string::npos) comma = targets.size();
+      if (comma > start) co.targets.push_back(targets.substr(start, comma - start));
+      start = comma + 1;
+    }
+    if (co.targets.empty()) {
+      std::cerr << "hologram-cc: error: --target names no target\n";
+      return kUsageError;
+    }
+    co.opt_level = opt_level;
+    co.debug_info = debug;
+    co.fast_math = fast_math;
+    co.bounds_check = bounds_check;
+    co.check_div = check_div;
+    co.module_name = driver::kernel_name_from_path(output == "-" ? inputs[0] : output);
+    co.source_name = compiled.size() == 1 ? compiled[0].path : "";
+    if (auto st = driver::emit_cpu_output(all, co, emit, text); !st) {
+      std::cerr << "hologram-cc: error: " << st.message() << '\n';
+      return st.code() == ErrorCode::InvalidArgument ? kUsageError : kInputError;
     }
   } else {
     text = isa::print_module(all);

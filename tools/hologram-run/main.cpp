@@ -2,15 +2,21 @@
 // prints or saves its arrays. Arguments: NAME=@file.bin (raw little-endian elements),
 // NAME=zeros:N, NAME=iota:N (0, 1, 2, ...), NAME=[1,2.5,3], or a scalar literal. For a
 // circuit, cK=... fills class K of the boundary pool and --print cK prints it.
+#include "hologram/driver/cpu_output.h"
 #include "hologram/driver/driver.h"
 #include "hologram/interp/interpreter.h"
 #include "hologram/isa/builder.h"
 #include "hologram/isa/numeric.h"
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
+#include "hologram/runtime/backend.h"
 #include "hologram/support/file_io.h"
 
 #include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <sstream>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstring>
@@ -129,6 +135,86 @@ std::string element_json(Type t, uint64_t bits) {
   return isa::format_literal(Type::F32, isa::f32_bits(static_cast<float>(v)));
 }
 
+std::vector<std::string> split_list(const std::string &s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  for (std::string item; std::getline(ss, item, ',');)
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+std::string codegen_host_level() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    return "x86-64-v4";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "x86-64-v3";
+  return "x86-64-v2";
+}
+
+/// Compiles the module to a shared object, loads it into the CPU backend and runs `kernel`;
+/// arrays and the boundary pool are copied in and back out.
+Status run_compiled(const isa::Module &module, const isa::Kernel &kernel,
+                    const driver::CpuOutputOptions &co, const LaunchConfig &launch,
+                    std::vector<interp::ArgValue> &args, interp::AtlasState &atlas) {
+  std::string so;
+  if (auto st = driver::emit_cpu_output(module, co, "shared", so); !st) return st;
+  std::error_code ec;
+  std::string dir = (std::filesystem::temp_directory_path(ec) / "hologram-run-XXXXXX").string();
+  if (!mkdtemp(dir.data())) return {ErrorCode::Internal, "cannot create a temporary directory"};
+  struct Cleanup {
+    std::string d;
+    ~Cleanup() {
+      std::error_code e;
+      std::filesystem::remove_all(d, e);
+    }
+  } cleanup{dir};
+  std::string path = dir + "/" + co.module_name + ".so", err;
+  if (!write_file_atomic(path, so, &err)) return {ErrorCode::Internal, err};
+  try {
+    auto backend = create_backend(Preference::parse("cpu"));
+    auto m = backend->load_module(path);
+    std::vector<KernelArg> kargs;
+    std::vector<BufferHandle> buffers(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      const auto &p = kernel.params[i];
+      if (p.kind == isa::ParamKind::Scalar) {
+        kargs.push_back(KernelArg::scalar(p.type, args[i].bits));
+        continue;
+      }
+      auto mem = args[i].memory;
+      if (p.kind == isa::ParamKind::Pool) {
+        auto pool = backend->allocate_pool(std::max<size_t>(mem.size(), 1));
+        backend->copy_to_pool(pool, 0, mem);
+        buffers[i].id = pool.id;
+        kargs.push_back(KernelArg::pool(pool));
+      } else {
+        auto b = backend->allocate_buffer(std::max<size_t>(mem.size(), 1));
+        backend->copy_to_buffer(b, 0, mem);
+        buffers[i] = b;
+        kargs.push_back(KernelArg::buffer(b));
+      }
+    }
+    backend->copy_to_boundary(0, atlas.boundary);
+    backend->set_resonance(atlas.resonance);
+    backend->set_phase(atlas.phase);
+    backend->launch(m, kernel.name, launch, kargs);
+    for (size_t i = 0; i < args.size(); ++i) {
+      const auto &p = kernel.params[i];
+      if (p.kind == isa::ParamKind::Pool)
+        backend->copy_from_pool(PoolHandle{buffers[i].id}, 0, args[i].memory);
+      else if (p.kind == isa::ParamKind::Buffer)
+        backend->copy_from_buffer(buffers[i], 0, args[i].memory);
+    }
+    backend->copy_from_boundary(0, atlas.boundary);
+    atlas.resonance = backend->resonance();
+    atlas.phase = backend->phase();
+  } catch (const Error &e) {
+    return {e.code(), e.what()};
+  }
+  return {};
+}
+
 } // namespace
 
 int run(int argc, char **argv) {
@@ -143,7 +229,13 @@ int run(int argc, char **argv) {
       ->check(CLI::IsMember({"isa", "json", "circuit"}));
   app.add_option("--circuit-type", circuit_type, "element type of circuit classes (default f32)");
   app.add_option("--kernel", kernel_name, "kernel to run (default: the only one)");
-  app.add_option("--backend", backend, "backend")->check(CLI::IsMember({"interp"}));
+  app.add_option("--backend", backend,
+                 "interp (the reference interpreter) or cpu (compiled x86 code)")
+      ->check(CLI::IsMember({"interp", "cpu"}));
+  std::string target;
+  bool bounds_check = false;
+  app.add_option("--target", target, "x86 targets for --backend=cpu (default: this CPU's level)");
+  app.add_flag("--bounds-check", bounds_check, "--backend=cpu: check every memory access");
   app.add_option("--global", global_s,
                  "global size in lanes: N[,N,N] (circuits: one class by default)");
   app.add_option("--local", local_s, "block size in lanes: N[,N,N] (default: min(global, 256))");
@@ -282,11 +374,23 @@ int run(int argc, char **argv) {
     }
     for (const auto &pname : prints) (void)array_of(pname);
 
-    interp::InterpOptions opts;
-    opts.check_div = check_div;
-    opts.max_steps = max_steps;
-    opts.source_name = file;
-    auto st = interp::run_kernel(*kernel, launch, args, atlas, opts);
+    Status st;
+    if (backend == "cpu") {
+      driver::CpuOutputOptions co;
+      co.targets =
+          target.empty() ? std::vector<std::string>{codegen_host_level()} : split_list(target);
+      co.check_div = check_div;
+      co.bounds_check = bounds_check;
+      co.module_name = driver::kernel_name_from_path(file);
+      co.source_name = file;
+      st = run_compiled(*module, *kernel, co, launch, args, atlas);
+    } else {
+      interp::InterpOptions opts;
+      opts.check_div = check_div;
+      opts.max_steps = max_steps;
+      opts.source_name = file;
+      st = interp::run_kernel(*kernel, launch, args, atlas, opts);
+    }
     if (!st) {
       std::cerr << "hologram-run: launch failed: " << st.message() << '\n';
       return kLaunchError;

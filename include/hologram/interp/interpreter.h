@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,5 +51,13 @@ struct InterpOptions {
 Status run_kernel(const isa::Kernel &kernel, const LaunchConfig &launch,
                   std::span<const ArgValue> args, AtlasState &atlas,
                   const InterpOptions &opts = {});
+
+/// Runs one whole-launch instruction (map, map2, reduce_all, the library ops of SPEC §3.8)
+/// of `kernel` with the reference implementation: `reg` reads a source register's bits and
+/// `result` receives the value of reduce_all and dot. Compiled backends use it where they
+/// have no faster schedule of their own.
+Status run_launch_instruction(const isa::Kernel &kernel, const isa::Instruction &inst,
+                              std::span<const ArgValue> args,
+                              const std::function<uint64_t(isa::Reg)> &reg, uint64_t &result);
 
 } // namespace hologram::interp

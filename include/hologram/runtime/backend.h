@@ -15,6 +15,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hologram {
@@ -27,6 +28,19 @@ struct BufferHandle {
 struct PoolHandle {
   uint64_t id = 0;
   friend bool operator==(const PoolHandle &, const PoolHandle &) = default;
+};
+
+/// A compiled module loaded into a backend.
+struct ModuleHandle {
+  uint64_t id = 0;
+  friend bool operator==(const ModuleHandle &, const ModuleHandle &) = default;
+};
+
+/// What a loaded module holds and how it runs here.
+struct ModuleInfo {
+  std::string origin;               ///< the file it was loaded from
+  std::vector<std::string> kernels; ///< kernel names in module order
+  std::string variant;              ///< the code variant chosen for this device ("x86-64-v3")
 };
 
 /// One launch argument, in parameter order: a buffer, a pool, or a typed scalar.
@@ -79,6 +93,14 @@ public:
   virtual void copy_to_pool(PoolHandle pool, uint64_t offset, std::span<const std::byte> data) = 0;
   virtual void copy_from_pool(PoolHandle pool, uint64_t offset, std::span<std::byte> out) = 0;
   virtual uint64_t pool_size(PoolHandle pool) = 0;
+
+  /// Loads a compiled module (on CPU a shared object from `hologram-cc --emit=shared`).
+  virtual ModuleHandle load_module(const std::string &path) = 0;
+  virtual void unload_module(ModuleHandle module) = 0;
+  virtual ModuleInfo module_info(ModuleHandle module) = 0;
+  /// Runs kernel `kernel` of a loaded module over `launch`; returns when it has finished.
+  virtual void launch(ModuleHandle module, std::string_view kernel, const LaunchConfig &launch,
+                      std::span<const KernelArg> args) = 0;
 
   /// Runs a verified ISA kernel over `launch` (on CPU through the reference interpreter).
   virtual void execute_program(const isa::Kernel &kernel, const LaunchConfig &launch,

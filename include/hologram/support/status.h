@@ -19,6 +19,8 @@ enum class ErrorCode {
   InvalidHandle,      ///< an unknown or freed buffer, pool or backend handle
   OutOfMemory,        ///< an allocation the device cannot satisfy
   BackendUnavailable, ///< no backend matches a preference, or it failed to start
+  InvalidModule,      ///< a compiled module or bundle that cannot be loaded
+  Internal,           ///< a bug in hologram itself
 };
 
 /// A stable name for an error code ("out_of_bounds").

@@ -1,0 +1,56 @@
+// Lowering of Atlas ISA modules to x86-64 through LLVM 19 (SPEC §7): CPU targets, options and
+// the emitters of LLVM IR, bitcode, assembly and object files. The object holds every
+// requested variant of every kernel and the module descriptor of cpu_abi.h.
+#pragma once
+
+#include "hologram/isa/program.h"
+#include "hologram/support/status.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hologram::codegen {
+
+/// One x86 code variant: an LLVM CPU name and what it implies.
+struct CpuTarget {
+  std::string name;                  ///< as the user wrote it ("x86-64-v3", "skylake")
+  unsigned width = 4;                ///< SIMD lanes per chunk (4 SSE, 8 AVX2, 16 AVX-512)
+  char vector_abi = 'b';             ///< glibc vector-function ABI letter (b, d, e)
+  std::string llvm_features;         ///< "+sse4.2,+avx2,..." for the function attributes
+  std::vector<std::string> features; ///< what the dispatcher checks before running it
+};
+
+/// Whether `name` names a CPU target (rather than a Vulkan or OpenCL one).
+bool is_cpu_target_name(std::string_view name);
+/// Parses an x86 target name; nullopt with `error` set when LLVM does not know it.
+std::optional<CpuTarget> parse_cpu_target(std::string_view name, std::string &error);
+/// The host's best level among x86-64-v2/v3/v4 (for a default --target).
+std::string host_cpu_level();
+
+struct CpuOptions {
+  std::vector<CpuTarget> targets; ///< at least one; the first is preferred when several run
+  unsigned opt_level = 2;
+  bool debug_info = false;   ///< -g: DWARF line tables pointing at the source file
+  bool fast_math = false;    ///< -ffast-math
+  bool bounds_check = false; ///< -fbounds-check
+  bool check_div = false;    ///< -fcheck-div
+  std::string module_name;   ///< C identifier; names the exported descriptor
+  std::string source_name;   ///< the input file (debug info, descriptor)
+  /// Also export the descriptor as `hologram_module`, the name the runtime looks for in a
+  /// shared object it loads.
+  bool export_default_symbol = false;
+};
+
+enum class CpuEmit { LlvmIr, Bitcode, Assembly, Object };
+
+/// Lowers a verified module and writes the requested form to `out`. The same input and
+/// options give byte-identical output.
+Status emit_cpu(const isa::Module &module, const CpuOptions &options, CpuEmit emit,
+                std::string &out);
+
+/// The symbol of a module's descriptor: "hologram_module_<name>".
+std::string module_descriptor_symbol(std::string_view module_name);
+
+} // namespace hologram::codegen

@@ -1,0 +1,33 @@
+// The x86 outputs of the driver (SPEC §7, §11): LLVM IR, bitcode, assembly, an object, a
+// static library (an archive of that object) or a shared object linked by the system C
+// compiler driver (`cc`, or $HOLOGRAM_LINKER), which adds libmvec and libm.
+#pragma once
+
+#include "hologram/isa/program.h"
+#include "hologram/support/status.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hologram::driver {
+
+struct CpuOutputOptions {
+  std::vector<std::string> targets = {"x86-64-v2", "x86-64-v3"}; ///< x86 target names
+  unsigned opt_level = 2;
+  bool debug_info = false;
+  bool fast_math = false;
+  bool bounds_check = false;
+  bool check_div = false;
+  std::string module_name; ///< names the exported descriptor symbol
+  std::string source_name;
+};
+
+/// Whether `emit` is one of llvm, bc, asm, obj, static, shared.
+bool is_cpu_emit(std::string_view emit);
+
+/// Produces the bytes of the `emit` output for `module`.
+Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &options,
+                       std::string_view emit, std::string &bytes);
+
+} // namespace hologram::driver

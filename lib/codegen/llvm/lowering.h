@@ -1,0 +1,46 @@
+// Internal interface between the parts of the x86 lowering: the kernel lowering (SPMD on
+// SIMD), the vector math library calls and the module assembly (descriptors, variants).
+#pragma once
+
+#include "hologram/codegen/cpu.h"
+#include "hologram/isa/program.h"
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace hologram::codegen::detail {
+
+/// A failure of the lowering itself (a bug), reported as an internal error.
+struct LoweringError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// The LLVM struct types mirroring cpu_abi.h.
+struct AbiTypes {
+  llvm::StructType *launch;
+  llvm::StructType *worker;
+  llvm::StructType *error;
+  explicit AbiTypes(llvm::LLVMContext &c);
+};
+
+/// What the module assembly needs to know about one lowered kernel variant.
+struct LoweredKernel {
+  llvm::Function *blocks = nullptr; ///< hg_cpu_blocks_fn
+  uint32_t state_bytes = 0;         ///< saved state per chunk (barrier kernels)
+  uint64_t pool_bytes = 0;          ///< pool.alloc scratch per lane
+};
+
+/// Lowers one verified kernel for one target into `module`.
+LoweredKernel lower_kernel(llvm::Module &module, const AbiTypes &abi, const isa::Kernel &kernel,
+                           uint32_t kernel_index, const CpuTarget &target,
+                           const CpuOptions &options, const std::string &symbol);
+
+/// A call of the vector (or, for a uniform value, scalar) math library for `op` on `args`,
+/// which are all scalars or all vectors of the target's width.
+llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, isa::Opcode op,
+                       llvm::ArrayRef<llvm::Value *> args);
+
+} // namespace hologram::codegen::detail

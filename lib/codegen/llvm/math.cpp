@@ -1,0 +1,116 @@
+// Transcendentals (SPEC §3.4 accuracy bounds) for the x86 lowering. Vectors call glibc's
+// vector math library (libmvec) through the x86 vector-function ABI (_ZGV<isa>N<n>v_<name>),
+// so no lane ever calls scalar libm inside a vector loop; uniform values call libm once.
+// sqrt is exact in hardware; rsqrt of f32 is computed in f64 and rounded once; sigmoid is
+// 1/(1+exp(-x)), which saturates to exactly 0 and 1 and is NaN only for NaN.
+#include "lowering.h"
+
+#include <llvm/IR/Intrinsics.h>
+
+namespace hologram::codegen::detail {
+
+namespace {
+
+using isa::Opcode;
+
+const char *math_name(Opcode op) {
+  switch (op) {
+  case Opcode::Exp: return "exp";
+  case Opcode::Exp2: return "exp2";
+  case Opcode::Log: return "log";
+  case Opcode::Log2: return "log2";
+  case Opcode::Log10: return "log10";
+  case Opcode::Sin: return "sin";
+  case Opcode::Cos: return "cos";
+  case Opcode::Tan: return "tan";
+  case Opcode::Tanh: return "tanh";
+  case Opcode::Erf: return "erf";
+  case Opcode::Pow: return "pow";
+  case Opcode::Atan2: return "atan2";
+  default: throw LoweringError("no math library function for this opcode");
+  }
+}
+
+/// Lanes of one vector-ABI call for the element type on this target.
+unsigned native_lanes(const CpuTarget &t, bool f64) {
+  unsigned bits = t.vector_abi == 'e' ? 512 : t.vector_abi == 'd' ? 256 : 128;
+  return bits / (f64 ? 64 : 32);
+}
+
+llvm::Value *call_library(llvm::IRBuilder<> &b, const CpuTarget &target, Opcode op,
+                          llvm::ArrayRef<llvm::Value *> args) {
+  llvm::Module &m = *b.GetInsertBlock()->getModule();
+  llvm::Type *ty = args[0]->getType();
+  llvm::Type *elem = ty->getScalarType();
+  const bool f64 = elem->isDoubleTy();
+  std::string base = std::string(math_name(op)) + (f64 ? "" : "f");
+  auto *vty = llvm::dyn_cast<llvm::FixedVectorType>(ty);
+  if (!vty) { // a uniform value: one scalar call
+    std::vector<llvm::Type *> params(args.size(), elem);
+    auto callee = m.getOrInsertFunction(base, llvm::FunctionType::get(elem, params, false));
+    auto *call = b.CreateCall(callee, args);
+    call->setDoesNotThrow();
+    call->setDoesNotAccessMemory();
+    return call;
+  }
+  const unsigned n = native_lanes(target, f64);
+  const unsigned width = vty->getNumElements();
+  auto *part_ty = llvm::FixedVectorType::get(elem, n);
+  std::string name = "_ZGV" + std::string(1, target.vector_abi) + "N" + std::to_string(n) +
+                     std::string(args.size(), 'v') + "_" + base;
+  std::vector<llvm::Type *> params(args.size(), part_ty);
+  auto callee = m.getOrInsertFunction(name, llvm::FunctionType::get(part_ty, params, false));
+  llvm::Value *result = llvm::PoisonValue::get(vty);
+  for (unsigned first = 0; first < width; first += n) {
+    // Lanes [first, first+n) of each argument (padded when the width is smaller than n).
+    llvm::SmallVector<int, 16> take, put(width);
+    for (unsigned i = 0; i < n; ++i)
+      take.push_back(first + i < width ? static_cast<int>(first + i) : -1);
+    std::vector<llvm::Value *> parts;
+    for (auto *a : args) parts.push_back(b.CreateShuffleVector(a, take));
+    auto *call = b.CreateCall(callee, parts);
+    call->setDoesNotThrow();
+    call->setDoesNotAccessMemory();
+    // Widen the part back to the full width, then blend it into the result.
+    llvm::SmallVector<int, 16> widen(width, -1), blend(width);
+    for (unsigned i = 0; i < width; ++i) {
+      if (i >= first && i < first + n) widen[i] = static_cast<int>(i - first);
+      blend[i] = i >= first && i < first + n ? static_cast<int>(width + i) : static_cast<int>(i);
+    }
+    llvm::Value *wide = b.CreateShuffleVector(call, widen);
+    result = b.CreateShuffleVector(result, wide, blend);
+  }
+  return result;
+}
+
+} // namespace
+
+llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, Opcode op,
+                       llvm::ArrayRef<llvm::Value *> args) {
+  llvm::Type *ty = args[0]->getType();
+  llvm::Value *x = args[0];
+  switch (op) {
+  case Opcode::Sqrt: return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+  case Opcode::Rsqrt: {
+    if (ty->getScalarType()->isFloatTy()) {
+      llvm::Type *wide = ty->isVectorTy() ? llvm::VectorType::get(b.getDoubleTy(),
+                                                                  llvm::cast<llvm::VectorType>(ty))
+                                          : b.getDoubleTy();
+      llvm::Value *d = b.CreateFPExt(x, wide);
+      llvm::Value *r = b.CreateFDiv(llvm::ConstantFP::get(wide, 1.0),
+                                    b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, d));
+      return b.CreateFPTrunc(r, ty);
+    }
+    return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
+                        b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
+  }
+  case Opcode::Sigmoid: {
+    llvm::Value *e = call_library(b, target, Opcode::Exp, {b.CreateFNeg(x)});
+    return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
+                        b.CreateFAdd(llvm::ConstantFP::get(ty, 1.0), e));
+  }
+  default: return call_library(b, target, op, args);
+  }
+}
+
+} // namespace hologram::codegen::detail

@@ -1,0 +1,323 @@
+// Assembles a module for x86: every kernel lowered once per target variant (each function
+// carries its variant's target-cpu and target-features, as clang's target_clones does), the
+// descriptor tables of cpu_abi.h that the runtime's dispatcher reads, the LLVM optimisation
+// pipeline, and emission of IR, bitcode, assembly or an ELF object.
+#include "hologram/codegen/cpu_abi.h"
+#include "hologram/isa/text.h"
+#include "lowering.h"
+
+#include <llvm/Bitcode/BitcodeWriter.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+#include <llvm/TargetParser/X86TargetParser.h>
+
+#include <algorithm>
+#include <mutex>
+
+namespace hologram::codegen {
+
+namespace {
+
+/// CPU features the runtime's dispatcher can test (see runtime/cpu/cpu_features.cpp).
+constexpr std::string_view kCheckableFeatures[] = {
+    "sse2",    "sse3",     "ssse3",    "sse4.1",   "sse4.2",  "popcnt", "avx",
+    "avx2",    "fma",      "f16c",     "bmi",      "bmi2",    "lzcnt",  "movbe",
+    "avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"};
+
+const char *kTriple = "x86_64-unknown-linux-gnu";
+
+void initialise_llvm() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    LLVMInitializeX86TargetInfo();
+    LLVMInitializeX86Target();
+    LLVMInitializeX86TargetMC();
+    LLVMInitializeX86AsmPrinter();
+    LLVMInitializeX86AsmParser();
+  });
+}
+
+std::string c_identifier(std::string_view s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "_" + out;
+  return out;
+}
+
+bool uses_atlas_state(const isa::Kernel &k) {
+  for (const auto &inst : k.insts) {
+    if (inst.info().family == isa::OpFamily::Atlas) return true;
+    for (const auto &op : inst.operands)
+      if (op.kind == isa::OperandKind::Addr &&
+          (op.addr.base == isa::AddrBase::Class || op.addr.base == isa::AddrBase::Boundary))
+        return true;
+  }
+  return false;
+}
+
+class ModuleLowering {
+public:
+  ModuleLowering(const isa::Module &m, const CpuOptions &o)
+      : isa_(m), opts_(o), module_(std::make_unique<llvm::Module>(o.module_name, ctx_)),
+        abi_(ctx_) {}
+
+  Status run(CpuEmit emit, std::string &out) {
+    initialise_llvm();
+    std::string error;
+    const llvm::Target *target = llvm::TargetRegistry::lookupTarget(kTriple, error);
+    if (!target) return {ErrorCode::Internal, "LLVM has no x86 target: " + error};
+    llvm::TargetOptions to;
+    to.UnsafeFPMath = opts_.fast_math;
+    to.NoInfsFPMath = opts_.fast_math;
+    to.NoNaNsFPMath = opts_.fast_math;
+    auto level = opts_.opt_level == 0   ? llvm::CodeGenOptLevel::None
+                 : opts_.opt_level == 1 ? llvm::CodeGenOptLevel::Less
+                 : opts_.opt_level == 2 ? llvm::CodeGenOptLevel::Default
+                                        : llvm::CodeGenOptLevel::Aggressive;
+    tm_.reset(target->createTargetMachine(kTriple, "x86-64", "", to, llvm::Reloc::PIC_,
+                                          std::nullopt, level));
+    module_->setTargetTriple(kTriple);
+    module_->setDataLayout(tm_->createDataLayout());
+    if (opts_.debug_info) {
+      module_->addModuleFlag(llvm::Module::Warning, "Debug Info Version",
+                             llvm::DEBUG_METADATA_VERSION);
+      module_->addModuleFlag(llvm::Module::Warning, "Dwarf Version", 5);
+    }
+    try {
+      lower_kernels();
+      emit_descriptor();
+    } catch (const detail::LoweringError &e) {
+      return {ErrorCode::Internal, std::string("x86 lowering failed: ") + e.what()};
+    }
+    std::string verify;
+    llvm::raw_string_ostream vs(verify);
+    if (llvm::verifyModule(*module_, &vs))
+      return {ErrorCode::Internal, "x86 lowering produced invalid LLVM IR:\n" + vs.str()};
+    optimise();
+    return write(emit, out);
+  }
+
+private:
+  void lower_kernels() {
+    for (uint32_t k = 0; k < isa_.kernels.size(); ++k) {
+      const auto &kernel = isa_.kernels[k];
+      std::vector<detail::LoweredKernel> variants;
+      for (const auto &t : opts_.targets) {
+        std::string symbol = "hg." + opts_.module_name + "." + kernel.name + "." + t.name;
+        auto lk = detail::lower_kernel(*module_, abi_, kernel, k, t, opts_, symbol);
+        for (auto *f : {lk.blocks, module_->getFunction(symbol + ".chunk")}) {
+          f->addFnAttr("target-cpu", t.name);
+          f->addFnAttr("target-features", t.llvm_features);
+          f->addFnAttr(llvm::Attribute::NoUnwind);
+          if (opts_.fast_math) f->addFnAttr("unsafe-fp-math", "true");
+        }
+        variants.push_back(lk);
+      }
+      kernels_.push_back(std::move(variants));
+    }
+  }
+
+  llvm::Constant *string(const std::string &s, const std::string &name) {
+    auto *init = llvm::ConstantDataArray::getString(ctx_, s);
+    auto *g = new llvm::GlobalVariable(*module_, init->getType(), true,
+                                       llvm::GlobalValue::PrivateLinkage, init, name);
+    g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+    return g;
+  }
+  template <typename T>
+  llvm::Constant *array(llvm::Type *elem, const std::vector<T *> &items, const std::string &name) {
+    auto *ty = llvm::ArrayType::get(elem, items.size());
+    std::vector<llvm::Constant *> c(items.begin(), items.end());
+    return new llvm::GlobalVariable(*module_, ty, true, llvm::GlobalValue::PrivateLinkage,
+                                    llvm::ConstantArray::get(ty, c), name);
+  }
+
+  void emit_descriptor() {
+    auto *ptr = llvm::PointerType::get(ctx_, 0);
+    auto *i32 = llvm::Type::getInt32Ty(ctx_);
+    auto *i64 = llvm::Type::getInt64Ty(ctx_);
+    auto *kdesc =
+        llvm::StructType::create(ctx_, {ptr, i32, i32, i32, i64, ptr, ptr}, "hg_cpu_kernel_desc");
+    auto *mdesc = llvm::StructType::create(ctx_, {i32, i32, ptr, i32, ptr, ptr, ptr, ptr, ptr, ptr},
+                                           "hg_cpu_module_desc");
+    const std::string prefix = "hg." + opts_.module_name + ".";
+    std::vector<llvm::Constant *> kernels;
+    for (size_t k = 0; k < isa_.kernels.size(); ++k) {
+      const auto &kernel = isa_.kernels[k];
+      std::vector<llvm::Constant *> fns, states;
+      uint64_t pool = 0;
+      for (const auto &v : kernels_[k]) {
+        fns.push_back(v.blocks);
+        states.push_back(llvm::ConstantInt::get(i32, v.state_bytes));
+        pool = std::max(pool, v.pool_bytes);
+      }
+      uint32_t flags = 0;
+      if (kernel.is_launch_level()) flags |= HG_CPU_KERNEL_LAUNCH_LEVEL;
+      for (const auto &inst : kernel.insts)
+        if (inst.op == isa::Opcode::BarSync) flags |= HG_CPU_KERNEL_BARRIERS;
+      if (uses_atlas_state(kernel)) flags |= HG_CPU_KERNEL_ATLAS;
+      kernels.push_back(llvm::ConstantStruct::get(
+          kdesc,
+          {string(kernel.name, prefix + kernel.name + ".name"), llvm::ConstantInt::get(i32, flags),
+           llvm::ConstantInt::get(i32, kernel.params.size()),
+           llvm::ConstantInt::get(i32, kernel.shared_bytes), llvm::ConstantInt::get(i64, pool),
+           array(ptr, fns, prefix + kernel.name + ".variants"),
+           array(i32, states, prefix + kernel.name + ".states")}));
+    }
+    auto *kty = llvm::ArrayType::get(kdesc, kernels.size());
+    auto *ktable =
+        new llvm::GlobalVariable(*module_, kty, true, llvm::GlobalValue::PrivateLinkage,
+                                 llvm::ConstantArray::get(kty, kernels), prefix + "kernels");
+    std::vector<llvm::Constant *> names, features, widths;
+    for (const auto &t : opts_.targets) {
+      names.push_back(string(t.name, prefix + "variant." + t.name));
+      std::string f;
+      for (const auto &x : t.features) f += (f.empty() ? "" : ",") + x;
+      features.push_back(string(f, prefix + "features." + t.name));
+      widths.push_back(llvm::ConstantInt::get(i32, t.width));
+    }
+    std::string options = "-O" + std::to_string(opts_.opt_level);
+    if (opts_.fast_math) options += " -ffast-math";
+    if (opts_.bounds_check) options += " -fbounds-check";
+    if (opts_.check_div) options += " -fcheck-div";
+    if (opts_.debug_info) options += " -g";
+    auto *desc = llvm::ConstantStruct::get(
+        mdesc, {llvm::ConstantInt::get(i32, HG_CPU_ABI_VERSION),
+                llvm::ConstantInt::get(i32, isa_.kernels.size()), ktable,
+                llvm::ConstantInt::get(i32, opts_.targets.size()),
+                array(ptr, names, prefix + "variant_names"),
+                array(ptr, features, prefix + "variant_features"),
+                array(i32, widths, prefix + "variant_widths"),
+                string(isa::print_module(isa_), prefix + "isa"),
+                string(opts_.source_name, prefix + "source"), string(options, prefix + "options")});
+    auto *g = new llvm::GlobalVariable(*module_, mdesc, true, llvm::GlobalValue::ExternalLinkage,
+                                       desc, module_descriptor_symbol(opts_.module_name));
+    g->setVisibility(llvm::GlobalValue::DefaultVisibility);
+    if (opts_.export_default_symbol)
+      llvm::GlobalAlias::create(llvm::GlobalValue::ExternalLinkage, "hologram_module", g);
+  }
+
+  void optimise() {
+    llvm::LoopAnalysisManager lam;
+    llvm::FunctionAnalysisManager fam;
+    llvm::CGSCCAnalysisManager cgam;
+    llvm::ModuleAnalysisManager mam;
+    llvm::PipelineTuningOptions pto;
+    pto.LoopVectorization = false; // lanes are already vectors
+    pto.SLPVectorization = opts_.opt_level >= 2;
+    llvm::PassBuilder pb(tm_.get(), pto);
+    pb.registerModuleAnalyses(mam);
+    pb.registerCGSCCAnalyses(cgam);
+    pb.registerFunctionAnalyses(fam);
+    pb.registerLoopAnalyses(lam);
+    pb.crossRegisterProxies(lam, fam, cgam, mam);
+    const llvm::OptimizationLevel levels[] = {
+        llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1, llvm::OptimizationLevel::O2,
+        llvm::OptimizationLevel::O3};
+    auto level = levels[std::min(opts_.opt_level, 3u)];
+    llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0
+                                      ? pb.buildO0DefaultPipeline(level)
+                                      : pb.buildPerModuleDefaultPipeline(level);
+    mpm.run(*module_, mam);
+  }
+
+  Status write(CpuEmit emit, std::string &out) {
+    out.clear();
+    llvm::raw_string_ostream os(out);
+    switch (emit) {
+    case CpuEmit::LlvmIr: module_->print(os, nullptr); break;
+    case CpuEmit::Bitcode: llvm::WriteBitcodeToFile(*module_, os); break;
+    case CpuEmit::Assembly:
+    case CpuEmit::Object: {
+      llvm::SmallString<0> buffer;
+      llvm::raw_svector_ostream bs(buffer);
+      llvm::legacy::PassManager pm;
+      auto kind = emit == CpuEmit::Object ? llvm::CodeGenFileType::ObjectFile
+                                          : llvm::CodeGenFileType::AssemblyFile;
+      if (tm_->addPassesToEmitFile(pm, bs, nullptr, kind))
+        return {ErrorCode::Internal, "LLVM cannot emit this file type for x86"};
+      pm.run(*module_);
+      os << buffer.str();
+      break;
+    }
+    }
+    os.flush();
+    return {};
+  }
+
+  const isa::Module &isa_;
+  const CpuOptions &opts_;
+  llvm::LLVMContext ctx_;
+  std::unique_ptr<llvm::Module> module_;
+  detail::AbiTypes abi_;
+  std::unique_ptr<llvm::TargetMachine> tm_;
+  std::vector<std::vector<detail::LoweredKernel>> kernels_;
+};
+
+} // namespace
+
+bool is_cpu_target_name(std::string_view name) {
+  return !(name.starts_with("vulkan") || name.starts_with("opencl"));
+}
+
+std::optional<CpuTarget> parse_cpu_target(std::string_view name, std::string &error) {
+  if (llvm::X86::parseArchX86(name, /*Only64Bit=*/true) == llvm::X86::CK_None) {
+    error = "unknown x86 target '" + std::string(name) +
+            "' (expected x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name such as skylake)";
+    return std::nullopt;
+  }
+  llvm::SmallVector<llvm::StringRef, 64> feats;
+  llvm::X86::getFeaturesForCPU(name, feats, /*NeedPlus=*/false);
+  CpuTarget t;
+  t.name = std::string(name);
+  std::vector<std::string> all;
+  for (auto f : feats) all.emplace_back(f);
+  std::sort(all.begin(), all.end());
+  for (const auto &f : all) t.llvm_features += (t.llvm_features.empty() ? "+" : ",+") + f;
+  for (auto f : kCheckableFeatures)
+    if (std::find(all.begin(), all.end(), f) != all.end()) t.features.emplace_back(f);
+  auto has = [&](std::string_view f) { return std::find(all.begin(), all.end(), f) != all.end(); };
+  if (has("avx512f") && has("avx512bw") && has("avx512dq") && has("avx512vl")) {
+    t.width = 16;
+    t.vector_abi = 'e';
+  } else if (has("avx2") && has("fma")) {
+    t.width = 8;
+    t.vector_abi = 'd';
+  } else if (has("sse4.1")) {
+    t.width = 4;
+    t.vector_abi = 'b';
+  } else {
+    error = "x86 target '" + std::string(name) + "' lacks SSE4.1, which the code generator needs";
+    return std::nullopt;
+  }
+  return t;
+}
+
+std::string host_cpu_level() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    return "x86-64-v4";
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "x86-64-v3";
+  return "x86-64-v2";
+}
+
+std::string module_descriptor_symbol(std::string_view module_name) {
+  return "hologram_module_" + c_identifier(module_name);
+}
+
+Status emit_cpu(const isa::Module &module, const CpuOptions &options, CpuEmit emit,
+                std::string &out) {
+  if (options.targets.empty()) return {ErrorCode::InvalidArgument, "no x86 target given"};
+  CpuOptions o = options;
+  o.module_name = c_identifier(o.module_name.empty() ? "module" : o.module_name);
+  return ModuleLowering(module, o).run(emit, out);
+}
+
+} // namespace hologram::codegen

@@ -1,0 +1,142 @@
+// x86 outputs: the code generator gives IR, assembly or an object; archives are written here
+// (ar format, deterministic: zero dates, uid, gid); shared objects are linked by `cc`.
+#include "hologram/driver/cpu_output.h"
+
+#include "hologram/codegen/cpu.h"
+#include "hologram/support/file_io.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace hologram::driver {
+
+namespace {
+
+/// A System V / GNU archive holding one member, with a symbol table naming `symbols`.
+std::string write_archive(const std::string &member, const std::string &object,
+                          const std::vector<std::string> &symbols) {
+  auto header = [](const std::string &name, size_t size) {
+    char buf[61];
+    std::snprintf(buf, sizeof buf, "%-16s%-12s%-6s%-6s%-8s%-10zu`\n", name.c_str(), "0", "0", "0",
+                  "644", size);
+    return std::string(buf, 60);
+  };
+  auto be32 = [](uint32_t v) {
+    std::string s(4, '\0');
+    for (int i = 0; i < 4; ++i) s[i] = static_cast<char>(v >> (24 - 8 * i));
+    return s;
+  };
+  std::string names;
+  for (const auto &s : symbols) names += s + '\0';
+  size_t symtab_size = 4 + 4 * symbols.size() + names.size();
+  size_t symtab_padded = symtab_size + (symtab_size & 1);
+  uint32_t member_offset = static_cast<uint32_t>(8 + 60 + symtab_padded);
+  std::string out = "!<arch>\n";
+  out += header("/", symtab_size);
+  out += be32(static_cast<uint32_t>(symbols.size()));
+  for (size_t i = 0; i < symbols.size(); ++i) out += be32(member_offset);
+  out += names;
+  if (symtab_size & 1) out += '\n';
+  out += header(member + "/", object.size());
+  out += object;
+  if (object.size() & 1) out += '\n';
+  return out;
+}
+
+/// Runs argv, returning its exit status (or -1) and its standard error output.
+int run_program(const std::vector<std::string> &argv, std::string &errors) {
+  std::string err_path = (std::filesystem::temp_directory_path() / "hologram-link-XXXXXX").string();
+  int fd = mkstemp(err_path.data());
+  if (fd < 0) return -1;
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fd, 2);
+    dup2(fd, 1);
+    std::vector<char *> args;
+    for (const auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(fd);
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) < 0) status = -1;
+  std::string e;
+  if (auto text = read_file(err_path, &e)) errors = *text;
+  std::filesystem::remove(err_path);
+  if (status == -1 || !WIFEXITED(status)) return -1;
+  return WEXITSTATUS(status);
+}
+
+Status link_shared(const std::string &object, std::string &bytes) {
+  std::error_code ec;
+  auto dir = std::filesystem::temp_directory_path(ec) / "hologram-cc-XXXXXX";
+  std::string d = dir.string();
+  if (!mkdtemp(d.data())) return {ErrorCode::Internal, "cannot create a temporary directory"};
+  std::string obj = d + "/module.o", so = d + "/module.so", err;
+  Status st;
+  if (!write_file_atomic(obj, object, &err)) {
+    st = {ErrorCode::Internal, err};
+  } else {
+    const char *env = std::getenv("HOLOGRAM_LINKER");
+    std::string linker = env && *env ? env : "cc";
+    std::string errors;
+    int rc = run_program({linker, "-shared", "-o", so, obj, "-lmvec", "-lm"}, errors);
+    if (rc != 0) {
+      st = {ErrorCode::Internal, "linking the shared object with '" + linker + "' failed" +
+                                     (rc == 127 ? " (no such program; set HOLOGRAM_LINKER)" : "") +
+                                     (errors.empty() ? "" : ":\n" + errors)};
+    } else if (auto text = read_file(so, &err)) {
+      bytes = std::move(*text);
+    } else {
+      st = {ErrorCode::Internal, err};
+    }
+  }
+  std::filesystem::remove_all(d, ec);
+  return st;
+}
+
+} // namespace
+
+bool is_cpu_emit(std::string_view emit) {
+  return emit == "llvm" || emit == "bc" || emit == "asm" || emit == "obj" || emit == "static" ||
+         emit == "shared";
+}
+
+Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std::string_view emit,
+                       std::string &bytes) {
+  codegen::CpuOptions co;
+  for (const auto &name : o.targets) {
+    std::string error;
+    auto t = codegen::parse_cpu_target(name, error);
+    if (!t) return {ErrorCode::InvalidArgument, error};
+    co.targets.push_back(std::move(*t));
+  }
+  co.opt_level = o.opt_level;
+  co.debug_info = o.debug_info;
+  co.fast_math = o.fast_math;
+  co.bounds_check = o.bounds_check;
+  co.check_div = o.check_div;
+  co.module_name = o.module_name;
+  co.source_name = o.source_name;
+  co.export_default_symbol = emit == "shared";
+  auto kind = emit == "llvm"  ? codegen::CpuEmit::LlvmIr
+              : emit == "bc"  ? codegen::CpuEmit::Bitcode
+              : emit == "asm" ? codegen::CpuEmit::Assembly
+                              : codegen::CpuEmit::Object;
+  std::string out;
+  if (auto st = codegen::emit_cpu(module, co, kind, out); !st) return st;
+  if (emit == "static")
+    bytes = write_archive(o.module_name + ".o", out,
+                          {codegen::module_descriptor_symbol(o.module_name)});
+  else if (emit == "shared")
+    return link_shared(out, bytes);
+  else
+    bytes = std::move(out);
+  return {};
+}
+
+} // namespace hologram::driver

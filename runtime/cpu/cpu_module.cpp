@@ -1,0 +1,445 @@
+// Loading, dispatch and launch of compiled CPU modules (see cpu_module.h).
+#include "cpu_module.h"
+
+#include "hologram/isa/atlas.h"
+#include "hologram/isa/numeric.h"
+#include "hologram/isa/text.h"
+#include "hologram/runtime/error.h"
+#include "thread_pool.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <cpuid.h>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <map>
+#include <mutex>
+#include <sstream>
+
+namespace hologram::runtime {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// CPU features
+
+struct FeatureBit {
+  std::string_view name;
+  unsigned leaf, subleaf, reg, bit; // reg: 0 eax, 1 ebx, 2 ecx, 3 edx
+  int os;                           // 0 none, 1 ymm state, 2 zmm state
+};
+
+constexpr FeatureBit kFeatures[] = {
+    {"sse2", 1, 0, 3, 26, 0},         {"sse3", 1, 0, 2, 0, 0},      {"ssse3", 1, 0, 2, 9, 0},
+    {"sse4.1", 1, 0, 2, 19, 0},       {"sse4.2", 1, 0, 2, 20, 0},   {"popcnt", 1, 0, 2, 23, 0},
+    {"movbe", 1, 0, 2, 22, 0},        {"fma", 1, 0, 2, 12, 1},      {"avx", 1, 0, 2, 28, 1},
+    {"f16c", 1, 0, 2, 29, 1},         {"avx2", 7, 0, 1, 5, 1},      {"bmi", 7, 0, 1, 3, 0},
+    {"bmi2", 7, 0, 1, 8, 0},          {"avx512f", 7, 0, 1, 16, 2},  {"avx512dq", 7, 0, 1, 17, 2},
+    {"avx512cd", 7, 0, 1, 28, 2},     {"avx512bw", 7, 0, 1, 30, 2}, {"avx512vl", 7, 0, 1, 31, 2},
+    {"lzcnt", 0x80000001, 0, 2, 5, 0}};
+
+uint64_t xcr0() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 27))) return 0; // no OSXSAVE
+  uint32_t lo, hi;
+  __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (uint64_t{hi} << 32) | lo;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Variant selection
+
+std::mutex g_isa_mutex;
+std::string g_isa_override;
+bool g_isa_overridden = false;
+
+std::vector<std::string> split(std::string_view s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= s.size()) {
+    size_t comma = s.find(',', start);
+    if (comma == std::string_view::npos) comma = s.size();
+    if (comma > start) out.emplace_back(s.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
+/// The x86-64 micro-architecture level of a variant (2, 3 or 4).
+int level_of(const hg_cpu_module_desc &d, uint32_t v) {
+  std::string_view name = d.variant_names[v];
+  if (name.starts_with("x86-64-v") && name.size() == 9) return name[8] - '0';
+  return d.variant_widths[v] >= 16 ? 4 : d.variant_widths[v] >= 8 ? 3 : 2;
+}
+
+std::vector<std::string> missing_features(const hg_cpu_module_desc &d, uint32_t v) {
+  std::vector<std::string> missing;
+  for (const auto &f : split(d.variant_features[v]))
+    if (!cpu_has_feature(f)) missing.push_back(f);
+  return missing;
+}
+
+std::string join(const std::vector<std::string> &v) {
+  std::string out;
+  for (const auto &s : v) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+/// The dispatcher's decision for one module: the best variant this CPU runs, capped or
+/// forced by the request; an Error that names the missing features when none can run.
+uint32_t choose_variant(const hg_cpu_module_desc &d, const std::string &origin) {
+  std::vector<uint32_t> order(d.num_variants);
+  for (uint32_t v = 0; v < d.num_variants; ++v) order[v] = v;
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return level_of(d, a) != level_of(d, b) ? level_of(d, a) > level_of(d, b) : a < b;
+  });
+  std::string request = requested_cpu_isa();
+  std::string names;
+  for (uint32_t v = 0; v < d.num_variants; ++v)
+    names += std::string(v ? ", " : "") + d.variant_names[v];
+  if (!request.empty()) {
+    std::string want = request.size() == 2 && request[0] == 'v' ? "x86-64-" + request : request;
+    int cap = want.starts_with("x86-64-v") && want.size() == 9 ? want[8] - '0' : 0;
+    for (uint32_t v : order) {
+      bool exact = want == d.variant_names[v];
+      if (!exact && (cap == 0 || level_of(d, v) > cap)) continue;
+      auto missing = missing_features(d, v);
+      if (missing.empty()) return v;
+      if (exact)
+        throw Error(ErrorCode::BackendUnavailable,
+                    "module '" + origin + "': variant " + want + " (requested by " +
+                        (g_isa_overridden ? std::string("set_cpu_isa") : "HOLOGRAM_CPU_ISA") +
+                        ") needs CPU features this machine lacks: " + join(missing));
+    }
+    throw Error(ErrorCode::BackendUnavailable, "module '" + origin +
+                                                   "' has no variant at or below " + want +
+                                                   " that this CPU runs (it has " + names + ")");
+  }
+  for (uint32_t v : order)
+    if (missing_features(d, v).empty()) return v;
+  uint32_t least = order.back();
+  throw Error(ErrorCode::BackendUnavailable,
+              "module '" + origin + "' cannot run on this CPU: its least demanding variant " +
+                  d.variant_names[least] + " needs " + join(missing_features(d, least)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launch services for generated code
+
+struct LaunchContext {
+  const CpuModule *module;
+  std::span<const CpuArg> args;
+  std::mutex error_mutex;
+  std::string op_error;
+  ErrorCode op_code = ErrorCode::LaunchFailed;
+};
+
+int32_t launch_op(const hg_cpu_launch *launch, uint32_t kernel, uint32_t inst, const uint64_t *regs,
+                  uint64_t *result) {
+  auto *cx = static_cast<LaunchContext *>(launch->runtime);
+  const isa::Kernel &k = cx->module->isa().kernels.at(kernel);
+  const isa::Instruction &in = k.insts.at(inst);
+  std::vector<interp::ArgValue> values;
+  for (size_t i = 0; i < k.params.size(); ++i) {
+    const auto &p = k.params[i];
+    const CpuArg &a = cx->args[i];
+    std::span<std::byte> mem(static_cast<std::byte *>(a.data), a.size);
+    values.push_back(p.kind == isa::ParamKind::Scalar ? interp::ArgValue::scalar(a.bits)
+                     : p.kind == isa::ParamKind::Pool ? interp::ArgValue::pool(mem)
+                                                      : interp::ArgValue::buffer(mem));
+  }
+  auto reg = [&](isa::Reg r) -> uint64_t {
+    for (size_t i = 0; i < in.operands.size(); ++i)
+      if (in.operands[i].kind == isa::OperandKind::Reg && in.operands[i].index == r) return regs[i];
+    return 0;
+  };
+  Status st = interp::run_launch_instruction(k, in, values, reg, *result);
+  if (st) return 0;
+  std::lock_guard lock(cx->error_mutex);
+  cx->op_error = st.message();
+  cx->op_code = st.code();
+  return 1;
+}
+
+uint64_t convert(uint64_t bits, uint32_t dst, uint32_t src) {
+  // Only f16/bf16 destinations reach here (see the lowering); the interpreter's exact
+  // single-rounding conversion.
+  auto d = static_cast<isa::Type>(dst), s = static_cast<isa::Type>(src);
+  double v = 0;
+  switch (s) {
+  case isa::Type::F64: v = isa::bits_to_f64(bits); break;
+  case isa::Type::I32: v = static_cast<int32_t>(bits); break;
+  case isa::Type::U32: v = static_cast<uint32_t>(bits); break;
+  case isa::Type::I64:
+  case isa::Type::U64: {
+    // Round to odd into a double so the rounding to 16 bits is the only one that counts.
+    bool neg = s == isa::Type::I64 && static_cast<int64_t>(bits) < 0;
+    uint64_t mag = neg ? ~bits + 1 : bits;
+    int shift = 0;
+    bool sticky = false;
+    while (mag >= (uint64_t{1} << 53)) {
+      sticky |= mag & 1;
+      mag >>= 1;
+      ++shift;
+    }
+    if (sticky) mag |= 1;
+    v = std::ldexp(static_cast<double>(mag), shift);
+    if (neg) v = -v;
+    break;
+  }
+  default: v = 0; break;
+  }
+  return d == isa::Type::F16 ? isa::double_to_f16(v) : isa::double_to_bf16(v);
+}
+
+std::string region_name(const isa::Kernel &k, int32_t region) {
+  if (region >= 0 && static_cast<size_t>(region) < k.params.size())
+    return "parameter %" + k.params[region].name;
+  if (region == HG_CPU_REGION_SHARED) return "shared memory";
+  if (region == HG_CPU_REGION_BOUNDARY) return "the boundary pool";
+  if (region <= HG_CPU_REGION_CLASS_BASE)
+    return "class " + std::to_string(HG_CPU_REGION_CLASS_BASE - region) + " of the boundary pool";
+  return "memory";
+}
+
+/// The interpreter's wording for a fault in generated code.
+Error describe(const CpuModule &m, uint32_t kidx, const LaunchConfig &launch, const hg_cpu_error &e,
+               LaunchContext &cx, uint64_t region_size) {
+  const isa::Kernel &k = m.isa().kernels.at(kidx);
+  const Dim3 &B = launch.block, &G = launch.grid;
+  const uint64_t lanes = B.count();
+  const uint64_t block = e.lane / lanes, lane = e.lane % lanes;
+  std::ostringstream os;
+  os << "kernel '" << k.name << "': lane " << e.lane << " (block (" << block % G.x << ','
+     << (block / G.x) % G.y << ',' << block / (uint64_t{G.x} * G.y) << "), lane (" << lane % B.x
+     << ',' << (lane / B.x) % B.y << ',' << lane / (uint64_t{B.x} * B.y) << "))";
+  if (e.inst < k.insts.size()) {
+    const auto &inst = k.insts[e.inst];
+    os << ", ";
+    if (m.desc().source_name && *m.desc().source_name) os << m.desc().source_name << ':';
+    os << "line " << inst.loc.line << " '" << isa::print_instruction(k, inst) << "'";
+  }
+  os << ": ";
+  ErrorCode code = ErrorCode::LaunchFailed;
+  switch (e.kind) {
+  case HG_CPU_ERR_DIV_ZERO:
+    code = ErrorCode::DivisionByZero;
+    os << "integer division by zero";
+    break;
+  case HG_CPU_ERR_OUT_OF_BOUNDS:
+    code = ErrorCode::OutOfBounds;
+    os << "out-of-bounds access to " << region_name(k, e.region) << ": offset " << e.value
+       << ", size " << e.size << ", but it holds " << region_size << " bytes";
+    break;
+  case HG_CPU_ERR_CLASS_RANGE: os << "class " << e.value << " is out of range (0..95)"; break;
+  case HG_CPU_ERR_PAGE_RANGE: os << "page " << e.value << " is out of range (0..47)"; break;
+  case HG_CPU_ERR_BYTE_RANGE: os << "byte " << e.value << " is out of range (0..255)"; break;
+  case HG_CPU_ERR_CLS_BYTE: os << "cls.get takes a byte (0..255), got " << e.value; break;
+  case HG_CPU_ERR_CALL_DEPTH: os << "call depth exceeds 64"; break;
+  case HG_CPU_ERR_RET_EMPTY: os << "'ret' with an empty return stack"; break;
+  case HG_CPU_ERR_BARRIER_MISMATCH: os << "lanes of one block wait at different barriers"; break;
+  case HG_CPU_ERR_BARRIER_EXITED:
+    os << "bar.sync is not reached by every lane of the block: some lanes have exited";
+    break;
+  case HG_CPU_ERR_LAUNCH_OP:
+    code = cx.op_code;
+    os << cx.op_error;
+    break;
+  default: os << "fault " << e.kind; break;
+  }
+  return Error(code, os.str());
+}
+
+struct Workspace {
+  std::vector<std::byte> shared, scratch;
+};
+
+} // namespace
+
+bool cpu_has_feature(std::string_view feature) {
+  static const uint64_t os = xcr0();
+  for (const auto &f : kFeatures) {
+    if (f.name != feature) continue;
+    unsigned r[4] = {0, 0, 0, 0};
+    if (!__get_cpuid_count(f.leaf, f.subleaf, &r[0], &r[1], &r[2], &r[3])) return false;
+    if (!(r[f.reg] & (1u << f.bit))) return false;
+    if (f.os == 1) return (os & 0x6) == 0x6;
+    if (f.os == 2) return (os & 0xe6) == 0xe6;
+    return true;
+  }
+  return false; // unknown features are never assumed
+}
+
+void set_cpu_isa(std::string_view isa) {
+  std::lock_guard lock(g_isa_mutex);
+  g_isa_override = std::string(isa);
+  g_isa_overridden = !isa.empty();
+}
+
+std::string requested_cpu_isa() {
+  std::lock_guard lock(g_isa_mutex);
+  if (g_isa_overridden) return g_isa_override;
+  const char *env = std::getenv("HOLOGRAM_CPU_ISA");
+  std::string v = env ? env : "";
+  return v == "auto" || v == "native" ? "" : v;
+}
+
+std::shared_ptr<CpuModule> CpuModule::load_file(const std::string &path) {
+  std::shared_ptr<CpuModule> m(new CpuModule);
+  m->origin_ = path;
+  m->dl_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!m->dl_) {
+    const char *why = dlerror();
+    throw Error(ErrorCode::InvalidModule,
+                "cannot load '" + path + "': " + (why ? why : "dlopen failed"));
+  }
+  auto *desc = static_cast<const hg_cpu_module_desc *>(dlsym(m->dl_, "hologram_module"));
+  if (!desc)
+    throw Error(ErrorCode::InvalidModule,
+                "'" + path +
+                    "' is not a hologram module (no 'hologram_module' symbol; make it "
+                    "with hologram-cc --emit=shared)");
+  m->init(desc);
+  return m;
+}
+
+std::shared_ptr<CpuModule> CpuModule::from_descriptor(const hg_cpu_module_desc *desc,
+                                                      std::string origin) {
+  if (!desc) throw Error(ErrorCode::InvalidArgument, "null module descriptor");
+  std::shared_ptr<CpuModule> m(new CpuModule);
+  m->origin_ = std::move(origin);
+  m->init(desc);
+  return m;
+}
+
+void CpuModule::init(const hg_cpu_module_desc *desc) {
+  if (desc->abi_version != HG_CPU_ABI_VERSION)
+    throw Error(ErrorCode::InvalidModule,
+                "module '" + origin_ + "' was compiled for CPU ABI version " +
+                    std::to_string(desc->abi_version) + "; this runtime implements version " +
+                    std::to_string(HG_CPU_ABI_VERSION) + " (recompile it with this hologram-cc)");
+  desc_ = desc;
+  DiagnosticEngine diags;
+  auto parsed =
+      isa::parse_module(desc->isa_text, desc->source_name ? desc->source_name : "", diags);
+  if (!parsed || parsed->kernels.size() != desc->num_kernels)
+    throw Error(ErrorCode::InvalidModule,
+                "module '" + origin_ + "' carries damaged kernel metadata:\n" + diags.to_string());
+  isa_ = std::move(*parsed);
+  if (desc->num_variants == 0)
+    throw Error(ErrorCode::InvalidModule, "module '" + origin_ + "' has no code variant");
+  variant_ = choose_variant(*desc, origin_);
+}
+
+CpuModule::~CpuModule() {
+  if (dl_) dlclose(dl_);
+}
+
+uint32_t CpuModule::kernel_index(std::string_view name) const {
+  std::string names;
+  for (uint32_t i = 0; i < isa_.kernels.size(); ++i) {
+    if (isa_.kernels[i].name == name) return i;
+    names += (i ? ", " : "") + isa_.kernels[i].name;
+  }
+  throw Error(ErrorCode::InvalidArgument, "module '" + origin_ + "' has no kernel '" +
+                                              std::string(name) + "' (it has " + names + ")");
+}
+
+void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &config,
+                       std::span<const CpuArg> args, interp::AtlasState &atlas) {
+  const hg_cpu_kernel_desc &kd = m.desc().kernels[kidx];
+  const isa::Kernel &k = m.isa().kernels[kidx];
+  LaunchConfig launch = config;
+  if (launch.grid.count() == 0 || launch.block.count() == 0)
+    throw Error(ErrorCode::InvalidArgument,
+                "kernel '" + k.name + "': launch with a zero-size grid or block dimension");
+  if (kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL) launch = LaunchConfig{}; // one lane, once
+  if (launch.block.count() > (uint64_t{1} << 30))
+    throw Error(ErrorCode::InvalidArgument,
+                "kernel '" + k.name + "': a block of " + std::to_string(launch.block.count()) +
+                    " lanes; the CPU backend runs at most 2^30 lanes per block");
+
+  LaunchContext cx{&m, args, {}, {}, ErrorCode::LaunchFailed};
+  std::vector<void *> pointers(args.size());
+  std::vector<uint64_t> sizes(args.size()), bits(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    bits[i] = args[i].bits;
+    pointers[i] = k.params[i].kind == isa::ParamKind::Scalar ? &bits[i] : args[i].data;
+    sizes[i] = args[i].size;
+  }
+  uint64_t phase_advance = 0;
+  hg_cpu_launch L{};
+  L.args = pointers.data();
+  L.sizes = sizes.data();
+  L.grid[0] = launch.grid.x;
+  L.grid[1] = launch.grid.y;
+  L.grid[2] = launch.grid.z;
+  L.block[0] = launch.block.x;
+  L.block[1] = launch.block.y;
+  L.block[2] = launch.block.z;
+  L.boundary = reinterpret_cast<uint8_t *>(atlas.boundary.data());
+  L.resonance = atlas.resonance.data();
+  L.phase_advance = &phase_advance;
+  L.phase = atlas.phase % atlas::kPhaseModulus;
+  L.kernel = kidx;
+  L.launch_op = launch_op;
+  L.convert = convert;
+  L.runtime = &cx;
+
+  const uint32_t variant = m.variant();
+  const hg_cpu_blocks_fn fn = kd.variants[variant];
+  const uint64_t lanes = launch.block.count();
+  const uint64_t shared = uint64_t{kd.shared_bytes} + launch.shared_memory;
+  const uint64_t scratch =
+      hg_cpu_scratch_bytes(&kd, variant, m.desc().variant_widths[variant], lanes);
+  const uint64_t blocks = launch.grid.count();
+  // Enough tasks to balance uneven blocks, few enough to keep per-task costs small.
+  const uint64_t tasks = std::min<uint64_t>(blocks, uint64_t{cpu_threads()} * 8);
+  std::mutex fail_mutex;
+  uint64_t fail_block = UINT64_MAX;
+  hg_cpu_error fail{};
+  std::atomic<bool> failed{false};
+  auto run = [&](size_t t) {
+    if (failed.load(std::memory_order_relaxed)) return;
+    thread_local Workspace ws;
+    if (ws.shared.size() < shared) ws.shared.resize(shared);
+    if (ws.scratch.size() < scratch) ws.scratch.resize(scratch);
+    hg_cpu_worker w{};
+    w.shared = ws.shared.data();
+    w.shared_size = shared;
+    w.scratch = ws.scratch.data();
+    w.scratch_size = scratch;
+    uint64_t first = blocks * t / tasks, end = blocks * (t + 1) / tasks;
+    if (fn(&L, &w, first, end) != 0) {
+      failed = true;
+      std::lock_guard lock(fail_mutex);
+      uint64_t b = w.error.lane / lanes;
+      if (b < fail_block) {
+        fail_block = b;
+        fail = w.error;
+      }
+    }
+  };
+  try {
+    parallel_for(tasks, run);
+  } catch (const std::bad_alloc &) {
+    throw Error(ErrorCode::OutOfMemory, "kernel '" + k.name + "': out of memory for block scratch");
+  }
+  if (failed) {
+    uint64_t region_size = 0;
+    if (fail.region >= 0 && static_cast<size_t>(fail.region) < sizes.size())
+      region_size = sizes[fail.region];
+    else if (fail.region == HG_CPU_REGION_SHARED)
+      region_size = shared;
+    else if (fail.region == HG_CPU_REGION_BOUNDARY)
+      region_size = atlas::kBoundaryPoolBytes;
+    else
+      region_size = atlas::kClassBytes;
+    throw describe(m, kidx, launch, fail, cx, region_size);
+  }
+  atlas.phase = static_cast<uint32_t>((atlas.phase + phase_advance) % atlas::kPhaseModulus);
+}
+
+} // namespace hologram::runtime

@@ -1,0 +1,70 @@
+// Compiled CPU modules: loading (a shared object with dlopen, or a descriptor linked into the
+// application), choosing the x86 variant to run (the dispatcher), and launching kernels over
+// the thread pool with errors reported like the interpreter's.
+#pragma once
+
+#include "hologram/codegen/cpu_abi.h"
+#include "hologram/interp/interpreter.h"
+#include "hologram/isa/launch.h"
+#include "hologram/isa/program.h"
+
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hologram::runtime {
+
+/// Whether this CPU has `feature` (an LLVM feature name such as "avx2") and the OS saves
+/// the registers it needs.
+bool cpu_has_feature(std::string_view feature);
+
+/// Overrides HOLOGRAM_CPU_ISA for modules loaded afterwards ("" = automatic).
+void set_cpu_isa(std::string_view isa);
+/// The current request: set_cpu_isa's value, else $HOLOGRAM_CPU_ISA, else "".
+std::string requested_cpu_isa();
+
+class CpuModule {
+public:
+  /// Loads a shared object made by `hologram-cc --emit=shared`; throws Error.
+  static std::shared_ptr<CpuModule> load_file(const std::string &path);
+  /// Wraps a descriptor linked into the application; throws Error.
+  static std::shared_ptr<CpuModule> from_descriptor(const hg_cpu_module_desc *desc,
+                                                    std::string origin);
+  ~CpuModule();
+  CpuModule(const CpuModule &) = delete;
+  CpuModule &operator=(const CpuModule &) = delete;
+
+  [[nodiscard]] const isa::Module &isa() const { return isa_; }
+  [[nodiscard]] const hg_cpu_module_desc &desc() const { return *desc_; }
+  [[nodiscard]] uint32_t variant() const { return variant_; }
+  [[nodiscard]] std::string variant_name() const { return desc_->variant_names[variant_]; }
+  [[nodiscard]] const std::string &origin() const { return origin_; }
+  /// The index of a kernel by name; throws Error naming the kernels there are.
+  [[nodiscard]] uint32_t kernel_index(std::string_view name) const;
+
+private:
+  CpuModule() = default;
+  void init(const hg_cpu_module_desc *desc);
+
+  void *dl_ = nullptr;
+  const hg_cpu_module_desc *desc_ = nullptr;
+  isa::Module isa_;
+  uint32_t variant_ = 0;
+  std::string origin_;
+};
+
+/// One launch argument resolved to memory: data/size for buffers and pools, bits for scalars.
+struct CpuArg {
+  void *data = nullptr;
+  uint64_t size = 0;
+  uint64_t bits = 0;
+};
+
+/// Runs kernel `k` of `module` over `launch`. `atlas` is the backend's Atlas state (locked by
+/// the caller when the kernel uses it). Throws Error with the failing lane on a fault.
+void launch_cpu_kernel(const CpuModule &module, uint32_t k, const LaunchConfig &launch,
+                       std::span<const CpuArg> args, interp::AtlasState &atlas);
+
+} // namespace hologram::runtime
