@@ -7,6 +7,7 @@
 #include "hologram/interp/interpreter.h"
 #include "hologram/isa/launch.h"
 #include "hologram/isa/program.h"
+#include "hologram/runtime/cpu.h"
 
 #include <memory>
 #include <span>
@@ -15,15 +16,6 @@
 #include <vector>
 
 namespace hologram::runtime {
-
-/// Whether this CPU has `feature` (an LLVM feature name such as "avx2") and the OS saves
-/// the registers it needs.
-bool cpu_has_feature(std::string_view feature);
-
-/// Overrides HOLOGRAM_CPU_ISA for modules loaded afterwards ("" = automatic).
-void set_cpu_isa(std::string_view isa);
-/// The current request: set_cpu_isa's value, else $HOLOGRAM_CPU_ISA, else "".
-std::string requested_cpu_isa();
 
 class CpuModule {
 public:

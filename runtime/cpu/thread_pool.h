@@ -2,6 +2,8 @@
 // The calling thread takes part, so launches from many threads at once never deadlock.
 #pragma once
 
+#include "hologram/runtime/cpu.h"
+
 #include <cstddef>
 #include <functional>
 
@@ -9,9 +11,5 @@ namespace hologram::runtime {
 
 /// Runs task(i) for i in [0, n) on the pool and the calling thread; returns when all are done.
 void parallel_for(size_t n, const std::function<void(size_t)> &task);
-/// Threads a launch may use (including the caller): hardware threads, $HOLOGRAM_NUM_THREADS,
-/// or the last set_cpu_threads value.
-unsigned cpu_threads();
-void set_cpu_threads(unsigned n); ///< 0 restores the default
 
 } // namespace hologram::runtime

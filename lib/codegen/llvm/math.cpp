@@ -109,6 +109,16 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, Opcode op,
     return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
                         b.CreateFAdd(llvm::ConstantFP::get(ty, 1.0), e));
   }
+  case Opcode::Erf:
+    if (ty->getScalarType()->isFloatTy()) {
+      // gelu's 1 + erf(x) cancels for negative x: erf of f32 is computed in f64 and rounded
+      // once, so the sum keeps its relative accuracy (as the interpreter's does).
+      llvm::Type *wide = ty->isVectorTy() ? llvm::VectorType::get(b.getDoubleTy(),
+                                                                  llvm::cast<llvm::VectorType>(ty))
+                                          : b.getDoubleTy();
+      return b.CreateFPTrunc(call_library(b, target, op, {b.CreateFPExt(x, wide)}), ty);
+    }
+    return call_library(b, target, op, args);
   default: return call_library(b, target, op, args);
   }
 }

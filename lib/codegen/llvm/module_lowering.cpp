@@ -276,8 +276,15 @@ std::optional<CpuTarget> parse_cpu_target(std::string_view name, std::string &er
   llvm::X86::getFeaturesForCPU(name, feats, /*NeedPlus=*/false);
   CpuTarget t;
   t.name = std::string(name);
+  // The CPU's features and everything they imply (sse4.2 implies sse4.1, avx2 implies avx...).
+  llvm::StringMap<bool> implied;
+  for (auto f : feats) {
+    implied[f] = true;
+    llvm::X86::updateImpliedFeatures(f, true, implied);
+  }
   std::vector<std::string> all;
-  for (auto f : feats) all.emplace_back(f);
+  for (const auto &e : implied)
+    if (e.getValue()) all.emplace_back(e.getKey());
   std::sort(all.begin(), all.end());
   for (const auto &f : all) t.llvm_features += (t.llvm_features.empty() ? "+" : ",+") + f;
   for (auto f : kCheckableFeatures)

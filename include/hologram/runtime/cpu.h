@@ -1,0 +1,25 @@
+// Controls of the CPU backend (SPEC §7): which x86 variant of a compiled module runs, and
+// how many threads launches use.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace hologram::runtime {
+
+/// Caps or forces the x86 variant of modules loaded afterwards, like $HOLOGRAM_CPU_ISA (which
+/// it overrides): "v2", "v3", "v4" cap the level ("x86-64-v3" the same), another name forces
+/// that variant; "" returns to automatic choice (the best variant this CPU runs). Loading a
+/// module whose requested variant needs missing CPU features fails with an Error naming them.
+void set_cpu_isa(std::string_view isa);
+/// The current request: set_cpu_isa's value, else $HOLOGRAM_CPU_ISA, else "" (automatic).
+std::string requested_cpu_isa();
+/// Whether this CPU (and OS) supports an LLVM feature name such as "avx2" or "avx512f".
+bool cpu_has_feature(std::string_view feature);
+
+/// Threads a launch uses, the caller included: $HOLOGRAM_NUM_THREADS or every hardware
+/// thread by default; set_cpu_threads(0) restores the default.
+unsigned cpu_threads();
+void set_cpu_threads(unsigned n);
+
+} // namespace hologram::runtime

@@ -1,0 +1,86 @@
+// The compiled CPU backend as a conformance runner: each kernel is compiled once into a
+// shared object holding the x86-64-v2, v3 and v4 variants, and each runner forces one
+// variant through the dispatcher (set_cpu_isa), so every level this machine runs is tested.
+#include "cpu_runner.h"
+
+#include "hologram/driver/cpu_output.h"
+#include "hologram/runtime/backend.h"
+#include "hologram/runtime/cpu.h"
+#include "hologram/support/file_io.h"
+
+#include <filesystem>
+#include <map>
+#include <unistd.h>
+
+namespace hologram::conformance {
+
+namespace {
+
+/// The shared object of a kernel (compiled on first use, kept for the whole test run).
+std::string shared_object(const isa::Kernel &kernel) {
+  static std::map<const isa::Kernel *, std::string> cache;
+  static const std::string dir = [] {
+    std::string d = (std::filesystem::temp_directory_path() / "hologram-conf-XXXXXX").string();
+    if (!mkdtemp(d.data())) throw std::runtime_error("cannot create a temporary directory");
+    return d;
+  }();
+  auto it = cache.find(&kernel);
+  if (it != cache.end()) return it->second;
+  isa::Module m;
+  m.kernels.push_back(kernel);
+  driver::CpuOutputOptions o;
+  o.targets = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
+  o.module_name = kernel.name;
+  std::string bytes, err;
+  if (auto st = driver::emit_cpu_output(m, o, "shared", bytes); !st)
+    throw std::runtime_error("compiling " + kernel.name + ": " + st.message());
+  std::string path = dir + "/" + kernel.name + "_" + std::to_string(cache.size()) + ".so";
+  if (!write_file_atomic(path, bytes, &err)) throw std::runtime_error(err);
+  return cache.emplace(&kernel, path).first->second;
+}
+
+} // namespace
+
+Status CpuRunner::run(const isa::Kernel &kernel, const LaunchConfig &launch, CaseData &data) {
+  try {
+    std::string path = shared_object(kernel);
+    runtime::set_cpu_isa(level_);
+    auto backend = create_backend(Preference::parse("cpu"));
+    auto module = backend->load_module(path);
+    runtime::set_cpu_isa("");
+    auto info = backend->module_info(module);
+    if (info.variant != level_)
+      return {ErrorCode::Internal, "the dispatcher chose " + info.variant + ", not " + level_};
+    std::vector<KernelArg> args;
+    std::vector<std::pair<std::string, BufferHandle>> arrays;
+    for (const auto &p : kernel.params) {
+      if (p.kind == isa::ParamKind::Scalar) {
+        auto it = data.scalars.find(p.name);
+        if (it == data.scalars.end())
+          return {ErrorCode::InvalidArgument, "the case gives no scalar " + p.name};
+        args.push_back(KernelArg::scalar(p.type, it->second));
+        continue;
+      }
+      auto it = data.arrays.find(p.name);
+      if (it == data.arrays.end())
+        return {ErrorCode::InvalidArgument, "the case gives no array " + p.name};
+      auto b = backend->allocate_buffer(std::max<size_t>(it->second.bytes.size(), 1));
+      backend->copy_to_buffer(b, 0, it->second.bytes);
+      arrays.emplace_back(p.name, b);
+      args.push_back(KernelArg::buffer(b));
+    }
+    backend->copy_to_boundary(0, data.boundary);
+    backend->launch(module, kernel.name, launch, args);
+    for (auto &[name, b] : arrays) backend->copy_from_buffer(b, 0, data.arrays.at(name).bytes);
+    backend->copy_from_boundary(0, data.boundary);
+  } catch (const Error &e) {
+    runtime::set_cpu_isa("");
+    return {e.code(), e.what()};
+  } catch (const std::exception &e) {
+    runtime::set_cpu_isa("");
+    return {ErrorCode::Internal, e.what()};
+  }
+  return {};
+}
+
+} // namespace hologram::conformance

@@ -1,0 +1,19 @@
+// The compiled CPU backend as a conformance runner, forced to one x86 variant.
+#pragma once
+
+#include "harness.h"
+
+namespace hologram::conformance {
+
+class CpuRunner final : public Runner {
+public:
+  /// `level`: "x86-64-v2", "x86-64-v3" or "x86-64-v4".
+  explicit CpuRunner(std::string level) : level_(std::move(level)) {}
+  [[nodiscard]] std::string name() const override { return "cpu_v" + level_.substr(8); }
+  Status run(const isa::Kernel &kernel, const LaunchConfig &launch, CaseData &data) override;
+
+private:
+  std::string level_;
+};
+
+} // namespace hologram::conformance
