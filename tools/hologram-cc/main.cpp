@@ -195,7 +195,7 @@ int run(int argc, char **argv) {
     co.fast_math = fast_math;
     co.bounds_check = bounds_check;
     co.check_div = check_div;
-    co.module_name = driver::kernel_name_from_path(output == "-" ? inputs[0] : output);
+    co.module_name = driver::kernel_name_from_path(inputs[0] == "-" ? output : inputs[0]);
     co.source_name = compiled.size() == 1 ? compiled[0].path : "";
     if (auto st = driver::emit_cpu_output(all, co, emit, text); !st) {
       std::cerr << "hologram-cc: error: " << st.message() << '\n';

@@ -109,7 +109,8 @@ private:
       const auto &kernel = isa_.kernels[k];
       std::vector<detail::LoweredKernel> variants;
       for (const auto &t : opts_.targets) {
-        std::string symbol = "hg." + opts_.module_name + "." + kernel.name + "." + t.name;
+        std::string symbol =
+            "hg." + opts_.module_name + "." + kernel.name + "." + c_identifier(t.name);
         auto lk = detail::lower_kernel(*module_, abi_, kernel, k, t, opts_, symbol);
         for (auto *f : {lk.blocks, module_->getFunction(symbol + ".chunk")}) {
           f->addFnAttr("target-cpu", t.name);
