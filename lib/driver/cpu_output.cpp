@@ -2,8 +2,11 @@
 // (ar format, deterministic: zero dates, uid, gid); shared objects are linked by `cc`.
 #include "hologram/driver/cpu_output.h"
 
+#include "hologram/artifact/header.h"
 #include "hologram/codegen/cpu.h"
+
 #include "hologram/support/file_io.h"
+#include <algorithm>
 
 #include <cstdio>
 #include <cstdlib>
@@ -103,7 +106,7 @@ Status link_shared(const std::string &object, std::string &bytes) {
 
 bool is_cpu_emit(std::string_view emit) {
   return emit == "llvm" || emit == "bc" || emit == "asm" || emit == "obj" || emit == "static" ||
-         emit == "shared";
+         emit == "shared" || emit == "header";
 }
 
 Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std::string_view emit,
@@ -123,18 +126,32 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
   co.module_name = o.module_name;
   co.source_name = o.source_name;
   co.export_default_symbol = emit == "shared";
+  co.c_entry_points = emit != "shared"; // a shared object is loaded by the runtime instead
   auto kind = emit == "llvm"  ? codegen::CpuEmit::LlvmIr
               : emit == "bc"  ? codegen::CpuEmit::Bitcode
               : emit == "asm" ? codegen::CpuEmit::Assembly
                               : codegen::CpuEmit::Object;
   std::string out;
+  if (emit == "header") {
+    // The least demanding variant decides what the header records as required.
+    const codegen::CpuTarget *least = &co.targets[0];
+    for (const auto &t : co.targets)
+      if (t.features.size() < least->features.size()) least = &t;
+    std::string features;
+    for (const auto &f : least->features) features += (features.empty() ? "" : ",") + f;
+    bytes = artifact::generate_header(module, codegen::c_module_name(o.module_name), o.source_name,
+                                      features);
+    return {};
+  }
   if (auto st = codegen::emit_cpu(module, co, kind, out); !st) return st;
-  if (emit == "static")
-    bytes = write_archive(o.module_name + ".o", out,
-                          {codegen::module_descriptor_symbol(o.module_name)});
-  else if (emit == "shared")
+  if (emit == "static") {
+    std::vector<std::string> symbols{codegen::module_descriptor_symbol(o.module_name)};
+    for (const auto &k : module.kernels) symbols.push_back(artifact::c_entry_point_name(k.name));
+    std::sort(symbols.begin() + 1, symbols.end());
+    bytes = write_archive(codegen::c_module_name(o.module_name) + ".o", out, symbols);
+  } else if (emit == "shared")
     return link_shared(out, bytes);
-  else
+  else if (emit != "static")
     bytes = std::move(out);
   return {};
 }

@@ -4,6 +4,7 @@
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
 #include "hologram/runtime/backend.h"
+#include "status_codes.h"
 
 #include <cstring>
 #include <string>
@@ -25,24 +26,6 @@ static_assert(static_cast<int>(HG_F64) == static_cast<int>(isa::Type::F64) &&
 
 thread_local std::string last_error;
 
-hg_status status_of(ErrorCode c) {
-  switch (c) {
-  case ErrorCode::Ok: return HG_OK;
-  case ErrorCode::InvalidArgument: return HG_ERROR_INVALID_ARGUMENT;
-  case ErrorCode::InvalidProgram: return HG_ERROR_INVALID_PROGRAM;
-  case ErrorCode::OutOfBounds: return HG_ERROR_OUT_OF_BOUNDS;
-  case ErrorCode::DivisionByZero: return HG_ERROR_DIVISION_BY_ZERO;
-  case ErrorCode::LaunchFailed: return HG_ERROR_LAUNCH_FAILED;
-  case ErrorCode::StepLimitExceeded: return HG_ERROR_STEP_LIMIT;
-  case ErrorCode::InvalidHandle: return HG_ERROR_INVALID_HANDLE;
-  case ErrorCode::OutOfMemory: return HG_ERROR_OUT_OF_MEMORY;
-  case ErrorCode::BackendUnavailable: return HG_ERROR_BACKEND_UNAVAILABLE;
-  case ErrorCode::InvalidModule: return HG_ERROR_INVALID_MODULE;
-  case ErrorCode::Internal: return HG_ERROR_INTERNAL;
-  }
-  return HG_ERROR_INTERNAL;
-}
-
 /// Runs `f`, mapping exceptions to status codes.
 template <typename F> hg_status guard(F &&f) {
   try {
@@ -51,7 +34,7 @@ template <typename F> hg_status guard(F &&f) {
     return HG_OK;
   } catch (const Error &e) {
     last_error = e.what();
-    return status_of(e.code());
+    return runtime::status_code_of(e.code());
   } catch (const std::bad_alloc &) {
     last_error = "out of memory";
     return HG_ERROR_OUT_OF_MEMORY;
@@ -230,3 +213,25 @@ hg_status hg_execute_program(hg_backend *backend, const hg_program *program, con
 }
 
 } // extern "C"
+
+namespace hologram::runtime {
+
+hg_status status_code_of(ErrorCode c) {
+  switch (c) {
+  case ErrorCode::Ok: return HG_OK;
+  case ErrorCode::InvalidArgument: return HG_ERROR_INVALID_ARGUMENT;
+  case ErrorCode::InvalidProgram: return HG_ERROR_INVALID_PROGRAM;
+  case ErrorCode::OutOfBounds: return HG_ERROR_OUT_OF_BOUNDS;
+  case ErrorCode::DivisionByZero: return HG_ERROR_DIVISION_BY_ZERO;
+  case ErrorCode::LaunchFailed: return HG_ERROR_LAUNCH_FAILED;
+  case ErrorCode::StepLimitExceeded: return HG_ERROR_STEP_LIMIT;
+  case ErrorCode::InvalidHandle: return HG_ERROR_INVALID_HANDLE;
+  case ErrorCode::OutOfMemory: return HG_ERROR_OUT_OF_MEMORY;
+  case ErrorCode::BackendUnavailable: return HG_ERROR_BACKEND_UNAVAILABLE;
+  case ErrorCode::InvalidModule: return HG_ERROR_INVALID_MODULE;
+  case ErrorCode::Internal: return HG_ERROR_INTERNAL;
+  }
+  return HG_ERROR_INTERNAL;
+}
+
+} // namespace hologram::runtime

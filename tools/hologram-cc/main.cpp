@@ -81,9 +81,11 @@ int run(int argc, char **argv) {
   app.add_option("inputs", inputs, "input files (.hasm, .json, .circuit; '-' reads standard input)")
       ->required();
   app.add_option("-o", output, "output file ('-' for standard output)");
-  app.add_option("--emit", emit,
-                 "what to produce: isa, canonical (circuits), llvm, bc, asm, obj, static, shared")
-      ->check(CLI::IsMember({"isa", "canonical", "llvm", "bc", "asm", "obj", "static", "shared"}));
+  app.add_option(
+         "--emit", emit,
+         "what to produce: isa, canonical (circuits), llvm, bc, asm, obj, static, shared, header")
+      ->check(CLI::IsMember(
+          {"isa", "canonical", "llvm", "bc", "asm", "obj", "static", "shared", "header"}));
   app.add_option("--target", targets,
                  "comma-separated targets: x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name");
   app.add_flag("-g", debug, "debug line tables pointing at the source");

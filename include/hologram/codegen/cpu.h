@@ -41,6 +41,9 @@ struct CpuOptions {
   /// Also export the descriptor as `hologram_module`, the name the runtime looks for in a
   /// shared object it loads.
   bool export_default_symbol = false;
+  /// Define the typed C entry points of the generated header (SPEC §8), which call the
+  /// runtime's hologram_cpu_call; only for objects and archives linked into applications.
+  bool c_entry_points = false;
 };
 
 enum class CpuEmit { LlvmIr, Bitcode, Assembly, Object };
@@ -50,6 +53,8 @@ enum class CpuEmit { LlvmIr, Bitcode, Assembly, Object };
 Status emit_cpu(const isa::Module &module, const CpuOptions &options, CpuEmit emit,
                 std::string &out);
 
+/// A module name as the C identifier used in symbols and the header's C++ namespace.
+std::string c_module_name(std::string_view module_name);
 /// The symbol of a module's descriptor: "hologram_module_<name>".
 std::string module_descriptor_symbol(std::string_view module_name);
 

@@ -23,7 +23,7 @@ struct CpuOutputOptions {
   std::string source_name;
 };
 
-/// Whether `emit` is one of llvm, bc, asm, obj, static, shared.
+/// Whether `emit` is one of llvm, bc, asm, obj, static, shared, header.
 bool is_cpu_emit(std::string_view emit);
 
 /// Produces the bytes of the `emit` output for `module`.

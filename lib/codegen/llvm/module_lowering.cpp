@@ -2,6 +2,7 @@
 // carries its variant's target-cpu and target-features, as clang's target_clones does), the
 // descriptor tables of cpu_abi.h that the runtime's dispatcher reads, the LLVM optimisation
 // pipeline, and emission of IR, bitcode, assembly or an ELF object.
+#include "hologram/artifact/header.h"
 #include "hologram/codegen/cpu_abi.h"
 #include "hologram/isa/text.h"
 #include "lowering.h"
@@ -92,6 +93,7 @@ public:
     try {
       lower_kernels();
       emit_descriptor();
+      if (opts_.c_entry_points) emit_entry_points();
     } catch (const detail::LoweringError &e) {
       return {ErrorCode::Internal, std::string("x86 lowering failed: ") + e.what()};
     }
@@ -204,6 +206,66 @@ private:
       llvm::GlobalAlias::create(llvm::GlobalValue::ExternalLinkage, "hologram_module", g);
   }
 
+  /// int kernel(T0 p0, ..., const hg_launch *launch): packs the arguments and calls the
+  /// runtime, which runs the kernel on this module's chosen variant.
+  void emit_entry_points() {
+    auto *ptr = llvm::PointerType::get(ctx_, 0);
+    auto *i32 = llvm::Type::getInt32Ty(ctx_);
+    auto *i64 = llvm::Type::getInt64Ty(ctx_);
+    auto *call_ty = llvm::FunctionType::get(i32, {ptr, i32, ptr, ptr}, false);
+    auto callee = module_->getOrInsertFunction("hologram_cpu_call", call_ty);
+    auto *desc = module_->getNamedGlobal(module_descriptor_symbol(opts_.module_name));
+    for (uint32_t k = 0; k < isa_.kernels.size(); ++k) {
+      const auto &kernel = isa_.kernels[k];
+      std::vector<llvm::Type *> params;
+      for (const auto &p : kernel.params) {
+        if (p.kind != isa::ParamKind::Scalar) {
+          params.push_back(ptr);
+          continue;
+        }
+        switch (p.type) {
+        case isa::Type::F32: params.push_back(llvm::Type::getFloatTy(ctx_)); break;
+        case isa::Type::F64: params.push_back(llvm::Type::getDoubleTy(ctx_)); break;
+        default: params.push_back(llvm::Type::getIntNTy(ctx_, isa::type_size(p.type) * 8)); break;
+        }
+      }
+      params.push_back(ptr);
+      auto *f = llvm::Function::Create(llvm::FunctionType::get(i32, params, false),
+                                       llvm::GlobalValue::ExternalLinkage,
+                                       artifact::c_entry_point_name(kernel.name), *module_);
+      f->addFnAttr(llvm::Attribute::NoUnwind);
+      for (size_t i = 0; i < kernel.params.size(); ++i) {
+        const auto t = kernel.params[i].type;
+        if (kernel.params[i].kind == isa::ParamKind::Scalar && isa::type_size(t) < 4)
+          f->addParamAttr(static_cast<unsigned>(i),
+                          isa::is_signed_int(t) ? llvm::Attribute::SExt : llvm::Attribute::ZExt);
+      }
+      llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx_, "entry", f));
+      const size_t n = std::max<size_t>(1, kernel.params.size());
+      auto *args = b.CreateAlloca(llvm::ArrayType::get(ptr, n));
+      auto *bits = b.CreateAlloca(llvm::ArrayType::get(i64, n));
+      for (size_t i = 0; i < kernel.params.size(); ++i) {
+        llvm::Value *v = f->getArg(static_cast<unsigned>(i));
+        llvm::Value *slot = b.CreateConstGEP2_64(args->getAllocatedType(), args, 0, i);
+        if (kernel.params[i].kind != isa::ParamKind::Scalar) {
+          b.CreateStore(v, slot);
+          continue;
+        }
+        llvm::Value *cell = b.CreateConstGEP2_64(bits->getAllocatedType(), bits, 0, i);
+        if (v->getType()->isFloatTy())
+          v = b.CreateZExt(b.CreateBitCast(v, i32), i64);
+        else if (v->getType()->isDoubleTy())
+          v = b.CreateBitCast(v, i64);
+        else
+          v = b.CreateZExt(v, i64);
+        b.CreateStore(v, cell);
+        b.CreateStore(cell, slot);
+      }
+      b.CreateRet(b.CreateCall(callee, {desc, b.getInt32(k), args,
+                                        f->getArg(static_cast<unsigned>(kernel.params.size()))}));
+    }
+  }
+
   void optimise() {
     llvm::LoopAnalysisManager lam;
     llvm::FunctionAnalysisManager fam;
@@ -314,6 +376,10 @@ std::string host_cpu_level() {
     return "x86-64-v4";
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "x86-64-v3";
   return "x86-64-v2";
+}
+
+std::string c_module_name(std::string_view module_name) {
+  return c_identifier(module_name);
 }
 
 std::string module_descriptor_symbol(std::string_view module_name) {

@@ -1,0 +1,109 @@
+// The runtime side of the generated header's C entry points (SPEC §8): kernels linked into
+// the application run on a process-wide CPU context. Each module's variant is chosen once,
+// on its first call; errors become hg_status codes with the message in hg_cpu_last_error().
+#include "../core/status_codes.h"
+#include "cpu_module.h"
+#include "hologram/hologram.h"
+#include "hologram/runtime/error.h"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+
+namespace hologram::runtime {
+namespace {
+
+thread_local std::string g_last_error;
+
+struct LinkedModules {
+  std::mutex mutex;
+  std::map<const hg_cpu_module_desc *, std::shared_ptr<CpuModule>> modules;
+  std::mutex atlas_mutex;
+  interp::AtlasState atlas;
+};
+
+LinkedModules &linked() {
+  static LinkedModules l;
+  return l;
+}
+
+std::shared_ptr<CpuModule> module_of(const hg_cpu_module_desc *desc) {
+  auto &l = linked();
+  std::lock_guard lock(l.mutex);
+  auto &m = l.modules[desc];
+  if (!m)
+    m = CpuModule::from_descriptor(desc, desc->source_name && *desc->source_name ? desc->source_name
+                                                                                 : "linked module");
+  return m;
+}
+
+struct LaunchGeometry {
+  uint32_t grid[3];
+  uint32_t block[3];
+  uint32_t shared_memory;
+};
+
+} // namespace
+} // namespace hologram::runtime
+
+using namespace hologram;
+using namespace hologram::runtime;
+
+extern "C" {
+
+const char *hg_cpu_last_error(void) {
+  return g_last_error.c_str();
+}
+
+int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void *const *args,
+                          const void *launch_ptr) {
+  try {
+    auto m = module_of(desc);
+    const isa::Kernel &k = m->isa().kernels.at(kernel);
+    std::vector<CpuArg> cargs(k.params.size());
+    const uint64_t unknown = uint64_t{1} << 62; // raw pointers carry no size
+    std::optional<uint64_t> count;
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      if (k.params[i].kind == isa::ParamKind::Scalar) {
+        std::memcpy(&cargs[i].bits, args[i], sizeof(uint64_t));
+        if (!count && isa::is_int(k.params[i].type)) count = cargs[i].bits;
+      } else {
+        cargs[i].data = args[i];
+        cargs[i].size = unknown;
+      }
+    }
+    LaunchConfig config;
+    if (launch_ptr) {
+      const auto *g = static_cast<const LaunchGeometry *>(launch_ptr);
+      config.grid = {g->grid[0], g->grid[1], g->grid[2]};
+      config.block = {g->block[0], g->block[1], g->block[2]};
+      config.shared_memory = g->shared_memory;
+    } else if (count) {
+      config = LaunchConfig::linear(*count == 0 ? 1 : *count);
+    } else if (!(m->desc().kernels[kernel].flags & HG_CPU_KERNEL_LAUNCH_LEVEL)) {
+      throw Error(ErrorCode::InvalidArgument,
+                  "kernel '" + k.name +
+                      "' has no integer scalar to size a default launch; pass "
+                      "an hg_launch");
+    }
+    auto &l = linked();
+    if (m->desc().kernels[kernel].flags & HG_CPU_KERNEL_ATLAS) {
+      std::lock_guard lock(l.atlas_mutex);
+      launch_cpu_kernel(*m, kernel, config, cargs, l.atlas);
+    } else {
+      thread_local interp::AtlasState unused; // such kernels never touch it
+      launch_cpu_kernel(*m, kernel, config, cargs, unused);
+    }
+    g_last_error.clear();
+    return HG_OK;
+  } catch (const Error &e) {
+    g_last_error = e.what();
+    return status_code_of(e.code());
+  } catch (const std::exception &e) {
+    g_last_error = e.what();
+    return HG_ERROR_INTERNAL;
+  }
+}
+
+} // extern "C"

@@ -1,0 +1,61 @@
+/* The generated header compiles as strict C99 and its entry points run the kernels linked from
+ * the static library that hologram-cc emitted beside it (SPEC §8). */
+#include "vector.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static int failures = 0;
+#define EXPECT(cond)                                                                               \
+  do {                                                                                             \
+    if (!(cond)) {                                                                                 \
+      fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond);                          \
+      ++failures;                                                                                  \
+    }                                                                                              \
+  } while (0)
+
+int main(void) {
+  enum { N = 1000 };
+  static float a[N], b[N], c[N];
+  int i;
+  hg_launch launch;
+  for (i = 0; i < N; ++i) {
+    a[i] = (float)i;
+    b[i] = 0.5f * (float)i;
+  }
+  /* launch == NULL: one lane per element, counted by n. */
+  EXPECT(vector_add(a, b, c, N, NULL) == 0);
+  for (i = 0; i < N; ++i) EXPECT(c[i] == 1.5f * (float)i);
+
+  /* An explicit launch: 4 blocks of 64 lanes cover only the first 256 elements. */
+  memset(c, 0, sizeof c);
+  memset(&launch, 0, sizeof launch);
+  launch.grid[0] = 4;
+  launch.grid[1] = launch.grid[2] = 1;
+  launch.block[0] = 64;
+  launch.block[1] = launch.block[2] = 1;
+  EXPECT(vector_mul(a, b, c, N, &launch) == 0);
+  EXPECT(c[255] == 255.0f * 127.5f);
+  EXPECT(c[256] == 0.0f);
+
+  /* A kernel named after a C library function gets a suffix instead of clashing with libm. */
+  EXPECT(exp_kernel(a, c, 10, NULL) == 0);
+  EXPECT(fabs(c[1] - exp(1.0)) < 1e-6);
+
+  /* Metadata. */
+  EXPECT(strcmp(vector_add_info.name, "vector_add") == 0);
+  EXPECT(vector_add_info.num_params == 4);
+  EXPECT(strcmp(vector_add_info.params[2].name, "c") == 0);
+  EXPECT(strcmp(vector_add_info.params[2].access, "write") == 0);
+  EXPECT(strcmp(vector_add_info.params[3].type, "u32") == 0);
+  EXPECT(strstr(vector_add_info.required_features, "sse4.2") != NULL);
+
+  /* A bad launch is an error code with a message, not a crash. */
+  launch.block[0] = 0;
+  EXPECT(vector_add(a, b, c, N, &launch) != 0);
+  EXPECT(strstr(hg_cpu_last_error(), "zero-size") != NULL);
+
+  if (failures == 0) printf("header C99 test passed\n");
+  return failures != 0;
+}
