@@ -259,6 +259,11 @@ struct Workspace {
 } // namespace
 
 bool cpu_has_feature(std::string_view feature) {
+  // $HOLOGRAM_CPU_DISABLE=avx512f,avx2 makes features absent: it tests fallbacks on a machine
+  // that has them.
+  if (const char *disabled = std::getenv("HOLOGRAM_CPU_DISABLE"))
+    for (const auto &d : split(disabled))
+      if (d == feature) return false;
   static const uint64_t os = xcr0();
   for (const auto &f : kFeatures) {
     if (f.name != feature) continue;

@@ -15,6 +15,7 @@ void set_cpu_isa(std::string_view isa);
 /// The current request: set_cpu_isa's value, else $HOLOGRAM_CPU_ISA, else "" (automatic).
 std::string requested_cpu_isa();
 /// Whether this CPU (and OS) supports an LLVM feature name such as "avx2" or "avx512f".
+/// Features named in $HOLOGRAM_CPU_DISABLE (comma-separated) count as missing.
 bool cpu_has_feature(std::string_view feature);
 
 /// Threads a launch uses, the caller included: $HOLOGRAM_NUM_THREADS or every hardware

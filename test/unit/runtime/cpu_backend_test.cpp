@@ -1,0 +1,307 @@
+// The CPU backend with compiled modules: the dispatcher (automatic choice, HOLOGRAM_CPU_ISA
+// and set_cpu_isa capping or forcing, refusal naming missing features), loading errors,
+// launch misuse and faults reported with the failing lane, and concurrent use.
+#include "hologram/driver/cpu_output.h"
+#include "hologram/isa/text.h"
+#include "hologram/runtime/backend.h"
+#include "hologram/runtime/cpu.h"
+#include "hologram/support/file_io.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+#include <unistd.h>
+
+using namespace hologram;
+
+namespace {
+
+constexpr const char *kVectorAdd = R"(
+.kernel vector_add
+.param %a : buffer<f32> read
+.param %b : buffer<f32> read
+.param %c : buffer<f32> write
+.param %n : u32
+  param.u32      r1, %n
+  cvt.u64.u32    r2, r1
+  setge.u64      p0, %gid, r2
+  bra p0         @done
+  ld.f32         r3, [%a + %gid*4]
+  ld.f32         r4, [%b + %gid*4]
+  add.f32        r5, r3, r4
+  st.f32         [%c + %gid*4], r5
+@done:
+  exit
+.kernel divide
+.param %x : buffer<i32> readwrite
+.param %d : i32
+  param.i32      r0, %d
+  ld.i32         r1, [%x + %gid*4]
+  div.i32        r2, r1, r0
+  st.i32         [%x + %gid*4], r2
+.kernel overrun
+.param %x : buffer<f32> readwrite
+  mov.imm.u64    r0, 100
+  add.u64        r1, %gid, r0
+  ld.f32         r2, [%x + r1*4]
+  st.f32         [%x + %gid*4], r2
+)";
+
+/// A shared object of kVectorAdd for `targets`, with codegen options; cached per key.
+std::string compile(std::vector<std::string> targets, bool bounds = false, bool div = false) {
+  DiagnosticEngine diags;
+  auto m = isa::parse_module(kVectorAdd, "test.hasm", diags);
+  EXPECT_TRUE(m) << diags.to_string();
+  driver::CpuOutputOptions o;
+  o.targets = targets;
+  o.bounds_check = bounds;
+  o.check_div = div;
+  o.module_name = "test";
+  o.source_name = "test.hasm";
+  std::string bytes, err;
+  auto st = driver::emit_cpu_output(*m, o, "shared", bytes);
+  EXPECT_TRUE(st) << st.message();
+  static int n = 0;
+  std::string path =
+      (std::filesystem::temp_directory_path() /
+       ("hologram-cpu-test-" + std::to_string(getpid()) + "-" + std::to_string(n++) + ".so"))
+          .string();
+  EXPECT_TRUE(write_file_atomic(path, bytes, &err)) << err;
+  return path;
+}
+
+struct IsaGuard {
+  ~IsaGuard() { runtime::set_cpu_isa(""); }
+};
+
+bool has_v3() {
+  return runtime::cpu_has_feature("avx2") && runtime::cpu_has_feature("fma");
+}
+bool has_v4() {
+  return runtime::cpu_has_feature("avx512f") && runtime::cpu_has_feature("avx512bw") &&
+         runtime::cpu_has_feature("avx512dq") && runtime::cpu_has_feature("avx512vl");
+}
+
+std::vector<float> run_vector_add(Backend &b, ModuleHandle m, uint32_t n) {
+  std::vector<float> a(n), c(n);
+  for (uint32_t i = 0; i < n; ++i) a[i] = static_cast<float>(i);
+  auto ba = b.allocate_buffer(n * 4), bb = b.allocate_buffer(n * 4), bc = b.allocate_buffer(n * 4);
+  b.write<float>(ba, a);
+  b.write<float>(bb, a);
+  KernelArg args[] = {KernelArg::buffer(ba), KernelArg::buffer(bb), KernelArg::buffer(bc),
+                      KernelArg::u32(n)};
+  b.launch(m, "vector_add", LaunchConfig::linear(n, 64), args);
+  c = b.read<float>(bc);
+  b.free_buffer(ba);
+  b.free_buffer(bb);
+  b.free_buffer(bc);
+  return c;
+}
+
+TEST(CpuDispatch, ChoosesTheBestVariantThisCpuRuns) {
+  IsaGuard guard;
+  runtime::set_cpu_isa("");
+  unsetenv("HOLOGRAM_CPU_ISA");
+  auto path = compile({"x86-64-v2", "x86-64-v3", "x86-64-v4"});
+  auto b = create_backend(Preference::parse("cpu"));
+  auto m = b->load_module(path);
+  std::string want = has_v4() ? "x86-64-v4" : has_v3() ? "x86-64-v3" : "x86-64-v2";
+  EXPECT_EQ(b->module_info(m).variant, want);
+  auto c = run_vector_add(*b, m, 1000);
+  for (uint32_t i = 0; i < 1000; ++i) ASSERT_EQ(c[i], 2.0f * i);
+}
+
+TEST(CpuDispatch, EnvironmentCapsTheLevel) {
+  IsaGuard guard;
+  auto path = compile({"x86-64-v2", "x86-64-v3", "x86-64-v4"});
+  setenv("HOLOGRAM_CPU_ISA", "v2", 1);
+  auto b = create_backend(Preference::parse("cpu"));
+  auto m = b->load_module(path);
+  unsetenv("HOLOGRAM_CPU_ISA");
+  EXPECT_EQ(b->module_info(m).variant, "x86-64-v2");
+  auto c = run_vector_add(*b, m, 77);
+  EXPECT_EQ(c[76], 152.0f);
+}
+
+TEST(CpuDispatch, ApiCallOverridesTheEnvironment) {
+  IsaGuard guard;
+  if (!has_v3()) GTEST_SKIP() << "this CPU has no AVX2/FMA";
+  auto path = compile({"x86-64-v2", "x86-64-v3"});
+  setenv("HOLOGRAM_CPU_ISA", "v2", 1);
+  runtime::set_cpu_isa("x86-64-v3");
+  auto b = create_backend(Preference::parse("cpu"));
+  EXPECT_EQ(b->module_info(b->load_module(path)).variant, "x86-64-v3");
+  unsetenv("HOLOGRAM_CPU_ISA");
+}
+
+/// Pretends the CPU lacks AVX-512 (HOLOGRAM_CPU_DISABLE), so the refusals are tested on any
+/// machine.
+struct NoAvx512 {
+  NoAvx512() { setenv("HOLOGRAM_CPU_DISABLE", "avx512f", 1); }
+  ~NoAvx512() { unsetenv("HOLOGRAM_CPU_DISABLE"); }
+};
+
+TEST(CpuDispatch, DisabledFeaturesAreMissing) {
+  NoAvx512 no;
+  EXPECT_FALSE(runtime::cpu_has_feature("avx512f"));
+  EXPECT_TRUE(runtime::cpu_has_feature("sse2"));
+  EXPECT_FALSE(runtime::cpu_has_feature("no-such-feature"));
+  IsaGuard guard;
+  runtime::set_cpu_isa("");
+  auto path = compile({"x86-64-v2", "x86-64-v3", "x86-64-v4"});
+  auto b = create_backend(Preference::parse("cpu"));
+  EXPECT_EQ(b->module_info(b->load_module(path)).variant, has_v3() ? "x86-64-v3" : "x86-64-v2");
+}
+
+TEST(CpuDispatch, ForcingAMissingLevelNamesTheMissingFeatures) {
+  IsaGuard guard;
+  NoAvx512 no;
+  auto path = compile({"x86-64-v2", "x86-64-v4"});
+  runtime::set_cpu_isa("v4");
+  auto b = create_backend(Preference::parse("cpu"));
+  try {
+    b->load_module(path);
+    FAIL() << "forcing x86-64-v4 on a CPU without AVX-512 must fail";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::BackendUnavailable);
+    EXPECT_NE(std::string(e.what()).find("avx512f"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("x86-64-v4"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CpuDispatch, AModuleWithOnlyUnsupportedVariantsIsRefused) {
+  IsaGuard guard;
+  NoAvx512 no;
+  runtime::set_cpu_isa("");
+  auto path = compile({"x86-64-v4"});
+  auto b = create_backend(Preference::parse("cpu"));
+  try {
+    b->load_module(path);
+    FAIL() << "a v4-only module cannot run here";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("cannot run on this CPU"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("avx512"), std::string::npos) << e.what();
+  }
+}
+
+TEST(CpuModules, LoadingErrorsAreReported) {
+  auto b = create_backend(Preference::parse("cpu"));
+  try {
+    b->load_module("/nonexistent/module.so");
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidModule);
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/module.so"), std::string::npos);
+  }
+  // A shared object that is not a hologram module.
+  try {
+    b->load_module("libm.so.6");
+    FAIL();
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::InvalidModule);
+    EXPECT_NE(std::string(e.what()).find("not a hologram module"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(b->launch(ModuleHandle{12345}, "x", LaunchConfig::linear(1), {}), Error);
+}
+
+TEST(CpuModules, LaunchMisuseIsAnError) {
+  auto path = compile({"x86-64-v2"});
+  auto b = create_backend(Preference::parse("cpu"));
+  auto m = b->load_module(path);
+  auto buf = b->allocate_buffer(16);
+  KernelArg args[] = {KernelArg::buffer(buf), KernelArg::buffer(buf), KernelArg::buffer(buf),
+                      KernelArg::u32(4)};
+  auto code = [&](auto &&f) {
+    try {
+      f();
+    } catch (const Error &e) {
+      return e.code();
+    }
+    return ErrorCode::Ok;
+  };
+  EXPECT_EQ(code([&] { b->launch(m, "nope", LaunchConfig::linear(4), args); }),
+            ErrorCode::InvalidArgument);
+  EXPECT_EQ(code([&] { b->launch(m, "vector_add", LaunchConfig::linear(4), std::span(args, 3)); }),
+            ErrorCode::InvalidArgument);
+  KernelArg wrong[] = {KernelArg::buffer(buf), KernelArg::buffer(buf), KernelArg::buffer(buf),
+                       KernelArg::f32(4)};
+  EXPECT_EQ(code([&] { b->launch(m, "vector_add", LaunchConfig::linear(4), wrong); }),
+            ErrorCode::InvalidArgument);
+  LaunchConfig zero;
+  zero.block = {0, 1, 1};
+  EXPECT_EQ(code([&] { b->launch(m, "vector_add", zero, args); }), ErrorCode::InvalidArgument);
+  b->unload_module(m);
+  EXPECT_EQ(code([&] { b->launch(m, "vector_add", LaunchConfig::linear(4), args); }),
+            ErrorCode::InvalidHandle);
+}
+
+TEST(CpuModules, DivisionByZeroIsZeroOrAnErrorNamingTheLane) {
+  for (bool check : {false, true}) {
+    auto path = compile({"x86-64-v2"}, false, check);
+    auto b = create_backend(Preference::parse("cpu"));
+    auto m = b->load_module(path);
+    std::vector<int32_t> x{10, 20, 30, 40};
+    auto buf = b->allocate_buffer(16);
+    b->write<int32_t>(buf, x);
+    KernelArg args[] = {KernelArg::buffer(buf), KernelArg::i32(0)};
+    if (!check) {
+      b->launch(m, "divide", LaunchConfig::linear(4, 4), args);
+      EXPECT_EQ(b->read<int32_t>(buf), (std::vector<int32_t>{0, 0, 0, 0}));
+      continue;
+    }
+    try {
+      b->launch(m, "divide", LaunchConfig::linear(4, 4), args);
+      FAIL() << "-fcheck-div must fail the launch";
+    } catch (const Error &e) {
+      EXPECT_EQ(e.code(), ErrorCode::DivisionByZero);
+      EXPECT_NE(std::string(e.what()).find("kernel 'divide': lane 0 (block (0,0,0), lane (0,0,0))"),
+                std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("div.i32"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(CpuModules, BoundsCheckNamesKernelLaneParameterOffsetAndSize) {
+  auto path = compile({"x86-64-v2"}, true);
+  auto b = create_backend(Preference::parse("cpu"));
+  auto m = b->load_module(path);
+  auto buf = b->allocate_buffer(200 * 4);
+  KernelArg args[] = {KernelArg::buffer(buf)};
+  try {
+    b->launch(m, "overrun", LaunchConfig::linear(200, 64), args);
+    FAIL() << "-fbounds-check must catch the overrun";
+  } catch (const Error &e) {
+    EXPECT_EQ(e.code(), ErrorCode::OutOfBounds);
+    std::string w = e.what();
+    EXPECT_NE(w.find("kernel 'overrun': lane 100 (block (1,0,0), lane (36,0,0))"),
+              std::string::npos)
+        << w;
+    EXPECT_NE(w.find("parameter %x: offset 800, size 4, but it holds 800 bytes"), std::string::npos)
+        << w;
+  }
+}
+
+TEST(CpuModules, ConcurrentLaunchesFromManyThreads) {
+  auto path = compile({"x86-64-v2", "x86-64-v3"});
+  auto b = create_backend(Preference::parse("cpu"));
+  auto m = b->load_module(path);
+  std::atomic<int> bad{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 25; ++i) {
+        uint32_t n = 100 + 37 * t + i;
+        auto c = run_vector_add(*b, m, n);
+        for (uint32_t k = 0; k < n; ++k)
+          if (c[k] != 2.0f * k) ++bad;
+      }
+    });
+  for (auto &t : threads) t.join();
+  EXPECT_EQ(bad.load(), 0);
+}
+
+} // namespace
