@@ -414,8 +414,12 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
     hg_cpu_worker w{};
     w.shared = ws.shared.data();
     w.shared_size = shared;
-    w.scratch = ws.scratch.data();
-    w.scratch_size = scratch;
+    // Saved chunk states hold whole vectors: the generated code expects 64-byte alignment
+    // (hg_cpu_scratch_bytes leaves room for it).
+    auto base = reinterpret_cast<uintptr_t>(ws.scratch.data());
+    auto aligned = (base + 63) & ~uintptr_t{63};
+    w.scratch = ws.scratch.data() + (aligned - base);
+    w.scratch_size = scratch - (aligned - base);
     uint64_t first = blocks * t / tasks, end = blocks * (t + 1) / tasks;
     if (fn(&L, &w, first, end) != 0) {
       failed = true;

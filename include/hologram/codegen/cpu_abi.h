@@ -75,7 +75,7 @@ typedef struct hg_cpu_launch {
 typedef struct hg_cpu_worker {
   void *shared;         /* shared memory of the block, shared_size bytes */
   uint64_t shared_size; /* kernel .shared plus LaunchConfig.shared_memory */
-  void *scratch;        /* at least hg_cpu_scratch_bytes() bytes */
+  void *scratch;        /* 64-byte aligned; hg_cpu_scratch_bytes() before alignment */
   uint64_t scratch_size;
   hg_cpu_error error;
 } hg_cpu_worker;
