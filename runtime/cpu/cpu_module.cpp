@@ -1,6 +1,8 @@
 // Loading, dispatch and launch of compiled CPU modules (see cpu_module.h).
 #include "cpu_module.h"
 
+#include "library.h"
+
 #include "hologram/isa/atlas.h"
 #include "hologram/isa/numeric.h"
 #include "hologram/isa/text.h"
@@ -141,21 +143,12 @@ int32_t launch_op(const hg_cpu_launch *launch, uint32_t kernel, uint32_t inst, c
   auto *cx = static_cast<LaunchContext *>(launch->runtime);
   const isa::Kernel &k = cx->module->isa().kernels.at(kernel);
   const isa::Instruction &in = k.insts.at(inst);
-  std::vector<interp::ArgValue> values;
-  for (size_t i = 0; i < k.params.size(); ++i) {
-    const auto &p = k.params[i];
-    const CpuArg &a = cx->args[i];
-    std::span<std::byte> mem(static_cast<std::byte *>(a.data), a.size);
-    values.push_back(p.kind == isa::ParamKind::Scalar ? interp::ArgValue::scalar(a.bits)
-                     : p.kind == isa::ParamKind::Pool ? interp::ArgValue::pool(mem)
-                                                      : interp::ArgValue::buffer(mem));
-  }
   auto reg = [&](isa::Reg r) -> uint64_t {
     for (size_t i = 0; i < in.operands.size(); ++i)
       if (in.operands[i].kind == isa::OperandKind::Reg && in.operands[i].index == r) return regs[i];
     return 0;
   };
-  Status st = interp::run_launch_instruction(k, in, values, reg, *result);
+  Status st = run_cpu_launch_op(k, in, cx->args, reg, *result);
   if (st) return 0;
   std::lock_guard lock(cx->error_mutex);
   cx->op_error = st.message();

@@ -1,0 +1,138 @@
+// One x86 level of the CPU GEMM (see gemm_kernel.h); HG_GEMM_NS names the level's namespace
+// and the file is compiled with that level's -march and -ffp-contract=fast, so the
+// micro-kernel's multiply-adds become FMA instructions where the level has them.
+#include "gemm_kernel.h"
+#include "thread_pool.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#ifndef HG_GEMM_NS
+#error "compile with -DHG_GEMM_NS=gemm_vN"
+#endif
+
+namespace hologram::runtime::HG_GEMM_NS {
+
+namespace {
+
+#if defined(__AVX512F__)
+constexpr size_t kVectorBytes = 64;
+#elif defined(__AVX__)
+constexpr size_t kVectorBytes = 32;
+#else
+constexpr size_t kVectorBytes = 16;
+#endif
+
+template <typename T> struct Shape {
+  typedef T Vec __attribute__((vector_size(kVectorBytes), aligned(alignof(T))));
+  static constexpr size_t kLanes = kVectorBytes / sizeof(T);
+  static constexpr size_t MR = 6;          // rows of the register tile
+  static constexpr size_t NR = 2 * kLanes; // columns: two vectors
+  static constexpr size_t KC = 256;        // depth of a packed panel
+  static constexpr size_t MC = 96;         // rows of A per packed block (a multiple of MR)
+  static constexpr size_t NC = 2048;       // columns of B per packed panel
+};
+
+template <typename T> T element(const T *p, uint64_t ld, bool trans, uint64_t row, uint64_t col) {
+  return trans ? p[col * ld + row] : p[row * ld + col];
+}
+
+/// Packs rows [i0, i0+mc) x depth [p0, p0+kc) of op(A) into MR-row slivers, zero-padded.
+template <typename T>
+void pack_a(const GemmArgs<T> &g, uint64_t i0, size_t mc, uint64_t p0, size_t kc, T *out) {
+  constexpr size_t MR = Shape<T>::MR;
+  for (size_t ir = 0; ir < mc; ir += MR)
+    for (size_t p = 0; p < kc; ++p)
+      for (size_t i = 0; i < MR; ++i)
+        *out++ = ir + i < mc ? element(g.a, g.lda, g.trans_a, i0 + ir + i, p0 + p) : T{0};
+}
+
+/// Packs depth [p0, p0+kc) x columns [j0, j0+nc) of op(B) into NR-column slivers.
+template <typename T>
+void pack_b(const GemmArgs<T> &g, uint64_t p0, size_t kc, uint64_t j0, size_t nc, T *out) {
+  constexpr size_t NR = Shape<T>::NR;
+  for (size_t jr = 0; jr < nc; jr += NR)
+    for (size_t p = 0; p < kc; ++p) {
+      T *row = out + (jr / NR) * kc * NR + p * NR;
+      if (!g.trans_b && jr + NR <= nc) {
+        std::memcpy(row, g.b + (p0 + p) * g.ldb + j0 + jr, NR * sizeof(T));
+        continue;
+      }
+      for (size_t j = 0; j < NR; ++j)
+        row[j] = jr + j < nc ? element(g.b, g.ldb, g.trans_b, p0 + p, j0 + jr + j) : T{0};
+    }
+}
+
+/// C tile (mr x nr valid of MR x NR) = alpha * Ap * Bp + beta * C; beta == 0 ignores C.
+template <typename T>
+void micro_kernel(size_t kc, const T *ap, const T *bp, T *c, uint64_t ldc, size_t mr, size_t nr,
+                  T alpha, T beta) {
+  using S = Shape<T>;
+  using Vec = typename S::Vec;
+  Vec acc[S::MR][2] = {};
+  for (size_t p = 0; p < kc; ++p) {
+    Vec b0, b1;
+    std::memcpy(&b0, bp + p * S::NR, sizeof(Vec));
+    std::memcpy(&b1, bp + p * S::NR + S::kLanes, sizeof(Vec));
+    for (size_t i = 0; i < S::MR; ++i) {
+      Vec a = Vec{} + ap[p * S::MR + i];
+      acc[i][0] += a * b0;
+      acc[i][1] += a * b1;
+    }
+  }
+  alignas(64) T tile[S::MR][S::NR];
+  std::memcpy(tile, acc, sizeof tile);
+  for (size_t i = 0; i < mr; ++i)
+    for (size_t j = 0; j < nr; ++j) {
+      T &out = c[i * ldc + j];
+      out = alpha * tile[i][j] + (beta == T{0} ? T{0} : beta * out);
+    }
+}
+
+template <typename T> void run(const GemmArgs<T> &g) {
+  using S = Shape<T>;
+  if (g.m == 0 || g.n == 0) return;
+  if (g.k == 0) { // C = beta * C
+    for (uint64_t i = 0; i < g.m; ++i)
+      for (uint64_t j = 0; j < g.n; ++j) {
+        T &out = g.c[i * g.ldc + j];
+        out = g.beta == T{0} ? T{0} : g.beta * out;
+      }
+    return;
+  }
+  const size_t nc_max = std::min<uint64_t>(S::NC, (g.n + S::NR - 1) / S::NR * S::NR);
+  std::vector<T> bpack(S::KC * nc_max);
+  const uint64_t blocks = (g.m + S::MC - 1) / S::MC;
+  for (uint64_t j0 = 0; j0 < g.n; j0 += S::NC) {
+    const size_t nc = std::min<uint64_t>(S::NC, g.n - j0);
+    for (uint64_t p0 = 0; p0 < g.k; p0 += S::KC) {
+      const size_t kc = std::min<uint64_t>(S::KC, g.k - p0);
+      const T beta = p0 == 0 ? g.beta : T{1}; // later panels accumulate onto C
+      pack_b(g, p0, kc, j0, nc, bpack.data());
+      parallel_for(blocks, [&](size_t blk) {
+        thread_local std::vector<T> apack;
+        const uint64_t i0 = blk * S::MC;
+        const size_t mc = std::min<uint64_t>(S::MC, g.m - i0);
+        apack.resize((mc + S::MR - 1) / S::MR * S::MR * kc);
+        pack_a(g, i0, mc, p0, kc, apack.data());
+        for (size_t jr = 0; jr < nc; jr += S::NR)
+          for (size_t ir = 0; ir < mc; ir += S::MR)
+            micro_kernel(kc, apack.data() + ir * kc, bpack.data() + jr * kc,
+                         g.c + (i0 + ir) * g.ldc + j0 + jr, g.ldc, std::min(S::MR, mc - ir),
+                         std::min(S::NR, nc - jr), g.alpha, beta);
+      });
+    }
+  }
+}
+
+} // namespace
+
+void gemm(const GemmArgs<float> &g) {
+  run(g);
+}
+void gemm(const GemmArgs<double> &g) {
+  run(g);
+}
+
+} // namespace hologram::runtime::HG_GEMM_NS

@@ -1,0 +1,41 @@
+// The CPU GEMM: C = alpha * op(A) * op(B) + beta * C, row-major with leading dimensions, for
+// f32 and f64. Panels of A and B are packed so the micro-kernel streams them from cache; the
+// micro-kernel keeps an MR x NR tile of C in vector registers (register blocking). The file
+// gemm_kernel.cpp is compiled once per x86 level; cpu_gemm picks the best this CPU runs and
+// spreads blocks of C over the thread pool.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace hologram::runtime {
+
+template <typename T> struct GemmArgs {
+  bool trans_a = false, trans_b = false;
+  uint64_t m = 0, n = 0, k = 0;
+  T alpha = 1, beta = 0;
+  const T *a = nullptr;
+  uint64_t lda = 0;
+  const T *b = nullptr;
+  uint64_t ldb = 0;
+  T *c = nullptr;
+  uint64_t ldc = 0;
+};
+
+void cpu_gemm(const GemmArgs<float> &g);
+void cpu_gemm(const GemmArgs<double> &g);
+
+namespace gemm_v2 {
+void gemm(const GemmArgs<float> &g);
+void gemm(const GemmArgs<double> &g);
+} // namespace gemm_v2
+namespace gemm_v3 {
+void gemm(const GemmArgs<float> &g);
+void gemm(const GemmArgs<double> &g);
+} // namespace gemm_v3
+namespace gemm_v4 {
+void gemm(const GemmArgs<float> &g);
+void gemm(const GemmArgs<double> &g);
+} // namespace gemm_v4
+
+} // namespace hologram::runtime
