@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -302,6 +303,69 @@ TEST(CpuModules, ConcurrentLaunchesFromManyThreads) {
     });
   for (auto &t : threads) t.join();
   EXPECT_EQ(bad.load(), 0);
+}
+
+TEST(CpuModules, WholeLaunchOperationsSplitOverThreadsMatchTheInterpreter) {
+  // Large enough that map, softmax, reduce_all and dot run in parallel ranges.
+  const char *text = R"(
+.kernel ops
+.param %x : buffer<f32> read
+.param %y : buffer<f32> readwrite
+.param %s : buffer<f32> readwrite
+.param %n : u32
+.param %rows : u32
+.param %cols : u32
+  param.u32      r0, %n
+  cvt.u64.u32    r1, r0
+  param.u32      r2, %rows
+  cvt.u64.u32    r3, r2
+  param.u32      r5, %cols
+  cvt.u64.u32    r6, r5
+  map.sigmoid.f32 %y, %x, r1
+  reduce_all.add.f32 r4, %y, r1
+  dot.f32        r7, %x, %y, r1
+  softmax.f32    %s, %x, r3, r6
+  mov.imm.u64    r8, 0
+  st.f32         [%s + r8*4], r4
+  mov.imm.u64    r8, 1
+  st.f32         [%s + r8*4], r7
+)";
+  DiagnosticEngine diags;
+  auto m = isa::parse_module(text, "ops.hasm", diags);
+  ASSERT_TRUE(m) << diags.to_string();
+  driver::CpuOutputOptions o;
+  o.targets = {"x86-64-v2"};
+  o.module_name = "ops";
+  std::string bytes, err;
+  ASSERT_TRUE(driver::emit_cpu_output(*m, o, "shared", bytes));
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("hologram-ops-" + std::to_string(getpid()) + ".so")).string();
+  ASSERT_TRUE(write_file_atomic(path, bytes, &err)) << err;
+  const uint32_t n = 200000, rows = 500, cols = 400;
+  std::vector<float> x(n);
+  for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>((i * 7919) % 1000) / 250.0f - 2.0f;
+  auto run = [&](auto &&launch) {
+    auto b = create_backend(Preference::parse("cpu"));
+    auto bx = b->allocate_buffer(n * 4), by = b->allocate_buffer(n * 4), bs = b->allocate_buffer(n * 4);
+    b->write<float>(bx, x);
+    std::vector<KernelArg> args{KernelArg::buffer(bx), KernelArg::buffer(by), KernelArg::buffer(bs),
+                                KernelArg::u32(n), KernelArg::u32(rows), KernelArg::u32(cols)};
+    launch(*b, args);
+    return std::make_pair(b->read<float>(by), b->read<float>(bs));
+  };
+  auto compiled = run([&](Backend &b, std::vector<KernelArg> &args) {
+    b.launch(b.load_module(path), "ops", LaunchConfig::linear(1), args);
+  });
+  auto reference = run([&](Backend &b, std::vector<KernelArg> &args) {
+    b.execute_program(m->kernels[0], LaunchConfig::linear(1), args);
+  });
+  EXPECT_EQ(compiled.first, reference.first); // element-wise: exact
+  for (uint32_t i = 2; i < rows * cols; ++i)  // row-wise: exact (same reference per row)
+    ASSERT_EQ(compiled.second[i], reference.second[i]) << i;
+  // Reductions reassociate across ranges: within n * eps * sum|x| (SPEC §3.4).
+  double sum_abs = 0;
+  for (float v : reference.first) sum_abs += std::fabs(v);
+  EXPECT_NEAR(compiled.second[0], reference.second[0], n * 1.2e-7 * sum_abs);
 }
 
 } // namespace
