@@ -340,6 +340,10 @@ private:
     else if (last.op == Opcode::Loop)
       varying = a_.is_varying({false, last.operands[0].index, Type::U32});
     if (!varying) return false;
+    // Lanes that branch to an exit finish there; the others stay together, so a branch with
+    // an exit on one side splits nothing.
+    for (uint32_t x : bb.succs)
+      if (a_.exits_at(k_, x)) return false;
     const uint32_t stop = ipdom_[b];
     bool changed = false;
     std::vector<uint32_t> work(bb.succs.begin(), bb.succs.end());
@@ -368,6 +372,13 @@ private:
 bool LaneAnalysis::uniform_read(bool pred, Reg reg, Type type) const {
   if (!pred && is_special(reg)) return !special_varies(reg);
   return !is_varying({pred, reg, pred ? Type::Pred : type});
+}
+
+bool LaneAnalysis::exits_at(const Kernel &k, uint32_t block) const {
+  if (block == kExitBlock) return true;
+  const LaneBlock &b = blocks[block];
+  if (b.begin == b.end) return b.succs.size() == 1 && b.succs[0] == kExitBlock;
+  return k.insts[b.begin].op == Opcode::Exit;
 }
 
 uint32_t LaneAnalysis::target_block(const Kernel &k, const Operand &label) const {

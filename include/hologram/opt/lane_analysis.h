@@ -47,6 +47,9 @@ struct LaneAnalysis {
   [[nodiscard]] bool is_varying(const Slot &s) const { return varying.count(s) != 0; }
   /// Whether the register read `reg` of `type` (or predicate) is uniform.
   [[nodiscard]] bool uniform_read(bool pred, isa::Reg reg, isa::Type type) const;
+  /// Whether a lane that enters `block` finishes at once (it starts with `exit`, or it is the
+  /// end of the kernel).
+  [[nodiscard]] bool exits_at(const isa::Kernel &k, uint32_t block) const;
   /// The label operand's target block (kExitBlock when the label is the end of the kernel).
   [[nodiscard]] uint32_t target_block(const isa::Kernel &k, const isa::Operand &label) const;
 };

@@ -250,11 +250,18 @@ private:
 
   Value *load_field(llvm::StructType *st, Value *base, unsigned field, llvm::Type *t,
                     const char *name = "") {
-    return b_.CreateLoad(t, b_.CreateStructGEP(st, base, field), name);
+    return invariant(b_.CreateLoad(t, b_.CreateStructGEP(st, base, field), name));
+  }
+  /// Marks a load of launch data that no store of the kernel can change (the launch and
+  /// worker descriptions, argument pointers, scalar arguments), so LLVM may hoist it out of
+  /// the lane loops.
+  Value *invariant(llvm::LoadInst *load) {
+    load->setMetadata(llvm::LLVMContext::MD_invariant_load, llvm::MDNode::get(c_, {}));
+    return load;
   }
   Value *launch_dim(unsigned field, unsigned d) {
     Value *p = b_.CreateConstGEP2_32(abi_.launch, launch_, 0, field);
-    return b_.CreateLoad(i32(), b_.CreateConstGEP1_32(i32(), p, d));
+    return invariant(b_.CreateLoad(i32(), b_.CreateConstGEP1_32(i32(), p, d)));
   }
 
   void emit_specials() {
@@ -615,6 +622,10 @@ private:
 
   /// An unconditional transfer to `target` of every active lane.
   void jump(uint32_t target) {
+    if (!divergent_ && !a_.has_barriers && !a_.has_calls && a_.exits_at(k_, target)) {
+      b_.CreateRet(u32c(0)); // every live lane of the chunk is here, and all finish
+      return;
+    }
     if (!divergent_) {
       b_.CreateBr(bb_of(target));
       return;
@@ -627,6 +638,30 @@ private:
   void branch(V cond, uint32_t taken, uint32_t other) {
     if (cond.uni && !divergent_) {
       b_.CreateCondBr(cond.v, bb_of(taken), bb_of(other));
+      return;
+    }
+    const bool exit_taken = a_.exits_at(k_, taken), exit_other = a_.exits_at(k_, other);
+    if (exit_taken != exit_other) {
+      // The lanes that go to the exit finish here; the rest continue together.
+      Value *mask = b_.CreateLoad(vec(i1()), mask_);
+      Value *c = splat(cond);
+      Value *leaving = b_.CreateAnd(mask, exit_taken ? c : b_.CreateNot(c));
+      set_pc(leaving, splat(u32c(kExitPc)));
+      Value *staying = b_.CreateAnd(mask, b_.CreateNot(leaving));
+      b_.CreateStore(staying, mask_);
+      const uint32_t next = exit_taken ? other : taken;
+      if (divergent_) {
+        set_pc(staying, splat(u32c(pc_of(next))));
+        b_.CreateBr(dispatch_);
+        return;
+      }
+      BasicBlock *none = BasicBlock::Create(c_, "all.left", fn_);
+      b_.CreateCondBr(b_.CreateOrReduce(staying), bb_of(next), none);
+      b_.SetInsertPoint(none);
+      if (!a_.has_barriers && !a_.has_calls)
+        b_.CreateRet(u32c(0));
+      else
+        b_.CreateBr(dispatch_);
       return;
     }
     Value *mask = b_.CreateLoad(vec(i1()), mask_);
@@ -661,11 +696,12 @@ private:
 
   Value *param_pointer(unsigned p) {
     Value *args = load_field(abi_.launch, launch_, LArgs, ptr());
-    return b_.CreateLoad(ptr(), b_.CreateConstGEP1_32(ptr(), args, p), "arg." + k_.params[p].name);
+    return invariant(
+        b_.CreateLoad(ptr(), b_.CreateConstGEP1_32(ptr(), args, p), "arg." + k_.params[p].name));
   }
   Value *param_size(unsigned p) {
     Value *sizes = load_field(abi_.launch, launch_, LSizes, ptr());
-    return b_.CreateLoad(i64(), b_.CreateConstGEP1_32(i64(), sizes, p));
+    return invariant(b_.CreateLoad(i64(), b_.CreateConstGEP1_32(i64(), sizes, p)));
   }
   Value *boundary() { return load_field(abi_.launch, launch_, LBoundary, ptr()); }
 
@@ -821,6 +857,13 @@ private:
     return binary(kOps[static_cast<int>(op)], t, acc, x);
   }
   static uint64_t reduce_identity(ReduceOp op, Type t);
+  /// Whether any instruction addresses shared memory (only then is it cleared per block).
+  bool uses_shared() const {
+    for (const auto &inst : k_.insts)
+      for (const auto &op : inst.operands)
+        if (op.kind == OperandKind::Addr && op.addr.base == AddrBase::Shared) return true;
+    return false;
+  }
   uint32_t state_type_bytes() {
     state_type();
     return state_bytes_;
@@ -901,7 +944,7 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
   case Opcode::MovImm: set(inst, 0, t, {constant(t, ops[1].imm), true}); return;
   case Opcode::Cvt: set(inst, 0, t, convert(src(inst, 1, inst.type2), t, inst.type2)); return;
   case Opcode::Param:
-    set(inst, 0, t, {b_.CreateLoad(scalar_type(t), param_pointer(ops[1].index)), true});
+    set(inst, 0, t, {invariant(b_.CreateLoad(scalar_type(t), param_pointer(ops[1].index))), true});
     return;
   case Opcode::Addr:
     set(inst, 0, Type::U64, {b_.CreatePtrToInt(param_pointer(ops[1].index), i64()), true});
@@ -1751,7 +1794,9 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   Value *bx = b_.CreateTrunc(b_.CreateURem(b, gx), i32());
   Value *by = b_.CreateTrunc(b_.CreateURem(b_.CreateUDiv(b, gx), gy), i32());
   Value *bz = b_.CreateTrunc(b_.CreateUDiv(b, b_.CreateMul(gx, gy)), i32());
-  b_.CreateMemSet(shared, b_.getInt8(0), shared_size, llvm::MaybeAlign(1));
+  if (k_.shared_bytes > 0 || a_.has_barriers || uses_shared()) {
+    b_.CreateMemSet(shared, b_.getInt8(0), shared_size, llvm::MaybeAlign(1));
+  }
   Value *next_block = b_.CreateAdd(b, u64c(1));
 
   auto call_chunk = [&](Value *c, Value *state) {

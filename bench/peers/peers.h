@@ -1,0 +1,21 @@
+// The peer implementations the benchmarks compare hologram-cc output with.
+#pragma once
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+void peer_vector_add(const float *a, const float *b, float *c, size_t n);
+void peer_saxpy(const float *x, float *y, float alpha, size_t n);
+void peer_triad(float *a, const float *b, const float *c, float s, size_t n);
+void peer_softmax_rows(const float *x, float *y, size_t rows, size_t cols);
+void peer_rmsnorm_rows(const float *x, const float *g, float *y, size_t rows, size_t cols);
+void peer_gemm(const float *a, const float *b, float *c, size_t n);
+void peer_sigmoid(const float *x, float *y, size_t n);
+void peer_exp(const float *x, float *y, size_t n);
+float peer_sum(const float *x, size_t n);
+float peer_dot(const float *x, const float *y, size_t n);
+#ifdef __cplusplus
+}
+#endif
