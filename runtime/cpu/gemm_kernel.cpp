@@ -1,4 +1,4 @@
-// One x86 level of the CPU GEMM (see gemm_kernel.h); HG_GEMM_NS names the level's namespace
+// One x86 level of the CPU GEMM and float sums (see gemm_kernel.h); HG_GEMM_NS names the level's namespace
 // and the file is compiled with that level's -march and -ffp-contract=fast, so the
 // micro-kernel's multiply-adds become FMA instructions where the level has them.
 #include "gemm_kernel.h"
@@ -126,7 +126,40 @@ template <typename T> void run(const GemmArgs<T> &g) {
   }
 }
 
+/// Sum of x[i] * y[i] (y == nullptr: of x[i]) in four vector accumulators: reassociated, as
+/// SPEC §3.4 allows for float reductions.
+template <typename T> T reduce(const T *x, const T *y, uint64_t n) {
+  using S = Shape<T>;
+  using Vec = typename S::Vec;
+  constexpr size_t L = S::kLanes;
+  Vec acc[4] = {};
+  uint64_t i = 0;
+  for (; i + 4 * L <= n; i += 4 * L)
+    for (size_t u = 0; u < 4; ++u) {
+      Vec a;
+      std::memcpy(&a, x + i + u * L, sizeof a);
+      if (y) {
+        Vec b;
+        std::memcpy(&b, y + i + u * L, sizeof b);
+        a *= b;
+      }
+      acc[u] += a;
+    }
+  Vec total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  T out = 0;
+  for (size_t l = 0; l < L; ++l) out += total[l];
+  for (; i < n; ++i) out += y ? x[i] * y[i] : x[i];
+  return out;
+}
+
 } // namespace
+
+float sum(const float *x, const float *y, uint64_t n) {
+  return reduce(x, y, n);
+}
+double sum(const double *x, const double *y, uint64_t n) {
+  return reduce(x, y, n);
+}
 
 void gemm(const GemmArgs<float> &g) {
   run(g);

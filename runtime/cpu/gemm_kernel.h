@@ -24,18 +24,27 @@ template <typename T> struct GemmArgs {
 
 void cpu_gemm(const GemmArgs<float> &g);
 void cpu_gemm(const GemmArgs<double> &g);
+/// Sum of x[i] * y[i], or of x[i] when y is null, vectorised and reassociated.
+float cpu_sum(const float *x, const float *y, uint64_t n);
+double cpu_sum(const double *x, const double *y, uint64_t n);
 
 namespace gemm_v2 {
 void gemm(const GemmArgs<float> &g);
 void gemm(const GemmArgs<double> &g);
+float sum(const float *x, const float *y, uint64_t n);
+double sum(const double *x, const double *y, uint64_t n);
 } // namespace gemm_v2
 namespace gemm_v3 {
 void gemm(const GemmArgs<float> &g);
 void gemm(const GemmArgs<double> &g);
+float sum(const float *x, const float *y, uint64_t n);
+double sum(const double *x, const double *y, uint64_t n);
 } // namespace gemm_v3
 namespace gemm_v4 {
 void gemm(const GemmArgs<float> &g);
 void gemm(const GemmArgs<double> &g);
+float sum(const float *x, const float *y, uint64_t n);
+double sum(const double *x, const double *y, uint64_t n);
 } // namespace gemm_v4
 
 } // namespace hologram::runtime

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cmath>
 #include <mutex>
+#include <optional>
 
 namespace hologram::runtime {
 
@@ -207,9 +208,58 @@ void cpu_gemm(const GemmArgs<double> &g) {
   level == 4 ? gemm_v4::gemm(g) : level == 3 ? gemm_v3::gemm(g) : gemm_v2::gemm(g);
 }
 
+float cpu_sum(const float *x, const float *y, uint64_t n) {
+  const int level = gemm_level();
+  return level == 4 ? gemm_v4::sum(x, y, n) : level == 3 ? gemm_v3::sum(x, y, n) : gemm_v2::sum(x, y, n);
+}
+double cpu_sum(const double *x, const double *y, uint64_t n) {
+  const int level = gemm_level();
+  return level == 4 ? gemm_v4::sum(x, y, n) : level == 3 ? gemm_v3::sum(x, y, n) : gemm_v2::sum(x, y, n);
+}
+
+namespace {
+
+/// reduce_all.add and dot of floats: vectorised ranges over the thread pool. nullopt when
+/// the arrays are too short (the reference then reports it).
+template <typename T>
+std::optional<uint64_t> fast_sum(const isa::Instruction &in, std::span<const CpuArg> args,
+                                 const std::function<uint64_t(isa::Reg)> &reg) {
+  const bool is_dot = in.op == Opcode::Dot;
+  const auto &ops = in.operands;
+  const uint64_t n = reg(ops[is_dot ? 3 : 2].index);
+  const CpuArg &xa = args[ops[1].index];
+  const CpuArg *ya = is_dot ? &args[ops[2].index] : nullptr;
+  if (xa.size / sizeof(T) < n || (ya && ya->size / sizeof(T) < n)) return std::nullopt;
+  const T *x = static_cast<const T *>(xa.data);
+  const T *y = ya ? static_cast<const T *>(ya->data) : nullptr;
+  const uint64_t parts = std::clamp<uint64_t>(n / 65536, 1, uint64_t{cpu_threads()} * 4);
+  std::vector<T> partial(parts);
+  parallel_for(parts, [&](size_t p) {
+    const uint64_t lo = n * p / parts, hi = n * (p + 1) / parts;
+    partial[p] = cpu_sum(x + lo, y ? y + lo : nullptr, hi - lo);
+  });
+  T total = 0;
+  for (T v : partial) total += v;
+  if constexpr (std::is_same_v<T, float>)
+    return isa::f32_bits(total);
+  else
+    return isa::f64_bits(total);
+}
+
+} // namespace
+
 Status run_cpu_launch_op(const isa::Kernel &k, const isa::Instruction &in,
                          std::span<const CpuArg> args, const std::function<uint64_t(isa::Reg)> &reg,
                          uint64_t &result) {
+  const bool float_sum = in.op == Opcode::Dot || (in.op == Opcode::ReduceAll &&
+                                                  in.sub == static_cast<uint8_t>(isa::ReduceOp::Add));
+  if (float_sum && (in.type == isa::Type::F32 || in.type == isa::Type::F64)) {
+    auto r = in.type == isa::Type::F32 ? fast_sum<float>(in, args, reg) : fast_sum<double>(in, args, reg);
+    if (r) {
+      result = *r;
+      return {};
+    }
+  }
   if (in.op == Opcode::Gemm || in.op == Opcode::BatchedGemm) {
     if (in.type == isa::Type::F32) return run_gemm<float>(k, in, args, reg, result);
     if (in.type == isa::Type::F64) return run_gemm<double>(k, in, args, reg, result);

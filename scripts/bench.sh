@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the benchmarks (Release, build-bench/), runs them side by side with their peers and
+# writes docs/performance.md. Not part of the test command: benchmarks are measurements.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+bash "$root/scripts/setup.sh"
+build="$root/build-bench"
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHOLOGRAM_ENABLE_BENCH=ON \
+  -DHOLOGRAM_ENABLE_TESTS=OFF >/dev/null
+cmake --build "$build" --target hologram-bench
+"$build/bench/hologram-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
+  --benchmark_format=json --benchmark_out="$build/bench.json" --benchmark_out_format=json \
+  --benchmark_format=console
+python3 "$root/bench/report.py" "$build/bench.json" "$root/docs/performance.md"
+echo "bench: wrote docs/performance.md"
