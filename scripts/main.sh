@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# The main job: install what is missing, build, and run the example programs.
+# The main job: install what is missing, build, compile an example kernel for every x86 target,
+# and run the example programs on every backend this build has (the reference interpreter and
+# compiled x86 code on the CPU backend).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${HOLOGRAM_BUILD_DIR:-$root/build}
@@ -7,22 +9,40 @@ build=${HOLOGRAM_BUILD_DIR:-$root/build}
 "$root/scripts/setup.sh"
 "$root/scripts/build.sh"
 
+cc="$build/tools/hologram-cc/hologram-cc"
 run="$build/tools/hologram-run/hologram-run"
+out="$build/examples-out"
+mkdir -p "$out"
+
 echo
-echo "== examples/isa/vector_add.hasm on the reference interpreter"
-"$run" "$root/examples/isa/vector_add.hasm" --backend=interp --global 8 \
-  --arg a='[1,2,3,4,5,6,7,8]' --arg b='[10,20,30,40,50,60,70,80]' --arg c=zeros:8 --arg n=8 \
-  --print c
+echo "== examples/json/saxpy.json compiled for every x86 target"
+for t in x86-64-v2 x86-64-v3 x86-64-v4; do
+  "$cc" "$root/examples/json/saxpy.json" --target=$t --emit=obj -o "$out/saxpy.$t.o"
+  echo "$t: $(stat -c %s "$out/saxpy.$t.o") bytes, $(grep -c . <("$cc" "$root/examples/json/saxpy.json" --target=$t --emit=asm -o -)) lines of assembly"
+done
+"$cc" "$root/examples/json/saxpy.json" --emit=static -o "$out/libsaxpy.a"
+"$cc" "$root/examples/json/saxpy.json" --emit=header -o "$out/saxpy.h"
+echo "multi-variant library: $out/libsaxpy.a with header $out/saxpy.h"
+
+for backend in interp cpu; do
+  echo
+  echo "== examples/isa/vector_add.hasm on --backend=$backend"
+  "$run" "$root/examples/isa/vector_add.hasm" --backend=$backend --global 8 \
+    --arg a='[1,2,3,4,5,6,7,8]' --arg b='[10,20,30,40,50,60,70,80]' --arg c=zeros:8 --arg n=8 \
+    --print c
+  echo
+  echo "== examples/isa/block_sum.hasm (shared memory and barriers) on --backend=$backend"
+  "$run" "$root/examples/isa/block_sum.hasm" --backend=$backend --global 256 --local 64 \
+    --shared 256 --arg x=iota:256 --arg sums=zeros:4 --print sums
+  echo
+  echo "== examples/json/saxpy.json (a JSON kernel) on --backend=$backend"
+  "$run" "$root/examples/json/saxpy.json" --backend=$backend --global 5 \
+    --arg x='[1,2,3,4,5]' --arg y='[10,10,10,10,10]' --arg alpha=2 --arg n=5 --print y
+  echo
+  echo "== examples/circuits/merge_split.circuit over the boundary pool on --backend=$backend"
+  "$run" "$root/examples/circuits/merge_split.circuit" --backend=$backend --arg c0='[1,2,3]' \
+    --arg c1='[10,20,30]' --print c3 | cut -c1-40
+done
 echo
-echo "== examples/isa/block_sum.hasm (shared memory and barriers)"
-"$run" "$root/examples/isa/block_sum.hasm" --backend=interp --global 256 --local 64 --shared 256 \
-  --arg x=iota:256 --arg sums=zeros:4 --print sums
-echo
-echo "== examples/json/saxpy.json (a JSON kernel) on the reference interpreter"
-"$run" "$root/examples/json/saxpy.json" --backend=interp --global 5 \
-  --arg x='[1,2,3,4,5]' --arg y='[10,10,10,10,10]' --arg alpha=2 --arg n=5 --print y
-echo
-echo "== examples/circuits/merge_split.circuit: canonical form, then a run over the boundary pool"
-"$build/tools/hologram-cc/hologram-cc" "$root/examples/circuits/merge_split.circuit" --emit=canonical -o -
-"$run" "$root/examples/circuits/merge_split.circuit" --arg c0='[1,2,3]' --arg c1='[10,20,30]' --print c3 \
-  | cut -c1-40
+echo "== examples/circuits/merge_split.circuit: canonical form"
+"$cc" "$root/examples/circuits/merge_split.circuit" --emit=canonical -o -
