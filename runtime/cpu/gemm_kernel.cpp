@@ -1,5 +1,5 @@
-// One x86 level of the CPU GEMM and float sums (see gemm_kernel.h); HG_GEMM_NS names the level's namespace
-// and the file is compiled with that level's -march and -ffp-contract=fast, so the
+// One x86 level of the CPU GEMM and float sums (see gemm_kernel.h); HG_GEMM_NS names the level's
+// namespace and the file is compiled with that level's -march and -ffp-contract=fast, so the
 // micro-kernel's multiply-adds become FMA instructions where the level has them.
 #include "gemm_kernel.h"
 #include "thread_pool.h"

@@ -67,24 +67,35 @@ uint64_t combine(const isa::Instruction &in, uint64_t a, uint64_t b) {
     case isa::ReduceOp::Add: return static_cast<decltype(x)>(x + y);
     case isa::ReduceOp::Mul: return static_cast<decltype(x)>(x * y);
     case isa::ReduceOp::Min:
-      if constexpr (std::is_floating_point_v<decltype(x)>) return std::fmin(x, y);
-      else return std::min(x, y);
+      if constexpr (std::is_floating_point_v<decltype(x)>)
+        return std::fmin(x, y);
+      else
+        return std::min(x, y);
     case isa::ReduceOp::Max:
-      if constexpr (std::is_floating_point_v<decltype(x)>) return std::fmax(x, y);
-      else return std::max(x, y);
+      if constexpr (std::is_floating_point_v<decltype(x)>)
+        return std::fmax(x, y);
+      else
+        return std::max(x, y);
     }
     return x;
   };
   switch (in.type) {
   case isa::Type::F32: return isa::f32_bits(fold(isa::bits_to_f32(a), isa::bits_to_f32(b)));
   case isa::Type::F64: return isa::f64_bits(fold(isa::bits_to_f64(a), isa::bits_to_f64(b)));
-  case isa::Type::I8: return static_cast<uint8_t>(fold(static_cast<int8_t>(a), static_cast<int8_t>(b)));
-  case isa::Type::I16: return static_cast<uint16_t>(fold(static_cast<int16_t>(a), static_cast<int16_t>(b)));
-  case isa::Type::I32: return static_cast<uint32_t>(fold(static_cast<int32_t>(a), static_cast<int32_t>(b)));
-  case isa::Type::I64: return static_cast<uint64_t>(fold(static_cast<int64_t>(a), static_cast<int64_t>(b)));
-  case isa::Type::U8: return static_cast<uint8_t>(fold(static_cast<uint8_t>(a), static_cast<uint8_t>(b)));
-  case isa::Type::U16: return static_cast<uint16_t>(fold(static_cast<uint16_t>(a), static_cast<uint16_t>(b)));
-  case isa::Type::U32: return static_cast<uint32_t>(fold(static_cast<uint32_t>(a), static_cast<uint32_t>(b)));
+  case isa::Type::I8:
+    return static_cast<uint8_t>(fold(static_cast<int8_t>(a), static_cast<int8_t>(b)));
+  case isa::Type::I16:
+    return static_cast<uint16_t>(fold(static_cast<int16_t>(a), static_cast<int16_t>(b)));
+  case isa::Type::I32:
+    return static_cast<uint32_t>(fold(static_cast<int32_t>(a), static_cast<int32_t>(b)));
+  case isa::Type::I64:
+    return static_cast<uint64_t>(fold(static_cast<int64_t>(a), static_cast<int64_t>(b)));
+  case isa::Type::U8:
+    return static_cast<uint8_t>(fold(static_cast<uint8_t>(a), static_cast<uint8_t>(b)));
+  case isa::Type::U16:
+    return static_cast<uint16_t>(fold(static_cast<uint16_t>(a), static_cast<uint16_t>(b)));
+  case isa::Type::U32:
+    return static_cast<uint32_t>(fold(static_cast<uint32_t>(a), static_cast<uint32_t>(b)));
   default: return fold(a, b);
   }
 }
@@ -210,11 +221,15 @@ void cpu_gemm(const GemmArgs<double> &g) {
 
 float cpu_sum(const float *x, const float *y, uint64_t n) {
   const int level = gemm_level();
-  return level == 4 ? gemm_v4::sum(x, y, n) : level == 3 ? gemm_v3::sum(x, y, n) : gemm_v2::sum(x, y, n);
+  return level == 4   ? gemm_v4::sum(x, y, n)
+         : level == 3 ? gemm_v3::sum(x, y, n)
+                      : gemm_v2::sum(x, y, n);
 }
 double cpu_sum(const double *x, const double *y, uint64_t n) {
   const int level = gemm_level();
-  return level == 4 ? gemm_v4::sum(x, y, n) : level == 3 ? gemm_v3::sum(x, y, n) : gemm_v2::sum(x, y, n);
+  return level == 4   ? gemm_v4::sum(x, y, n)
+         : level == 3 ? gemm_v3::sum(x, y, n)
+                      : gemm_v2::sum(x, y, n);
 }
 
 namespace {
@@ -251,10 +266,12 @@ std::optional<uint64_t> fast_sum(const isa::Instruction &in, std::span<const Cpu
 Status run_cpu_launch_op(const isa::Kernel &k, const isa::Instruction &in,
                          std::span<const CpuArg> args, const std::function<uint64_t(isa::Reg)> &reg,
                          uint64_t &result) {
-  const bool float_sum = in.op == Opcode::Dot || (in.op == Opcode::ReduceAll &&
-                                                  in.sub == static_cast<uint8_t>(isa::ReduceOp::Add));
+  const bool float_sum =
+      in.op == Opcode::Dot ||
+      (in.op == Opcode::ReduceAll && in.sub == static_cast<uint8_t>(isa::ReduceOp::Add));
   if (float_sum && (in.type == isa::Type::F32 || in.type == isa::Type::F64)) {
-    auto r = in.type == isa::Type::F32 ? fast_sum<float>(in, args, reg) : fast_sum<double>(in, args, reg);
+    auto r = in.type == isa::Type::F32 ? fast_sum<float>(in, args, reg)
+                                       : fast_sum<double>(in, args, reg);
     if (r) {
       result = *r;
       return {};

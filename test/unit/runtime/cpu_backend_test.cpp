@@ -339,17 +339,19 @@ TEST(CpuModules, WholeLaunchOperationsSplitOverThreadsMatchTheInterpreter) {
   std::string bytes, err;
   ASSERT_TRUE(driver::emit_cpu_output(*m, o, "shared", bytes));
   std::string path = (std::filesystem::temp_directory_path() /
-                      ("hologram-ops-" + std::to_string(getpid()) + ".so")).string();
+                      ("hologram-ops-" + std::to_string(getpid()) + ".so"))
+                         .string();
   ASSERT_TRUE(write_file_atomic(path, bytes, &err)) << err;
   const uint32_t n = 200000, rows = 500, cols = 400;
   std::vector<float> x(n);
   for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>((i * 7919) % 1000) / 250.0f - 2.0f;
   auto run = [&](auto &&launch) {
     auto b = create_backend(Preference::parse("cpu"));
-    auto bx = b->allocate_buffer(n * 4), by = b->allocate_buffer(n * 4), bs = b->allocate_buffer(n * 4);
+    auto bx = b->allocate_buffer(n * 4), by = b->allocate_buffer(n * 4),
+         bs = b->allocate_buffer(n * 4);
     b->write<float>(bx, x);
     std::vector<KernelArg> args{KernelArg::buffer(bx), KernelArg::buffer(by), KernelArg::buffer(bs),
-                                KernelArg::u32(n), KernelArg::u32(rows), KernelArg::u32(cols)};
+                                KernelArg::u32(n),     KernelArg::u32(rows),  KernelArg::u32(cols)};
     launch(*b, args);
     return std::make_pair(b->read<float>(by), b->read<float>(bs));
   };
