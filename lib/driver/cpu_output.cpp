@@ -104,6 +104,10 @@ Status link_shared(const std::string &object, std::string &bytes) {
 
 } // namespace
 
+std::string host_cpu_target() {
+  return codegen::host_cpu_level();
+}
+
 bool is_cpu_emit(std::string_view emit) {
   return emit == "llvm" || emit == "bc" || emit == "asm" || emit == "obj" || emit == "static" ||
          emit == "shared" || emit == "header";

@@ -70,6 +70,17 @@ std::optional<unsigned> Kernel::find_label(std::string_view n) const {
   return std::nullopt;
 }
 
+bool Kernel::uses_atlas_state() const {
+  for (const auto &inst : insts) {
+    if (inst.info().family == OpFamily::Atlas) return true;
+    for (const auto &op : inst.operands)
+      if (op.kind == OperandKind::Addr &&
+          (op.addr.base == AddrBase::Class || op.addr.base == AddrBase::Boundary))
+        return true;
+  }
+  return false;
+}
+
 bool Kernel::is_launch_level() const {
   return std::any_of(insts.begin(), insts.end(),
                      [](const Instruction &i) { return i.info().launch_level(); });

@@ -31,18 +31,6 @@ struct Block {
   uint64_t size;
 };
 
-/// Whether a kernel touches the Atlas state (so launches must not run it concurrently).
-bool uses_atlas_state(const isa::Kernel &k) {
-  for (const auto &inst : k.insts) {
-    if (inst.info().family == isa::OpFamily::Atlas) return true;
-    for (const auto &op : inst.operands)
-      if (op.kind == isa::OperandKind::Addr &&
-          (op.addr.base == isa::AddrBase::Class || op.addr.base == isa::AddrBase::Boundary))
-        return true;
-  }
-  return false;
-}
-
 class CpuBackend final : public Backend {
 public:
   DeviceInfo device_info() const override { return cpu_device_info(); }
@@ -86,7 +74,7 @@ public:
       }
     }
     interp::InterpOptions opts;
-    if (uses_atlas_state(kernel)) {
+    if (kernel.uses_atlas_state()) {
       std::lock_guard lock(atlas_mutex_);
       throw_if_failed(interp::run_kernel(kernel, launch, values, atlas_, opts));
     } else {

@@ -4,8 +4,8 @@
 #include "library.h"
 
 #include "hologram/isa/atlas.h"
-#include "hologram/isa/numeric.h"
 #include "hologram/isa/text.h"
+#include "hologram/isa/type_dispatch.h"
 #include "hologram/runtime/error.h"
 #include "thread_pool.h"
 
@@ -157,34 +157,7 @@ int32_t launch_op(const hg_cpu_launch *launch, uint32_t kernel, uint32_t inst, c
 }
 
 uint64_t convert(uint64_t bits, uint32_t dst, uint32_t src) {
-  // Only f16/bf16 destinations reach here (see the lowering); the interpreter's exact
-  // single-rounding conversion.
-  auto d = static_cast<isa::Type>(dst), s = static_cast<isa::Type>(src);
-  double v = 0;
-  switch (s) {
-  case isa::Type::F64: v = isa::bits_to_f64(bits); break;
-  case isa::Type::I32: v = static_cast<int32_t>(bits); break;
-  case isa::Type::U32: v = static_cast<uint32_t>(bits); break;
-  case isa::Type::I64:
-  case isa::Type::U64: {
-    // Round to odd into a double so the rounding to 16 bits is the only one that counts.
-    bool neg = s == isa::Type::I64 && static_cast<int64_t>(bits) < 0;
-    uint64_t mag = neg ? ~bits + 1 : bits;
-    int shift = 0;
-    bool sticky = false;
-    while (mag >= (uint64_t{1} << 53)) {
-      sticky |= mag & 1;
-      mag >>= 1;
-      ++shift;
-    }
-    if (sticky) mag |= 1;
-    v = std::ldexp(static_cast<double>(mag), shift);
-    if (neg) v = -v;
-    break;
-  }
-  default: v = 0; break;
-  }
-  return d == isa::Type::F16 ? isa::double_to_f16(v) : isa::double_to_bf16(v);
+  return isa::convert_bits(static_cast<isa::Type>(dst), static_cast<isa::Type>(src), bits);
 }
 
 std::string region_name(const isa::Kernel &k, int32_t region) {

@@ -143,15 +143,6 @@ std::vector<std::string> split_list(const std::string &s) {
   return out;
 }
 
-std::string codegen_host_level() {
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-    return "x86-64-v4";
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "x86-64-v3";
-  return "x86-64-v2";
-}
-
 /// Compiles the module to a shared object, loads it into the CPU backend and runs `kernel`;
 /// arrays and the boundary pool are copied in and back out.
 Status run_compiled(const isa::Module &module, const isa::Kernel &kernel,
@@ -378,7 +369,7 @@ int run(int argc, char **argv) {
     if (backend == "cpu") {
       driver::CpuOutputOptions co;
       co.targets =
-          target.empty() ? std::vector<std::string>{codegen_host_level()} : split_list(target);
+          target.empty() ? std::vector<std::string>{driver::host_cpu_target()} : split_list(target);
       co.check_div = check_div;
       co.bounds_check = bounds_check;
       co.module_name = driver::kernel_name_from_path(file);

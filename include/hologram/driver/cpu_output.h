@@ -23,6 +23,9 @@ struct CpuOutputOptions {
   std::string source_name;
 };
 
+/// This machine's x86-64 level as a target name (x86-64-v2, v3 or v4).
+std::string host_cpu_target();
+
 /// Whether `emit` is one of llvm, bc, asm, obj, static, shared, header.
 bool is_cpu_emit(std::string_view emit);
 

@@ -173,6 +173,9 @@ struct Kernel {
   [[nodiscard]] std::optional<unsigned> find_label(std::string_view n) const;
   /// True when the kernel contains a whole-launch (higher-order or library) instruction.
   [[nodiscard]] bool is_launch_level() const;
+  /// True when the kernel touches the Atlas state (Atlas instructions, class or boundary
+  /// addresses), so launches of it must not run concurrently on one backend.
+  [[nodiscard]] bool uses_atlas_state() const;
   /// Puts labels in canonical order (by target, then definition order; undefined last by
   /// name) and renumbers label operands. Parsers and builders call it, so structurally equal
   /// kernels compare equal and hash equal.

@@ -51,17 +51,6 @@ std::string c_identifier(std::string_view s) {
   return out;
 }
 
-bool uses_atlas_state(const isa::Kernel &k) {
-  for (const auto &inst : k.insts) {
-    if (inst.info().family == isa::OpFamily::Atlas) return true;
-    for (const auto &op : inst.operands)
-      if (op.kind == isa::OperandKind::Addr &&
-          (op.addr.base == isa::AddrBase::Class || op.addr.base == isa::AddrBase::Boundary))
-        return true;
-  }
-  return false;
-}
-
 class ModuleLowering {
 public:
   ModuleLowering(const isa::Module &m, const CpuOptions &o)
@@ -164,7 +153,7 @@ private:
       if (kernel.is_launch_level()) flags |= HG_CPU_KERNEL_LAUNCH_LEVEL;
       for (const auto &inst : kernel.insts)
         if (inst.op == isa::Opcode::BarSync) flags |= HG_CPU_KERNEL_BARRIERS;
-      if (uses_atlas_state(kernel)) flags |= HG_CPU_KERNEL_ATLAS;
+      if (kernel.uses_atlas_state()) flags |= HG_CPU_KERNEL_ATLAS;
       kernels.push_back(llvm::ConstantStruct::get(
           kdesc,
           {string(kernel.name, prefix + kernel.name + ".name"), llvm::ConstantInt::get(i32, flags),
