@@ -31,13 +31,18 @@ typedef struct hg_backend hg_backend; /**< one device */
 typedef struct hg_program hg_program; /**< a verified ISA module */
 typedef uint64_t hg_buffer;           /**< 0 is never valid */
 typedef uint64_t hg_pool;             /**< 0 is never valid */
+typedef uint64_t hg_module;           /**< a loaded compiled module; 0 is never valid */
 
-/** Launch geometry: grid (in blocks) and block (in lanes) in three dimensions. */
+/** Launch geometry: grid (in blocks) and block (in lanes) in three dimensions. The headers
+ * hologram-cc generates define the same struct under the same guard. */
+#ifndef HG_LAUNCH_DEFINED
+#define HG_LAUNCH_DEFINED 1
 typedef struct hg_launch {
   uint32_t grid[3];
   uint32_t block[3];
   uint32_t shared_memory;
 } hg_launch;
+#endif
 
 /** Scalar types of kernel arguments (the ISA's types). */
 typedef enum hg_type {
@@ -97,6 +102,15 @@ void hg_program_destroy(hg_program *program);
 /** Runs kernel `kernel` (NULL: the only one) of `program`. */
 hg_status hg_execute_program(hg_backend *backend, const hg_program *program, const char *kernel,
                              const hg_launch *launch, const hg_arg *args, size_t nargs);
+
+/** Loads a compiled module (CPU: a shared object from hologram-cc --emit=shared). */
+hg_status hg_module_load(hg_backend *backend, const char *path, hg_module *out);
+hg_status hg_module_unload(hg_backend *backend, hg_module module);
+/** The code variant the backend runs for a module ("x86-64-v3"), as a C string. */
+hg_status hg_module_variant(hg_backend *backend, hg_module module, char *out, size_t capacity);
+/** Runs kernel `kernel` of a loaded module; arguments as for hg_execute_program. */
+hg_status hg_launch_kernel(hg_backend *backend, hg_module module, const char *kernel,
+                           const hg_launch *launch, const hg_arg *args, size_t nargs);
 
 /** Argument helpers. */
 static inline hg_arg hg_arg_buffer(hg_buffer b) {

@@ -6,6 +6,7 @@
 #include "hologram/runtime/backend.h"
 #include "status_codes.h"
 
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -25,6 +26,35 @@ static_assert(static_cast<int>(HG_F64) == static_cast<int>(isa::Type::F64) &&
               "hg_type mirrors isa::Type");
 
 thread_local std::string last_error;
+
+LaunchConfig launch_of(const hg_launch *launch) {
+  LaunchConfig lc;
+  lc.grid = {launch->grid[0], launch->grid[1], launch->grid[2]};
+  lc.block = {launch->block[0], launch->block[1], launch->block[2]};
+  lc.shared_memory = launch->shared_memory;
+  return lc;
+}
+
+std::vector<KernelArg> kernel_args(const hg_arg *args, size_t nargs) {
+  std::vector<KernelArg> a;
+  for (size_t i = 0; i < nargs; ++i) {
+    const hg_arg &x = args[i];
+    switch (x.kind) {
+    case HG_ARG_BUFFER: a.push_back(KernelArg::buffer({x.handle})); break;
+    case HG_ARG_POOL: a.push_back(KernelArg::pool({x.handle})); break;
+    case HG_ARG_SCALAR:
+      if (x.type < HG_I8 || x.type > HG_F64)
+        throw Error(ErrorCode::InvalidArgument,
+                    "argument " + std::to_string(i + 1) + " has an unknown scalar type");
+      a.push_back(KernelArg::scalar(static_cast<isa::Type>(x.type), x.bits));
+      break;
+    default:
+      throw Error(ErrorCode::InvalidArgument,
+                  "argument " + std::to_string(i + 1) + " has an unknown kind");
+    }
+  }
+  return a;
+}
 
 /// Runs `f`, mapping exceptions to status codes.
 template <typename F> hg_status guard(F &&f) {
@@ -187,28 +217,38 @@ hg_status hg_execute_program(hg_backend *backend, const hg_program *program, con
         throw Error(ErrorCode::InvalidArgument, "the program has several kernels; name one");
       k = &program->module.kernels[0];
     }
-    LaunchConfig lc;
-    lc.grid = {launch->grid[0], launch->grid[1], launch->grid[2]};
-    lc.block = {launch->block[0], launch->block[1], launch->block[2]};
-    lc.shared_memory = launch->shared_memory;
-    std::vector<KernelArg> a;
-    for (size_t i = 0; i < nargs; ++i) {
-      const hg_arg &x = args[i];
-      switch (x.kind) {
-      case HG_ARG_BUFFER: a.push_back(KernelArg::buffer({x.handle})); break;
-      case HG_ARG_POOL: a.push_back(KernelArg::pool({x.handle})); break;
-      case HG_ARG_SCALAR:
-        if (x.type < HG_I8 || x.type > HG_F64)
-          throw Error(ErrorCode::InvalidArgument,
-                      "argument " + std::to_string(i + 1) + " has an unknown scalar type");
-        a.push_back(KernelArg::scalar(static_cast<isa::Type>(x.type), x.bits));
-        break;
-      default:
-        throw Error(ErrorCode::InvalidArgument,
-                    "argument " + std::to_string(i + 1) + " has an unknown kind");
-      }
-    }
-    backend_of(backend).execute_program(*k, lc, a);
+    backend_of(backend).execute_program(*k, launch_of(launch), kernel_args(args, nargs));
+  });
+}
+
+hg_status hg_module_load(hg_backend *backend, const char *path, hg_module *out) {
+  return guard([&] {
+    require(path, "the module path");
+    require(out, "the output handle");
+    *out = backend_of(backend).load_module(path).id;
+  });
+}
+
+hg_status hg_module_unload(hg_backend *backend, hg_module module) {
+  return guard([&] { backend_of(backend).unload_module({module}); });
+}
+
+hg_status hg_module_variant(hg_backend *backend, hg_module module, char *out, size_t capacity) {
+  return guard([&] {
+    require(out, "the output string");
+    std::string v = backend_of(backend).module_info({module}).variant;
+    if (capacity == 0) throw Error(ErrorCode::InvalidArgument, "an output string of 0 bytes");
+    std::snprintf(out, capacity, "%s", v.c_str());
+  });
+}
+
+hg_status hg_launch_kernel(hg_backend *backend, hg_module module, const char *kernel,
+                           const hg_launch *launch, const hg_arg *args, size_t nargs) {
+  return guard([&] {
+    require(kernel, "the kernel name");
+    require(launch, "the launch configuration");
+    if (nargs) require(args, "the arguments");
+    backend_of(backend).launch({module}, kernel, launch_of(launch), kernel_args(args, nargs));
   });
 }
 

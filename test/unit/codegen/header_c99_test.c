@@ -1,5 +1,6 @@
 /* The generated header compiles as strict C99 and its entry points run the kernels linked from
  * the static library that hologram-cc emitted beside it (SPEC §8). */
+#include "hologram/hologram.h" /* both define hg_launch, under one guard */
 #include "vector.h"
 
 #include <math.h>

@@ -83,6 +83,34 @@ int main(void) {
   CHECK(hg_execute_program(backend, program, NULL, &launch, args, 4) == HG_ERROR_INVALID_HANDLE);
   CHECK(strstr(hg_last_error(), "was freed") != NULL);
 
+  /* A compiled module: load it, see which variant runs, launch a kernel. */
+  {
+    hg_module m = 0;
+    char variant[32];
+    float xs[3] = {-1.0f, 0.0f, 2.0f}, ys[3] = {0, 0, 0};
+    hg_buffer mx, my;
+    hg_arg margs[3];
+    hg_launch one = hg_launch_linear(3, 64);
+    CHECK(hg_module_load(backend, "/nonexistent.so", &m) == HG_ERROR_INVALID_MODULE);
+    CHECK(strstr(hg_last_error(), "/nonexistent.so") != NULL);
+    CHECK(hg_module_load(backend, HOLOGRAM_TEST_MODULE, &m) == HG_OK);
+    CHECK(hg_module_variant(backend, m, variant, sizeof variant) == HG_OK);
+    CHECK(strncmp(variant, "x86-64-v", 8) == 0);
+    CHECK(hg_buffer_allocate(backend, sizeof xs, &mx) == HG_OK);
+    CHECK(hg_buffer_allocate(backend, sizeof ys, &my) == HG_OK);
+    CHECK(hg_buffer_write(backend, mx, 0, xs, sizeof xs) == HG_OK);
+    margs[0] = hg_arg_buffer(mx);
+    margs[1] = hg_arg_buffer(my);
+    margs[2] = hg_arg_u32(3);
+    CHECK(hg_launch_kernel(backend, m, "relu", &one, margs, 3) == HG_OK);
+    CHECK(hg_buffer_read(backend, my, 0, ys, sizeof ys) == HG_OK);
+    CHECK(ys[0] == 0.0f && ys[1] == 0.0f && ys[2] == 2.0f);
+    CHECK(hg_launch_kernel(backend, m, "nope", &one, margs, 3) == HG_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(hg_last_error(), "no kernel 'nope'") != NULL);
+    CHECK(hg_module_unload(backend, m) == HG_OK);
+    CHECK(hg_launch_kernel(backend, m, "relu", &one, margs, 3) == HG_ERROR_INVALID_HANDLE);
+  }
+
   hg_program_destroy(program);
   hg_backend_destroy(backend);
   printf("%d passed, %d failed\n", passed, failed);
