@@ -727,6 +727,7 @@ std::vector<Case> all_cases() {
   nn_cases(cases);
   structure_cases(cases);
   circuit_cases(cases);
+  semantics_cases(cases);
   return cases;
 }
 

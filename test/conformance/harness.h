@@ -93,6 +93,8 @@ public:
 
 /// Every case of the corpus.
 std::vector<Case> all_cases();
+/// The cases for the rules of SPEC §3.4 (semantics_cases.cpp).
+void semantics_cases(std::vector<Case> &out);
 
 /// Deterministic inputs (xorshift; the same on every platform).
 class Random {

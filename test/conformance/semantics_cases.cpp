@@ -1,0 +1,246 @@
+// Conformance cases for the rules of SPEC §3.4 (semantics/rules.hasm): integer division and
+// remainder by zero and MIN / -1, shift amounts reduced modulo the width, abs/neg of MIN,
+// minNum/maxNum with NaN and signed zeros, saturating conversions, fma against mad, ordered
+// and unordered comparisons, sigmoid saturation, f16/bf16 rounding, and call/ret. Expected
+// values are written out here, independently of every backend.
+#include "harness.h"
+
+#include <bit>
+#include <cmath>
+#include <limits>
+
+namespace hologram::conformance {
+
+namespace {
+
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr int32_t kMin = std::numeric_limits<int32_t>::min();
+
+Case rule_case(const std::string &kernel, uint32_t n) {
+  Case c;
+  c.name = "rule_" + kernel;
+  c.file = "semantics/rules.hasm";
+  c.kernel = kernel;
+  c.launch = LaunchConfig::linear(n, n);
+  return c;
+}
+
+template <typename T> void set(CaseData &d, const std::string &name, Type t, std::vector<T> v) {
+  d.arrays[name] = Array::of(t, std::move(v));
+}
+template <typename T> void zeros(CaseData &d, const std::string &name, Type t, size_t n) {
+  d.arrays[name] = Array::of(t, std::vector<T>(n));
+}
+
+/// The f32 value nearest v with ties to even, as f16 then back (v finite, |v| < 65520).
+float round_to_f16(float v) {
+  if (std::isnan(v)) return v;
+  if (std::fabs(v) >= 65520.0f) return std::copysign(kInf, v);
+  int e;
+  std::frexp(v, &e);
+  int q = std::max(e - 11, -24); // quantum exponent: 11 significant bits, subnormals at 2^-24
+  return static_cast<float>(std::nearbyint(std::ldexp(v, -q))) * std::ldexp(1.0f, q);
+}
+
+float round_to_bf16(float v) {
+  if (std::isnan(v)) return v;
+  uint32_t bits = std::bit_cast<uint32_t>(v);
+  bits += 0x7fff + ((bits >> 16) & 1);
+  return std::bit_cast<float>(bits & 0xffff0000u);
+}
+
+} // namespace
+
+void semantics_cases(std::vector<Case> &out) {
+  {
+    const std::vector<int32_t> a{7, -7, 7, -7, kMin, kMin, 5, 0, -1, 100, kMin, 2147483647};
+    const std::vector<int32_t> b{2, 2, -2, -2, -1, 1, 0, 0, 0, 7, kMin, -1};
+    Case c = rule_case("int_div", static_cast<uint32_t>(a.size()));
+    c.inputs = [=](CaseData &d) {
+      set(d, "a", Type::I32, a);
+      set(d, "b", Type::I32, b);
+      zeros<int32_t>(d, "q", Type::I32, a.size());
+      zeros<int32_t>(d, "r", Type::I32, a.size());
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &) {
+      // Truncation toward zero; x / 0 = 0 and x rem 0 = 0; MIN / -1 = MIN, MIN rem -1 = 0.
+      const std::vector<int32_t> q{3, -3, -3, 3, kMin, kMin, 0, 0, 0, 14, 1, -2147483647};
+      const std::vector<int32_t> r{1, -1, 1, -1, 0, 0, 0, 0, 0, 2, 0, 0};
+      set(d, "q", Type::I32, q);
+      set(d, "r", Type::I32, r);
+    };
+    c.checks = {{"q", {}}, {"r", {}}};
+    out.push_back(c);
+  }
+  {
+    Case c = rule_case("udiv_u8", 6);
+    c.inputs = [](CaseData &d) {
+      set<uint8_t>(d, "a", Type::U8, {200, 255, 7, 0, 9, 250});
+      set<uint8_t>(d, "b", Type::U8, {7, 0, 255, 0, 3, 1});
+      zeros<uint8_t>(d, "q", Type::U8, 6);
+      zeros<uint8_t>(d, "r", Type::U8, 6);
+    };
+    c.reference = [](CaseData &d, std::vector<Check> &) {
+      set<uint8_t>(d, "q", Type::U8, {28, 0, 0, 0, 3, 250});
+      set<uint8_t>(d, "r", Type::U8, {4, 0, 7, 0, 0, 0});
+    };
+    c.checks = {{"q", {}}, {"r", {}}};
+    out.push_back(c);
+  }
+  {
+    Case c = rule_case("shifts", 8);
+    c.inputs = [](CaseData &d) {
+      set<int32_t>(d, "a", Type::I32, {1, -8, -8, 1, -1, 0x40000000, -2, 3});
+      set<uint32_t>(d, "s", Type::U32, {31, 1, 33, 32, 63, 100, 0xffffffffu, 4});
+      zeros<int32_t>(d, "shl", Type::I32, 8);
+      zeros<int32_t>(d, "sar", Type::I32, 8);
+      zeros<uint32_t>(d, "lsr", Type::U32, 8);
+    };
+    c.reference = [](CaseData &d, std::vector<Check> &) {
+      // Amounts taken modulo 32: 33 -> 1, 32 -> 0, 63 -> 31, 100 -> 4, 2^32-1 -> 31.
+      set<int32_t>(d, "shl", Type::I32, {kMin, -16, -16, 1, kMin, 0, 0, 48});
+      set<int32_t>(d, "sar", Type::I32, {0, -4, -4, 1, -1, 0x04000000, -1, 0});
+      set<uint32_t>(d, "lsr", Type::U32, {0, 0x7ffffffcu, 0x7ffffffcu, 1, 1, 0x04000000u, 1, 0});
+    };
+    c.checks = {{"shl", {}}, {"sar", {}}, {"lsr", {}}};
+    out.push_back(c);
+  }
+  {
+    Case c = rule_case("abs_neg", 5);
+    c.inputs = [](CaseData &d) {
+      set<int32_t>(d, "a", Type::I32, {kMin, -5, 0, 5, 2147483647});
+      zeros<int32_t>(d, "abs", Type::I32, 5);
+      zeros<int32_t>(d, "neg", Type::I32, 5);
+    };
+    c.reference = [](CaseData &d, std::vector<Check> &) {
+      set<int32_t>(d, "abs", Type::I32, {kMin, 5, 0, 5, 2147483647});
+      set<int32_t>(d, "neg", Type::I32, {kMin, 5, 0, -5, -2147483647});
+    };
+    c.checks = {{"abs", {}}, {"neg", {}}};
+    out.push_back(c);
+  }
+  {
+    Case c = rule_case("min_max", 7);
+    c.inputs = [](CaseData &d) {
+      set<float>(d, "a", Type::F32, {kNan, 1.0f, kNan, -0.0f, 0.0f, -0.0f, -kInf});
+      set<float>(d, "b", Type::F32, {2.0f, kNan, kNan, 0.0f, -0.0f, -0.0f, 3.0f});
+      for (const char *o : {"mn", "mx", "rmn", "rmx"}) zeros<float>(d, o, Type::F32, 7);
+    };
+    c.reference = [](CaseData &d, std::vector<Check> &) {
+      // A NaN loses to a number; -0 < +0; the reciprocal shows the zero's sign.
+      set<float>(d, "mn", Type::F32, {2.0f, 1.0f, kNan, -0.0f, -0.0f, -0.0f, -kInf});
+      set<float>(d, "mx", Type::F32, {2.0f, 1.0f, kNan, 0.0f, 0.0f, -0.0f, 3.0f});
+      set<float>(d, "rmn", Type::F32, {0.5f, 1.0f, kNan, -kInf, -kInf, -kInf, -0.0f});
+      set<float>(d, "rmx", Type::F32, {0.5f, 1.0f, kNan, kInf, kInf, -kInf, 1.0f / 3.0f});
+    };
+    c.checks = {{"mn", {}}, {"mx", {}}, {"rmn", {}}, {"rmx", {}}};
+    out.push_back(c);
+  }
+  {
+    Case c = rule_case("conversions", 8);
+    c.inputs = [](CaseData &d) {
+      set<float>(d, "f", Type::F32, {2.9f, -2.9f, 3e9f, -3e9f, kNan, 300.0f, -1.0f, kInf});
+      set<uint32_t>(d, "u", Type::U32,
+                    {16777217u, 16777219u, 4294967295u, 0x80u, 0x1ffu, 0xffffff80u, 127u, 0u});
+      zeros<int32_t>(d, "to_i32", Type::I32, 8);
+      zeros<uint8_t>(d, "to_u8", Type::U8, 8);
+      zeros<float>(d, "u_to_f32", Type::F32, 8);
+      zeros<int8_t>(d, "narrow", Type::I8, 8);
+      zeros<int32_t>(d, "widen", Type::I32, 8);
+    };
+    c.reference = [](CaseData &d, std::vector<Check> &) {
+      set<int32_t>(d, "to_i32", Type::I32, {2, -2, 2147483647, kMin, 0, 300, -1, 2147483647});
+      set<uint8_t>(d, "to_u8", Type::U8, {2, 0, 255, 0, 0, 255, 0, 255});
+      // 2^24 + 1 and + 3 round to even; 2^32 - 1 rounds up to 2^32.
+      set<float>(
+          d, "u_to_f32", Type::F32,
+          {16777216.0f, 16777220.0f, 4294967296.0f, 128.0f, 511.0f, 4294967168.0f, 127.0f, 0.0f});
+      set<int8_t>(d, "narrow", Type::I8, {1, 3, -1, -128, -1, -128, 127, 0});
+      set<int32_t>(d, "widen", Type::I32, {1, 3, -1, -128, -1, -128, 127, 0});
+    };
+    c.checks = {{"to_i32", {}}, {"to_u8", {}}, {"u_to_f32", {}}, {"narrow", {}}, {"widen", {}}};
+    out.push_back(c);
+  }
+  {
+    // a * b + c where the product's rounding matters: (1 + 2^-12)^2 - (1 + 2^-11).
+    const float x = 1.0f + std::ldexp(1.0f, -12);
+    Case c = rule_case("fma_mad", 3);
+    c.inputs = [=](CaseData &d) {
+      set<float>(d, "a", Type::F32, {x, 3.0f, 0.1f});
+      set<float>(d, "b", Type::F32, {x, 5.0f, 10.0f});
+      set<float>(d, "c", Type::F32, {-(1.0f + std::ldexp(1.0f, -11)), 1.0f, -1.0f});
+      zeros<float>(d, "fused", Type::F32, 3);
+      zeros<float>(d, "unfused", Type::F32, 3);
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &) {
+      auto &a = d.arrays.at("a"), &b = d.arrays.at("b"), &cc = d.arrays.at("c");
+      std::vector<float> fused(3), unfused(3);
+      for (size_t i = 0; i < 3; ++i) {
+        const float ai = a.as<float>()[i], bi = b.as<float>()[i], ci = cc.as<float>()[i];
+        fused[i] = static_cast<float>(static_cast<double>(ai) * bi + ci); // exact product in f64
+        volatile float p = ai * bi;
+        unfused[i] = p + ci;
+      }
+      set(d, "fused", Type::F32, fused);
+      set(d, "unfused", Type::F32, unfused);
+    };
+    c.checks = {{"fused", {}}, {"unfused", {}}};
+    out.push_back(c);
+  }
+  {
+    const std::vector<float> a{1.0f, kNan, 2.0f, 100.0f, -100.0f, 0.1f, 65519.0f, 1e-8f};
+    const std::vector<float> b{2.0f, 1.0f, kNan, 100.0f, -50.0f, 0.2f, 0.0f, 0.0f};
+    Case c = rule_case("compare_sigmoid_f16", static_cast<uint32_t>(a.size()));
+    c.inputs = [=](CaseData &d) {
+      set(d, "a", Type::F32, a);
+      set(d, "b", Type::F32, b);
+      for (const char *o : {"lt", "neu", "ne"}) zeros<uint32_t>(d, o, Type::U32, a.size());
+      for (const char *o : {"sig", "h", "bf"}) zeros<float>(d, o, Type::F32, a.size());
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &checks) {
+      std::vector<uint32_t> lt, neu, ne;
+      std::vector<float> sig, h, bf;
+      for (size_t i = 0; i < a.size(); ++i) {
+        const bool unordered = std::isnan(a[i]) || std::isnan(b[i]);
+        lt.push_back(!unordered && a[i] < b[i]);
+        neu.push_back(unordered || a[i] != b[i]);
+        ne.push_back(!unordered && a[i] != b[i]);
+        // Saturates: exactly 0 once exp(-x) overflows f32 (docs/isa.md), never NaN.
+        double e = std::exp(-static_cast<double>(a[i]));
+        sig.push_back(std::isnan(a[i]) ? kNan
+                      : e > std::numeric_limits<float>::max()
+                          ? 0.0f
+                          : static_cast<float>(1.0 / (1.0 + e)));
+        h.push_back(round_to_f16(a[i]));
+        bf.push_back(round_to_bf16(a[i]));
+      }
+      set(d, "lt", Type::U32, lt);
+      set(d, "neu", Type::U32, neu);
+      set(d, "ne", Type::U32, ne);
+      set(d, "sig", Type::F32, sig);
+      set(d, "h", Type::F32, h);
+      set(d, "bf", Type::F32, bf);
+      checks[3].tol.ulps = 4; // sigmoid: within 4 ulp; exactly 1 and 0 at the ends
+    };
+    c.checks = {{"lt", {}}, {"neu", {}}, {"ne", {}}, {"sig", {}}, {"h", {}}, {"bf", {}}};
+    out.push_back(c);
+  }
+  {
+    Case c = rule_case("call_ret", 6);
+    c.inputs = [](CaseData &d) {
+      set<uint32_t>(d, "a", Type::U32, {0, 5, 9, 10, 20, 3});
+      zeros<uint32_t>(d, "out", Type::U32, 6);
+    };
+    c.reference = [](CaseData &d, std::vector<Check> &) {
+      auto twice = [](uint32_t x) { return x < 10 ? x + 10 : x + x; };
+      std::vector<uint32_t> o;
+      for (uint32_t x : {0u, 5u, 9u, 10u, 20u, 3u}) o.push_back(twice(twice(x)));
+      set(d, "out", Type::U32, o);
+    };
+    c.checks = {{"out", {}}};
+    out.push_back(c);
+  }
+}
+
+} // namespace hologram::conformance
