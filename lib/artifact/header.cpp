@@ -114,7 +114,10 @@ std::string generate_header(const isa::Module &module, std::string_view module_n
        ": -1];\n"
     << "typedef char hg_check_float[sizeof(float) == 4 && sizeof(double) == 8 ? 1 : -1];\n"
     << "/* The message of the last failed call on this thread. */\n"
-    << "const char *hg_cpu_last_error(void);\n#endif\n\n";
+    << "const char *hg_cpu_last_error(void);\n"
+    << "struct hg_cpu_module_desc; /* hologram/codegen/cpu_abi.h */\n#endif\n\n"
+    << "/* This module, for hologram::Backend::load_linked_module (launch through a backend). */\n"
+    << "extern const struct hg_cpu_module_desc hologram_module_" << module_name << ";\n\n";
   for (const auto &k : module.kernels) {
     const std::string fn = c_entry_point_name(k.name);
     h << "/* kernel " << k.name << " */\nint " << fn << "(";

@@ -86,6 +86,12 @@ public:
   ModuleHandle load_module(const std::string &path) override {
     return {modules_.insert(CpuModule::load_file(path))};
   }
+  ModuleHandle load_linked_module(const void *descriptor) override {
+    auto *desc = static_cast<const hg_cpu_module_desc *>(descriptor);
+    if (!desc) throw Error(ErrorCode::InvalidArgument, "a null module descriptor");
+    return {modules_.insert(CpuModule::from_descriptor(
+        desc, desc->source_name && *desc->source_name ? desc->source_name : "linked module"))};
+  }
   void unload_module(ModuleHandle m) override { modules_.remove(m.id); }
   ModuleInfo module_info(ModuleHandle m) override {
     auto mod = modules_.get(m.id);

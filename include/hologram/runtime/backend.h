@@ -96,6 +96,9 @@ public:
 
   /// Loads a compiled module (on CPU a shared object from `hologram-cc --emit=shared`).
   virtual ModuleHandle load_module(const std::string &path) = 0;
+  /// Loads a module linked into the application: `descriptor` is the
+  /// `hologram_module_<name>` object the generated header declares (CPU backend only).
+  virtual ModuleHandle load_linked_module(const void *descriptor) = 0;
   virtual void unload_module(ModuleHandle module) = 0;
   virtual ModuleInfo module_info(ModuleHandle module) = 0;
   /// Runs kernel `kernel` of a loaded module over `launch`; returns when it has finished.
