@@ -5,7 +5,9 @@
 #include "thread_pool.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #ifndef HG_GEMM_NS
@@ -152,7 +154,95 @@ template <typename T> T reduce(const T *x, const T *y, uint64_t n) {
   return out;
 }
 
+// glibc's vector exp for f64 lanes (the x86 vector-function ABI), for softmax's sums.
+#if defined(__AVX512F__)
+typedef double VecD __attribute__((vector_size(64), aligned(8)));
+extern "C" VecD _ZGVeN8v_exp(VecD);
+VecD vexp(VecD v) {
+  return _ZGVeN8v_exp(v);
+}
+#elif defined(__AVX2__)
+typedef double VecD __attribute__((vector_size(32), aligned(8)));
+extern "C" VecD _ZGVdN4v_exp(VecD);
+VecD vexp(VecD v) {
+  return _ZGVdN4v_exp(v);
+}
+#else
+typedef double VecD __attribute__((vector_size(16), aligned(8)));
+extern "C" VecD _ZGVbN2v_exp(VecD);
+VecD vexp(VecD v) {
+  return _ZGVbN2v_exp(v);
+}
+#endif
+constexpr size_t kLanesD = sizeof(VecD) / sizeof(double);
+
+VecD widen(const float *p) {
+  VecD d;
+  for (size_t l = 0; l < kLanesD; ++l) d[l] = p[l];
+  return d;
+}
+
 } // namespace
+
+void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax) {
+  thread_local std::vector<double> e;
+  e.resize(cols);
+  for (uint64_t r = 0; r < rows; ++r) {
+    const float *xr = x + r * cols;
+    float *yr = y + r * cols;
+    float mx = -std::numeric_limits<float>::infinity();
+    for (uint64_t c = 0; c < cols; ++c) mx = std::fmax(mx, xr[c]);
+    // exp(x - max) in f64 vectors, kept for the output pass; summed in f64.
+    VecD acc{};
+    uint64_t c = 0;
+    for (; c + kLanesD <= cols; c += kLanesD) {
+      VecD v = vexp(widen(xr + c) - static_cast<double>(mx));
+      std::memcpy(e.data() + c, &v, sizeof v);
+      acc += v;
+    }
+    double sum = 0;
+    for (size_t l = 0; l < kLanesD; ++l) sum += acc[l];
+    for (; c < cols; ++c) sum += e[c] = std::exp(static_cast<double>(xr[c]) - mx);
+    if (log_softmax) {
+      const double ls = std::log(sum);
+      for (c = 0; c < cols; ++c) yr[c] = static_cast<float>(double{xr[c]} - double{mx} - ls);
+    } else {
+      for (c = 0; c < cols; ++c) yr[c] = static_cast<float>(e[c] / sum);
+    }
+  }
+}
+
+void norm_rows(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
+               uint64_t cols, double eps, bool layer) {
+  for (uint64_t r = 0; r < rows; ++r) {
+    const float *xr = x + r * cols;
+    float *yr = y + r * cols;
+    double mean = 0;
+    uint64_t c;
+    if (layer) {
+      VecD acc{};
+      for (c = 0; c + kLanesD <= cols; c += kLanesD) acc += widen(xr + c);
+      for (size_t l = 0; l < kLanesD; ++l) mean += acc[l];
+      for (; c < cols; ++c) mean += xr[c];
+      mean /= static_cast<double>(cols);
+    }
+    VecD acc{};
+    for (c = 0; c + kLanesD <= cols; c += kLanesD) {
+      VecD d = widen(xr + c) - mean;
+      acc += d * d;
+    }
+    double sq = 0;
+    for (size_t l = 0; l < kLanesD; ++l) sq += acc[l];
+    for (; c < cols; ++c) sq += (xr[c] - mean) * (xr[c] - mean);
+    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(cols) + eps);
+    for (c = 0; c < cols; ++c) {
+      double v = (xr[c] - mean) * inv;
+      if (gamma) v *= gamma[c];
+      if (beta) v += beta[c];
+      yr[c] = static_cast<float>(v);
+    }
+  }
+}
 
 float sum(const float *x, const float *y, uint64_t n) {
   return reduce(x, y, n);

@@ -33,18 +33,27 @@ void gemm(const GemmArgs<float> &g);
 void gemm(const GemmArgs<double> &g);
 float sum(const float *x, const float *y, uint64_t n);
 double sum(const double *x, const double *y, uint64_t n);
+void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax);
+void norm_rows(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
+               uint64_t cols, double eps, bool layer);
 } // namespace gemm_v2
 namespace gemm_v3 {
 void gemm(const GemmArgs<float> &g);
 void gemm(const GemmArgs<double> &g);
 float sum(const float *x, const float *y, uint64_t n);
 double sum(const double *x, const double *y, uint64_t n);
+void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax);
+void norm_rows(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
+               uint64_t cols, double eps, bool layer);
 } // namespace gemm_v3
 namespace gemm_v4 {
 void gemm(const GemmArgs<float> &g);
 void gemm(const GemmArgs<double> &g);
 float sum(const float *x, const float *y, uint64_t n);
 double sum(const double *x, const double *y, uint64_t n);
+void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax);
+void norm_rows(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
+               uint64_t cols, double eps, bool layer);
 } // namespace gemm_v4
 
 } // namespace hologram::runtime

@@ -234,6 +234,52 @@ double cpu_sum(const double *x, const double *y, uint64_t n) {
 
 namespace {
 
+/// softmax, log_softmax, rmsnorm and layernorm of f32 rows: vectorised per row (f64 vector
+/// exp and sums, as the reference computes in f64), rows spread over the thread pool.
+/// false when an array is too short (the reference then reports it).
+bool fast_rows(const isa::Instruction &in, std::span<const CpuArg> args,
+               const std::function<uint64_t(isa::Reg)> &reg) {
+  const auto &ops = in.operands;
+  const bool softmax = in.op == Opcode::Softmax || in.op == Opcode::LogSoftmax;
+  const bool layer = in.op == Opcode::LayerNorm;
+  const size_t rows_op = softmax ? 2 : layer ? 4 : 3;
+  const uint64_t rows = reg(ops[rows_op].index), cols = reg(ops[rows_op + 1].index);
+  __extension__ typedef unsigned __int128 Wide;
+  auto holds = [&](size_t op, Wide elems) {
+    return ops[op].kind != isa::OperandKind::Param ||
+           Wide{args[ops[op].index].size} >= elems * sizeof(float);
+  };
+  const Wide all = Wide{rows} * cols;
+  if (!holds(0, all) || !holds(1, all)) return false;
+  if (!softmax && (!holds(2, cols) || (layer && !holds(3, cols)))) return false;
+  auto data = [&](size_t op) -> float * {
+    return ops[op].kind == isa::OperandKind::Param ? static_cast<float *>(args[ops[op].index].data)
+                                                   : nullptr;
+  };
+  float *y = data(0);
+  const float *x = data(1), *gamma = softmax ? nullptr : data(2);
+  const float *beta = layer ? data(3) : nullptr;
+  const double eps = softmax ? 0.0 : isa::bits_to_f32(reg(ops[rows_op + 2].index));
+  const uint64_t parts = std::clamp<uint64_t>(rows * cols / 16384, 1, uint64_t{cpu_threads()} * 4);
+  const int level = gemm_level();
+  parallel_for(parts, [&](size_t p) {
+    const uint64_t lo = rows * p / parts, hi = rows * (p + 1) / parts;
+    const float *xr = x + lo * cols;
+    float *yr = y + lo * cols;
+    if (softmax) {
+      const bool log = in.op == Opcode::LogSoftmax;
+      level == 4   ? gemm_v4::softmax_rows(xr, yr, hi - lo, cols, log)
+      : level == 3 ? gemm_v3::softmax_rows(xr, yr, hi - lo, cols, log)
+                   : gemm_v2::softmax_rows(xr, yr, hi - lo, cols, log);
+    } else {
+      level == 4   ? gemm_v4::norm_rows(xr, yr, gamma, beta, hi - lo, cols, eps, layer)
+      : level == 3 ? gemm_v3::norm_rows(xr, yr, gamma, beta, hi - lo, cols, eps, layer)
+                   : gemm_v2::norm_rows(xr, yr, gamma, beta, hi - lo, cols, eps, layer);
+    }
+  });
+  return true;
+}
+
 /// reduce_all.add and dot of floats: vectorised ranges over the thread pool. nullopt when
 /// the arrays are too short (the reference then reports it).
 template <typename T>
@@ -281,6 +327,9 @@ Status run_cpu_launch_op(const isa::Kernel &k, const isa::Instruction &in,
     if (in.type == isa::Type::F32) return run_gemm<float>(k, in, args, reg, result);
     if (in.type == isa::Type::F64) return run_gemm<double>(k, in, args, reg, result);
   }
+  const bool rows = in.op == Opcode::Softmax || in.op == Opcode::LogSoftmax ||
+                    in.op == Opcode::RmsNorm || in.op == Opcode::LayerNorm;
+  if (rows && in.type == isa::Type::F32 && fast_rows(in, args, reg)) return {};
   if (auto s = split_of(in)) return run_split(k, in, args, reg, result, *s);
   return interp::run_launch_instruction(k, in, values_of(k, args), reg, result);
 }

@@ -362,8 +362,11 @@ TEST(CpuModules, WholeLaunchOperationsSplitOverThreadsMatchTheInterpreter) {
     b.execute_program(m->kernels[0], LaunchConfig::linear(1), args);
   });
   EXPECT_EQ(compiled.first, reference.first); // element-wise: exact
-  for (uint32_t i = 2; i < rows * cols; ++i)  // row-wise: exact (same reference per row)
-    ASSERT_EQ(compiled.second[i], reference.second[i]) << i;
+  // Row-wise: the vectorised rows use f64 vector exp, within an ulp of the reference.
+  for (uint32_t i = 2; i < rows * cols; ++i)
+    ASSERT_LE(std::fabs(compiled.second[i] - reference.second[i]),
+              std::fabs(reference.second[i]) * 2.5e-7f)
+        << i;
   // Reductions reassociate across ranges: within n * eps * sum|x| (SPEC §3.4).
   double sum_abs = 0;
   for (float v : reference.first) sum_abs += std::fabs(v);
