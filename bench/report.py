@@ -69,9 +69,8 @@ def main():
         "Notes: the `clang_O3_mt` peers split the loop over freshly started threads on every call;",
         "at small sizes that start-up dominates. hologram's f32 exp (and exp2, log, log2) is",
         "computed with libmvec's f64 functions and rounded once, to meet SPEC §3.4's 2-ulp bound",
-        "(libmvec's expf is 3 ulp off); the fast-math peer has no such bound. softmax and rmsnorm",
-        "rows run the reference implementation on row ranges in parallel and are not vectorised",
-        "by hand yet; gemv and attention are not benchmarked yet.",
+        "(libmvec's expf is 3 ulp off); the fast-math peer has no such bound. gemv and attention",
+        "are not benchmarked yet.",
         "",
     ]
     with open(sys.argv[2], "w") as f:
