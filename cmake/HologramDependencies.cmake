@@ -13,6 +13,8 @@ find_package(CLI11 CONFIG REQUIRED)
 
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(XXHASH REQUIRED IMPORTED_TARGET libxxhash)
+# SLEEF: vectorised math with 1-ulp bounds, which generated x86 code calls (SPEC §3.4, §7).
+pkg_check_modules(SLEEF REQUIRED IMPORTED_TARGET sleef)
 
 if(HOLOGRAM_ENABLE_VULKAN)
   find_package(VulkanHeaders CONFIG REQUIRED)

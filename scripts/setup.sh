@@ -8,7 +8,7 @@ packages=(
   llvm-19-dev llvm-19-tools libclang-19-dev clang-19 clang-format-19 libclang-rt-19-dev
   spirv-tools spirv-headers libvulkan-dev ocl-icd-opencl-dev opencl-headers
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
-  libc6-dev libopenblas-dev
+  libc6-dev libsleef-dev libopenblas-dev
 )
 
 missing=()

@@ -87,7 +87,7 @@ Status link_shared(const std::string &object, std::string &bytes) {
     const char *env = std::getenv("HOLOGRAM_LINKER");
     std::string linker = env && *env ? env : "cc";
     std::string errors;
-    int rc = run_program({linker, "-shared", "-o", so, obj, "-lmvec", "-lm"}, errors);
+    int rc = run_program({linker, "-shared", "-o", so, obj, "-lsleef", "-lm"}, errors);
     if (rc != 0) {
       st = {ErrorCode::Internal, "linking the shared object with '" + linker + "' failed" +
                                      (rc == 127 ? " (no such program; set HOLOGRAM_LINKER)" : "") +

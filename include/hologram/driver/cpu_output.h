@@ -1,6 +1,6 @@
 // The x86 outputs of the driver (SPEC §7, §11): LLVM IR, bitcode, assembly, an object, a
 // static library (an archive of that object) or a shared object linked by the system C
-// compiler driver (`cc`, or $HOLOGRAM_LINKER), which adds libmvec and libm.
+// compiler driver (`cc`, or $HOLOGRAM_LINKER), which adds SLEEF (vector math) and libm.
 #pragma once
 
 #include "hologram/isa/program.h"

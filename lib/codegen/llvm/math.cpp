@@ -1,10 +1,9 @@
-// Transcendentals (SPEC §3.4 accuracy bounds) for the x86 lowering. f32 vectors call glibc's
-// vector math library (libmvec) through the x86 vector-function ABI (_ZGV<isa>N<n>v_<name>);
-// f32 exp, exp2, log, log2 and erf go through libmvec's f64 functions and round once. f64 lanes
-// call scalar libm: libmvec's f64 functions miss the 1-ulp bound (measured up to 4 ulp), and no
-// vector library here meets it. Uniform values call libm once. sqrt is exact in hardware; rsqrt of
-// f32 is computed in f64 and rounded once; sigmoid is 1/(1+exp(-x)), which saturates to exactly 0
-// and 1 and is NaN only for NaN.
+// Transcendentals (SPEC §3.4 accuracy bounds) for the x86 lowering. Vectors call SLEEF's
+// 1-ulp functions (Sleef_<name><f|d><lanes>_u10<sse4|avx2|avx512f>), whose error bound meets
+// the SPEC's for f32 (2 and 4 ulp) and f64 (1 ulp of the correctly rounded value): no lane ever
+// calls scalar libm inside a vector loop. f32 erf is evaluated in f64 and rounded once (gelu's
+// 1 + erf(x) cancels for negative x); rsqrt of f32 likewise; sigmoid is 1/(1+exp(-x)), which
+// saturates to exactly 0 and 1. Uniform values call libm once.
 #include "lowering.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -33,23 +32,25 @@ const char *math_name(Opcode op) {
   }
 }
 
-/// Lanes of one vector-ABI call for the element type on this target.
+/// Lanes of one SLEEF call for the element type on this target.
 unsigned native_lanes(const CpuTarget &t, bool f64) {
   unsigned bits = t.vector_abi == 'e' ? 512 : t.vector_abi == 'd' ? 256 : 128;
   return bits / (f64 ? 64 : 32);
 }
 
-/// `f64_lanes_exact`: f64 vectors call scalar libm per lane (the SPEC's 1 ulp); false when the
-/// f64 result is only rounded to f32 afterwards, where libmvec's f64 accuracy is ample.
+const char *sleef_isa(const CpuTarget &t) {
+  return t.vector_abi == 'e' ? "avx512f" : t.vector_abi == 'd' ? "avx2" : "sse4";
+}
+
 llvm::Value *call_library(llvm::IRBuilder<> &b, const CpuTarget &target, Opcode op,
-                          llvm::ArrayRef<llvm::Value *> args, bool f64_lanes_exact = true) {
+                          llvm::ArrayRef<llvm::Value *> args) {
   llvm::Module &m = *b.GetInsertBlock()->getModule();
   llvm::Type *ty = args[0]->getType();
   llvm::Type *elem = ty->getScalarType();
   const bool f64 = elem->isDoubleTy();
-  std::string base = std::string(math_name(op)) + (f64 ? "" : "f");
   auto *vty = llvm::dyn_cast<llvm::FixedVectorType>(ty);
-  if (!vty) { // a uniform value: one scalar call
+  if (!vty) { // a uniform value: one scalar libm call
+    std::string base = std::string(math_name(op)) + (f64 ? "" : "f");
     std::vector<llvm::Type *> params(args.size(), elem);
     auto callee = m.getOrInsertFunction(base, llvm::FunctionType::get(elem, params, false));
     auto *call = b.CreateCall(callee, args);
@@ -57,33 +58,17 @@ llvm::Value *call_library(llvm::IRBuilder<> &b, const CpuTarget &target, Opcode 
     call->setDoesNotAccessMemory();
     return call;
   }
-  if (f64 && f64_lanes_exact) {
-    // glibc's vector f64 functions are up to 4 ulp off; SPEC §3.4 asks for libm's 1 ulp, which
-    // only libm's scalar functions give: one call per lane.
-    std::vector<llvm::Type *> params(args.size(), elem);
-    auto callee = m.getOrInsertFunction(base, llvm::FunctionType::get(elem, params, false));
-    llvm::Value *result = llvm::PoisonValue::get(vty);
-    for (unsigned i = 0; i < vty->getNumElements(); ++i) {
-      std::vector<llvm::Value *> lane;
-      for (auto *a : args) lane.push_back(b.CreateExtractElement(a, uint64_t{i}));
-      auto *call = b.CreateCall(callee, lane);
-      call->setDoesNotThrow();
-      call->setDoesNotAccessMemory();
-      result = b.CreateInsertElement(result, call, uint64_t{i});
-    }
-    return result;
-  }
   const unsigned n = native_lanes(target, f64);
   const unsigned width = vty->getNumElements();
   auto *part_ty = llvm::FixedVectorType::get(elem, n);
-  std::string name = "_ZGV" + std::string(1, target.vector_abi) + "N" + std::to_string(n) +
-                     std::string(args.size(), 'v') + "_" + base;
+  std::string name = std::string("Sleef_") + math_name(op) + (f64 ? "d" : "f") + std::to_string(n) +
+                     "_u10" + sleef_isa(target);
   std::vector<llvm::Type *> params(args.size(), part_ty);
   auto callee = m.getOrInsertFunction(name, llvm::FunctionType::get(part_ty, params, false));
   llvm::Value *result = llvm::PoisonValue::get(vty);
   for (unsigned first = 0; first < width; first += n) {
     // Lanes [first, first+n) of each argument (padded when the width is smaller than n).
-    llvm::SmallVector<int, 16> take, put(width);
+    llvm::SmallVector<int, 16> take;
     for (unsigned i = 0; i < n; ++i)
       take.push_back(first + i < width ? static_cast<int>(first + i) : -1);
     std::vector<llvm::Value *> parts;
@@ -129,19 +114,14 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, Opcode op,
     return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
                         b.CreateFAdd(llvm::ConstantFP::get(ty, 1.0), e));
   }
-  case Opcode::Exp:
-  case Opcode::Exp2:
-  case Opcode::Log:
-  case Opcode::Log2:
   case Opcode::Erf:
     if (ty->getScalarType()->isFloatTy()) {
-      // libmvec's expf and logf are up to 3 ulp off, beyond the SPEC's 2 for exp, exp2, log
-      // and log2; gelu's 1 + erf(x) cancels for negative x. These are computed with the f64
-      // vector functions and rounded once, as the interpreter does.
+      // gelu's 1 + erf(x) cancels for negative x: erf of f32 is computed in f64 and rounded
+      // once, so the sum keeps its relative accuracy (as the interpreter's does).
       llvm::Type *wide = ty->isVectorTy() ? llvm::VectorType::get(b.getDoubleTy(),
                                                                   llvm::cast<llvm::VectorType>(ty))
                                           : b.getDoubleTy();
-      return b.CreateFPTrunc(call_library(b, target, op, {b.CreateFPExt(x, wide)}, false), ty);
+      return b.CreateFPTrunc(call_library(b, target, op, {b.CreateFPExt(x, wide)}), ty);
     }
     return call_library(b, target, op, args);
   default: return call_library(b, target, op, args);
