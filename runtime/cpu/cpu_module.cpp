@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cmath>
 #include <cpuid.h>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -21,6 +22,13 @@
 #include <sstream>
 
 namespace hologram::runtime {
+
+// The code generator mirrors these layouts in LLVM IR (lib/codegen/llvm, AbiTypes).
+static_assert(sizeof(void *) == 8 && offsetof(hg_cpu_launch, grid) == 16 &&
+              offsetof(hg_cpu_launch, boundary) == 40 && offsetof(hg_cpu_launch, phase) == 64 &&
+              offsetof(hg_cpu_launch, launch_op) == 72 &&
+              offsetof(hg_cpu_launch, check_address) == 96 && sizeof(hg_cpu_launch) == 104);
+static_assert(offsetof(hg_cpu_worker, error) == 32 && sizeof(hg_cpu_error) == 40);
 
 namespace {
 
@@ -160,11 +168,26 @@ uint64_t convert(uint64_t bits, uint32_t dst, uint32_t src) {
   return isa::convert_bits(static_cast<isa::Type>(dst), static_cast<isa::Type>(src), bits);
 }
 
+int32_t check_address(const hg_cpu_launch *launch, const hg_cpu_worker *worker, uint64_t address,
+                      uint64_t size) {
+  auto *cx = static_cast<LaunchContext *>(launch->runtime);
+  auto inside = [&](const void *base, uint64_t bytes) {
+    auto b = reinterpret_cast<uint64_t>(base);
+    return base && address >= b && size <= bytes && address - b <= bytes - size;
+  };
+  for (const CpuArg &a : cx->args)
+    if (a.data && inside(a.data, a.size)) return 1;
+  return inside(launch->boundary, atlas::kBoundaryPoolBytes) ||
+         inside(worker->shared, worker->shared_size) ||
+         inside(worker->scratch, worker->scratch_size);
+}
+
 std::string region_name(const isa::Kernel &k, int32_t region) {
   if (region >= 0 && static_cast<size_t>(region) < k.params.size())
     return "parameter %" + k.params[region].name;
   if (region == HG_CPU_REGION_SHARED) return "shared memory";
   if (region == HG_CPU_REGION_BOUNDARY) return "the boundary pool";
+  if (region == HG_CPU_REGION_RAW) return "memory outside every region of the launch";
   if (region <= HG_CPU_REGION_CLASS_BASE)
     return "class " + std::to_string(HG_CPU_REGION_CLASS_BASE - region) + " of the boundary pool";
   return "memory";
@@ -196,6 +219,12 @@ Error describe(const CpuModule &m, uint32_t kidx, const LaunchConfig &launch, co
     break;
   case HG_CPU_ERR_OUT_OF_BOUNDS:
     code = ErrorCode::OutOfBounds;
+    if (e.region == HG_CPU_REGION_RAW) {
+      os << "out-of-bounds access through a register address: 0x" << std::hex << e.value << std::dec
+         << ", size " << e.size
+         << ", is not inside any buffer, pool, shared memory or the boundary pool";
+      break;
+    }
     os << "out-of-bounds access to " << region_name(k, e.region) << ": offset " << e.value
        << ", size " << e.size << ", but it holds " << region_size << " bytes";
     break;
@@ -358,6 +387,7 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
   L.launch_op = launch_op;
   L.convert = convert;
   L.runtime = &cx;
+  L.check_address = check_address;
 
   const uint32_t variant = m.variant();
   const hg_cpu_blocks_fn fn = kd.variants[variant];

@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a layout below changes; the runtime refuses objects of another version. */
-#define HG_CPU_ABI_VERSION 1u
+#define HG_CPU_ABI_VERSION 2u
 
 /** What went wrong inside generated code (hg_cpu_error.kind). */
 enum hg_cpu_error_kind {
@@ -32,6 +32,7 @@ enum hg_cpu_error_kind {
 /** Region of an out-of-bounds access (hg_cpu_error.region): a parameter index >= 0, or: */
 #define HG_CPU_REGION_SHARED (-1)
 #define HG_CPU_REGION_BOUNDARY (-2)
+#define HG_CPU_REGION_RAW (-3)           /* a register-indirect address outside every region */
 #define HG_CPU_REGION_CLASS_BASE (-1000) /* -1000 - class: one class window */
 
 typedef struct hg_cpu_error {
@@ -54,6 +55,13 @@ typedef int32_t (*hg_cpu_launch_op_fn)(const struct hg_cpu_launch *launch, uint3
 /** Converts `bits` of ISA type `src` to ISA type `dst` (f16/bf16 conversions whose source is
  * not f32); types are hologram::isa::Type values. */
 typedef uint64_t (*hg_cpu_convert_fn)(uint64_t bits, uint32_t dst, uint32_t src);
+struct hg_cpu_worker;
+/** -fbounds-check for register-indirect addresses: nonzero when [address, address + size)
+ * lies inside one region the launch may touch (an argument, the boundary pool, the worker's
+ * shared memory or pool scratch). */
+typedef int32_t (*hg_cpu_check_address_fn)(const struct hg_cpu_launch *launch,
+                                           const struct hg_cpu_worker *worker, uint64_t address,
+                                           uint64_t size);
 
 /** Everything a launch shares between its workers (read-only while it runs). */
 typedef struct hg_cpu_launch {
@@ -69,6 +77,7 @@ typedef struct hg_cpu_launch {
   hg_cpu_launch_op_fn launch_op;
   hg_cpu_convert_fn convert;
   void *runtime; /* opaque to generated code */
+  hg_cpu_check_address_fn check_address;
 } hg_cpu_launch;
 
 /** Per worker thread: memory that one block at a time uses. */

@@ -29,8 +29,8 @@ AbiTypes::AbiTypes(llvm::LLVMContext &c) {
   auto *i32 = llvm::Type::getInt32Ty(c);
   auto *i64 = llvm::Type::getInt64Ty(c);
   auto *dim = llvm::ArrayType::get(i32, 3);
-  launch = llvm::StructType::create(c, {ptr, ptr, dim, dim, ptr, ptr, ptr, i32, i32, ptr, ptr, ptr},
-                                    "hg_cpu_launch");
+  launch = llvm::StructType::create(
+      c, {ptr, ptr, dim, dim, ptr, ptr, ptr, i32, i32, ptr, ptr, ptr, ptr}, "hg_cpu_launch");
   error = llvm::StructType::create(c, {i32, i32, i64, i64, i64, i32, i32}, "hg_cpu_error");
   worker = llvm::StructType::create(c, {ptr, i64, ptr, i64, error}, "hg_cpu_worker");
 }
@@ -50,7 +50,8 @@ enum LaunchField {
   LKernel,
   LLaunchOp,
   LConvert,
-  LRuntime
+  LRuntime,
+  LCheckAddress
 };
 enum WorkerField { WShared, WSharedSize, WScratch, WScratchSize, WError };
 
@@ -748,13 +749,42 @@ private:
   }
 
   void check_bounds(const Access &acc, uint64_t size) {
-    if (!opts_.bounds_check || !acc.limit) return;
+    if (!opts_.bounds_check) return;
+    if (!acc.limit) {
+      check_raw_addresses(acc.off, size);
+      return;
+    }
     // off + size > limit, without overflow: limit < size || off > limit - size.
     Value *small = b_.CreateICmpULT(acc.limit, u64c(size));
     Value *room = b_.CreateSub(acc.limit, u64c(size));
     Value *bad = acc.off.uni ? b_.CreateOr(small, b_.CreateICmpUGT(acc.off.v, room))
                              : b_.CreateOr(splat(small), b_.CreateICmpUGT(acc.off.v, splat(room)));
     fail_if(active(bad), HG_CPU_ERR_OUT_OF_BOUNDS, cur_, acc.off.v, size, acc.region);
+  }
+
+  /// Register-indirect addresses: the runtime says whether each active lane's range lies in
+  /// a region of the launch.
+  void check_raw_addresses(const V &addr, uint64_t size) {
+    Value *fn = load_field(abi_.launch, launch_, LCheckAddress, ptr());
+    auto *fty = llvm::FunctionType::get(i32(), {ptr(), ptr(), i64(), i64()}, false);
+    auto ok = [&](Value *a) {
+      return b_.CreateICmpNE(b_.CreateCall(fty, fn, {launch_, worker_, a, u64c(size)}), u32c(0));
+    };
+    if (addr.uni) {
+      fail_if(b_.CreateNot(ok(addr.v)), HG_CPU_ERR_OUT_OF_BOUNDS, cur_, addr.v, size,
+              HG_CPU_REGION_RAW);
+      return;
+    }
+    auto *bad = b_.CreateAlloca(vec(i1()));
+    bad->moveBefore(&*entry_->getFirstInsertionPt());
+    b_.CreateStore(llvm::Constant::getNullValue(vec(i1())), bad);
+    for_each_active_lane([&](unsigned j) {
+      Value *lane_bad = b_.CreateNot(ok(b_.CreateExtractElement(addr.v, uint64_t{j})));
+      b_.CreateStore(b_.CreateInsertElement(b_.CreateLoad(vec(i1()), bad), lane_bad, uint64_t{j}),
+                     bad);
+    });
+    fail_if(b_.CreateLoad(vec(i1()), bad), HG_CPU_ERR_OUT_OF_BOUNDS, cur_, addr.v, size,
+            HG_CPU_REGION_RAW);
   }
 
   Value *pointer(const Access &acc, Value *off) {
