@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #ifndef HG_GEMM_NS
@@ -176,13 +177,172 @@ VecD vexp(VecD v) {
 #endif
 constexpr size_t kLanesD = sizeof(VecD) / sizeof(double);
 
+// SLEEF's 1-ulp f64 vector functions for this level (the x86 vector ABI).
+#if defined(__AVX512F__)
+#define HG_SLEEF(fn) Sleef_##fn##d8_u10avx512f
+#elif defined(__AVX2__)
+#define HG_SLEEF(fn) Sleef_##fn##d4_u10avx2
+#else
+#define HG_SLEEF(fn) Sleef_##fn##d2_u10sse4
+#endif
+extern "C" {
+VecD HG_SLEEF(exp)(VecD);
+VecD HG_SLEEF(exp2)(VecD);
+VecD HG_SLEEF(log)(VecD);
+VecD HG_SLEEF(log2)(VecD);
+VecD HG_SLEEF(log10)(VecD);
+VecD HG_SLEEF(sin)(VecD);
+VecD HG_SLEEF(cos)(VecD);
+VecD HG_SLEEF(tan)(VecD);
+VecD HG_SLEEF(tanh)(VecD);
+VecD HG_SLEEF(erf)(VecD);
+VecD HG_SLEEF(pow)(VecD, VecD);
+VecD HG_SLEEF(atan2)(VecD, VecD);
+}
+
 VecD widen(const float *p) {
   VecD d;
   for (size_t l = 0; l < kLanesD; ++l) d[l] = p[l];
   return d;
 }
 
+/// One f64 vector of a map operation (SPEC §3.8 `map`, and silu/gelu), evaluated as the
+/// interpreter evaluates it: in f64, rounded once by the caller.
+VecD unary(MapKind op, VecD v, bool f32) {
+  VecD r = v;
+  switch (op) {
+  case MapKind::Abs:
+    for (size_t l = 0; l < kLanesD; ++l) r[l] = std::fabs(v[l]);
+    return r;
+  case MapKind::Neg: return -v;
+  case MapKind::Sqrt:
+    for (size_t l = 0; l < kLanesD; ++l) r[l] = __builtin_sqrt(v[l]);
+    return r;
+  case MapKind::Rsqrt:
+    for (size_t l = 0; l < kLanesD; ++l) r[l] = 1.0 / __builtin_sqrt(v[l]);
+    return r;
+  case MapKind::Rcp: return 1.0 / v;
+  case MapKind::Exp: return HG_SLEEF(exp)(v);
+  case MapKind::Exp2: return HG_SLEEF(exp2)(v);
+  case MapKind::Log: return HG_SLEEF(log)(v);
+  case MapKind::Log2: return HG_SLEEF(log2)(v);
+  case MapKind::Log10: return HG_SLEEF(log10)(v);
+  case MapKind::Sin: return HG_SLEEF(sin)(v);
+  case MapKind::Cos: return HG_SLEEF(cos)(v);
+  case MapKind::Tan: return HG_SLEEF(tan)(v);
+  case MapKind::Tanh: return HG_SLEEF(tanh)(v);
+  case MapKind::Erf: return HG_SLEEF(erf)(v);
+  case MapKind::Sigmoid: {
+    // Exactly 0 once exp(-x) overflows the element type; NaN stays NaN.
+    VecD e = HG_SLEEF(exp)(-v);
+    const double limit =
+        f32 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+    for (size_t l = 0; l < kLanesD; ++l)
+      r[l] = std::isnan(v[l]) ? v[l] : e[l] > limit ? 0.0 : 1.0 / (1.0 + e[l]);
+    return r;
+  }
+  case MapKind::Relu:
+    for (size_t l = 0; l < kLanesD; ++l) r[l] = v[l] > 0 || std::isnan(v[l]) ? v[l] : 0.0;
+    return r;
+  case MapKind::Floor:
+    for (size_t l = 0; l < kLanesD; ++l) r[l] = std::floor(v[l]);
+    return r;
+  case MapKind::Ceil:
+    for (size_t l = 0; l < kLanesD; ++l) r[l] = std::ceil(v[l]);
+    return r;
+  case MapKind::Round:
+    for (size_t l = 0; l < kLanesD; ++l) r[l] = std::round(v[l]);
+    return r;
+  case MapKind::Trunc:
+    for (size_t l = 0; l < kLanesD; ++l) r[l] = std::trunc(v[l]);
+    return r;
+  case MapKind::Silu: {
+    VecD a = v;
+    for (size_t l = 0; l < kLanesD; ++l) a[l] = -std::fabs(v[l]);
+    VecD e = HG_SLEEF(exp)(a); // exp(-|v|): the reference's two branches in one
+    for (size_t l = 0; l < kLanesD; ++l)
+      r[l] = v[l] * (v[l] >= 0 ? 1.0 / (1.0 + e[l]) : e[l] / (1.0 + e[l]));
+    return r;
+  }
+  case MapKind::Gelu: {
+    VecD e = HG_SLEEF(erf)(v / std::sqrt(2.0));
+    return 0.5 * v * (1.0 + e);
+  }
+  case MapKind::GeluTanh: {
+    VecD t = HG_SLEEF(tanh)(0.7978845608028654 * (v + 0.044715 * v * v * v));
+    return 0.5 * v * (1.0 + t);
+  }
+  }
+  return r;
+}
+
+template <typename T> void map_rows(MapKind op, const T *x, T *y, uint64_t n) {
+  for (uint64_t i = 0; i < n; i += kLanesD) {
+    const size_t m = std::min<uint64_t>(kLanesD, n - i);
+    VecD v{};
+    for (size_t l = 0; l < m; ++l) v[l] = x[i + l];
+    VecD r = unary(op, v, std::is_same_v<T, float>);
+    for (size_t l = 0; l < m; ++l) y[i + l] = static_cast<T>(r[l]);
+  }
+}
+
+template <typename T> void map2_rows(MapKind2 op, const T *a, const T *b, T *y, uint64_t n) {
+  switch (op) {
+  case MapKind2::Add:
+    for (uint64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
+    return;
+  case MapKind2::Sub:
+    for (uint64_t i = 0; i < n; ++i) y[i] = a[i] - b[i];
+    return;
+  case MapKind2::Mul:
+    for (uint64_t i = 0; i < n; ++i) y[i] = a[i] * b[i];
+    return;
+  case MapKind2::Div:
+    for (uint64_t i = 0; i < n; ++i) y[i] = a[i] / b[i];
+    return;
+  case MapKind2::Min:
+  case MapKind2::Max: {
+    // minNum/maxNum with -0 below +0.
+    const bool mn = op == MapKind2::Min;
+    for (uint64_t i = 0; i < n; ++i) {
+      T p = a[i], q = b[i];
+      if (p == 0 && q == 0)
+        y[i] = (std::signbit(p) == mn) ? p : q;
+      else
+        y[i] = mn ? std::fmin(p, q) : std::fmax(p, q);
+    }
+    return;
+  }
+  case MapKind2::Pow:
+  case MapKind2::Atan2:
+    for (uint64_t i = 0; i < n; i += kLanesD) {
+      const size_t m = std::min<uint64_t>(kLanesD, n - i);
+      VecD p{}, q{};
+      for (size_t l = 0; l < m; ++l) {
+        p[l] = a[i + l];
+        q[l] = b[i + l];
+      }
+      VecD r = op == MapKind2::Pow ? HG_SLEEF(pow)(p, q) : HG_SLEEF(atan2)(p, q);
+      for (size_t l = 0; l < m; ++l) y[i + l] = static_cast<T>(r[l]);
+    }
+    return;
+  }
+}
+
 } // namespace
+
+void map(MapKind op, const float *x, float *y, uint64_t n) {
+  map_rows(op, x, y, n);
+}
+void map(MapKind op, const double *x, double *y, uint64_t n) {
+  map_rows(op, x, y, n);
+}
+void map2(MapKind2 op, const float *a, const float *b, float *y, uint64_t n) {
+  map2_rows(op, a, b, y, n);
+}
+void map2(MapKind2 op, const double *a, const double *b, double *y, uint64_t n) {
+  map2_rows(op, a, b, y, n);
+}
 
 void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax) {
   thread_local std::vector<double> e;

@@ -10,6 +10,37 @@
 
 namespace hologram::runtime {
 
+/// Element-wise operations the level kernels vectorise: the map ops of the ISA (in
+/// isa::MapUnaryOp order) followed by silu, gelu and gelu_tanh.
+enum class MapKind : uint8_t {
+  Abs,
+  Neg,
+  Sqrt,
+  Rsqrt,
+  Rcp,
+  Exp,
+  Exp2,
+  Log,
+  Log2,
+  Log10,
+  Sin,
+  Cos,
+  Tan,
+  Tanh,
+  Sigmoid,
+  Erf,
+  Relu,
+  Floor,
+  Ceil,
+  Round,
+  Trunc,
+  Silu,
+  Gelu,
+  GeluTanh
+};
+/// isa::MapBinaryOp order.
+enum class MapKind2 : uint8_t { Add, Sub, Mul, Div, Min, Max, Pow, Atan2 };
+
 template <typename T> struct GemmArgs {
   bool trans_a = false, trans_b = false;
   uint64_t m = 0, n = 0, k = 0;
@@ -36,6 +67,10 @@ double sum(const double *x, const double *y, uint64_t n);
 void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax);
 void norm_rows(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
                uint64_t cols, double eps, bool layer);
+void map(MapKind op, const float *x, float *y, uint64_t n);
+void map(MapKind op, const double *x, double *y, uint64_t n);
+void map2(MapKind2 op, const float *a, const float *b, float *y, uint64_t n);
+void map2(MapKind2 op, const double *a, const double *b, double *y, uint64_t n);
 } // namespace gemm_v2
 namespace gemm_v3 {
 void gemm(const GemmArgs<float> &g);
@@ -45,6 +80,10 @@ double sum(const double *x, const double *y, uint64_t n);
 void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax);
 void norm_rows(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
                uint64_t cols, double eps, bool layer);
+void map(MapKind op, const float *x, float *y, uint64_t n);
+void map(MapKind op, const double *x, double *y, uint64_t n);
+void map2(MapKind2 op, const float *a, const float *b, float *y, uint64_t n);
+void map2(MapKind2 op, const double *a, const double *b, double *y, uint64_t n);
 } // namespace gemm_v3
 namespace gemm_v4 {
 void gemm(const GemmArgs<float> &g);
@@ -54,6 +93,10 @@ double sum(const double *x, const double *y, uint64_t n);
 void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax);
 void norm_rows(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
                uint64_t cols, double eps, bool layer);
+void map(MapKind op, const float *x, float *y, uint64_t n);
+void map(MapKind op, const double *x, double *y, uint64_t n);
+void map2(MapKind2 op, const float *a, const float *b, float *y, uint64_t n);
+void map2(MapKind2 op, const double *a, const double *b, double *y, uint64_t n);
 } // namespace gemm_v4
 
 } // namespace hologram::runtime

@@ -280,6 +280,43 @@ bool fast_rows(const isa::Instruction &in, std::span<const CpuArg> args,
   return true;
 }
 
+/// map, map2, silu, gelu and gelu_tanh of f32/f64: vectorised (SLEEF f64 vectors, rounded
+/// once, as the reference evaluates them) and spread over the thread pool. false when an
+/// array is too short (the reference then reports it).
+template <typename T>
+bool fast_map(const isa::Instruction &in, std::span<const CpuArg> args,
+              const std::function<uint64_t(isa::Reg)> &reg) {
+  const auto &ops = in.operands;
+  const bool binary = in.op == Opcode::Map2;
+  const uint64_t n = reg(ops[binary ? 3 : 2].index);
+  const size_t arrays = binary ? 3 : 2;
+  for (size_t i = 0; i < arrays; ++i)
+    if (args[ops[i].index].size / sizeof(T) < n) return false;
+  T *y = static_cast<T *>(args[ops[0].index].data);
+  const T *a = static_cast<const T *>(args[ops[1].index].data);
+  const T *b = binary ? static_cast<const T *>(args[ops[2].index].data) : nullptr;
+  MapKind kind = MapKind::Silu;
+  if (in.op == Opcode::Map) kind = static_cast<MapKind>(in.sub);
+  if (in.op == Opcode::Gelu) kind = MapKind::Gelu;
+  if (in.op == Opcode::GeluTanh) kind = MapKind::GeluTanh;
+  const auto kind2 = static_cast<MapKind2>(in.sub);
+  const int level = gemm_level();
+  const uint64_t parts = std::clamp<uint64_t>(n / 16384, 1, uint64_t{cpu_threads()} * 4);
+  parallel_for(parts, [&](size_t p) {
+    const uint64_t lo = n * p / parts, hi = n * (p + 1) / parts;
+    if (binary) {
+      level == 4   ? gemm_v4::map2(kind2, a + lo, b + lo, y + lo, hi - lo)
+      : level == 3 ? gemm_v3::map2(kind2, a + lo, b + lo, y + lo, hi - lo)
+                   : gemm_v2::map2(kind2, a + lo, b + lo, y + lo, hi - lo);
+    } else {
+      level == 4   ? gemm_v4::map(kind, a + lo, y + lo, hi - lo)
+      : level == 3 ? gemm_v3::map(kind, a + lo, y + lo, hi - lo)
+                   : gemm_v2::map(kind, a + lo, y + lo, hi - lo);
+    }
+  });
+  return true;
+}
+
 /// reduce_all.add and dot of floats: vectorised ranges over the thread pool. nullopt when
 /// the arrays are too short (the reference then reports it).
 template <typename T>
@@ -330,6 +367,10 @@ Status run_cpu_launch_op(const isa::Kernel &k, const isa::Instruction &in,
   const bool rows = in.op == Opcode::Softmax || in.op == Opcode::LogSoftmax ||
                     in.op == Opcode::RmsNorm || in.op == Opcode::LayerNorm;
   if (rows && in.type == isa::Type::F32 && fast_rows(in, args, reg)) return {};
+  const bool maps = in.op == Opcode::Map || in.op == Opcode::Map2 || in.op == Opcode::Silu ||
+                    in.op == Opcode::Gelu || in.op == Opcode::GeluTanh;
+  if (maps && in.type == isa::Type::F32 && fast_map<float>(in, args, reg)) return {};
+  if (maps && in.type == isa::Type::F64 && fast_map<double>(in, args, reg)) return {};
   if (auto s = split_of(in)) return run_split(k, in, args, reg, result, *s);
   return interp::run_launch_instruction(k, in, values_of(k, args), reg, result);
 }
