@@ -344,6 +344,33 @@ void map2(MapKind2 op, const double *a, const double *b, double *y, uint64_t n) 
   map2_rows(op, a, b, y, n);
 }
 
+void axpy(float *y, const float *x, uint64_t n, float alpha) {
+  for (uint64_t i = 0; i < n; ++i) y[i] = std::fma(alpha, x[i], y[i]);
+}
+void axpy(double *y, const double *x, uint64_t n, double alpha) {
+  for (uint64_t i = 0; i < n; ++i) y[i] = std::fma(alpha, x[i], y[i]);
+}
+
+template <typename T>
+void rope_rows_t(T *y, const T *x, const T *cs, const T *sn, uint64_t rows, uint64_t dim) {
+  const uint64_t half = dim / 2;
+  for (uint64_t r = 0; r < rows; ++r)
+    for (uint64_t i = 0; i < half; ++i) {
+      const double x0 = x[r * dim + 2 * i], x1 = x[r * dim + 2 * i + 1];
+      const double c = cs[r * half + i], s = sn[r * half + i];
+      y[r * dim + 2 * i] = static_cast<T>(x0 * c - x1 * s);
+      y[r * dim + 2 * i + 1] = static_cast<T>(x0 * s + x1 * c);
+    }
+}
+void rope_rows(float *y, const float *x, const float *cs, const float *sn, uint64_t rows,
+               uint64_t dim) {
+  rope_rows_t(y, x, cs, sn, rows, dim);
+}
+void rope_rows(double *y, const double *x, const double *cs, const double *sn, uint64_t rows,
+               uint64_t dim) {
+  rope_rows_t(y, x, cs, sn, rows, dim);
+}
+
 void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax) {
   thread_local std::vector<double> e;
   e.resize(cols);

@@ -71,6 +71,12 @@ void map(MapKind op, const float *x, float *y, uint64_t n);
 void map(MapKind op, const double *x, double *y, uint64_t n);
 void map2(MapKind2 op, const float *a, const float *b, float *y, uint64_t n);
 void map2(MapKind2 op, const double *a, const double *b, double *y, uint64_t n);
+void axpy(float *y, const float *x, uint64_t n, float alpha);
+void axpy(double *y, const double *x, uint64_t n, double alpha);
+void rope_rows(float *y, const float *x, const float *cs, const float *sn, uint64_t rows,
+               uint64_t dim);
+void rope_rows(double *y, const double *x, const double *cs, const double *sn, uint64_t rows,
+               uint64_t dim);
 } // namespace gemm_v2
 namespace gemm_v3 {
 void gemm(const GemmArgs<float> &g);
@@ -84,6 +90,12 @@ void map(MapKind op, const float *x, float *y, uint64_t n);
 void map(MapKind op, const double *x, double *y, uint64_t n);
 void map2(MapKind2 op, const float *a, const float *b, float *y, uint64_t n);
 void map2(MapKind2 op, const double *a, const double *b, double *y, uint64_t n);
+void axpy(float *y, const float *x, uint64_t n, float alpha);
+void axpy(double *y, const double *x, uint64_t n, double alpha);
+void rope_rows(float *y, const float *x, const float *cs, const float *sn, uint64_t rows,
+               uint64_t dim);
+void rope_rows(double *y, const double *x, const double *cs, const double *sn, uint64_t rows,
+               uint64_t dim);
 } // namespace gemm_v3
 namespace gemm_v4 {
 void gemm(const GemmArgs<float> &g);
@@ -97,6 +109,12 @@ void map(MapKind op, const float *x, float *y, uint64_t n);
 void map(MapKind op, const double *x, double *y, uint64_t n);
 void map2(MapKind2 op, const float *a, const float *b, float *y, uint64_t n);
 void map2(MapKind2 op, const double *a, const double *b, double *y, uint64_t n);
+void axpy(float *y, const float *x, uint64_t n, float alpha);
+void axpy(double *y, const double *x, uint64_t n, double alpha);
+void rope_rows(float *y, const float *x, const float *cs, const float *sn, uint64_t rows,
+               uint64_t dim);
+void rope_rows(double *y, const double *x, const double *cs, const double *sn, uint64_t rows,
+               uint64_t dim);
 } // namespace gemm_v4
 
 } // namespace hologram::runtime

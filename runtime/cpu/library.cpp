@@ -15,7 +15,15 @@
 #include <mutex>
 #include <optional>
 
+/// Calls fn of the x86 level the CPU runs (gemm_kernel.cpp is built once per level).
+#define HG_LEVEL_CALL(fn, ...)                                                                     \
+  (gemm_level() == 4   ? gemm_v4::fn(__VA_ARGS__)                                                  \
+   : gemm_level() == 3 ? gemm_v3::fn(__VA_ARGS__)                                                  \
+                       : gemm_v2::fn(__VA_ARGS__))
+
 namespace hologram::runtime {
+
+int gemm_level();
 
 namespace {
 
@@ -211,32 +219,48 @@ int gemm_level() {
 }
 
 void cpu_gemm(const GemmArgs<float> &g) {
-  const int level = gemm_level();
-  level == 4 ? gemm_v4::gemm(g) : level == 3 ? gemm_v3::gemm(g) : gemm_v2::gemm(g);
+  HG_LEVEL_CALL(gemm, g);
 }
 void cpu_gemm(const GemmArgs<double> &g) {
-  const int level = gemm_level();
-  level == 4 ? gemm_v4::gemm(g) : level == 3 ? gemm_v3::gemm(g) : gemm_v2::gemm(g);
+  HG_LEVEL_CALL(gemm, g);
 }
 
 float cpu_sum(const float *x, const float *y, uint64_t n) {
-  const int level = gemm_level();
-  return level == 4   ? gemm_v4::sum(x, y, n)
-         : level == 3 ? gemm_v3::sum(x, y, n)
-                      : gemm_v2::sum(x, y, n);
+  return HG_LEVEL_CALL(sum, x, y, n);
 }
 double cpu_sum(const double *x, const double *y, uint64_t n) {
-  const int level = gemm_level();
-  return level == 4   ? gemm_v4::sum(x, y, n)
-         : level == 3 ? gemm_v3::sum(x, y, n)
-                      : gemm_v2::sum(x, y, n);
+  return HG_LEVEL_CALL(sum, x, y, n);
 }
 
 namespace {
 
+/// Ranges of [0, n) for the thread pool: at least `grain` units each, at most 4 per thread.
+uint64_t parts_of(uint64_t n, uint64_t grain) {
+  return std::clamp<uint64_t>(n / std::max<uint64_t>(grain, 1), 1, uint64_t{cpu_threads()} * 4);
+}
+
+/// Runs body(lo, hi) over ranges of [0, n) on the thread pool.
+void ranges(uint64_t n, uint64_t grain, const std::function<void(uint64_t, uint64_t)> &body) {
+  const uint64_t parts = parts_of(n, grain);
+  parallel_for(parts, [&](size_t p) { body(n * p / parts, n * (p + 1) / parts); });
+}
+
+__extension__ typedef unsigned __int128 Wide;
+
+/// Whether operand `op` (a buffer or an absent `none`) holds `elems` elements of T.
+template <typename T>
+bool holds(const isa::Instruction &in, std::span<const CpuArg> args, size_t op, Wide elems) {
+  const auto &o = in.operands[op];
+  return o.kind != isa::OperandKind::Param || Wide{args[o.index].size} >= elems * sizeof(T);
+}
+template <typename T>
+T *data_of(const isa::Instruction &in, std::span<const CpuArg> args, size_t op) {
+  const auto &o = in.operands[op];
+  return o.kind == isa::OperandKind::Param ? static_cast<T *>(args[o.index].data) : nullptr;
+}
+
 /// softmax, log_softmax, rmsnorm and layernorm of f32 rows: vectorised per row (f64 vector
 /// exp and sums, as the reference computes in f64), rows spread over the thread pool.
-/// false when an array is too short (the reference then reports it).
 bool fast_rows(const isa::Instruction &in, std::span<const CpuArg> args,
                const std::function<uint64_t(isa::Reg)> &reg) {
   const auto &ops = in.operands;
@@ -244,77 +268,273 @@ bool fast_rows(const isa::Instruction &in, std::span<const CpuArg> args,
   const bool layer = in.op == Opcode::LayerNorm;
   const size_t rows_op = softmax ? 2 : layer ? 4 : 3;
   const uint64_t rows = reg(ops[rows_op].index), cols = reg(ops[rows_op + 1].index);
-  __extension__ typedef unsigned __int128 Wide;
-  auto holds = [&](size_t op, Wide elems) {
-    return ops[op].kind != isa::OperandKind::Param ||
-           Wide{args[ops[op].index].size} >= elems * sizeof(float);
-  };
   const Wide all = Wide{rows} * cols;
-  if (!holds(0, all) || !holds(1, all)) return false;
-  if (!softmax && (!holds(2, cols) || (layer && !holds(3, cols)))) return false;
-  auto data = [&](size_t op) -> float * {
-    return ops[op].kind == isa::OperandKind::Param ? static_cast<float *>(args[ops[op].index].data)
-                                                   : nullptr;
-  };
-  float *y = data(0);
-  const float *x = data(1), *gamma = softmax ? nullptr : data(2);
-  const float *beta = layer ? data(3) : nullptr;
+  if (!holds<float>(in, args, 0, all) || !holds<float>(in, args, 1, all)) return false;
+  if (!softmax && (!holds<float>(in, args, 2, cols) || (layer && !holds<float>(in, args, 3, cols))))
+    return false;
+  float *y = data_of<float>(in, args, 0);
+  const float *x = data_of<float>(in, args, 1),
+              *gamma = softmax ? nullptr : data_of<float>(in, args, 2);
+  const float *beta = layer ? data_of<float>(in, args, 3) : nullptr;
   const double eps = softmax ? 0.0 : isa::bits_to_f32(reg(ops[rows_op + 2].index));
-  const uint64_t parts = std::clamp<uint64_t>(rows * cols / 16384, 1, uint64_t{cpu_threads()} * 4);
-  const int level = gemm_level();
-  parallel_for(parts, [&](size_t p) {
-    const uint64_t lo = rows * p / parts, hi = rows * (p + 1) / parts;
-    const float *xr = x + lo * cols;
-    float *yr = y + lo * cols;
-    if (softmax) {
-      const bool log = in.op == Opcode::LogSoftmax;
-      level == 4   ? gemm_v4::softmax_rows(xr, yr, hi - lo, cols, log)
-      : level == 3 ? gemm_v3::softmax_rows(xr, yr, hi - lo, cols, log)
-                   : gemm_v2::softmax_rows(xr, yr, hi - lo, cols, log);
-    } else {
-      level == 4   ? gemm_v4::norm_rows(xr, yr, gamma, beta, hi - lo, cols, eps, layer)
-      : level == 3 ? gemm_v3::norm_rows(xr, yr, gamma, beta, hi - lo, cols, eps, layer)
-                   : gemm_v2::norm_rows(xr, yr, gamma, beta, hi - lo, cols, eps, layer);
-    }
+  const bool log = in.op == Opcode::LogSoftmax;
+  ranges(rows, 16384 / std::max<uint64_t>(cols, 1), [&](uint64_t lo, uint64_t hi) {
+    if (softmax)
+      HG_LEVEL_CALL(softmax_rows, x + lo * cols, y + lo * cols, hi - lo, cols, log);
+    else
+      HG_LEVEL_CALL(norm_rows, x + lo * cols, y + lo * cols, gamma, beta, hi - lo, cols, eps,
+                    layer);
   });
   return true;
 }
 
-/// map, map2, silu, gelu and gelu_tanh of f32/f64: vectorised (SLEEF f64 vectors, rounded
-/// once, as the reference evaluates them) and spread over the thread pool. false when an
-/// array is too short (the reference then reports it).
+/// map, map2, silu, gelu, gelu_tanh, axpy and rope of f32/f64: vectorised (f64 vectors
+/// rounded once, as the reference evaluates them) and spread over the thread pool.
 template <typename T>
-bool fast_map(const isa::Instruction &in, std::span<const CpuArg> args,
-              const std::function<uint64_t(isa::Reg)> &reg) {
+bool fast_elementwise(const isa::Instruction &in, std::span<const CpuArg> args,
+                      const std::function<uint64_t(isa::Reg)> &reg) {
   const auto &ops = in.operands;
+  if (in.op == Opcode::Rope) {
+    const uint64_t rows = reg(ops[4].index), dim = reg(ops[5].index), half = dim / 2;
+    if (dim % 2 || !holds<T>(in, args, 0, Wide{rows} * dim) ||
+        !holds<T>(in, args, 1, Wide{rows} * dim) || !holds<T>(in, args, 2, Wide{rows} * half) ||
+        !holds<T>(in, args, 3, Wide{rows} * half))
+      return false;
+    T *y = data_of<T>(in, args, 0);
+    const T *x = data_of<T>(in, args, 1), *cs = data_of<T>(in, args, 2),
+            *sn = data_of<T>(in, args, 3);
+    ranges(rows, 16384 / std::max<uint64_t>(dim, 1), [&](uint64_t lo, uint64_t hi) {
+      HG_LEVEL_CALL(rope_rows, y + lo * dim, x + lo * dim, cs + lo * half, sn + lo * half, hi - lo,
+                    dim);
+    });
+    return true;
+  }
   const bool binary = in.op == Opcode::Map2;
   const uint64_t n = reg(ops[binary ? 3 : 2].index);
-  const size_t arrays = binary ? 3 : 2;
-  for (size_t i = 0; i < arrays; ++i)
-    if (args[ops[i].index].size / sizeof(T) < n) return false;
-  T *y = static_cast<T *>(args[ops[0].index].data);
-  const T *a = static_cast<const T *>(args[ops[1].index].data);
-  const T *b = binary ? static_cast<const T *>(args[ops[2].index].data) : nullptr;
+  for (size_t i = 0; i < (binary ? 3u : 2u); ++i)
+    if (!holds<T>(in, args, i, n)) return false;
+  T *y = data_of<T>(in, args, 0);
+  const T *a = data_of<T>(in, args, 1);
+  const T *b = binary ? data_of<T>(in, args, 2) : nullptr;
+  if (in.op == Opcode::Axpy) {
+    const T alpha = scalar_of<T>(reg(ops[3].index));
+    ranges(n, 16384,
+           [&](uint64_t lo, uint64_t hi) { HG_LEVEL_CALL(axpy, y + lo, a + lo, hi - lo, alpha); });
+    return true;
+  }
   MapKind kind = MapKind::Silu;
   if (in.op == Opcode::Map) kind = static_cast<MapKind>(in.sub);
   if (in.op == Opcode::Gelu) kind = MapKind::Gelu;
   if (in.op == Opcode::GeluTanh) kind = MapKind::GeluTanh;
   const auto kind2 = static_cast<MapKind2>(in.sub);
-  const int level = gemm_level();
-  const uint64_t parts = std::clamp<uint64_t>(n / 16384, 1, uint64_t{cpu_threads()} * 4);
-  parallel_for(parts, [&](size_t p) {
-    const uint64_t lo = n * p / parts, hi = n * (p + 1) / parts;
-    if (binary) {
-      level == 4   ? gemm_v4::map2(kind2, a + lo, b + lo, y + lo, hi - lo)
-      : level == 3 ? gemm_v3::map2(kind2, a + lo, b + lo, y + lo, hi - lo)
-                   : gemm_v2::map2(kind2, a + lo, b + lo, y + lo, hi - lo);
-    } else {
-      level == 4   ? gemm_v4::map(kind, a + lo, y + lo, hi - lo)
-      : level == 3 ? gemm_v3::map(kind, a + lo, y + lo, hi - lo)
-                   : gemm_v2::map(kind, a + lo, y + lo, hi - lo);
+  ranges(n, 16384, [&](uint64_t lo, uint64_t hi) {
+    if (binary)
+      HG_LEVEL_CALL(map2, kind2, a + lo, b + lo, y + lo, hi - lo);
+    else
+      HG_LEVEL_CALL(map, kind, a + lo, y + lo, hi - lo);
+  });
+  return true;
+}
+
+/// gemv: rows as vectorised dot products, or, transposed, as a one-row GEMM.
+template <typename T>
+bool fast_gemv(const isa::Instruction &in, std::span<const CpuArg> args,
+               const std::function<uint64_t(isa::Reg)> &reg) {
+  const auto &ops = in.operands;
+  const uint64_t m = reg(ops[3].index), n = reg(ops[4].index), lda = reg(ops[7].index);
+  const T alpha = scalar_of<T>(reg(ops[5].index)), beta = scalar_of<T>(reg(ops[6].index));
+  const bool trans = ops[8].imm != 0;
+  const uint64_t rows = trans ? n : m, cols = trans ? m : n;
+  if (lda < n || !holds<T>(in, args, 0, rows) || !holds<T>(in, args, 2, cols) ||
+      !holds<T>(in, args, 1, m ? Wide{m - 1} * lda + n : 0))
+    return false;
+  T *y = data_of<T>(in, args, 0);
+  const T *A = data_of<T>(in, args, 1), *x = data_of<T>(in, args, 2);
+  if (trans) {
+    GemmArgs<T> g;
+    g.m = 1;
+    g.n = n;
+    g.k = m;
+    g.alpha = alpha;
+    g.beta = beta;
+    g.a = x;
+    g.lda = m;
+    g.b = A;
+    g.ldb = lda;
+    g.c = y;
+    g.ldc = n;
+    cpu_gemm(g);
+    return true;
+  }
+  ranges(m, 16384 / std::max<uint64_t>(n, 1), [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t i = lo; i < hi; ++i) {
+      T acc = cpu_sum(A + i * lda, x, n);
+      y[i] = alpha * acc + (beta == T{0} ? T{0} : beta * y[i]);
     }
   });
   return true;
+}
+
+/// attention: per head, scores by GEMM (Q Kᵀ scale), masked softmax rows in f64 with vector
+/// exp, then the output by GEMM (P V).
+template <typename T>
+bool fast_attention(const isa::Instruction &in, std::span<const CpuArg> args,
+                    const std::function<uint64_t(isa::Reg)> &reg) {
+  const auto &ops = in.operands;
+  const uint64_t heads = reg(ops[5].index), sq = reg(ops[6].index), sk = reg(ops[7].index),
+                 d = reg(ops[8].index);
+  const T scale = scalar_of<T>(reg(ops[9].index));
+  const bool causal = ops[10].imm != 0;
+  if (!holds<T>(in, args, 0, Wide{heads} * sq * d) ||
+      !holds<T>(in, args, 1, Wide{heads} * sq * d) ||
+      !holds<T>(in, args, 2, Wide{heads} * sk * d) ||
+      !holds<T>(in, args, 3, Wide{heads} * sk * d) || !holds<T>(in, args, 4, Wide{sq} * sk))
+    return false;
+  T *out = data_of<T>(in, args, 0);
+  const T *Q = data_of<T>(in, args, 1), *K = data_of<T>(in, args, 2), *V = data_of<T>(in, args, 3);
+  const T *mask = data_of<T>(in, args, 4);
+  if (sq == 0 || d == 0 || heads == 0) return true;
+  std::vector<T> scores(sq * std::max<uint64_t>(sk, 1));
+  const uint64_t shift = sk - std::min(sk, sq);
+  for (uint64_t h = 0; h < heads; ++h) {
+    if (sk == 0) {
+      std::fill(out + h * sq * d, out + (h + 1) * sq * d, T{0});
+      continue;
+    }
+    GemmArgs<T> s;
+    s.trans_b = true;
+    s.m = sq;
+    s.n = sk;
+    s.k = d;
+    s.alpha = scale;
+    s.a = Q + h * sq * d;
+    s.lda = d;
+    s.b = K + h * sk * d;
+    s.ldb = d;
+    s.c = scores.data();
+    s.ldc = sk;
+    cpu_gemm(s);
+    ranges(sq, 16384 / sk, [&](uint64_t lo, uint64_t hi) {
+      thread_local std::vector<double> row;
+      row.resize(sk);
+      for (uint64_t i = lo; i < hi; ++i) {
+        T *si = scores.data() + i * sk;
+        double mx = -std::numeric_limits<double>::infinity();
+        for (uint64_t j = 0; j < sk; ++j) {
+          double v = double{si[j]} + (mask ? double{mask[i * sk + j]} : 0.0);
+          if (causal && j > i + shift) v = -std::numeric_limits<double>::infinity();
+          row[j] = v;
+          mx = std::fmax(mx, v);
+        }
+        if (std::isinf(mx)) { // every score masked: the reference's output row is 0
+          std::fill(si, si + sk, T{0});
+          continue;
+        }
+        for (auto &v : row) v -= mx;
+        HG_LEVEL_CALL(map, MapKind::Exp, row.data(), row.data(), sk);
+        double sum = 0;
+        for (double v : row) sum += v;
+        for (uint64_t j = 0; j < sk; ++j) si[j] = static_cast<T>(sum > 0 ? row[j] / sum : 0.0);
+      }
+    });
+    GemmArgs<T> o;
+    o.m = sq;
+    o.n = d;
+    o.k = sk;
+    o.alpha = 1;
+    o.a = scores.data();
+    o.lda = sk;
+    o.b = V + h * sk * d;
+    o.ldb = d;
+    o.c = out + h * sq * d;
+    o.ldc = d;
+    cpu_gemm(o);
+  }
+  return true;
+}
+
+/// conv2d (NCHW): per image, the patches are unrolled (im2col) and multiplied by the weights
+/// with the GEMM; the bias is added after.
+template <typename T>
+bool fast_conv2d(const isa::Instruction &in, std::span<const CpuArg> args,
+                 const std::function<uint64_t(isa::Reg)> &reg) {
+  const auto &ops = in.operands;
+  const uint64_t N = reg(ops[4].index), C = reg(ops[5].index), H = reg(ops[6].index),
+                 W = reg(ops[7].index), K = reg(ops[8].index), KH = reg(ops[9].index),
+                 KW = reg(ops[10].index), stride = reg(ops[11].index), pad = reg(ops[12].index);
+  const Wide ph = Wide{H} + 2 * Wide{pad}, pw = Wide{W} + 2 * Wide{pad};
+  if (stride == 0 || ph < KH || pw < KW || ph >= (Wide{1} << 40) || pw >= (Wide{1} << 40))
+    return false; // the reference reports it
+  const uint64_t OH = static_cast<uint64_t>((ph - KH) / stride + 1);
+  const uint64_t OW = static_cast<uint64_t>((pw - KW) / stride + 1);
+  const Wide patch = Wide{C} * KH * KW, pixels = Wide{OH} * OW;
+  if (!holds<T>(in, args, 0, Wide{N} * K * pixels) || !holds<T>(in, args, 1, Wide{N} * C * H * W) ||
+      !holds<T>(in, args, 2, Wide{K} * patch) || !holds<T>(in, args, 3, K) ||
+      patch * pixels > (Wide{1} << 31))
+    return false;
+  T *out = data_of<T>(in, args, 0);
+  const T *img = data_of<T>(in, args, 1), *w = data_of<T>(in, args, 2),
+          *bias = data_of<T>(in, args, 3);
+  const uint64_t P = static_cast<uint64_t>(patch), Q = static_cast<uint64_t>(pixels);
+  std::vector<T> cols(P * Q);
+  for (uint64_t n = 0; n < N; ++n) {
+    ranges(P, 1, [&](uint64_t lo, uint64_t hi) {
+      for (uint64_t r = lo; r < hi; ++r) {
+        const uint64_t c = r / (KH * KW), ky = r / KW % KH, kx = r % KW;
+        for (uint64_t oy = 0; oy < OH; ++oy)
+          for (uint64_t ox = 0; ox < OW; ++ox) {
+            const int64_t iy = static_cast<int64_t>(oy * stride + ky) - static_cast<int64_t>(pad);
+            const int64_t ix = static_cast<int64_t>(ox * stride + kx) - static_cast<int64_t>(pad);
+            const bool inside =
+                iy >= 0 && ix >= 0 && iy < static_cast<int64_t>(H) && ix < static_cast<int64_t>(W);
+            cols[r * Q + oy * OW + ox] =
+                inside ? img[((n * C + c) * H + static_cast<uint64_t>(iy)) * W +
+                             static_cast<uint64_t>(ix)]
+                       : T{0};
+          }
+      }
+    });
+    GemmArgs<T> g;
+    g.m = K;
+    g.n = Q;
+    g.k = P;
+    g.alpha = 1;
+    g.a = w;
+    g.lda = P;
+    g.b = cols.data();
+    g.ldb = Q;
+    g.c = out + n * K * Q;
+    g.ldc = Q;
+    cpu_gemm(g);
+    if (bias)
+      for (uint64_t k = 0; k < K; ++k)
+        for (uint64_t q = 0; q < Q; ++q) out[(n * K + k) * Q + q] += bias[k];
+  }
+  return true;
+}
+
+template <typename T>
+bool fast_library(const isa::Instruction &in, std::span<const CpuArg> args,
+                  const std::function<uint64_t(isa::Reg)> &reg) {
+  switch (in.op) {
+  case Opcode::Map:
+  case Opcode::Map2:
+  case Opcode::Silu:
+  case Opcode::Gelu:
+  case Opcode::GeluTanh:
+  case Opcode::Axpy:
+  case Opcode::Rope: return fast_elementwise<T>(in, args, reg);
+  case Opcode::Gemv: return fast_gemv<T>(in, args, reg);
+  case Opcode::Attention: return fast_attention<T>(in, args, reg);
+  case Opcode::Conv2d: return fast_conv2d<T>(in, args, reg);
+  case Opcode::Softmax:
+  case Opcode::LogSoftmax:
+  case Opcode::RmsNorm:
+  case Opcode::LayerNorm:
+    if constexpr (std::is_same_v<T, float>) return fast_rows(in, args, reg);
+    return false;
+  default: return false;
+  }
 }
 
 /// reduce_all.add and dot of floats: vectorised ranges over the thread pool. nullopt when
@@ -325,12 +545,10 @@ std::optional<uint64_t> fast_sum(const isa::Instruction &in, std::span<const Cpu
   const bool is_dot = in.op == Opcode::Dot;
   const auto &ops = in.operands;
   const uint64_t n = reg(ops[is_dot ? 3 : 2].index);
-  const CpuArg &xa = args[ops[1].index];
-  const CpuArg *ya = is_dot ? &args[ops[2].index] : nullptr;
-  if (xa.size / sizeof(T) < n || (ya && ya->size / sizeof(T) < n)) return std::nullopt;
-  const T *x = static_cast<const T *>(xa.data);
-  const T *y = ya ? static_cast<const T *>(ya->data) : nullptr;
-  const uint64_t parts = std::clamp<uint64_t>(n / 65536, 1, uint64_t{cpu_threads()} * 4);
+  if (!holds<T>(in, args, 1, n) || (is_dot && !holds<T>(in, args, 2, n))) return std::nullopt;
+  const T *x = data_of<T>(in, args, 1);
+  const T *y = is_dot ? data_of<T>(in, args, 2) : nullptr;
+  const uint64_t parts = parts_of(n, 65536);
   std::vector<T> partial(parts);
   parallel_for(parts, [&](size_t p) {
     const uint64_t lo = n * p / parts, hi = n * (p + 1) / parts;
@@ -349,28 +567,23 @@ std::optional<uint64_t> fast_sum(const isa::Instruction &in, std::span<const Cpu
 Status run_cpu_launch_op(const isa::Kernel &k, const isa::Instruction &in,
                          std::span<const CpuArg> args, const std::function<uint64_t(isa::Reg)> &reg,
                          uint64_t &result) {
+  const bool f32 = in.type == isa::Type::F32, f64 = in.type == isa::Type::F64;
+  if (in.op == Opcode::Gemm || in.op == Opcode::BatchedGemm) {
+    if (f32) return run_gemm<float>(k, in, args, reg, result);
+    if (f64) return run_gemm<double>(k, in, args, reg, result);
+  }
   const bool float_sum =
       in.op == Opcode::Dot ||
       (in.op == Opcode::ReduceAll && in.sub == static_cast<uint8_t>(isa::ReduceOp::Add));
-  if (float_sum && (in.type == isa::Type::F32 || in.type == isa::Type::F64)) {
-    auto r = in.type == isa::Type::F32 ? fast_sum<float>(in, args, reg)
-                                       : fast_sum<double>(in, args, reg);
+  if (float_sum && (f32 || f64)) {
+    auto r = f32 ? fast_sum<float>(in, args, reg) : fast_sum<double>(in, args, reg);
     if (r) {
       result = *r;
       return {};
     }
   }
-  if (in.op == Opcode::Gemm || in.op == Opcode::BatchedGemm) {
-    if (in.type == isa::Type::F32) return run_gemm<float>(k, in, args, reg, result);
-    if (in.type == isa::Type::F64) return run_gemm<double>(k, in, args, reg, result);
-  }
-  const bool rows = in.op == Opcode::Softmax || in.op == Opcode::LogSoftmax ||
-                    in.op == Opcode::RmsNorm || in.op == Opcode::LayerNorm;
-  if (rows && in.type == isa::Type::F32 && fast_rows(in, args, reg)) return {};
-  const bool maps = in.op == Opcode::Map || in.op == Opcode::Map2 || in.op == Opcode::Silu ||
-                    in.op == Opcode::Gelu || in.op == Opcode::GeluTanh;
-  if (maps && in.type == isa::Type::F32 && fast_map<float>(in, args, reg)) return {};
-  if (maps && in.type == isa::Type::F64 && fast_map<double>(in, args, reg)) return {};
+  if (f32 && fast_library<float>(in, args, reg)) return {};
+  if (f64 && fast_library<double>(in, args, reg)) return {};
   if (auto s = split_of(in)) return run_split(k, in, args, reg, result, *s);
   return interp::run_launch_instruction(k, in, values_of(k, args), reg, result);
 }

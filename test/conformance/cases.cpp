@@ -728,6 +728,7 @@ std::vector<Case> all_cases() {
   structure_cases(cases);
   circuit_cases(cases);
   semantics_cases(cases);
+  library_cases(cases);
   return cases;
 }
 

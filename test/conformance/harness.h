@@ -95,6 +95,8 @@ public:
 std::vector<Case> all_cases();
 /// The cases for the rules of SPEC §3.4 (semantics_cases.cpp).
 void semantics_cases(std::vector<Case> &out);
+/// Library operations with sizes as parameters (semantics_cases.cpp).
+void library_cases(std::vector<Case> &out);
 
 /// Deterministic inputs (xorshift; the same on every platform).
 class Random {

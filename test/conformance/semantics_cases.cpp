@@ -244,3 +244,213 @@ void semantics_cases(std::vector<Case> &out) {
 }
 
 } // namespace hologram::conformance
+
+namespace hologram::conformance {
+
+namespace {
+
+Case library_case(const std::string &kernel) {
+  Case c;
+  c.name = kernel;
+  c.file = "semantics/library.hasm";
+  c.kernel = kernel;
+  c.launch = LaunchConfig::linear(1);
+  return c;
+}
+
+constexpr double kEps = std::numeric_limits<float>::epsilon();
+
+} // namespace
+
+void library_cases(std::vector<Case> &out) {
+  {
+    const uint32_t m = 400, n = 100;
+    Case c = library_case("lib_gemv");
+    c.inputs = [=](CaseData &d) {
+      Random r(7);
+      d.arrays["a"] = Array::of(Type::F32, r.floats(m * n, -1, 1));
+      d.arrays["x"] = Array::of(Type::F32, r.floats(n, -1, 1));
+      d.arrays["y"] = Array::of(Type::F32, r.floats(m, -1, 1));
+      d.arrays["xt"] = Array::of(Type::F32, r.floats(m, -1, 1));
+      d.arrays["yt"] = Array::of(Type::F32, r.floats(n, -1, 1));
+      d.scalars["m"] = m;
+      d.scalars["n"] = n;
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &checks) {
+      auto A = d.array<float>("a"), x = d.array<float>("x"), y = d.array<float>("y");
+      auto xt = d.array<float>("xt"), yt = d.array<float>("yt");
+      double worst = 0;
+      for (uint32_t i = 0; i < m; ++i) {
+        double acc = 0, mag = 0;
+        for (uint32_t j = 0; j < n; ++j) {
+          acc += double{A[i * n + j]} * x[j];
+          mag += std::fabs(double{A[i * n + j]} * x[j]);
+        }
+        y[i] = static_cast<float>(2 * acc + 0.5 * y[i]);
+        worst = std::max(worst, mag);
+      }
+      for (uint32_t j = 0; j < n; ++j) {
+        double acc = 0, mag = 0;
+        for (uint32_t i = 0; i < m; ++i) {
+          acc += double{A[i * n + j]} * xt[i];
+          mag += std::fabs(double{A[i * n + j]} * xt[i]);
+        }
+        yt[j] = static_cast<float>(2 * acc + 0.5 * yt[j]);
+        worst = std::max(worst, mag);
+      }
+      checks[0].tol.abs = checks[1].tol.abs = 4 * m * kEps * worst;
+    };
+    c.checks = {{"y", {}}, {"yt", {}}};
+    out.push_back(c);
+  }
+  {
+    const uint32_t n = 50000, rows = 300, dim = 64;
+    Case c = library_case("lib_axpy_rope");
+    c.inputs = [=](CaseData &d) {
+      Random r(8);
+      d.arrays["x"] = Array::of(Type::F32, r.floats(n, -4, 4));
+      d.arrays["y"] = Array::of(Type::F32, r.floats(n, -4, 4));
+      d.arrays["rx"] = Array::of(Type::F32, r.floats(rows * dim, -2, 2));
+      d.arrays["cs"] = Array::of(Type::F32, r.floats(rows * dim / 2, -1, 1));
+      d.arrays["sn"] = Array::of(Type::F32, r.floats(rows * dim / 2, -1, 1));
+      d.arrays["ry"] = Array::of(Type::F32, std::vector<float>(rows * dim));
+      d.scalars["n"] = n;
+      d.scalars["rows"] = rows;
+      d.scalars["dim"] = dim;
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &) {
+      auto x = d.array<float>("x"), y = d.array<float>("y");
+      for (uint32_t i = 0; i < n; ++i) y[i] = std::fma(-1.5f, x[i], y[i]);
+      auto rx = d.array<float>("rx"), cs = d.array<float>("cs"), sn = d.array<float>("sn");
+      auto ry = d.array<float>("ry");
+      for (uint32_t r = 0; r < rows; ++r)
+        for (uint32_t i = 0; i < dim / 2; ++i) {
+          double x0 = rx[r * dim + 2 * i], x1 = rx[r * dim + 2 * i + 1];
+          double cv = cs[r * dim / 2 + i], sv = sn[r * dim / 2 + i];
+          ry[r * dim + 2 * i] = static_cast<float>(x0 * cv - x1 * sv);
+          ry[r * dim + 2 * i + 1] = static_cast<float>(x0 * sv + x1 * cv);
+        }
+    };
+    c.checks = {{"y", {}}, {"ry", {1, 0}}};
+    out.push_back(c);
+  }
+  {
+    const uint32_t n = 40000;
+    Case c = library_case("lib_maps");
+    c.inputs = [=](CaseData &d) {
+      Random r(9);
+      d.arrays["x"] = Array::of(Type::F32, r.floats(n, -10, 10));
+      d.arrays["p"] = Array::of(Type::F32, r.floats(n, 0.1f, 4));
+      for (const char *o : {"e", "pw", "si"})
+        d.arrays[o] = Array::of(Type::F32, std::vector<float>(n));
+      d.scalars["n"] = n;
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &) {
+      auto x = d.array<float>("x"), p = d.array<float>("p");
+      auto e = d.array<float>("e"), pw = d.array<float>("pw"), si = d.array<float>("si");
+      for (uint32_t i = 0; i < n; ++i) {
+        const double v = x[i];
+        e[i] = static_cast<float>(std::exp(v));
+        pw[i] = static_cast<float>(std::pow(double{p[i]}, v));
+        si[i] = static_cast<float>(v / (1.0 + std::exp(-v)));
+      }
+    };
+    c.checks = {{"e", {2, 0}}, {"pw", {4, 0}}, {"si", {4, 0}}};
+    out.push_back(c);
+  }
+  {
+    const uint32_t heads = 3, sq = 20, sk = 28, dd = 16;
+    Case c = library_case("lib_attention");
+    c.inputs = [=](CaseData &d) {
+      Random r(10);
+      d.arrays["q"] = Array::of(Type::F32, r.floats(heads * sq * dd, -1, 1));
+      d.arrays["k"] = Array::of(Type::F32, r.floats(heads * sk * dd, -1, 1));
+      d.arrays["v"] = Array::of(Type::F32, r.floats(heads * sk * dd, -1, 1));
+      d.arrays["mask"] = Array::of(Type::F32, r.floats(sq * sk, -2, 0));
+      d.arrays["out"] = Array::of(Type::F32, std::vector<float>(heads * sq * dd));
+      d.arrays["outc"] = Array::of(Type::F32, std::vector<float>(heads * sq * dd));
+      d.scalars["heads"] = heads;
+      d.scalars["sq"] = sq;
+      d.scalars["sk"] = sk;
+      d.scalars["d"] = dd;
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &checks) {
+      auto q = d.array<float>("q"), k = d.array<float>("k"), v = d.array<float>("v");
+      auto mask = d.array<float>("mask");
+      for (int causal = 0; causal < 2; ++causal) {
+        auto o = d.array<float>(causal ? "outc" : "out");
+        for (uint32_t h = 0; h < heads; ++h)
+          for (uint32_t i = 0; i < sq; ++i) {
+            std::vector<double> s(sk);
+            double mx = -INFINITY;
+            for (uint32_t j = 0; j < sk; ++j) {
+              double acc = 0;
+              for (uint32_t t = 0; t < dd; ++t)
+                acc += double{q[(h * sq + i) * dd + t]} * k[(h * sk + j) * dd + t];
+              s[j] = acc * 0.25 + (causal ? 0.0 : double{mask[i * sk + j]});
+              if (causal && j > i + (sk - sq)) s[j] = -INFINITY;
+              mx = std::max(mx, s[j]);
+            }
+            double sum = 0;
+            for (auto &e : s) sum += (e = std::exp(e - mx));
+            for (uint32_t t = 0; t < dd; ++t) {
+              double acc = 0;
+              for (uint32_t j = 0; j < sk; ++j) acc += s[j] * v[(h * sk + j) * dd + t];
+              o[(h * sq + i) * dd + t] = static_cast<float>(acc / sum);
+            }
+          }
+      }
+      // Scores and the weighted sums are f32 GEMMs on the compiled backends.
+      checks[0].tol.abs = checks[1].tol.abs = 64 * sk * kEps;
+    };
+    c.checks = {{"out", {}}, {"outc", {}}};
+    out.push_back(c);
+  }
+  {
+    const uint32_t N = 2, C = 3, H = 9, W = 9, K = 4, KS = 3, stride = 2, pad = 1;
+    const uint32_t OH = (H + 2 * pad - KS) / stride + 1, OW = (W + 2 * pad - KS) / stride + 1;
+    Case c = library_case("lib_conv2d");
+    c.inputs = [=](CaseData &d) {
+      Random r(11);
+      d.arrays["in"] = Array::of(Type::F32, r.floats(N * C * H * W, -1, 1));
+      d.arrays["w"] = Array::of(Type::F32, r.floats(K * C * KS * KS, -1, 1));
+      d.arrays["bias"] = Array::of(Type::F32, r.floats(K, -1, 1));
+      d.arrays["out"] = Array::of(Type::F32, std::vector<float>(N * K * OH * OW));
+      d.scalars["N"] = N;
+      d.scalars["C"] = C;
+      d.scalars["H"] = H;
+      d.scalars["W"] = W;
+      d.scalars["K"] = K;
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &checks) {
+      auto in = d.array<float>("in"), w = d.array<float>("w"), bias = d.array<float>("bias");
+      auto o = d.array<float>("out");
+      double worst = 0;
+      for (uint32_t n = 0; n < N; ++n)
+        for (uint32_t k = 0; k < K; ++k)
+          for (uint32_t oy = 0; oy < OH; ++oy)
+            for (uint32_t ox = 0; ox < OW; ++ox) {
+              double acc = bias[k], mag = std::fabs(bias[k]);
+              for (uint32_t ch = 0; ch < C; ++ch)
+                for (uint32_t ky = 0; ky < KS; ++ky)
+                  for (uint32_t kx = 0; kx < KS; ++kx) {
+                    int iy = static_cast<int>(oy * stride + ky) - static_cast<int>(pad);
+                    int ix = static_cast<int>(ox * stride + kx) - static_cast<int>(pad);
+                    if (iy < 0 || ix < 0 || iy >= static_cast<int>(H) || ix >= static_cast<int>(W))
+                      continue;
+                    double t = double{in[((n * C + ch) * H + iy) * W + ix]} *
+                               w[((k * C + ch) * KS + ky) * KS + kx];
+                    acc += t;
+                    mag += std::fabs(t);
+                  }
+              o[((n * K + k) * OH + oy) * OW + ox] = static_cast<float>(acc);
+              worst = std::max(worst, mag);
+            }
+      checks[0].tol.abs = 2 * C * KS * KS * kEps * worst;
+    };
+    c.checks = {{"out", {}}};
+    out.push_back(c);
+  }
+}
+
+} // namespace hologram::conformance
