@@ -208,31 +208,50 @@ VecD widen(const float *p) {
 
 /// One f64 vector of a map operation (SPEC §3.8 `map`, and silu/gelu), evaluated as the
 /// interpreter evaluates it: in f64, rounded once by the caller.
-VecD unary(MapKind op, VecD v, bool f32) {
-  VecD r = v;
+VecD activation(MapKind op, VecD v) {
   switch (op) {
-  case MapKind::Abs:
+  case MapKind::Silu: {
+    VecD a = v, r;
+    for (size_t l = 0; l < kLanesD; ++l) a[l] = -std::fabs(v[l]);
+    VecD e = HG_SLEEF(exp)(a); // exp(-|v|): the reference's two branches in one
+    for (size_t l = 0; l < kLanesD; ++l)
+      r[l] = v[l] * (v[l] >= 0 ? 1.0 / (1.0 + e[l]) : e[l] / (1.0 + e[l]));
+    return r;
+  }
+  case MapKind::Gelu: return 0.5 * v * (1.0 + HG_SLEEF(erf)(v / std::sqrt(2.0)));
+  case MapKind::GeluTanh:
+    return 0.5 * v * (1.0 + HG_SLEEF(tanh)(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+  }
+  return v;
+}
+
+VecD unary(MapKind kind, VecD v, bool f32) {
+  if (static_cast<uint8_t>(kind) >= static_cast<uint8_t>(MapKind::Silu)) return activation(kind, v);
+  using Op = isa::MapUnaryOp;
+  VecD r = v;
+  switch (static_cast<Op>(kind)) {
+  case Op::Abs:
     for (size_t l = 0; l < kLanesD; ++l) r[l] = std::fabs(v[l]);
     return r;
-  case MapKind::Neg: return -v;
-  case MapKind::Sqrt:
+  case Op::Neg: return -v;
+  case Op::Sqrt:
     for (size_t l = 0; l < kLanesD; ++l) r[l] = __builtin_sqrt(v[l]);
     return r;
-  case MapKind::Rsqrt:
+  case Op::Rsqrt:
     for (size_t l = 0; l < kLanesD; ++l) r[l] = 1.0 / __builtin_sqrt(v[l]);
     return r;
-  case MapKind::Rcp: return 1.0 / v;
-  case MapKind::Exp: return HG_SLEEF(exp)(v);
-  case MapKind::Exp2: return HG_SLEEF(exp2)(v);
-  case MapKind::Log: return HG_SLEEF(log)(v);
-  case MapKind::Log2: return HG_SLEEF(log2)(v);
-  case MapKind::Log10: return HG_SLEEF(log10)(v);
-  case MapKind::Sin: return HG_SLEEF(sin)(v);
-  case MapKind::Cos: return HG_SLEEF(cos)(v);
-  case MapKind::Tan: return HG_SLEEF(tan)(v);
-  case MapKind::Tanh: return HG_SLEEF(tanh)(v);
-  case MapKind::Erf: return HG_SLEEF(erf)(v);
-  case MapKind::Sigmoid: {
+  case Op::Rcp: return 1.0 / v;
+  case Op::Exp: return HG_SLEEF(exp)(v);
+  case Op::Exp2: return HG_SLEEF(exp2)(v);
+  case Op::Log: return HG_SLEEF(log)(v);
+  case Op::Log2: return HG_SLEEF(log2)(v);
+  case Op::Log10: return HG_SLEEF(log10)(v);
+  case Op::Sin: return HG_SLEEF(sin)(v);
+  case Op::Cos: return HG_SLEEF(cos)(v);
+  case Op::Tan: return HG_SLEEF(tan)(v);
+  case Op::Tanh: return HG_SLEEF(tanh)(v);
+  case Op::Erf: return HG_SLEEF(erf)(v);
+  case Op::Sigmoid: {
     // Exactly 0 once exp(-x) overflows the element type; NaN stays NaN.
     VecD e = HG_SLEEF(exp)(-v);
     const double limit =
@@ -241,37 +260,21 @@ VecD unary(MapKind op, VecD v, bool f32) {
       r[l] = std::isnan(v[l]) ? v[l] : e[l] > limit ? 0.0 : 1.0 / (1.0 + e[l]);
     return r;
   }
-  case MapKind::Relu:
+  case Op::Relu:
     for (size_t l = 0; l < kLanesD; ++l) r[l] = v[l] > 0 || std::isnan(v[l]) ? v[l] : 0.0;
     return r;
-  case MapKind::Floor:
+  case Op::Floor:
     for (size_t l = 0; l < kLanesD; ++l) r[l] = std::floor(v[l]);
     return r;
-  case MapKind::Ceil:
+  case Op::Ceil:
     for (size_t l = 0; l < kLanesD; ++l) r[l] = std::ceil(v[l]);
     return r;
-  case MapKind::Round:
+  case Op::Round:
     for (size_t l = 0; l < kLanesD; ++l) r[l] = std::round(v[l]);
     return r;
-  case MapKind::Trunc:
+  case Op::Trunc:
     for (size_t l = 0; l < kLanesD; ++l) r[l] = std::trunc(v[l]);
     return r;
-  case MapKind::Silu: {
-    VecD a = v;
-    for (size_t l = 0; l < kLanesD; ++l) a[l] = -std::fabs(v[l]);
-    VecD e = HG_SLEEF(exp)(a); // exp(-|v|): the reference's two branches in one
-    for (size_t l = 0; l < kLanesD; ++l)
-      r[l] = v[l] * (v[l] >= 0 ? 1.0 / (1.0 + e[l]) : e[l] / (1.0 + e[l]));
-    return r;
-  }
-  case MapKind::Gelu: {
-    VecD e = HG_SLEEF(erf)(v / std::sqrt(2.0));
-    return 0.5 * v * (1.0 + e);
-  }
-  case MapKind::GeluTanh: {
-    VecD t = HG_SLEEF(tanh)(0.7978845608028654 * (v + 0.044715 * v * v * v));
-    return 0.5 * v * (1.0 + t);
-  }
   }
   return r;
 }

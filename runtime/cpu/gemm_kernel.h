@@ -1,45 +1,24 @@
 // The CPU GEMM: C = alpha * op(A) * op(B) + beta * C, row-major with leading dimensions, for
-// f32 and f64. Panels of A and B are packed so the micro-kernel streams them from cache; the
-// micro-kernel keeps an MR x NR tile of C in vector registers (register blocking). The file
-// gemm_kernel.cpp is compiled once per x86 level; cpu_gemm picks the best this CPU runs and
-// spreads blocks of C over the thread pool.
+// f32 and f64, and the other vectorised kernels of the CPU library ops. Panels of A and B are
+// packed so the micro-kernel streams them from cache; the micro-kernel keeps an MR x NR tile of C
+// in vector registers (register blocking). The file gemm_kernel.cpp is compiled once per x86 level;
+// cpu_gemm picks the best this CPU runs and spreads blocks of C over the thread pool.
 #pragma once
+
+#include "hologram/isa/opcode.h"
 
 #include <cstddef>
 #include <cstdint>
 
 namespace hologram::runtime {
 
-/// Element-wise operations the level kernels vectorise: the map ops of the ISA (in
-/// isa::MapUnaryOp order) followed by silu, gelu and gelu_tanh.
-enum class MapKind : uint8_t {
-  Abs,
-  Neg,
-  Sqrt,
-  Rsqrt,
-  Rcp,
-  Exp,
-  Exp2,
-  Log,
-  Log2,
-  Log10,
-  Sin,
-  Cos,
-  Tan,
-  Tanh,
-  Sigmoid,
-  Erf,
-  Relu,
-  Floor,
-  Ceil,
-  Round,
-  Trunc,
-  Silu,
-  Gelu,
-  GeluTanh
-};
-/// isa::MapBinaryOp order.
-enum class MapKind2 : uint8_t { Add, Sub, Mul, Div, Min, Max, Pow, Atan2 };
+/// Element-wise operations the level kernels vectorise: the values of isa::MapUnaryOp, and
+/// these activations after them.
+enum class MapKind : uint8_t { Silu = 64, Gelu, GeluTanh };
+constexpr MapKind map_kind(isa::MapUnaryOp op) {
+  return static_cast<MapKind>(op);
+}
+using MapKind2 = isa::MapBinaryOp;
 
 template <typename T> struct GemmArgs {
   bool trans_a = false, trans_b = false;
@@ -59,62 +38,15 @@ void cpu_gemm(const GemmArgs<double> &g);
 float cpu_sum(const float *x, const float *y, uint64_t n);
 double cpu_sum(const double *x, const double *y, uint64_t n);
 
+// The kernels of each x86 level (level_kernels.inc lists them once).
 namespace gemm_v2 {
-void gemm(const GemmArgs<float> &g);
-void gemm(const GemmArgs<double> &g);
-float sum(const float *x, const float *y, uint64_t n);
-double sum(const double *x, const double *y, uint64_t n);
-void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax);
-void norm_rows(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
-               uint64_t cols, double eps, bool layer);
-void map(MapKind op, const float *x, float *y, uint64_t n);
-void map(MapKind op, const double *x, double *y, uint64_t n);
-void map2(MapKind2 op, const float *a, const float *b, float *y, uint64_t n);
-void map2(MapKind2 op, const double *a, const double *b, double *y, uint64_t n);
-void axpy(float *y, const float *x, uint64_t n, float alpha);
-void axpy(double *y, const double *x, uint64_t n, double alpha);
-void rope_rows(float *y, const float *x, const float *cs, const float *sn, uint64_t rows,
-               uint64_t dim);
-void rope_rows(double *y, const double *x, const double *cs, const double *sn, uint64_t rows,
-               uint64_t dim);
+#include "level_kernels.inc"
 } // namespace gemm_v2
 namespace gemm_v3 {
-void gemm(const GemmArgs<float> &g);
-void gemm(const GemmArgs<double> &g);
-float sum(const float *x, const float *y, uint64_t n);
-double sum(const double *x, const double *y, uint64_t n);
-void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax);
-void norm_rows(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
-               uint64_t cols, double eps, bool layer);
-void map(MapKind op, const float *x, float *y, uint64_t n);
-void map(MapKind op, const double *x, double *y, uint64_t n);
-void map2(MapKind2 op, const float *a, const float *b, float *y, uint64_t n);
-void map2(MapKind2 op, const double *a, const double *b, double *y, uint64_t n);
-void axpy(float *y, const float *x, uint64_t n, float alpha);
-void axpy(double *y, const double *x, uint64_t n, double alpha);
-void rope_rows(float *y, const float *x, const float *cs, const float *sn, uint64_t rows,
-               uint64_t dim);
-void rope_rows(double *y, const double *x, const double *cs, const double *sn, uint64_t rows,
-               uint64_t dim);
+#include "level_kernels.inc"
 } // namespace gemm_v3
 namespace gemm_v4 {
-void gemm(const GemmArgs<float> &g);
-void gemm(const GemmArgs<double> &g);
-float sum(const float *x, const float *y, uint64_t n);
-double sum(const double *x, const double *y, uint64_t n);
-void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax);
-void norm_rows(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
-               uint64_t cols, double eps, bool layer);
-void map(MapKind op, const float *x, float *y, uint64_t n);
-void map(MapKind op, const double *x, double *y, uint64_t n);
-void map2(MapKind2 op, const float *a, const float *b, float *y, uint64_t n);
-void map2(MapKind2 op, const double *a, const double *b, double *y, uint64_t n);
-void axpy(float *y, const float *x, uint64_t n, float alpha);
-void axpy(double *y, const double *x, uint64_t n, double alpha);
-void rope_rows(float *y, const float *x, const float *cs, const float *sn, uint64_t rows,
-               uint64_t dim);
-void rope_rows(double *y, const double *x, const double *cs, const double *sn, uint64_t rows,
-               uint64_t dim);
+#include "level_kernels.inc"
 } // namespace gemm_v4
 
 } // namespace hologram::runtime

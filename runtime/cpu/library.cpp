@@ -323,7 +323,7 @@ bool fast_elementwise(const isa::Instruction &in, std::span<const CpuArg> args,
     return true;
   }
   MapKind kind = MapKind::Silu;
-  if (in.op == Opcode::Map) kind = static_cast<MapKind>(in.sub);
+  if (in.op == Opcode::Map) kind = map_kind(static_cast<isa::MapUnaryOp>(in.sub));
   if (in.op == Opcode::Gelu) kind = MapKind::Gelu;
   if (in.op == Opcode::GeluTanh) kind = MapKind::GeluTanh;
   const auto kind2 = static_cast<MapKind2>(in.sub);
@@ -431,7 +431,7 @@ bool fast_attention(const isa::Instruction &in, std::span<const CpuArg> args,
           continue;
         }
         for (auto &v : row) v -= mx;
-        HG_LEVEL_CALL(map, MapKind::Exp, row.data(), row.data(), sk);
+        HG_LEVEL_CALL(map, map_kind(isa::MapUnaryOp::Exp), row.data(), row.data(), sk);
         double sum = 0;
         for (double v : row) sum += v;
         for (uint64_t j = 0; j < sk; ++j) si[j] = static_cast<T>(sum > 0 ? row[j] / sum : 0.0);
