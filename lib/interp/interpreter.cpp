@@ -519,7 +519,7 @@ private:
 
     // Reductions ---------------------------------------------------------------------------------
     case Opcode::ReduceReg: {
-      uint64_t acc = identity(static_cast<ReduceOp>(inst.sub), t);
+      uint64_t acc = reduce_identity(static_cast<ReduceOp>(inst.sub), t);
       for (uint64_t k = 0; k < ops[2].imm; ++k)
         acc = fold(static_cast<ReduceOp>(inst.sub), t, acc, R[ops[1].index + k]);
       setr(0, acc);
@@ -532,7 +532,7 @@ private:
       if (n && n * size / n != size)
         return fail(l, l.pc, ErrorCode::OutOfBounds, "element count overflows");
       if (auto st = resolve(l, ops[1].addr, size, false, p, n); !st) return st;
-      uint64_t acc = identity(static_cast<ReduceOp>(inst.sub), t);
+      uint64_t acc = reduce_identity(static_cast<ReduceOp>(inst.sub), t);
       for (uint64_t k = 0; k < n; ++k)
         acc = fold(static_cast<ReduceOp>(inst.sub), t, acc, load(p + k * size, size));
       setr(0, acc);
@@ -742,27 +742,6 @@ private:
         case Opcode::Trunc: return sem::to_bits(std::trunc(x));
         default: return sem::to_bits(sem::math1(inst.op, x));
         }
-      }
-      return 0;
-    });
-  }
-
-  static uint64_t identity(ReduceOp op, Type t) {
-    return sem::with_type(t, [&](auto tag) -> uint64_t {
-      using T = decltype(tag);
-      switch (op) {
-      case ReduceOp::Add: return sem::to_bits(T{0});
-      case ReduceOp::Mul: return sem::to_bits(T{1});
-      case ReduceOp::Min:
-        if constexpr (std::is_floating_point_v<T>)
-          return sem::to_bits(std::numeric_limits<T>::infinity());
-        else
-          return sem::to_bits(std::numeric_limits<T>::max());
-      case ReduceOp::Max:
-        if constexpr (std::is_floating_point_v<T>)
-          return sem::to_bits(-std::numeric_limits<T>::infinity());
-        else
-          return sem::to_bits(std::numeric_limits<T>::lowest());
       }
       return 0;
     });

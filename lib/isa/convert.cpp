@@ -67,6 +67,27 @@ double int_to_double_sticky(const Wide &w) {
 
 } // namespace
 
+uint64_t reduce_identity(ReduceOp op, Type t) {
+  return with_type(t, [&](auto tag) -> uint64_t {
+    using T = decltype(tag);
+    switch (op) {
+    case ReduceOp::Add: return to_bits(T{0});
+    case ReduceOp::Mul: return to_bits(T{1});
+    case ReduceOp::Min:
+      if constexpr (std::is_floating_point_v<T>)
+        return to_bits(std::numeric_limits<T>::infinity());
+      else
+        return to_bits(std::numeric_limits<T>::max());
+    case ReduceOp::Max:
+      if constexpr (std::is_floating_point_v<T>)
+        return to_bits(-std::numeric_limits<T>::infinity());
+      else
+        return to_bits(std::numeric_limits<T>::lowest());
+    }
+    return 0;
+  });
+}
+
 uint64_t convert_bits(Type dst, Type src, uint64_t bits) {
   Wide w = widen(src, bits);
   if (is_float(dst)) {

@@ -187,7 +187,6 @@ std::string region_name(const isa::Kernel &k, int32_t region) {
     return "parameter %" + k.params[region].name;
   if (region == HG_CPU_REGION_SHARED) return "shared memory";
   if (region == HG_CPU_REGION_BOUNDARY) return "the boundary pool";
-  if (region == HG_CPU_REGION_RAW) return "memory outside every region of the launch";
   if (region <= HG_CPU_REGION_CLASS_BASE)
     return "class " + std::to_string(HG_CPU_REGION_CLASS_BASE - region) + " of the boundary pool";
   return "memory";

@@ -17,7 +17,6 @@ namespace hologram::codegen {
 struct CpuTarget {
   std::string name;                  ///< as the user wrote it ("x86-64-v3", "skylake")
   unsigned width = 4;                ///< SIMD lanes per chunk (4 SSE, 8 AVX2, 16 AVX-512)
-  char vector_abi = 'b';             ///< glibc vector-function ABI letter (b, d, e)
   std::string llvm_features;         ///< "+sse4.2,+avx2,..." for the function attributes
   std::vector<std::string> features; ///< what the dispatcher checks before running it
 };

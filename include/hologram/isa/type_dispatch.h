@@ -4,6 +4,7 @@
 #pragma once
 
 #include "hologram/isa/numeric.h"
+#include "hologram/isa/opcode.h"
 #include "hologram/isa/type.h"
 
 #include <cstdint>
@@ -44,6 +45,9 @@ template <typename F> decltype(auto) with_type(Type t, F &&f) {
   default: return f(uint16_t{});
   }
 }
+
+/// The identity of a reduction of type t (0, 1, +inf/MAX for min, -inf/MIN for max), as bits.
+uint64_t reduce_identity(ReduceOp op, Type t);
 
 /// Converts `bits` of type `src` to type `dst` with the ISA's rules: float to int truncates
 /// and saturates (NaN gives 0), int to float and float narrowing round to nearest even, once.

@@ -9,6 +9,7 @@
 // chunk reaches the barrier before any passes it (the kernel splits into phases).
 #include "hologram/codegen/cpu_abi.h"
 #include "hologram/isa/atlas.h"
+#include "hologram/isa/type_dispatch.h"
 #include "hologram/opt/lane_analysis.h"
 #include "lowering.h"
 
@@ -469,13 +470,13 @@ private:
 
   /// The index of the bar.sync instruction a parked pc resumes after.
   Value *inst_of_parked(Value *parked) {
-    std::vector<llvm::Constant *> table;
-    for (uint32_t r = 0; r <= a_.order.size(); ++r) {
-      uint32_t begin = r < a_.order.size() ? a_.blocks[a_.order[r]].begin
-                                           : static_cast<uint32_t>(k_.insts.size());
-      table.push_back(b_.getInt32(begin ? begin - 1 : 0));
-    }
     if (!barrier_table_) {
+      std::vector<llvm::Constant *> table;
+      for (uint32_t r = 0; r <= a_.order.size(); ++r) {
+        uint32_t begin = r < a_.order.size() ? a_.blocks[a_.order[r]].begin
+                                             : static_cast<uint32_t>(k_.insts.size());
+        table.push_back(b_.getInt32(begin ? begin - 1 : 0));
+      }
       auto *ty = llvm::ArrayType::get(i32(), table.size());
       barrier_table_ = new llvm::GlobalVariable(m_, ty, true, llvm::GlobalValue::PrivateLinkage,
                                                 llvm::ConstantArray::get(ty, table),
@@ -546,6 +547,13 @@ private:
   void fail_if(Value *bad, int32_t kind, uint32_t inst, Value *value, uint64_t size = 0,
                int32_t region = 0) {
     fail_if(bad, kind, u32c(inst), value, size, region);
+  }
+
+  /// A local variable of the chunk function: allocas belong in the entry block, where
+  /// mem2reg turns them into registers.
+  llvm::AllocaInst *entry_alloca(llvm::Type *t) {
+    llvm::IRBuilder<> entry(entry_, entry_->getFirstInsertionPt());
+    return entry.CreateAlloca(t);
   }
 
   /// Restricts a lane condition to the active lanes (scalars stay scalars).
@@ -775,8 +783,7 @@ private:
               HG_CPU_REGION_RAW);
       return;
     }
-    auto *bad = b_.CreateAlloca(vec(i1()));
-    bad->moveBefore(&*entry_->getFirstInsertionPt());
+    auto *bad = entry_alloca(vec(i1()));
     b_.CreateStore(llvm::Constant::getNullValue(vec(i1())), bad);
     for_each_active_lane([&](unsigned j) {
       Value *lane_bad = b_.CreateNot(ok(b_.CreateExtractElement(addr.v, uint64_t{j})));
@@ -886,7 +893,6 @@ private:
     if (op == ReduceOp::Min || op == ReduceOp::Max) return min_max(op == ReduceOp::Min, t, acc, x);
     return binary(kOps[static_cast<int>(op)], t, acc, x);
   }
-  static uint64_t reduce_identity(ReduceOp op, Type t);
   /// Whether any instruction addresses shared memory (only then is it cleared per block).
   bool uses_shared() const {
     for (const auto &inst : k_.insts)
@@ -1233,25 +1239,6 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
   throw LoweringError("unhandled opcode");
 }
 
-uint64_t KernelLowering::reduce_identity(ReduceOp op, Type t) {
-  const bool mn = op == ReduceOp::Min;
-  switch (op) {
-  case ReduceOp::Add: return 0;
-  case ReduceOp::Mul:
-    return t == Type::F32 ? 0x3f800000u : t == Type::F64 ? 0x3ff0000000000000ull : 1;
-  case ReduceOp::Min:
-  case ReduceOp::Max: {
-    if (t == Type::F32) return mn ? 0x7f800000u : 0xff800000u; // +-inf
-    if (t == Type::F64) return mn ? 0x7ff0000000000000ull : 0xfff0000000000000ull;
-    const unsigned bits = type_size(t) * 8;
-    const uint64_t all = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-    if (is_signed_int(t)) return mn ? all >> 1 : (all >> 1) + 1; // MAX : MIN (as bits)
-    return mn ? all : 0;
-  }
-  }
-  return 0;
-}
-
 V KernelLowering::binary(Opcode op, Type t, V x, V y) {
   if ((op == Opcode::Div || op == Opcode::Rem) && !is_fp(t)) {
     // Division by zero gives 0 and MIN / -1 gives MIN (MIN rem -1 gives 0): the divisor is
@@ -1428,9 +1415,7 @@ void KernelLowering::emit_atomic(const Instruction &inst) {
   check_bounds(acc, type_size(t));
   V val = src(inst, 2, t);
   V cmp = inst.op == Opcode::AtomCas ? src(inst, 3, t) : V{};
-  auto *result = b_.CreateAlloca(vec(ty));
-  // (the alloca is placed in the entry block by mem2reg-friendly hoisting below)
-  result->moveBefore(&*entry_->getFirstInsertionPt());
+  auto *result = entry_alloca(vec(ty));
   b_.CreateStore(llvm::Constant::getNullValue(vec(ty)), result);
   auto op = static_cast<AtomicOp>(inst.sub);
   for_each_active_lane([&](unsigned j) {
@@ -1661,11 +1646,9 @@ void KernelLowering::emit_reduce_mem(const Instruction &inst) {
   const bool uni = n.uni && base.off.uni && !divergent_;
   llvm::Type *ty = scalar_type(t);
   llvm::Type *acc_ty = uni ? ty : vec(ty);
-  auto *acc = b_.CreateAlloca(acc_ty);
-  acc->moveBefore(&*entry_->getFirstInsertionPt());
+  auto *acc = entry_alloca(acc_ty);
   b_.CreateStore(uni ? constant(t, id) : splat(constant(t, id)), acc);
-  auto *counter = b_.CreateAlloca(i64());
-  counter->moveBefore(&*entry_->getFirstInsertionPt());
+  auto *counter = entry_alloca(i64());
   b_.CreateStore(u64c(0), counter);
   Value *mask0 = b_.CreateLoad(vec(i1()), mask_);
   Value *limit = n.uni ? n.v
@@ -1720,9 +1703,7 @@ void KernelLowering::emit_launch_op(const Instruction &inst) {
   // Whole-launch kernels run as one lane; the runtime's library runs the operation with
   // every thread and the best vector code for the machine.
   const auto &row = inst.info();
-  auto *regs =
-      b_.CreateAlloca(llvm::ArrayType::get(i64(), std::max<size_t>(1, inst.operands.size())));
-  regs->moveBefore(&*entry_->getFirstInsertionPt());
+  auto *regs = entry_alloca(llvm::ArrayType::get(i64(), std::max<size_t>(1, inst.operands.size())));
   for (size_t i = 0; i < inst.operands.size(); ++i) {
     const Operand &op = inst.operands[i];
     Value *bits = u64c(0);
@@ -1742,8 +1723,7 @@ void KernelLowering::emit_launch_op(const Instruction &inst) {
     }
     b_.CreateStore(bits, b_.CreateConstGEP2_64(regs->getAllocatedType(), regs, 0, i));
   }
-  auto *result = b_.CreateAlloca(i64());
-  result->moveBefore(&*entry_->getFirstInsertionPt());
+  auto *result = entry_alloca(i64());
   b_.CreateStore(u64c(0), result);
   Value *fn = load_field(abi_.launch, launch_, LLaunchOp, ptr());
   auto *fty = llvm::FunctionType::get(i32(), {ptr(), i32(), i32(), ptr(), ptr()}, false);

@@ -32,14 +32,14 @@ const char *math_name(Opcode op) {
   }
 }
 
-/// Lanes of one SLEEF call for the element type on this target.
+/// Lanes of one SLEEF call for the element type: a chunk's f32 lanes fill one register of
+/// the target (4 SSE, 8 AVX2, 16 AVX-512), so f64 calls take half as many.
 unsigned native_lanes(const CpuTarget &t, bool f64) {
-  unsigned bits = t.vector_abi == 'e' ? 512 : t.vector_abi == 'd' ? 256 : 128;
-  return bits / (f64 ? 64 : 32);
+  return f64 ? t.width / 2 : t.width;
 }
 
 const char *sleef_isa(const CpuTarget &t) {
-  return t.vector_abi == 'e' ? "avx512f" : t.vector_abi == 'd' ? "avx2" : "sse4";
+  return t.width == 16 ? "avx512f" : t.width == 8 ? "avx2" : "sse4";
 }
 
 llvm::Value *call_library(llvm::IRBuilder<> &b, const CpuTarget &target, Opcode op,

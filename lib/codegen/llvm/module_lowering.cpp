@@ -344,13 +344,10 @@ std::optional<CpuTarget> parse_cpu_target(std::string_view name, std::string &er
   auto has = [&](std::string_view f) { return std::find(all.begin(), all.end(), f) != all.end(); };
   if (has("avx512f") && has("avx512bw") && has("avx512dq") && has("avx512vl")) {
     t.width = 16;
-    t.vector_abi = 'e';
   } else if (has("avx2") && has("fma")) {
     t.width = 8;
-    t.vector_abi = 'd';
   } else if (has("sse4.1")) {
     t.width = 4;
-    t.vector_abi = 'b';
   } else {
     error = "x86 target '" + std::string(name) + "' lacks SSE4.1, which the code generator needs";
     return std::nullopt;
