@@ -104,6 +104,17 @@ Status link_shared(const std::string &object, std::string &bytes) {
 
 } // namespace
 
+std::vector<std::string> split_target_list(std::string_view list) {
+  std::vector<std::string> out;
+  for (size_t start = 0; start <= list.size();) {
+    size_t comma = list.find(',', start);
+    if (comma == std::string_view::npos) comma = list.size();
+    if (comma > start) out.emplace_back(list.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return out;
+}
+
 std::string host_cpu_target() {
   return codegen::host_cpu_level();
 }

@@ -1,10 +1,10 @@
 // The C API: each call runs the C++ API and turns a hologram::Error into a status code and
 // the thread's last-error message; no exception crosses the C boundary.
+#include "c_abi.h"
 #include "hologram/hologram.h"
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
 #include "hologram/runtime/backend.h"
-#include "status_codes.h"
 
 #include <cstdio>
 #include <cstring>
@@ -26,14 +26,6 @@ static_assert(static_cast<int>(HG_F64) == static_cast<int>(isa::Type::F64) &&
               "hg_type mirrors isa::Type");
 
 thread_local std::string last_error;
-
-LaunchConfig launch_of(const hg_launch *launch) {
-  LaunchConfig lc;
-  lc.grid = {launch->grid[0], launch->grid[1], launch->grid[2]};
-  lc.block = {launch->block[0], launch->block[1], launch->block[2]};
-  lc.shared_memory = launch->shared_memory;
-  return lc;
-}
 
 std::vector<KernelArg> kernel_args(const hg_arg *args, size_t nargs) {
   std::vector<KernelArg> a;
@@ -217,7 +209,8 @@ hg_status hg_execute_program(hg_backend *backend, const hg_program *program, con
         throw Error(ErrorCode::InvalidArgument, "the program has several kernels; name one");
       k = &program->module.kernels[0];
     }
-    backend_of(backend).execute_program(*k, launch_of(launch), kernel_args(args, nargs));
+    backend_of(backend).execute_program(*k, runtime::launch_config_of(*launch),
+                                        kernel_args(args, nargs));
   });
 }
 
@@ -248,13 +241,22 @@ hg_status hg_launch_kernel(hg_backend *backend, hg_module module, const char *ke
     require(kernel, "the kernel name");
     require(launch, "the launch configuration");
     if (nargs) require(args, "the arguments");
-    backend_of(backend).launch({module}, kernel, launch_of(launch), kernel_args(args, nargs));
+    backend_of(backend).launch({module}, kernel, runtime::launch_config_of(*launch),
+                               kernel_args(args, nargs));
   });
 }
 
 } // extern "C"
 
 namespace hologram::runtime {
+
+LaunchConfig launch_config_of(const hg_launch &launch) {
+  LaunchConfig lc;
+  lc.grid = {launch.grid[0], launch.grid[1], launch.grid[2]};
+  lc.block = {launch.block[0], launch.block[1], launch.block[2]};
+  lc.shared_memory = launch.shared_memory;
+  return lc;
+}
 
 hg_status status_code_of(ErrorCode c) {
   switch (c) {

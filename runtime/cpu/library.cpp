@@ -29,25 +29,21 @@ namespace {
 
 using isa::Opcode;
 
-/// How an operation splits: over `count` (the register operand `count_op`) units of `unit`
+/// How an operation without a vectorised schedule (integer maps, reductions other than a
+/// float sum, f64 rows) splits: over `count` (the register operand `count_op`) units of `unit`
 /// elements of the buffers `offset_ops`.
 struct Split {
   size_t count_op = 0;
   size_t unit_op = SIZE_MAX; ///< register operand holding elements per unit (rows: cols)
   std::vector<size_t> offset_ops;
-  bool reduces = false; ///< partial results combine (reduce_all, dot)
+  bool reduces = false; ///< partial results combine (reduce_all)
 };
 
 std::optional<Split> split_of(const isa::Instruction &in) {
   switch (in.op) {
   case Opcode::Map: return Split{2, SIZE_MAX, {0, 1}, false};
   case Opcode::Map2: return Split{3, SIZE_MAX, {0, 1, 2}, false};
-  case Opcode::Silu:
-  case Opcode::Gelu:
-  case Opcode::GeluTanh: return Split{2, SIZE_MAX, {0, 1}, false};
-  case Opcode::Axpy: return Split{2, SIZE_MAX, {0, 1}, false};
   case Opcode::ReduceAll: return Split{2, SIZE_MAX, {1}, true};
-  case Opcode::Dot: return Split{3, SIZE_MAX, {1, 2}, true};
   case Opcode::Softmax:
   case Opcode::LogSoftmax: return Split{2, 3, {0, 1}, false};
   case Opcode::RmsNorm: return Split{3, 4, {0, 1}, false};
@@ -69,7 +65,7 @@ std::vector<interp::ArgValue> values_of(const isa::Kernel &k, std::span<const Cp
 
 /// Combines partial results of a reduction of type t.
 uint64_t combine(const isa::Instruction &in, uint64_t a, uint64_t b) {
-  auto op = in.op == Opcode::Dot ? isa::ReduceOp::Add : static_cast<isa::ReduceOp>(in.sub);
+  auto op = static_cast<isa::ReduceOp>(in.sub);
   auto fold = [&](auto x, auto y) -> decltype(x) {
     switch (op) {
     case isa::ReduceOp::Add: return static_cast<decltype(x)>(x + y);
@@ -351,19 +347,17 @@ bool fast_gemv(const isa::Instruction &in, std::span<const CpuArg> args,
   T *y = data_of<T>(in, args, 0);
   const T *A = data_of<T>(in, args, 1), *x = data_of<T>(in, args, 2);
   if (trans) {
-    GemmArgs<T> g;
-    g.m = 1;
-    g.n = n;
-    g.k = m;
-    g.alpha = alpha;
-    g.beta = beta;
-    g.a = x;
-    g.lda = m;
-    g.b = A;
-    g.ldb = lda;
-    g.c = y;
-    g.ldc = n;
-    cpu_gemm(g);
+    cpu_gemm(GemmArgs<T>{.m = 1,
+                         .n = n,
+                         .k = m,
+                         .alpha = alpha,
+                         .beta = beta,
+                         .a = x,
+                         .lda = m,
+                         .b = A,
+                         .ldb = lda,
+                         .c = y,
+                         .ldc = n});
     return true;
   }
   ranges(m, 16384 / std::max<uint64_t>(n, 1), [&](uint64_t lo, uint64_t hi) {
@@ -401,19 +395,17 @@ bool fast_attention(const isa::Instruction &in, std::span<const CpuArg> args,
       std::fill(out + h * sq * d, out + (h + 1) * sq * d, T{0});
       continue;
     }
-    GemmArgs<T> s;
-    s.trans_b = true;
-    s.m = sq;
-    s.n = sk;
-    s.k = d;
-    s.alpha = scale;
-    s.a = Q + h * sq * d;
-    s.lda = d;
-    s.b = K + h * sk * d;
-    s.ldb = d;
-    s.c = scores.data();
-    s.ldc = sk;
-    cpu_gemm(s);
+    cpu_gemm(GemmArgs<T>{.trans_b = true,
+                         .m = sq,
+                         .n = sk,
+                         .k = d,
+                         .alpha = scale,
+                         .a = Q + h * sq * d,
+                         .lda = d,
+                         .b = K + h * sk * d,
+                         .ldb = d,
+                         .c = scores.data(),
+                         .ldc = sk});
     ranges(sq, 16384 / sk, [&](uint64_t lo, uint64_t hi) {
       thread_local std::vector<double> row;
       row.resize(sk);
@@ -437,18 +429,15 @@ bool fast_attention(const isa::Instruction &in, std::span<const CpuArg> args,
         for (uint64_t j = 0; j < sk; ++j) si[j] = static_cast<T>(sum > 0 ? row[j] / sum : 0.0);
       }
     });
-    GemmArgs<T> o;
-    o.m = sq;
-    o.n = d;
-    o.k = sk;
-    o.alpha = 1;
-    o.a = scores.data();
-    o.lda = sk;
-    o.b = V + h * sk * d;
-    o.ldb = d;
-    o.c = out + h * sq * d;
-    o.ldc = d;
-    cpu_gemm(o);
+    cpu_gemm(GemmArgs<T>{.m = sq,
+                         .n = d,
+                         .k = sk,
+                         .a = scores.data(),
+                         .lda = sk,
+                         .b = V + h * sk * d,
+                         .ldb = d,
+                         .c = out + h * sq * d,
+                         .ldc = d});
   }
   return true;
 }
@@ -494,18 +483,15 @@ bool fast_conv2d(const isa::Instruction &in, std::span<const CpuArg> args,
           }
       }
     });
-    GemmArgs<T> g;
-    g.m = K;
-    g.n = Q;
-    g.k = P;
-    g.alpha = 1;
-    g.a = w;
-    g.lda = P;
-    g.b = cols.data();
-    g.ldb = Q;
-    g.c = out + n * K * Q;
-    g.ldc = Q;
-    cpu_gemm(g);
+    cpu_gemm(GemmArgs<T>{.m = K,
+                         .n = Q,
+                         .k = P,
+                         .a = w,
+                         .lda = P,
+                         .b = cols.data(),
+                         .ldb = Q,
+                         .c = out + n * K * Q,
+                         .ldc = Q});
     if (bias)
       for (uint64_t k = 0; k < K; ++k)
         for (uint64_t q = 0; q < Q; ++q) out[(n * K + k) * Q + q] += bias[k];

@@ -1,7 +1,7 @@
 // The runtime side of the generated header's C entry points (SPEC §8): kernels linked into
 // the application run on a process-wide CPU context. Each module's variant is chosen once,
 // on its first call; errors become hg_status codes with the message in hg_cpu_last_error().
-#include "../core/status_codes.h"
+#include "../core/c_abi.h"
 #include "cpu_module.h"
 #include "hologram/hologram.h"
 #include "hologram/runtime/error.h"
@@ -38,12 +38,6 @@ std::shared_ptr<CpuModule> module_of(const hg_cpu_module_desc *desc) {
   return m;
 }
 
-struct LaunchGeometry {
-  uint32_t grid[3];
-  uint32_t block[3];
-  uint32_t shared_memory;
-};
-
 } // namespace
 } // namespace hologram::runtime
 
@@ -75,10 +69,8 @@ int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void 
     }
     LaunchConfig config;
     if (launch_ptr) {
-      const auto *g = static_cast<const LaunchGeometry *>(launch_ptr);
-      config.grid = {g->grid[0], g->grid[1], g->grid[2]};
-      config.block = {g->block[0], g->block[1], g->block[2]};
-      config.shared_memory = g->shared_memory;
+      // The generated header's hg_launch is hologram.h's (one definition, HG_LAUNCH_DEFINED).
+      config = launch_config_of(*static_cast<const hg_launch *>(launch_ptr));
     } else if (count) {
       config = LaunchConfig::linear(*count == 0 ? 1 : *count);
     } else if (!(m->desc().kernels[kernel].flags & HG_CPU_KERNEL_LAUNCH_LEVEL)) {

@@ -181,13 +181,7 @@ int run(int argc, char **argv) {
     }
   } else if (driver::is_cpu_emit(emit)) {
     driver::CpuOutputOptions co;
-    co.targets.clear();
-    for (size_t start = 0; start <= targets.size();) {
-      size_t comma = targets.find(',', start);
-      if (comma == std::string::npos) comma = targets.size();
-      if (comma > start) co.targets.push_back(targets.substr(start, comma - start));
-      start = comma + 1;
-    }
+    co.targets = driver::split_target_list(targets);
     if (co.targets.empty()) {
       std::cerr << "hologram-cc: error: --target names no target\n";
       return kUsageError;

@@ -15,7 +15,6 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
-#include <sstream>
 #include <unistd.h>
 
 #include <cmath>
@@ -135,14 +134,6 @@ std::string element_json(Type t, uint64_t bits) {
   return isa::format_literal(Type::F32, isa::f32_bits(static_cast<float>(v)));
 }
 
-std::vector<std::string> split_list(const std::string &s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  for (std::string item; std::getline(ss, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
 /// Compiles the module to a shared object, loads it into the CPU backend and runs `kernel`;
 /// arrays and the boundary pool are copied in and back out.
 Status run_compiled(const isa::Module &module, const isa::Kernel &kernel,
@@ -166,7 +157,6 @@ Status run_compiled(const isa::Module &module, const isa::Kernel &kernel,
     auto backend = create_backend(Preference::parse("cpu"));
     auto m = backend->load_module(path);
     std::vector<KernelArg> kargs;
-    std::vector<BufferHandle> buffers(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
       const auto &p = kernel.params[i];
       if (p.kind == isa::ParamKind::Scalar) {
@@ -177,12 +167,10 @@ Status run_compiled(const isa::Module &module, const isa::Kernel &kernel,
       if (p.kind == isa::ParamKind::Pool) {
         auto pool = backend->allocate_pool(std::max<size_t>(mem.size(), 1));
         backend->copy_to_pool(pool, 0, mem);
-        buffers[i].id = pool.id;
         kargs.push_back(KernelArg::pool(pool));
       } else {
         auto b = backend->allocate_buffer(std::max<size_t>(mem.size(), 1));
         backend->copy_to_buffer(b, 0, mem);
-        buffers[i] = b;
         kargs.push_back(KernelArg::buffer(b));
       }
     }
@@ -193,9 +181,9 @@ Status run_compiled(const isa::Module &module, const isa::Kernel &kernel,
     for (size_t i = 0; i < args.size(); ++i) {
       const auto &p = kernel.params[i];
       if (p.kind == isa::ParamKind::Pool)
-        backend->copy_from_pool(PoolHandle{buffers[i].id}, 0, args[i].memory);
+        backend->copy_from_pool(PoolHandle{kargs[i].handle}, 0, args[i].memory);
       else if (p.kind == isa::ParamKind::Buffer)
-        backend->copy_from_buffer(buffers[i], 0, args[i].memory);
+        backend->copy_from_buffer(BufferHandle{kargs[i].handle}, 0, args[i].memory);
     }
     backend->copy_from_boundary(0, atlas.boundary);
     atlas.resonance = backend->resonance();
@@ -368,8 +356,8 @@ int run(int argc, char **argv) {
     Status st;
     if (backend == "cpu") {
       driver::CpuOutputOptions co;
-      co.targets =
-          target.empty() ? std::vector<std::string>{driver::host_cpu_target()} : split_list(target);
+      co.targets = target.empty() ? std::vector<std::string>{driver::host_cpu_target()}
+                                  : driver::split_target_list(target);
       co.check_div = check_div;
       co.bounds_check = bounds_check;
       co.module_name = driver::kernel_name_from_path(file);

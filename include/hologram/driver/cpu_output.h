@@ -23,6 +23,9 @@ struct CpuOutputOptions {
   std::string source_name;
 };
 
+/// The names of a --target list ("x86-64-v2,x86-64-v3"), empty items skipped.
+std::vector<std::string> split_target_list(std::string_view list);
+
 /// This machine's x86-64 level as a target name (x86-64-v2, v3 or v4).
 std::string host_cpu_target();
 

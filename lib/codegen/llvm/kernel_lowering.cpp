@@ -917,6 +917,8 @@ private:
   void emit_ret();
   V table_lookup(const std::vector<uint32_t> &table, V index, const std::string &name);
   void check_class(V c);
+  /// f(class) of the class in source operand 1, checked, from a constant table.
+  V class_lookup(const Instruction &inst, const std::string &name, uint32_t (*f)(uint32_t));
   Value *bits64(Value *scalar, Type t);
   Value *from_bits64(Value *bits, Type t);
 
@@ -1497,6 +1499,15 @@ void KernelLowering::check_class(V c) {
   fail_if(active(bad.v), HG_CPU_ERR_CLASS_RANGE, cur_, c.v);
 }
 
+V KernelLowering::class_lookup(const Instruction &inst, const std::string &name,
+                               uint32_t (*f)(uint32_t)) {
+  V c = src(inst, 1, Type::U32);
+  check_class(c);
+  std::vector<uint32_t> table(atlas::kNumClasses);
+  for (uint32_t x = 0; x < atlas::kNumClasses; ++x) table[x] = f(x);
+  return table_lookup(table, c, name);
+}
+
 void KernelLowering::emit_atlas(const Instruction &inst) {
   const auto &ops = inst.operands;
   auto table = [](auto f, uint32_t n) {
@@ -1524,31 +1535,18 @@ void KernelLowering::emit_atlas(const Instruction &inst) {
                      "class_of_byte"));
     return;
   }
-  case Opcode::Mirror: {
-    V c = src(inst, 1, Type::U32);
-    check_class(c);
-    set(inst, 0, Type::U32,
-        table_lookup(table([](uint32_t x) { return atlas::mirror(x); }, 96), c, "mirror"));
-    return;
-  }
+  case Opcode::Mirror: set(inst, 0, Type::U32, class_lookup(inst, "mirror", atlas::mirror)); return;
   case Opcode::UnityTest: {
-    V c = src(inst, 1, Type::U32);
-    check_class(c);
-    V u = table_lookup(table([](uint32_t x) { return uint32_t{atlas::is_unity(x)}; }, 96), c,
-                       "unity");
+    V u = class_lookup(inst, "unity", [](uint32_t x) { return uint32_t{atlas::is_unity(x)}; });
     set_pred(ops[0].index, lift({u}, [&](auto &v) {
                return b_.CreateICmpNE(v[0], llvm::Constant::getNullValue(v[0]->getType()));
              }));
     return;
   }
-  case Opcode::NbrCount: {
-    V c = src(inst, 1, Type::U32);
-    check_class(c);
+  case Opcode::NbrCount:
     set(inst, 0, Type::U32,
-        table_lookup(table([](uint32_t x) { return atlas::neighbours(x).count; }, 96), c,
-                     "degree"));
+        class_lookup(inst, "degree", [](uint32_t x) { return atlas::neighbours(x).count; }));
     return;
-  }
   case Opcode::NbrGet: {
     V c = src(inst, 1, Type::U32);
     check_class(c);
