@@ -67,10 +67,10 @@ def main():
     lines += [
         "",
         "Notes: the `clang_O3_mt` peers split the loop over freshly started threads on every call;",
-        "at small sizes that start-up dominates. hologram's f32 exp (and exp2, log, log2) is",
-        "computed with libmvec's f64 functions and rounded once, to meet SPEC §3.4's 2-ulp bound",
-        "(libmvec's expf is 3 ulp off); the fast-math peer has no such bound. gemv and attention",
-        "are not benchmarked yet.",
+        "at small sizes that start-up dominates. hologram's transcendentals are SLEEF's 1-ulp",
+        "vector functions, held to SPEC §3.4's accuracy bounds; the -ffast-math peers have no",
+        "such bound. Launches of small arrays pay the runtime's call and scheduling overhead.",
+        "gemv and attention are not benchmarked yet.",
         "",
     ]
     with open(sys.argv[2], "w") as f:
