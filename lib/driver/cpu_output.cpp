@@ -2,8 +2,10 @@
 // (ar format, deterministic: zero dates, uid, gid); shared objects are linked by `cc`.
 #include "hologram/driver/cpu_output.h"
 
+#include "hologram/artifact/bundle.h"
 #include "hologram/artifact/header.h"
 #include "hologram/codegen/cpu.h"
+#include "hologram/codegen/cpu_abi.h"
 
 #include "hologram/support/file_io.h"
 #include <algorithm>
@@ -121,7 +123,7 @@ std::string host_cpu_target() {
 
 bool is_cpu_emit(std::string_view emit) {
   return emit == "llvm" || emit == "bc" || emit == "asm" || emit == "obj" || emit == "static" ||
-         emit == "shared" || emit == "header";
+         emit == "shared" || emit == "header" || emit == "bundle" || emit == "manifest";
 }
 
 Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std::string_view emit,
@@ -129,6 +131,11 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
   codegen::CpuOptions co;
   for (const auto &name : o.targets) {
     std::string error;
+    if (!codegen::is_cpu_target_name(name))
+      return {ErrorCode::InvalidArgument,
+              "target '" + name +
+                  "' needs the SPIR-V back end, which this build of hologram-cc does not have "
+                  "yet; x86 targets are x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name"};
     auto t = codegen::parse_cpu_target(name, error);
     if (!t) return {ErrorCode::InvalidArgument, error};
     co.targets.push_back(std::move(*t));
@@ -140,8 +147,9 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
   co.check_div = o.check_div;
   co.module_name = o.module_name;
   co.source_name = o.source_name;
-  co.export_default_symbol = emit == "shared";
-  co.c_entry_points = emit != "shared"; // a shared object is loaded by the runtime instead
+  const bool loadable = emit == "shared" || emit == "bundle" || emit == "manifest";
+  co.export_default_symbol = loadable;
+  co.c_entry_points = !loadable; // a shared object is loaded by the runtime instead
   auto kind = emit == "llvm"  ? codegen::CpuEmit::LlvmIr
               : emit == "bc"  ? codegen::CpuEmit::Bitcode
               : emit == "asm" ? codegen::CpuEmit::Assembly
@@ -159,6 +167,28 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
     return {};
   }
   if (auto st = codegen::emit_cpu(module, co, kind, out); !st) return st;
+  if (emit == "bundle" || emit == "manifest") {
+    artifact::Bundle b;
+    b.compiler_version = o.compiler_version;
+    b.module_name = o.module_name;
+    b.sources = o.sources;
+    b.module = module;
+    b.options.opt_level = o.opt_level;
+    b.options.fast_math = o.fast_math;
+    b.options.bounds_check = o.bounds_check;
+    b.options.check_div = o.check_div;
+    b.options.debug_info = o.debug_info;
+    b.options.targets = o.targets;
+    artifact::BundlePayload cpu;
+    cpu.name = "cpu";
+    cpu.kind = std::string(artifact::kPayloadCpu);
+    cpu.abi_version = HG_CPU_ABI_VERSION;
+    for (const auto &t : co.targets) cpu.targets.push_back({t.name, t.features});
+    if (auto st = link_shared(out, cpu.bytes); !st) return st;
+    b.payloads.push_back(std::move(cpu));
+    bytes = emit == "bundle" ? artifact::write_bundle(b) : artifact::bundle_manifest(b);
+    return {};
+  }
   if (emit == "static") {
     std::vector<std::string> symbols{codegen::module_descriptor_symbol(o.module_name)};
     for (const auto &k : module.kernels) symbols.push_back(artifact::c_entry_point_name(k.name));

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <iterator>
 #include <sstream>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace hologram {
@@ -39,6 +40,10 @@ bool write_file_atomic(const std::string &path, std::string_view data, std::stri
       *error = "cannot create a temporary file next to '" + path + "': " + std::strerror(errno);
     return false;
   }
+  // mkstemp makes the file 0600; outputs get the permissions a new file would (0666 & ~umask).
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
   const char *p = data.data();
   size_t left = data.size();
   while (left) {

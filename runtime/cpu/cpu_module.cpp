@@ -3,23 +3,29 @@
 
 #include "library.h"
 
+#include "hologram/artifact/bundle.h"
 #include "hologram/isa/atlas.h"
 #include "hologram/isa/text.h"
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/runtime/error.h"
+#include "hologram/support/file_io.h"
 #include "thread_pool.h"
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cmath>
 #include <cpuid.h>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <sys/mman.h>
+#include <unistd.h>
 
 namespace hologram::runtime {
 
@@ -286,21 +292,73 @@ std::string requested_cpu_isa() {
 }
 
 std::shared_ptr<CpuModule> CpuModule::load_file(const std::string &path) {
+  char head[8] = {};
+  std::ifstream in(path, std::ios::binary);
+  if (in) in.read(head, sizeof head);
+  if (artifact::is_bundle(std::string_view(head, static_cast<size_t>(in.gcount()))))
+    return load_bundle(path);
+  return open_shared_object(path, path, -1);
+}
+
+std::shared_ptr<CpuModule> CpuModule::open_shared_object(const std::string &dl_path,
+                                                         const std::string &origin, int fd) {
   std::shared_ptr<CpuModule> m(new CpuModule);
-  m->origin_ = path;
-  m->dl_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  m->origin_ = origin;
+  m->fd_ = fd;
+  m->dl_ = dlopen(dl_path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!m->dl_) {
     const char *why = dlerror();
     throw Error(ErrorCode::InvalidModule,
-                "cannot load '" + path + "': " + (why ? why : "dlopen failed"));
+                "cannot load '" + origin + "': " + (why ? why : "dlopen failed"));
   }
   auto *desc = static_cast<const hg_cpu_module_desc *>(dlsym(m->dl_, "hologram_module"));
   if (!desc)
     throw Error(ErrorCode::InvalidModule,
-                "'" + path +
+                "'" + origin +
                     "' is not a hologram module (no 'hologram_module' symbol; make it "
-                    "with hologram-cc --emit=shared)");
+                    "with hologram-cc --emit=shared or --emit=bundle)");
   m->init(desc);
+  return m;
+}
+
+std::shared_ptr<CpuModule> CpuModule::load_bundle(const std::string &path) {
+  std::string err;
+  auto bytes = read_file(path, &err);
+  if (!bytes) throw Error(ErrorCode::InvalidModule, "cannot read '" + path + "': " + err);
+  artifact::Bundle bundle;
+  if (auto st = artifact::read_bundle(std::move(*bytes), bundle); !st)
+    throw Error(ErrorCode::InvalidModule, "'" + path + "' is not a valid bundle: " + st.message());
+  const auto *cpu = bundle.find_payload(artifact::kPayloadCpu);
+  if (!cpu) {
+    std::string targets;
+    for (const auto &t : bundle.options.targets) targets += (targets.empty() ? "" : ", ") + t;
+    throw Error(ErrorCode::InvalidModule,
+                "bundle '" + path + "' holds no code for the CPU backend (its targets: " + targets +
+                    ")");
+  }
+  if (cpu->abi_version != HG_CPU_ABI_VERSION)
+    throw Error(ErrorCode::InvalidModule,
+                "bundle '" + path + "': its CPU payload uses CPU ABI version " +
+                    std::to_string(cpu->abi_version) + "; this runtime implements version " +
+                    std::to_string(HG_CPU_ABI_VERSION) + " (recompile it with this hologram-cc)");
+  // dlopen needs a file: an anonymous in-memory one, open while the module is loaded so its
+  // /proc path names no other module meanwhile.
+  int fd = memfd_create("hologram-bundle", MFD_CLOEXEC);
+  if (fd < 0)
+    throw Error(ErrorCode::Internal, "memfd_create failed: " + std::string(strerror(errno)));
+  for (size_t done = 0; done < cpu->bytes.size();) {
+    ssize_t n = write(fd, cpu->bytes.data() + done, cpu->bytes.size() - done);
+    if (n <= 0) {
+      close(fd);
+      throw Error(ErrorCode::Internal, "writing the CPU payload of '" + path + "' failed");
+    }
+    done += static_cast<size_t>(n);
+  }
+  auto m = open_shared_object("/proc/self/fd/" + std::to_string(fd), path, fd);
+  if (!m->isa_.same_as(bundle.module))
+    throw Error(ErrorCode::InvalidModule, "bundle '" + path +
+                                              "': the kernels of its CPU payload differ from "
+                                              "its ISA payload");
   return m;
 }
 
@@ -334,6 +392,7 @@ void CpuModule::init(const hg_cpu_module_desc *desc) {
 
 CpuModule::~CpuModule() {
   if (dl_) dlclose(dl_);
+  if (fd_ >= 0) close(fd_);
 }
 
 uint32_t CpuModule::kernel_index(std::string_view name) const {

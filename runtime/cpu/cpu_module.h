@@ -19,7 +19,8 @@ namespace hologram::runtime {
 
 class CpuModule {
 public:
-  /// Loads a shared object made by `hologram-cc --emit=shared`; throws Error.
+  /// Loads a shared object made by `hologram-cc --emit=shared`, or the CPU payload of a
+  /// bundle (`--emit=bundle`) after checking the bundle; throws Error.
   static std::shared_ptr<CpuModule> load_file(const std::string &path);
   /// Wraps a descriptor linked into the application; throws Error.
   static std::shared_ptr<CpuModule> from_descriptor(const hg_cpu_module_desc *desc,
@@ -38,9 +39,14 @@ public:
 
 private:
   CpuModule() = default;
+  static std::shared_ptr<CpuModule> load_bundle(const std::string &path);
+  /// dlopens `dl_path`; `fd`, when not -1, is closed with the module.
+  static std::shared_ptr<CpuModule> open_shared_object(const std::string &dl_path,
+                                                       const std::string &origin, int fd);
   void init(const hg_cpu_module_desc *desc);
 
   void *dl_ = nullptr;
+  int fd_ = -1;
   const hg_cpu_module_desc *desc_ = nullptr;
   isa::Module isa_;
   uint32_t variant_ = 0;

@@ -81,11 +81,11 @@ int run(int argc, char **argv) {
   app.add_option("inputs", inputs, "input files (.hasm, .json, .circuit; '-' reads standard input)")
       ->required();
   app.add_option("-o", output, "output file ('-' for standard output)");
-  app.add_option(
-         "--emit", emit,
-         "what to produce: isa, canonical (circuits), llvm, bc, asm, obj, static, shared, header")
-      ->check(CLI::IsMember(
-          {"isa", "canonical", "llvm", "bc", "asm", "obj", "static", "shared", "header"}));
+  app.add_option("--emit", emit,
+                 "what to produce: isa, canonical (circuits), llvm, bc, asm, obj, static, shared, "
+                 "header, bundle (.hgb), manifest (a bundle's JSON manifest)")
+      ->check(CLI::IsMember({"isa", "canonical", "llvm", "bc", "asm", "obj", "static", "shared",
+                             "header", "bundle", "manifest"}));
   app.add_option("--target", targets,
                  "comma-separated targets: x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name");
   app.add_flag("-g", debug, "debug line tables pointing at the source");
@@ -193,6 +193,8 @@ int run(int argc, char **argv) {
     co.check_div = check_div;
     co.module_name = driver::kernel_name_from_path(inputs[0] == "-" ? output : inputs[0]);
     co.source_name = compiled.size() == 1 ? compiled[0].path : "";
+    for (const auto &in : compiled) co.sources.push_back(in.path);
+    co.compiler_version = HOLOGRAM_VERSION;
     if (auto st = driver::emit_cpu_output(all, co, emit, text); !st) {
       std::cerr << "hologram-cc: error: " << st.message() << '\n';
       return st.code() == ErrorCode::InvalidArgument ? kUsageError : kInputError;

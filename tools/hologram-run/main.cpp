@@ -2,6 +2,7 @@
 // prints or saves its arrays. Arguments: NAME=@file.bin (raw little-endian elements),
 // NAME=zeros:N, NAME=iota:N (0, 1, 2, ...), NAME=[1,2.5,3], or a scalar literal. For a
 // circuit, cK=... fills class K of the boundary pool and --print cK prints it.
+#include "hologram/artifact/bundle.h"
 #include "hologram/driver/cpu_output.h"
 #include "hologram/driver/driver.h"
 #include "hologram/interp/interpreter.h"
@@ -15,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <unistd.h>
 
 #include <cmath>
@@ -28,6 +30,13 @@ using namespace hologram;
 using isa::Type;
 
 enum Exit { kOk = 0, kInputError = 1, kUsageError = 2, kLaunchError = 3 };
+
+bool file_is_bundle(const std::string &path) {
+  char head[8] = {};
+  std::ifstream in(path, std::ios::binary);
+  if (in) in.read(head, sizeof head);
+  return artifact::is_bundle(std::string_view(head, static_cast<size_t>(in.gcount())));
+}
 
 struct UsageError {
   std::string message;
@@ -134,25 +143,11 @@ std::string element_json(Type t, uint64_t bits) {
   return isa::format_literal(Type::F32, isa::f32_bits(static_cast<float>(v)));
 }
 
-/// Compiles the module to a shared object, loads it into the CPU backend and runs `kernel`;
-/// arrays and the boundary pool are copied in and back out.
-Status run_compiled(const isa::Module &module, const isa::Kernel &kernel,
-                    const driver::CpuOutputOptions &co, const LaunchConfig &launch,
-                    std::vector<interp::ArgValue> &args, interp::AtlasState &atlas) {
-  std::string so;
-  if (auto st = driver::emit_cpu_output(module, co, "shared", so); !st) return st;
-  std::error_code ec;
-  std::string dir = (std::filesystem::temp_directory_path(ec) / "hologram-run-XXXXXX").string();
-  if (!mkdtemp(dir.data())) return {ErrorCode::Internal, "cannot create a temporary directory"};
-  struct Cleanup {
-    std::string d;
-    ~Cleanup() {
-      std::error_code e;
-      std::filesystem::remove_all(d, e);
-    }
-  } cleanup{dir};
-  std::string path = dir + "/" + co.module_name + ".so", err;
-  if (!write_file_atomic(path, so, &err)) return {ErrorCode::Internal, err};
+/// Loads a compiled module (a shared object or a bundle) into the CPU backend and runs
+/// `kernel`; arrays and the boundary pool are copied in and back out.
+Status run_module_file(const std::string &path, const isa::Kernel &kernel,
+                       const LaunchConfig &launch, std::vector<interp::ArgValue> &args,
+                       interp::AtlasState &atlas) {
   try {
     auto backend = create_backend(Preference::parse("cpu"));
     auto m = backend->load_module(path);
@@ -194,6 +189,27 @@ Status run_compiled(const isa::Module &module, const isa::Kernel &kernel,
   return {};
 }
 
+/// Compiles the module to a shared object in a temporary directory and runs it.
+Status run_compiled(const isa::Module &module, const isa::Kernel &kernel,
+                    const driver::CpuOutputOptions &co, const LaunchConfig &launch,
+                    std::vector<interp::ArgValue> &args, interp::AtlasState &atlas) {
+  std::string so;
+  if (auto st = driver::emit_cpu_output(module, co, "shared", so); !st) return st;
+  std::error_code ec;
+  std::string dir = (std::filesystem::temp_directory_path(ec) / "hologram-run-XXXXXX").string();
+  if (!mkdtemp(dir.data())) return {ErrorCode::Internal, "cannot create a temporary directory"};
+  struct Cleanup {
+    std::string d;
+    ~Cleanup() {
+      std::error_code e;
+      std::filesystem::remove_all(d, e);
+    }
+  } cleanup{dir};
+  std::string path = dir + "/" + co.module_name + ".so", err;
+  if (!write_file_atomic(path, so, &err)) return {ErrorCode::Internal, err};
+  return run_module_file(path, kernel, launch, args, atlas);
+}
+
 } // namespace
 
 int run(int argc, char **argv) {
@@ -203,7 +219,8 @@ int run(int argc, char **argv) {
   uint32_t shared = 0;
   uint64_t max_steps = 0;
   bool check_div = false;
-  app.add_option("file", file, "program file (.hasm, .json, .circuit)")->required();
+  app.add_option("file", file, "program file (.hasm, .json, .circuit) or bundle (.hgb)")
+      ->required();
   app.add_option("-x", lang, "input language: isa, json, circuit")
       ->check(CLI::IsMember({"isa", "json", "circuit"}));
   app.add_option("--circuit-type", circuit_type, "element type of circuit classes (default f32)");
@@ -232,12 +249,6 @@ int run(int argc, char **argv) {
   }
 
   std::string err;
-  auto kind = lang.empty() ? driver::kind_from_extension(file) : driver::parse_kind(lang);
-  if (!kind) {
-    std::cerr << "hologram-run: error: cannot tell the language of '" << file
-              << "'; use -x isa|json|circuit\n";
-    return kUsageError;
-  }
   driver::FrontendOptions fo;
   auto ct = isa::parse_type(circuit_type);
   if (!ct || !isa::is_numeric(*ct)) {
@@ -246,12 +257,41 @@ int run(int argc, char **argv) {
     return kUsageError;
   }
   fo.circuit_type = *ct;
-  DiagnosticEngine diags;
-  auto compiled = driver::compile_input(file, *kind, fo, diags);
-  diags.print(std::cerr);
-  if (!compiled) return kInputError;
-  const bool is_circuit = *kind == driver::InputKind::Circuit;
-  auto *module = &compiled->module;
+  // A bundle is run as compiled (its CPU payload, or its ISA on the interpreter); any other
+  // file is compiled here first.
+  std::optional<artifact::Bundle> bundle;
+  std::optional<driver::CompiledInput> compiled;
+  bool is_circuit = false;
+  if (lang.empty() && file_is_bundle(file)) {
+    if (!target.empty() || bounds_check) {
+      std::cerr << "hologram-run: error: --target and --bounds-check apply when compiling; '"
+                << file << "' is a bundle, compiled already\n";
+      return kUsageError;
+    }
+    auto bytes = read_file(file, &err);
+    bundle.emplace();
+    Status st = bytes ? artifact::read_bundle(std::move(*bytes), *bundle)
+                      : Status(ErrorCode::InvalidModule, err);
+    if (!st) {
+      std::cerr << "hologram-run: error: '" << file << "' is not a valid bundle: " << st.message()
+                << '\n';
+      return kInputError;
+    }
+    is_circuit = bundle->sources.size() == 1 && bundle->sources[0].ends_with(".circuit");
+  } else {
+    auto kind = lang.empty() ? driver::kind_from_extension(file) : driver::parse_kind(lang);
+    if (!kind) {
+      std::cerr << "hologram-run: error: cannot tell the language of '" << file
+                << "'; use -x isa|json|circuit\n";
+      return kUsageError;
+    }
+    DiagnosticEngine diags;
+    compiled = driver::compile_input(file, *kind, fo, diags);
+    diags.print(std::cerr);
+    if (!compiled) return kInputError;
+    is_circuit = *kind == driver::InputKind::Circuit;
+  }
+  auto *module = bundle ? &bundle->module : &compiled->module;
   const isa::Kernel *kernel = nullptr;
   if (kernel_name.empty()) {
     if (module->kernels.size() != 1) {
@@ -354,7 +394,9 @@ int run(int argc, char **argv) {
     for (const auto &pname : prints) (void)array_of(pname);
 
     Status st;
-    if (backend == "cpu") {
+    if (backend == "cpu" && bundle) {
+      st = run_module_file(file, *kernel, launch, args, atlas);
+    } else if (backend == "cpu") {
       driver::CpuOutputOptions co;
       co.targets = target.empty() ? std::vector<std::string>{driver::host_cpu_target()}
                                   : driver::split_target_list(target);

@@ -1,6 +1,7 @@
 // The x86 outputs of the driver (SPEC §7, §11): LLVM IR, bitcode, assembly, an object, a
 // static library (an archive of that object) or a shared object linked by the system C
-// compiler driver (`cc`, or $HOLOGRAM_LINKER), which adds SLEEF (vector math) and libm.
+// compiler driver (`cc`, or $HOLOGRAM_LINKER), which adds SLEEF (vector math) and libm, a
+// bundle holding that shared object (SPEC §10) or the bundle's manifest.
 #pragma once
 
 #include "hologram/isa/program.h"
@@ -21,6 +22,8 @@ struct CpuOutputOptions {
   bool check_div = false;
   std::string module_name; ///< names the exported descriptor symbol
   std::string source_name;
+  std::vector<std::string> sources; ///< bundles and manifests: the input files
+  std::string compiler_version;     ///< bundles and manifests: recorded in the header
 };
 
 /// The names of a --target list ("x86-64-v2,x86-64-v3"), empty items skipped.
@@ -29,7 +32,7 @@ std::vector<std::string> split_target_list(std::string_view list);
 /// This machine's x86-64 level as a target name (x86-64-v2, v3 or v4).
 std::string host_cpu_target();
 
-/// Whether `emit` is one of llvm, bc, asm, obj, static, shared, header.
+/// Whether `emit` is one of llvm, bc, asm, obj, static, shared, header, bundle, manifest.
 bool is_cpu_emit(std::string_view emit);
 
 /// Produces the bytes of the `emit` output for `module`.

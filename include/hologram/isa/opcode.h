@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace hologram::isa {
@@ -137,6 +138,9 @@ std::string_view sub_name(SubKind kind, uint8_t value);
 std::optional<uint8_t> parse_sub(SubKind kind, std::string_view s);
 /// The number of values a sub-operation kind has.
 unsigned sub_count(SubKind kind);
+
+/// The instruction tables of docs/isa.md ("Every instruction"), one per family, in Markdown.
+std::string instruction_reference_markdown();
 
 /// True for the comparison codes that are only defined on floats (the unordered forms).
 constexpr bool is_unordered(CmpCode c) {

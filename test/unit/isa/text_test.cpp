@@ -192,3 +192,16 @@ TEST(Docs, IsaReferenceListsEveryInstruction) {
     EXPECT_NE(doc->find("| `" + std::string(row.mnemonic) + "` |"), std::string::npos)
         << row.mnemonic << " is missing from docs/isa.md";
 }
+
+TEST(Docs, IsaReferenceTablesAreGeneratedFromTheTable) {
+  auto doc = read_file_for_test("docs/isa.md");
+  ASSERT_TRUE(doc.has_value());
+  const std::string begin = "<!-- BEGIN GENERATED: hologram-info --isa-reference";
+  auto start = doc->find(begin);
+  ASSERT_NE(start, std::string::npos);
+  start = doc->find("-->\n\n", start) + 5;
+  auto end = doc->find("\n<!-- END GENERATED -->", start);
+  ASSERT_NE(end, std::string::npos);
+  EXPECT_EQ(doc->substr(start, end - start), isa::instruction_reference_markdown())
+      << "docs/isa.md is stale: run scripts/gen-docs.sh";
+}
