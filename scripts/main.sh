@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The main job: install what is missing, build, compile an example kernel for every x86 target,
-# and run the example programs on every backend this build has (the reference interpreter and
-# compiled x86 code on the CPU backend).
+# The main job: install what is missing, build, compile an example kernel for every x86 target
+# (objects, a static library with its header, a bundle), run the example kernels on every
+# backend this build has (the reference interpreter and compiled x86 code on the CPU backend),
+# and run the example programs of examples/ (built with add_hologram_kernel).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${HOLOGRAM_BUILD_DIR:-$root/build}
@@ -23,6 +24,11 @@ done
 "$cc" "$root/examples/json/saxpy.json" --emit=static -o "$out/libsaxpy.a"
 "$cc" "$root/examples/json/saxpy.json" --emit=header -o "$out/saxpy.h"
 echo "multi-variant library: $out/libsaxpy.a with header $out/saxpy.h"
+"$cc" "$root/examples/json/saxpy.json" --emit=bundle -o "$out/saxpy.hgb"
+echo
+"$build/tools/hologram-info/hologram-info" "$out/saxpy.hgb"
+echo
+"$build/tools/hologram-info/hologram-info" --devices
 
 for backend in interp cpu; do
   echo
@@ -46,3 +52,27 @@ done
 echo
 echo "== examples/circuits/merge_split.circuit: canonical form"
 "$cc" "$root/examples/circuits/merge_split.circuit" --emit=canonical -o -
+
+echo
+echo "== the bundle on the CPU backend"
+"$run" "$out/saxpy.hgb" --backend=cpu --global 5 \
+  --arg x='[1,2,3,4,5]' --arg y='[10,10,10,10,10]' --arg alpha=2 --arg n=5 --print y
+
+ex="$build/examples"
+echo
+echo "== examples/vector_add: the generated header, statically linked"
+"$ex/example-vector-add"
+for backend in auto cpu; do
+  echo
+  echo "== examples/pipeline: rmsnorm then softmax through the runtime, --backend=$backend"
+  "$ex/example-pipeline" --backend=$backend
+done
+echo
+echo "== examples/circuit: a circuit over the boundary pool"
+"$ex/example-circuit"
+echo
+echo "== examples/stream: 1 GiB through an 8 MiB pool with stream()"
+"$ex/example-stream"
+echo
+echo "== examples/c_api: C99 and hologram.h"
+"$ex/example-c-api"

@@ -103,7 +103,8 @@ void hg_program_destroy(hg_program *program);
 hg_status hg_execute_program(hg_backend *backend, const hg_program *program, const char *kernel,
                              const hg_launch *launch, const hg_arg *args, size_t nargs);
 
-/** Loads a compiled module (CPU: a shared object from hologram-cc --emit=shared). */
+/** Loads a compiled module: a bundle (hologram-cc --emit=bundle) or, on the CPU backend, a
+ * shared object (--emit=shared). A damaged bundle fails with HG_ERROR_INVALID_MODULE. */
 hg_status hg_module_load(hg_backend *backend, const char *path, hg_module *out);
 hg_status hg_module_unload(hg_backend *backend, hg_module module);
 /** The code variant the backend runs for a module ("x86-64-v3"), as a C string. */

@@ -94,7 +94,9 @@ public:
   virtual void copy_from_pool(PoolHandle pool, uint64_t offset, std::span<std::byte> out) = 0;
   virtual uint64_t pool_size(PoolHandle pool) = 0;
 
-  /// Loads a compiled module (on CPU a shared object from `hologram-cc --emit=shared`).
+  /// Loads a compiled module: a bundle (`hologram-cc --emit=bundle`, checked before use; a
+  /// damaged one throws Error(InvalidModule) naming the failed check) or, on the CPU backend,
+  /// a shared object from `--emit=shared`.
   virtual ModuleHandle load_module(const std::string &path) = 0;
   /// Loads a module linked into the application: `descriptor` is the
   /// `hologram_module_<name>` object the generated header declares (CPU backend only).

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Builds and runs test/integration the way a user would, against hologram's package:
+#   run.sh install    BUILD_DIR WORK_DIR   install BUILD_DIR into WORK_DIR/prefix and use that
+#   run.sh build-tree BUILD_DIR WORK_DIR   use BUILD_DIR itself (Hologram_DIR=BUILD_DIR)
+# then checks the depfiles: touching one kernel file rebuilds that kernel's object and header
+# only, and a second build has nothing to do. The compilers and flags of the hologram build
+# are passed on (the sanitizer build links sanitizer-instrumented libraries).
+set -euo pipefail
+mode=$1 build=$2 work=$3
+src=$(cd "$(dirname "$0")" && pwd)
+rm -rf "$work"
+mkdir -p "$work"
+cache() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
+
+if [[ $mode == install ]]; then
+  cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
+  package=(-DCMAKE_PREFIX_PATH="$work/prefix")
+  test -x "$work/prefix/bin/hologram-cc"
+  test -f "$work/prefix/lib/cmake/Hologram/HologramConfig.cmake"
+else
+  package=(-DHologram_DIR="$build")
+fi
+# The project's sources are copied so that touching a kernel file changes nothing in the tree.
+cp -r "$src" "$work/src"
+launcher=()
+if command -v ccache > /dev/null; then
+  launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S "$work/src" -B "$work/build" -G Ninja "${package[@]}" "${launcher[@]}" \
+  -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_C_COMPILER="$(cache CMAKE_C_COMPILER)" -DCMAKE_CXX_COMPILER="$(cache CMAKE_CXX_COMPILER)" \
+  -DCMAKE_C_FLAGS="$(cache CMAKE_C_FLAGS)" -DCMAKE_CXX_FLAGS="$(cache CMAKE_CXX_FLAGS)" \
+  -DCMAKE_EXE_LINKER_FLAGS="$(cache CMAKE_EXE_LINKER_FLAGS)" > "$work/configure.log"
+cmake --build "$work/build" > "$work/build.log"
+"$work/build/app"
+
+# The installed compiler is the one used (not the build tree's) when installed.
+if [[ $mode == install ]]; then
+  grep -q "$work/prefix/bin/hologram-cc" "$work/build/build.ninja"
+fi
+
+# Depfiles: one edited kernel rebuilds its own outputs and nothing of the other kernel.
+objs="$work/build/app_kernels.hologram"
+stamp() { stat -c %Y.%y "$1"; }
+saxpy_o=$(stamp "$objs/saxpy.o") clamp_o=$(stamp "$objs/clamp.o") clamp_h=$(stamp "$work/build/kernels/clamp.h")
+sleep 1.1
+touch "$work/src/kernels/saxpy.json"
+cmake --build "$work/build" > "$work/rebuild.log"
+[[ $(stamp "$objs/saxpy.o") != "$saxpy_o" ]] || { echo "saxpy.o was not rebuilt"; exit 1; }
+[[ $(stamp "$objs/clamp.o") == "$clamp_o" ]] || { echo "clamp.o was rebuilt needlessly"; exit 1; }
+[[ $(stamp "$work/build/kernels/clamp.h") == "$clamp_h" ]] || { echo "clamp.h was rebuilt"; exit 1; }
+cmake --build "$work/build" -- -n -d explain 2> "$work/explain.log" > "$work/noop.log"
+grep -q "no work to do" "$work/noop.log" || { echo "a second build still had work:"; cat "$work/explain.log"; exit 1; }
+"$work/build/app" > /dev/null
+echo "integration ($mode): built, ran, and rebuilt only the edited kernel"
