@@ -60,22 +60,22 @@ function(add_hologram_kernel target)
     list(APPEND inputs "${input}")
     set(object "${work}/${stem}.o")
     set(header "${header_dir}/${stem}.h")
-    add_custom_command(
-      OUTPUT "${object}"
-      COMMAND "${cc}" "${input}" --emit=obj "--target=${target_list}" ${HGK_OPTIONS}
-              -o "${object}" -MD -MF "${object}.d"
-      DEPENDS "${input}" "${cc}"
-      DEPFILE "${object}.d"
-      COMMENT "hologram-cc ${src} -> ${stem}.o (${target_list})"
-      VERBATIM)
-    add_custom_command(
-      OUTPUT "${header}"
-      COMMAND "${cc}" "${input}" --emit=header "--target=${target_list}" ${HGK_OPTIONS}
-              -o "${header}" -MD -MF "${work}/${stem}.h.d"
-      DEPENDS "${input}" "${cc}"
-      DEPFILE "${work}/${stem}.h.d"
-      COMMENT "hologram-cc ${src} -> ${stem}.h"
-      VERBATIM)
+    foreach(emit obj header)
+      if(emit STREQUAL "obj")
+        set(output "${object}")
+      else()
+        set(output "${header}")
+      endif()
+      get_filename_component(name "${output}" NAME)
+      add_custom_command(
+        OUTPUT "${output}"
+        COMMAND "${cc}" "${input}" --emit=${emit} "--target=${target_list}" ${HGK_OPTIONS}
+                -o "${output}" -MD -MF "${work}/${name}.d"
+        DEPENDS "${input}" "${cc}"
+        DEPFILE "${work}/${name}.d"
+        COMMENT "hologram-cc ${src} -> ${name} (${target_list})"
+        VERBATIM)
+    endforeach()
     list(APPEND objects "${object}")
     list(APPEND headers "${header}")
   endforeach()

@@ -8,6 +8,7 @@
 #include "hologram/isa/text.h"
 #include "hologram/runtime/backend.h"
 #include "hologram/support/file_io.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 #include <xxhash.h>
@@ -37,22 +38,24 @@ constexpr const char *kScale = R"(
 )";
 
 isa::Module scale_module() {
-  DiagnosticEngine diags;
-  auto m = isa::parse_module(kScale, "scale.hasm", diags);
-  EXPECT_TRUE(m) << diags.to_string();
-  return *m;
+  return test::parse_ok(kScale);
+}
+
+/// What hologram-cc scale.hasm --target=x86-64-v2,x86-64-v3 passes the driver.
+driver::CpuOutputOptions scale_options() {
+  driver::CpuOutputOptions o;
+  o.targets = {"x86-64-v2", "x86-64-v3"};
+  o.module_name = "scale";
+  o.sources = {"scale.hasm"};
+  o.compiler_version = "test";
+  return o;
 }
 
 /// The bytes of a bundle of kScale made by the driver, as hologram-cc --emit=bundle does.
 const std::string &scale_bundle() {
   static const std::string bytes = [] {
-    driver::CpuOutputOptions o;
-    o.targets = {"x86-64-v2", "x86-64-v3"};
-    o.module_name = "scale";
-    o.sources = {"scale.hasm"};
-    o.compiler_version = "test";
     std::string out;
-    auto st = driver::emit_cpu_output(scale_module(), o, "bundle", out);
+    auto st = driver::emit_cpu_output(scale_module(), scale_options(), "bundle", out);
     EXPECT_TRUE(st) << st.message();
     return out;
   }();
@@ -109,11 +112,7 @@ std::string temp_path(const std::string &name) {
 
 TEST(Bundle, RoundTripsAndIsDeterministic) {
   const auto &bytes = scale_bundle();
-  driver::CpuOutputOptions o;
-  o.targets = {"x86-64-v2", "x86-64-v3"};
-  o.module_name = "scale";
-  o.sources = {"scale.hasm"};
-  o.compiler_version = "test";
+  auto o = scale_options();
   std::string again;
   ASSERT_TRUE(driver::emit_cpu_output(scale_module(), o, "bundle", again));
   EXPECT_EQ(bytes, again);
