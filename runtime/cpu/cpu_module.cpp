@@ -348,6 +348,7 @@ std::shared_ptr<CpuModule> CpuModule::load_bundle(const std::string &path) {
     throw Error(ErrorCode::Internal, "memfd_create failed: " + std::string(strerror(errno)));
   for (size_t done = 0; done < cpu->bytes.size();) {
     ssize_t n = write(fd, cpu->bytes.data() + done, cpu->bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
       close(fd);
       throw Error(ErrorCode::Internal, "writing the CPU payload of '" + path + "' failed");
