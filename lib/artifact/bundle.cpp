@@ -9,6 +9,7 @@
 #include <xxhash.h>
 
 #include <cstring>
+#include <fstream>
 
 namespace hologram::artifact {
 
@@ -139,6 +140,13 @@ const BundlePayload *Bundle::find_payload(std::string_view kind) const {
 
 bool is_bundle(std::string_view bytes) {
   return bytes.substr(0, kBundleMagic.size()) == kBundleMagic;
+}
+
+bool is_bundle_file(const std::string &path) {
+  char head[kBundleMagic.size()] = {};
+  std::ifstream in(path, std::ios::binary);
+  if (in) in.read(head, sizeof head);
+  return is_bundle(std::string_view(head, static_cast<size_t>(in.gcount())));
 }
 
 std::string bundle_manifest(const Bundle &bundle) {

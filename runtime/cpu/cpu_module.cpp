@@ -20,7 +20,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -292,11 +291,7 @@ std::string requested_cpu_isa() {
 }
 
 std::shared_ptr<CpuModule> CpuModule::load_file(const std::string &path) {
-  char head[8] = {};
-  std::ifstream in(path, std::ios::binary);
-  if (in) in.read(head, sizeof head);
-  if (artifact::is_bundle(std::string_view(head, static_cast<size_t>(in.gcount()))))
-    return load_bundle(path);
+  if (artifact::is_bundle_file(path)) return load_bundle(path);
   return open_shared_object(path, path, -1);
 }
 

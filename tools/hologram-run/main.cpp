@@ -16,7 +16,6 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
-#include <fstream>
 #include <unistd.h>
 
 #include <cmath>
@@ -30,13 +29,6 @@ using namespace hologram;
 using isa::Type;
 
 enum Exit { kOk = 0, kInputError = 1, kUsageError = 2, kLaunchError = 3 };
-
-bool file_is_bundle(const std::string &path) {
-  char head[8] = {};
-  std::ifstream in(path, std::ios::binary);
-  if (in) in.read(head, sizeof head);
-  return artifact::is_bundle(std::string_view(head, static_cast<size_t>(in.gcount())));
-}
 
 struct UsageError {
   std::string message;
@@ -262,7 +254,7 @@ int run(int argc, char **argv) {
   std::optional<artifact::Bundle> bundle;
   std::optional<driver::CompiledInput> compiled;
   bool is_circuit = false;
-  if (lang.empty() && file_is_bundle(file)) {
+  if (lang.empty() && artifact::is_bundle_file(file)) {
     if (!target.empty() || bounds_check) {
       std::cerr << "hologram-run: error: --target and --bounds-check apply when compiling; '"
                 << file << "' is a bundle, compiled already\n";

@@ -64,6 +64,8 @@ struct Bundle {
 
 /// Whether `bytes` start with the bundle magic.
 bool is_bundle(std::string_view bytes);
+/// Whether the file at `path` starts with the bundle magic (false if it cannot be read).
+bool is_bundle_file(const std::string &path);
 
 /// The manifest (JSON) and the whole file for `bundle`. `module`, `options`, `module_name`,
 /// `sources`, `compiler_version` and the CPU payload must be set; the ISA payload and the
