@@ -13,6 +13,9 @@ if [[ ! -f $build/build.ninja ]]; then
     -DCMAKE_CXX_FLAGS="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fsanitize=fuzzer-no-link" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined"
 fi
+# Test discovery runs the test programs during the build, so the suppressions apply there too.
+export LSAN_OPTIONS=suppressions=$root/test/lsan.supp
+export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 cmake --build "$build" --parallel "$(nproc)"
 cd "$build"
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure --parallel "$(nproc)"

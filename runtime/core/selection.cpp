@@ -2,6 +2,9 @@
 // yields the backend it names or an error listing why each candidate was rejected.
 #include "../cpu/cpu_backend.h"
 #include "hologram/runtime/backend.h"
+#ifdef HOLOGRAM_HAVE_VULKAN
+#include "../vulkan/vulkan_backend.h"
+#endif
 
 #include <algorithm>
 #include <sstream>
@@ -15,6 +18,17 @@ const std::vector<std::string> kKnown = {"vulkan", "opencl", "cpu"};
 /// Why a backend this build does not contain cannot be used.
 std::string absent_reason(const std::string &name) {
   return "the " + name + " backend is not part of this build of hologram";
+}
+
+/// Starts backend `name`; `automatic` restricts Vulkan and OpenCL to GPUs (SPEC §10: CPU-class
+/// devices only when asked for by name). Throws Error(BackendUnavailable) with the reason.
+std::unique_ptr<Backend> start(const std::string &name, bool automatic) {
+  if (name == "cpu") return runtime::make_cpu_backend();
+#ifdef HOLOGRAM_HAVE_VULKAN
+  if (name == "vulkan") return runtime::make_vulkan_backend(!automatic);
+#endif
+  (void)automatic;
+  throw Error(ErrorCode::BackendUnavailable, absent_reason(name));
 }
 
 } // namespace
@@ -36,7 +50,18 @@ Preference Preference::parse(const std::string &text) {
 
 std::vector<BackendReport> discover() {
   std::vector<BackendReport> out;
+#ifdef HOLOGRAM_HAVE_VULKAN
+  std::string error;
+  auto devices = runtime::vulkan_devices(error);
+  if (devices.empty()) out.push_back({"vulkan", "", false, error});
+  for (const auto &d : devices)
+    out.push_back({"vulkan", d.name, d.usable,
+                   !d.usable  ? d.reason
+                   : d.is_gpu ? ""
+                              : "a CPU device: chosen only when the vulkan backend is named"});
+#else
   out.push_back({"vulkan", "", false, absent_reason("vulkan")});
+#endif
   out.push_back({"opencl", "", false, absent_reason("opencl")});
   auto cpu = runtime::cpu_device_info();
   out.push_back({"cpu", cpu.name, true, ""});
@@ -45,11 +70,16 @@ std::vector<BackendReport> discover() {
 
 std::unique_ptr<Backend> create_backend(const Preference &preference) {
   // auto: a GPU through Vulkan, then through OpenCL, then the CPU backend.
-  std::vector<std::string> order = preference.names.empty() ? kKnown : preference.names;
+  const bool automatic = preference.names.empty();
+  std::vector<std::string> order = automatic ? kKnown : preference.names;
   std::string rejected;
   for (const auto &name : order) {
-    if (name == "cpu") return runtime::make_cpu_backend();
-    rejected += "\n  " + name + ": " + absent_reason(name);
+    try {
+      return start(name, automatic);
+    } catch (const Error &e) {
+      if (e.code() != ErrorCode::BackendUnavailable) throw;
+      rejected += "\n  " + name + ": " + e.what();
+    }
   }
   throw Error(ErrorCode::BackendUnavailable, "no backend could be started:" + rejected);
 }

@@ -2,6 +2,7 @@
 // HOLOGRAM_REQUIRE_BACKENDS (e.g. "cpu,vulkan,opencl") names runners that must be available:
 // a required runner that cannot start fails the suite instead of being skipped.
 #include "cpu_runner.h"
+#include "device_runner.h"
 #include "harness.h"
 #include "hologram/runtime/cpu.h"
 
@@ -18,6 +19,12 @@ using namespace hologram::conformance;
 
 namespace {
 
+/// Runners that could not start, with the reason.
+std::map<std::string, std::string> &unavailable() {
+  static std::map<std::string, std::string> reasons;
+  return reasons;
+}
+
 std::vector<std::unique_ptr<Runner>> make_runners() {
   std::vector<std::unique_ptr<Runner>> runners;
   runners.push_back(std::make_unique<InterpRunner>());
@@ -29,6 +36,13 @@ std::vector<std::unique_ptr<Runner>> make_runners() {
   if (runtime::cpu_has_feature("avx512f") && runtime::cpu_has_feature("avx512bw") &&
       runtime::cpu_has_feature("avx512dq") && runtime::cpu_has_feature("avx512vl"))
     runners.push_back(std::make_unique<CpuRunner>("x86-64-v4"));
+  // Vulkan, named explicitly so CPU-class drivers (lavapipe) count; when it cannot start, the
+  // suite says why and RequiredBackendsAreAvailable fails if the environment requires it.
+  std::string error;
+  if (auto vk = DeviceRunner::start("vulkan", error))
+    runners.push_back(std::move(vk));
+  else
+    unavailable()["vulkan"] = error;
   return runners;
 }
 
@@ -118,6 +132,9 @@ TEST_P(Conformance, MatchesReference) {
       c.kernel.empty() ? &in.module.kernels.at(0) : in.module.find_kernel(c.kernel);
   ASSERT_NE(kernel, nullptr) << "no kernel " << c.kernel << " in " << c.file;
 
+  if (auto why = runner.unsupported(*kernel); !why.empty())
+    GTEST_SKIP() << runner.name() << " cannot run this kernel yet: " << why;
+
   CaseData data;
   c.inputs(data);
   CaseData expected = data;
@@ -172,8 +189,10 @@ TEST(ConformanceCorpus, RequiredBackendsAreAvailable) {
       bool found = std::any_of(have.begin(), have.end(), [&](const std::string &h) {
         return h == name || h.starts_with(name + "_");
       });
+      auto why = unavailable().find(name);
       EXPECT_TRUE(found) << "HOLOGRAM_REQUIRE_BACKENDS names '" << name
-                         << "', which this build cannot run";
+                         << "', which this build cannot run"
+                         << (why == unavailable().end() ? std::string() : ": " + why->second);
     }
 }
 

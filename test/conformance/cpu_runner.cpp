@@ -51,28 +51,12 @@ Status CpuRunner::run(const isa::Kernel &kernel, const LaunchConfig &launch, Cas
     auto info = backend->module_info(module);
     if (info.variant != level_)
       return {ErrorCode::Internal, "the dispatcher chose " + info.variant + ", not " + level_};
-    std::vector<KernelArg> args;
-    std::vector<std::pair<std::string, BufferHandle>> arrays;
-    for (const auto &p : kernel.params) {
-      if (p.kind == isa::ParamKind::Scalar) {
-        auto it = data.scalars.find(p.name);
-        if (it == data.scalars.end())
-          return {ErrorCode::InvalidArgument, "the case gives no scalar " + p.name};
-        args.push_back(KernelArg::scalar(p.type, it->second));
-        continue;
-      }
-      auto it = data.arrays.find(p.name);
-      if (it == data.arrays.end())
-        return {ErrorCode::InvalidArgument, "the case gives no array " + p.name};
-      auto b = backend->allocate_buffer(std::max<size_t>(it->second.bytes.size(), 1));
-      backend->copy_to_buffer(b, 0, it->second.bytes);
-      arrays.emplace_back(p.name, b);
-      args.push_back(KernelArg::buffer(b));
-    }
-    backend->copy_to_boundary(0, data.boundary);
-    backend->launch(module, kernel.name, launch, args);
-    for (auto &[name, b] : arrays) backend->copy_from_buffer(b, 0, data.arrays.at(name).bytes);
-    backend->copy_from_boundary(0, data.boundary);
+    if (auto st = run_with_backend(*backend, kernel, data,
+                                   [&](std::span<const KernelArg> args) {
+                                     backend->launch(module, kernel.name, launch, args);
+                                   });
+        !st)
+      return st;
   } catch (const Error &e) {
     runtime::set_cpu_isa("");
     return {e.code(), e.what()};

@@ -7,6 +7,7 @@
 #include "hologram/driver/driver.h"
 #include "hologram/interp/interpreter.h"
 #include "hologram/isa/atlas.h"
+#include "hologram/runtime/backend.h"
 
 #include <cmath>
 #include <cstring>
@@ -82,6 +83,9 @@ public:
   virtual ~Runner() = default;
   [[nodiscard]] virtual std::string name() const = 0;
   virtual Status run(const isa::Kernel &kernel, const LaunchConfig &launch, CaseData &data) = 0;
+  /// Why this runner cannot run `kernel` yet ("" when it can): the test is then skipped,
+  /// visibly, with this reason.
+  virtual std::string unsupported(const isa::Kernel &) { return ""; }
 };
 
 /// The reference interpreter.
@@ -90,6 +94,11 @@ public:
   [[nodiscard]] std::string name() const override { return "interp"; }
   Status run(const isa::Kernel &kernel, const LaunchConfig &launch, CaseData &data) override;
 };
+
+/// Copies a case's arrays, scalars and boundary pool into `backend`, calls `launch` with the
+/// arguments, and copies the arrays and the boundary pool back.
+Status run_with_backend(Backend &backend, const isa::Kernel &kernel, CaseData &data,
+                        const std::function<void(std::span<const KernelArg>)> &launch);
 
 /// Every case of the corpus.
 std::vector<Case> all_cases();

@@ -2,6 +2,7 @@
 // Exit status: 0 success, 1 input errors, 2 usage errors.
 #include "hologram/driver/cpu_output.h"
 #include "hologram/driver/driver.h"
+#include "hologram/driver/spirv_output.h"
 #include "hologram/isa/text.h"
 #include "hologram/support/file_io.h"
 
@@ -83,11 +84,13 @@ int run(int argc, char **argv) {
   app.add_option("-o", output, "output file ('-' for standard output)");
   app.add_option("--emit", emit,
                  "what to produce: isa, canonical (circuits), llvm, bc, asm, obj, static, shared, "
-                 "header, bundle (.hgb), manifest (a bundle's JSON manifest)")
+                 "header, bundle (.hgb), manifest (a bundle's JSON manifest), spirv, spirv-asm")
       ->check(CLI::IsMember({"isa", "canonical", "llvm", "bc", "asm", "obj", "static", "shared",
-                             "header", "bundle", "manifest"}));
-  app.add_option("--target", targets,
-                 "comma-separated targets: x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name");
+                             "header", "bundle", "manifest", "spirv", "spirv-asm"}));
+  auto *target_opt = app.add_option(
+      "--target", targets,
+      "comma-separated targets: x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name; for "
+      "spirv and spirv-asm one of vulkan1.1, vulkan1.2, vulkan1.3 (default vulkan1.1)");
   app.add_flag("-g", debug, "debug line tables pointing at the source");
   app.add_flag("--ffast-math", fast_math, "allow fast, less exact floating point (-ffast-math)");
   app.add_flag("--fbounds-check", bounds_check,
@@ -196,6 +199,17 @@ int run(int argc, char **argv) {
     for (const auto &in : compiled) co.sources.push_back(in.path);
     co.compiler_version = HOLOGRAM_VERSION;
     if (auto st = driver::emit_cpu_output(all, co, emit, text); !st) {
+      std::cerr << "hologram-cc: error: " << st.message() << '\n';
+      return st.code() == ErrorCode::InvalidArgument ? kUsageError : kInputError;
+    }
+  } else if (driver::is_spirv_emit(emit)) {
+    driver::SpirvOutputOptions so;
+    if (target_opt->count() > 0) so.targets = driver::split_target_list(targets);
+    so.opt_level = opt_level;
+    so.fast_math = fast_math;
+    so.bounds_check = bounds_check;
+    so.check_div = check_div;
+    if (auto st = driver::emit_spirv_output(all, so, emit, text); !st) {
       std::cerr << "hologram-cc: error: " << st.message() << '\n';
       return st.code() == ErrorCode::InvalidArgument ? kUsageError : kInputError;
     }

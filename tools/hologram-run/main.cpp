@@ -16,6 +16,7 @@
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <unistd.h>
 
 #include <cmath>
@@ -135,14 +136,13 @@ std::string element_json(Type t, uint64_t bits) {
   return isa::format_literal(Type::F32, isa::f32_bits(static_cast<float>(v)));
 }
 
-/// Loads a compiled module (a shared object or a bundle) into the CPU backend and runs
-/// `kernel`; arrays and the boundary pool are copied in and back out.
-Status run_module_file(const std::string &path, const isa::Kernel &kernel,
-                       const LaunchConfig &launch, std::vector<interp::ArgValue> &args,
-                       interp::AtlasState &atlas) {
+/// Runs `kernel` on backend `name` through `start` (a module launch or execute_program);
+/// arrays and the Atlas state are copied in and back out.
+Status run_on_backend(const std::string &name, const isa::Kernel &kernel,
+                      std::vector<interp::ArgValue> &args, interp::AtlasState &atlas,
+                      const std::function<void(Backend &, std::span<const KernelArg>)> &start) {
   try {
-    auto backend = create_backend(Preference::parse("cpu"));
-    auto m = backend->load_module(path);
+    auto backend = create_backend(Preference::parse(name));
     std::vector<KernelArg> kargs;
     for (size_t i = 0; i < args.size(); ++i) {
       const auto &p = kernel.params[i];
@@ -164,7 +164,7 @@ Status run_module_file(const std::string &path, const isa::Kernel &kernel,
     backend->copy_to_boundary(0, atlas.boundary);
     backend->set_resonance(atlas.resonance);
     backend->set_phase(atlas.phase);
-    backend->launch(m, kernel.name, launch, kargs);
+    start(*backend, kargs);
     for (size_t i = 0; i < args.size(); ++i) {
       const auto &p = kernel.params[i];
       if (p.kind == isa::ParamKind::Pool)
@@ -179,6 +179,17 @@ Status run_module_file(const std::string &path, const isa::Kernel &kernel,
     return {e.code(), e.what()};
   }
   return {};
+}
+
+/// Loads a compiled module (a shared object or a bundle) into the CPU backend and runs
+/// `kernel`.
+Status run_module_file(const std::string &path, const isa::Kernel &kernel,
+                       const LaunchConfig &launch, std::vector<interp::ArgValue> &args,
+                       interp::AtlasState &atlas) {
+  return run_on_backend("cpu", kernel, args, atlas,
+                        [&](Backend &b, std::span<const KernelArg> kargs) {
+                          b.launch(b.load_module(path), kernel.name, launch, kargs);
+                        });
 }
 
 /// Compiles the module to a shared object in a temporary directory and runs it.
@@ -218,8 +229,9 @@ int run(int argc, char **argv) {
   app.add_option("--circuit-type", circuit_type, "element type of circuit classes (default f32)");
   app.add_option("--kernel", kernel_name, "kernel to run (default: the only one)");
   app.add_option("--backend", backend,
-                 "interp (the reference interpreter) or cpu (compiled x86 code)")
-      ->check(CLI::IsMember({"interp", "cpu"}));
+                 "interp (the reference interpreter), cpu (compiled x86 code) or vulkan "
+                 "(SPIR-V on the first Vulkan device)")
+      ->check(CLI::IsMember({"interp", "cpu", "vulkan"}));
   std::string target;
   bool bounds_check = false;
   app.add_option("--target", target, "x86 targets for --backend=cpu (default: this CPU's level)");
@@ -388,6 +400,15 @@ int run(int argc, char **argv) {
     Status st;
     if (backend == "cpu" && bundle) {
       st = run_module_file(file, *kernel, launch, args, atlas);
+    } else if (backend == "vulkan") {
+      if (bundle || check_div || bounds_check)
+        throw UsageError{bundle ? "--backend=vulkan runs program files, not bundles, in this build"
+                                : "--check-div and --bounds-check are not available with "
+                                  "--backend=vulkan yet"};
+      st = run_on_backend("vulkan", *kernel, args, atlas,
+                          [&](Backend &b, std::span<const KernelArg> kargs) {
+                            b.execute_program(*kernel, launch, kargs);
+                          });
     } else if (backend == "cpu") {
       driver::CpuOutputOptions co;
       co.targets = target.empty() ? std::vector<std::string>{driver::host_cpu_target()}

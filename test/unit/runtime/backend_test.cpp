@@ -146,19 +146,26 @@ TEST(Backend, AtlasStatePersistsAndIsAccessible) {
 }
 
 TEST(Backend, SelectionNeverFallsBackSilently) {
-  EXPECT_EQ(create_backend()->device_info().backend, "cpu");
+  // auto takes Vulkan and OpenCL GPUs only; CPU-class devices (lavapipe) need their name.
+  auto chosen = create_backend();
+  if (chosen->device_info().backend == "vulkan")
+    EXPECT_EQ(chosen->device_info().kind, DeviceKind::Gpu);
   std::string msg;
-  EXPECT_EQ(code_of([&] { create_backend(Preference::parse("vulkan")); }, &msg),
+  EXPECT_EQ(code_of([&] { create_backend(Preference::parse("opencl")); }, &msg),
             ErrorCode::BackendUnavailable);
-  EXPECT_NE(msg.find("vulkan: the vulkan backend is not part of this build"), std::string::npos)
+  EXPECT_NE(msg.find("opencl: the opencl backend is not part of this build"), std::string::npos)
       << msg;
   EXPECT_EQ(code_of([&] { Preference::parse("cuda"); }, &msg), ErrorCode::InvalidArgument);
-  EXPECT_EQ(create_backend(Preference::parse("vulkan,cpu"))->device_info().backend, "cpu");
+  EXPECT_EQ(create_backend(Preference::parse("opencl,cpu"))->device_info().backend, "cpu");
   auto found = discover();
-  ASSERT_EQ(found.size(), 3u);
-  EXPECT_TRUE(found[2].usable);
-  EXPECT_FALSE(found[0].usable);
-  EXPECT_FALSE(found[0].reason.empty());
+  ASSERT_GE(found.size(), 3u);
+  EXPECT_EQ(found.back().backend, "cpu");
+  EXPECT_TRUE(found.back().usable);
+  for (const auto &r : found) {
+    if (r.backend != "opencl") continue;
+    EXPECT_FALSE(r.usable);
+    EXPECT_FALSE(r.reason.empty());
+  }
 }
 
 TEST(Backend, StreamPushesAnyLengthThroughAFixedPool) {

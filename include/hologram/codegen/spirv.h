@@ -1,0 +1,102 @@
+// Lowering of Atlas ISA modules to SPIR-V (SPEC §9): the Shader/GLCompute flavour for Vulkan
+// and the Kernel flavour for OpenCL, our own emitter (no detour through GLSL or OpenCL C).
+// Every module is validated with SPIRV-Tools for its environment and, from -O1, optimised
+// with spirv-opt. The reflection tells a runtime how to bind and launch each kernel.
+#pragma once
+
+#include "hologram/isa/program.h"
+#include "hologram/support/status.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hologram::codegen {
+
+enum class SpirvEnv { Vulkan1_1, Vulkan1_2, Vulkan1_3, OpenCL1_2, OpenCL2_0, OpenCL3_0 };
+
+struct SpirvTarget {
+  std::string name; ///< "vulkan1.2", "opencl1.2", ...
+  SpirvEnv env = SpirvEnv::Vulkan1_1;
+  [[nodiscard]] bool is_vulkan() const {
+    return env == SpirvEnv::Vulkan1_1 || env == SpirvEnv::Vulkan1_2 || env == SpirvEnv::Vulkan1_3;
+  }
+};
+
+/// Whether `name` names a SPIR-V target (vulkan1.1..1.3, opencl1.2/2.0/3.0).
+bool is_spirv_target_name(std::string_view name);
+std::optional<SpirvTarget> parse_spirv_target(std::string_view name);
+
+struct SpirvOptions {
+  SpirvTarget target;
+  unsigned opt_level = 2;    ///< 0: no spirv-opt; otherwise its performance passes
+  bool fast_math = false;    ///< -ffast-math: the target's own math precision
+  bool bounds_check = false; ///< -fbounds-check
+  bool check_div = false;    ///< -fcheck-div
+};
+
+/// A descriptor binding of a Vulkan kernel (set 0).
+struct SpirvBinding {
+  enum class Kind { Buffer, Pool, Status };
+  Kind kind = Kind::Buffer;
+  uint32_t binding = 0;
+  uint32_t param = 0; ///< parameter index (Buffer, Pool)
+};
+
+/// A scalar parameter's place in the push-constant block (Vulkan) or its kernel argument
+/// (OpenCL: `offset` is the argument index). 8- and 16-bit scalars travel as 32 bits, zero-
+/// or sign-extended by the runtime.
+struct SpirvScalar {
+  uint32_t param = 0;
+  uint32_t offset = 0;
+  uint32_t size = 4;
+};
+
+/// How a runtime binds and launches one kernel of a SPIR-V module.
+struct SpirvKernelInfo {
+  std::string name; ///< the entry point
+  std::vector<SpirvBinding> bindings;
+  std::vector<SpirvScalar> scalars;
+  /// Vulkan push-constant block: u32 grid[3] at 0 (the whole launch), u32 block_base[3] at 12
+  /// (the first block of this dispatch), then the scalars.
+  uint32_t push_constant_bytes = 0;
+  uint32_t local_size_spec_ids[3] = {0, 1, 2}; ///< specialisation constants of the block size
+  uint32_t shared_words_spec_id = 3;           ///< u32 words of shared memory (static + dynamic)
+  uint32_t static_shared_bytes = 0;
+  bool has_status = false; ///< binding of the status buffer (checks and launch errors)
+  uint32_t status_binding = 0;
+  /// Device capabilities beyond the baseline: "int8", "int16", "float64", "int64_atomics",
+  /// "storage_buffer_8bit", "storage_buffer_16bit".
+  std::vector<std::string> requires_features;
+};
+
+struct SpirvModule {
+  std::vector<uint32_t> words;
+  std::vector<SpirvKernelInfo> kernels;
+};
+
+/// Words of the status buffer a launch reads back when SpirvKernelInfo::has_status.
+namespace spirv_status {
+inline constexpr uint32_t kWords = 8;
+/// Word 0: 0 when the launch finished cleanly, otherwise one of these.
+enum Code : uint32_t { Ok = 0, OutOfBounds = 1, DivisionByZero = 2, Misaligned = 3 };
+/// Words 1-2: global lane (lo, hi); 3: parameter; 4-5: byte offset (lo, hi); 6: access size;
+/// 7: instruction index.
+} // namespace spirv_status
+
+/// Lowers a verified module: one SPIR-V module holding one entry point per kernel. Errors
+/// (an instruction the target cannot run, a SPIRV-Tools validation failure) name the kernel
+/// and the instruction's source location.
+Status compile_spirv(const isa::Module &module, const SpirvOptions &options, SpirvModule &out);
+
+/// SPIR-V assembly as spirv-dis writes it (friendly names, no header comments).
+Status disassemble_spirv(const std::vector<uint32_t> &words, std::string &out);
+/// Validates `words` for `target`'s environment.
+Status validate_spirv(const std::vector<uint32_t> &words, const SpirvTarget &target);
+
+/// The reflection of a module as the JSON object stored in manifests.
+std::string spirv_reflection_json(const SpirvModule &module);
+
+} // namespace hologram::codegen

@@ -1,0 +1,30 @@
+// The SPIR-V outputs of the driver (SPEC §9, §11): a binary module (`--emit=spirv`) or its
+// disassembly (`--emit=spirv-asm`) for one Vulkan or OpenCL target.
+#pragma once
+
+#include "hologram/isa/program.h"
+#include "hologram/support/status.h"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hologram::driver {
+
+struct SpirvOutputOptions {
+  std::vector<std::string> targets = {"vulkan1.1"}; ///< exactly one SPIR-V target
+  unsigned opt_level = 2;
+  bool fast_math = false;
+  bool bounds_check = false;
+  bool check_div = false;
+};
+
+/// Whether `emit` is spirv or spirv-asm.
+bool is_spirv_emit(std::string_view emit);
+
+/// Produces the bytes of the `emit` output for `module`. A target that is not a SPIR-V
+/// target, or more than one, is an InvalidArgument error.
+Status emit_spirv_output(const isa::Module &module, const SpirvOutputOptions &options,
+                         std::string_view emit, std::string &bytes);
+
+} // namespace hologram::driver

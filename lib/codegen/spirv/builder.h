@@ -1,0 +1,116 @@
+// A SPIR-V module under construction: result ids, the logical sections of SPEC 2.4 of the
+// SPIR-V specification, de-duplicated types and constants, and function bodies written block
+// by block. The enums come from SPIRV-Headers; nothing here knows about the Atlas ISA.
+#pragma once
+
+#include <spirv/unified1/spirv.hpp11>
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hologram::codegen::spirv {
+
+using Id = uint32_t;
+using Words = std::vector<uint32_t>;
+
+/// Appends one instruction (opcode and word count in the first word).
+void append(Words &out, spv::Op op, const Words &operands);
+/// A literal string operand (nul-terminated, padded to words).
+void append_string(Words &out, std::string_view s);
+
+class Builder {
+public:
+  Builder();
+
+  Id fresh() { return next_id_++; }
+  [[nodiscard]] uint32_t bound() const { return next_id_; }
+
+  void capability(spv::Capability c) { capabilities_.insert(c); }
+  void extension(const std::string &e) { extensions_.insert(e); }
+  Id import(const std::string &set); ///< OpExtInstImport, once per set
+  void memory_model(spv::AddressingModel a, spv::MemoryModel m) {
+    addressing_ = a;
+    memory_ = m;
+  }
+
+  void entry_point(spv::ExecutionModel model, Id fn, const std::string &name,
+                   const std::vector<Id> &interface);
+  void execution_mode(Id fn, spv::ExecutionMode mode, const Words &literals);
+  void name(Id id, std::string_view n);
+  void member_name(Id type, uint32_t member, std::string_view n);
+  void decorate(Id id, spv::Decoration d, const Words &literals = {});
+  void member_decorate(Id type, uint32_t member, spv::Decoration d, const Words &literals = {});
+
+  // Types, de-duplicated except where noted.
+  Id t_void();
+  Id t_bool();
+  Id t_int(uint32_t bits, bool is_signed = false);
+  Id t_float(uint32_t bits);
+  Id t_vector(Id component, uint32_t n);
+  Id t_pointer(spv::StorageClass sc, Id pointee);
+  Id t_function(Id ret, const std::vector<Id> &params);
+  Id t_array(Id element, Id length_constant);
+  /// Never de-duplicated: callers decorate them (ArrayStride, Block, offsets).
+  Id t_runtime_array_unique(Id element);
+  Id t_array_unique(Id element, Id length_constant);
+  Id t_struct_unique(const std::vector<Id> &members);
+
+  // Constants, de-duplicated.
+  Id c_bool(bool v);
+  Id c_int(uint32_t bits, uint64_t value); ///< in an unsigned integer type of `bits`
+  Id c_u32(uint32_t v) { return c_int(32, v); }
+  Id c_u64(uint64_t v) { return c_int(64, v); }
+  Id c_float(uint32_t bits, uint64_t value_bits);
+  Id c_null(Id type);
+  Id c_composite(Id type, const std::vector<Id> &parts);
+  Id spec_u32(uint32_t spec_id, uint32_t default_value);
+  Id spec_composite(Id type, const std::vector<Id> &parts);
+
+  /// A module-scope variable (Private, StorageBuffer, Workgroup, PushConstant, ...).
+  Id global_variable(Id pointer_type, spv::StorageClass sc, Id initializer = 0);
+
+  // Functions and blocks. Function-scope variables go to the entry block, wherever they are
+  // requested.
+  Id begin_function(Id ret, Id fn_type, Id fn = 0);
+  Id function_param(Id type);
+  void end_function();
+  Id local_variable(Id type); ///< type is the pointee type
+  void begin_block(Id label);
+  [[nodiscard]] bool in_block() const { return in_block_; }
+  [[nodiscard]] Id current_block() const { return current_label_; }
+  /// An instruction with a result type and result id; returns the id.
+  Id op(spv::Op o, Id type, const Words &operands);
+  /// An instruction without result.
+  void op_void(spv::Op o, const Words &operands);
+  /// Ends the current block.
+  void terminate(spv::Op o, const Words &operands);
+  Id ext(Id set, Id type, uint32_t instruction, const Words &operands);
+
+  [[nodiscard]] Words finish(uint32_t version) const;
+
+private:
+  Id type(spv::Op o, const Words &operands);
+  Id constant(spv::Op o, Id type, const Words &operands);
+
+  Id next_id_ = 1;
+  std::set<spv::Capability> capabilities_;
+  std::set<std::string> extensions_;
+  std::map<std::string, Id> imports_;
+  spv::AddressingModel addressing_ = spv::AddressingModel::Logical;
+  spv::MemoryModel memory_ = spv::MemoryModel::GLSL450;
+  Words entry_points_, execution_modes_, names_, annotations_, globals_, functions_;
+  std::map<Words, Id> types_;     ///< opcode + operands -> id
+  std::map<Words, Id> constants_; ///< opcode + type + operands -> id
+
+  // The function being written.
+  Words fn_header_, fn_locals_, fn_body_;
+  size_t locals_at_ = 0; ///< where the entry block's variables go in fn_body_
+  Id current_label_ = 0;
+  bool in_function_ = false, in_block_ = false, first_block_ = true;
+};
+
+} // namespace hologram::codegen::spirv

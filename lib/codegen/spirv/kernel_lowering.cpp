@@ -1,0 +1,1598 @@
+// One Atlas kernel as a SPIR-V GLCompute entry point (SPEC §9.1).
+//
+// Registers are Private variables, one per (register, type) slot, so the subroutines of a
+// kernel (`call`/`ret`) become SPIR-V functions that share them; spirv-opt turns them into
+// SSA values. Control flow is structured region by region: a region (a function body or a
+// natural loop) lists its blocks and child loops in reverse post-order, which is a
+// topological order of the region once its child loops are collapsed (the verifier rejects
+// irreducible graphs). The region's first item runs unconditionally; every later item is a
+// selection construct guarded by `cur == item`, where `cur` names the block control goes to.
+// A loop is a loop construct whose body is its region; it continues while `cur` names its
+// header and breaks otherwise, so exits to any outer block (or outer loop's header) need no
+// further structure. `exit` and `ret` are OpReturn, which SPIR-V allows anywhere.
+//
+// Arithmetic follows SPEC §3.4 exactly: integer division by zero yields 0, MIN / -1 = MIN,
+// shift amounts are reduced modulo the width, float->int conversions saturate, min/max are
+// IEEE minNum/maxNum with -0 < +0, float results carry NoContraction so a driver cannot fuse
+// a multiply and an add the ISA rounds separately. 8- and 16-bit integers and f16/bf16 bits
+// live in 32-bit registers (normalised after every operation), so no Int8/Int16 arithmetic
+// capability is needed; buffers keep their element width in memory.
+#include "hologram/isa/accesses.h"
+#include "hologram/isa/cfg.h"
+#include "hologram/isa/type_dispatch.h"
+#include "hologram/opt/lane_analysis.h"
+#include "lowering.h"
+
+#include <spirv/unified1/GLSL.std.450.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace hologram::codegen::spirv {
+
+using namespace isa;
+using spv::Op;
+using SC = spv::StorageClass;
+
+namespace {
+
+bool is64(Type t) {
+  return type_size(t) == 8;
+}
+
+std::string location(const Kernel &k, const Instruction &inst) {
+  return "kernel '" + k.name + "', line " + std::to_string(inst.loc.line) + ":" +
+         std::to_string(inst.loc.col);
+}
+
+/// A natural loop of one function.
+struct Loop {
+  uint32_t header = 0;
+  std::set<uint32_t> body; ///< includes the header
+  int parent = -1;         ///< index of the enclosing loop
+};
+
+class KernelLowering {
+public:
+  KernelLowering(Builder &b, const Kernel &k, uint32_t index, const SpirvOptions &o)
+      : b_(b), k_(k), index_(index), o_(o), cfg_(build_cfg(k)), lanes_(opt::analyse_lanes(k)) {}
+
+  SpirvKernelInfo run() {
+    info_.name = k_.name;
+    info_.static_shared_bytes = k_.shared_bytes;
+    for (uint32_t d = 0; d < 3; ++d) info_.local_size_spec_ids[d] = index_ * 4 + d;
+    info_.shared_words_spec_id = index_ * 4 + 3;
+    check_supported();
+    b_.capability(spv::Capability::Shader);
+    b_.capability(spv::Capability::Int64);
+    glsl_ = b_.import("GLSL.std.450");
+    declare_interface();
+    declare_registers();
+
+    // Every function first, so calls can name any of them.
+    for (uint32_t f : cfg_.function_entries) fn_ids_[f] = b_.fresh();
+    Id entry = fn_ids_.at(cfg_.function_entries[0]);
+    for (uint32_t f : cfg_.function_entries) emit_function(f, f == cfg_.function_entries[0]);
+
+    // Before SPIR-V 1.4 the interface lists only Input and Output variables.
+    bool all_globals = o_.target.env != SpirvEnv::Vulkan1_1;
+    b_.entry_point(spv::ExecutionModel::GLCompute, entry, k_.name,
+                   all_globals ? interface_ : std::vector<Id>{local_id_, group_id_});
+    b_.name(entry, k_.name);
+    info_.requires_features.assign(features_.begin(), features_.end());
+    return info_;
+  }
+
+private:
+  // ------------------------------------------------------------------------------------------
+  // What this back end runs
+
+  void check_supported() {
+    for (const auto &inst : k_.insts) {
+      switch (inst.info().family) {
+      case OpFamily::Atlas:
+      case OpFamily::Pool:
+      case OpFamily::HigherOrder:
+      case OpFamily::Library:
+        throw Unsupported(location(k_, inst) + ": '" + std::string(inst.info().mnemonic) +
+                          "' is not supported by the SPIR-V back end yet");
+      default: break;
+      }
+      if (inst.op == Opcode::Addr)
+        throw Unsupported(location(k_, inst) +
+                          ": raw addresses ('addr') have no meaning under SPIR-V's logical "
+                          "addressing; use a parameter address");
+      for (const auto &op : inst.operands)
+        if (op.kind == OperandKind::Addr &&
+            (op.addr.base == AddrBase::Class || op.addr.base == AddrBase::Boundary ||
+             op.addr.base == AddrBase::Reg || op.addr.base == AddrBase::Pool))
+          throw Unsupported(location(k_, inst) +
+                            ": pool, class and boundary addresses are not supported by the "
+                            "SPIR-V back end yet");
+      if (inst.info().family == OpFamily::Math && inst.type == Type::F64)
+        throw Unsupported(location(k_, inst) + ": f64 '" + std::string(inst.info().mnemonic) +
+                          "' is not supported by the SPIR-V back end yet");
+      if (inst.op == Opcode::Erf)
+        throw Unsupported(location(k_, inst) +
+                          ": 'erf' is not supported by the SPIR-V back end yet");
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Types
+
+  Id u32t() { return b_.t_int(32); }
+  Id u64t() { return b_.t_int(64); }
+  Id boolt() { return b_.t_bool(); }
+  Id f32t() { return b_.t_float(32); }
+  Id f64t() {
+    use_f64();
+    return b_.t_float(64);
+  }
+  void use_f64() {
+    if (!f64_used_) {
+      f64_used_ = true;
+      b_.capability(spv::Capability::Float64);
+      features_.insert("float64");
+    }
+  }
+
+  /// The SPIR-V type of a register of ISA type t.
+  Id rep(Type t) {
+    switch (t) {
+    case Type::Pred: return boolt();
+    case Type::I64:
+    case Type::U64: return u64t();
+    case Type::F32: return f32t();
+    case Type::F64: return f64t();
+    default: return u32t();
+    }
+  }
+  /// The unsigned integer type of t's bits in memory.
+  Id mem_int(Type t) {
+    unsigned bits = type_bits(t);
+    if (bits == 8) {
+      b_.capability(spv::Capability::StorageBuffer8BitAccess);
+      b_.capability(spv::Capability::Int8);
+      if (o_.target.env == SpirvEnv::Vulkan1_1) b_.extension("SPV_KHR_8bit_storage");
+      features_.insert("int8");
+      features_.insert("storage_buffer_8bit");
+    } else if (bits == 16) {
+      b_.capability(spv::Capability::StorageBuffer16BitAccess);
+      b_.capability(spv::Capability::Int16);
+      features_.insert("int16");
+      features_.insert("storage_buffer_16bit");
+    }
+    return b_.t_int(bits);
+  }
+
+  Id cu32(uint32_t v) { return b_.c_u32(v); }
+  Id cu64(uint64_t v) { return b_.c_u64(v); }
+  Id cf32(float v) { return b_.c_float(32, std::bit_cast<uint32_t>(v)); }
+  Id cf64(double v) { return b_.c_float(64, std::bit_cast<uint64_t>(v)); }
+  Id cfloat(Type t, double v) { return t == Type::F64 ? cf64(v) : cf32(static_cast<float>(v)); }
+  Id ctrue() { return b_.c_bool(true); }
+
+  /// A constant of register type t from literal bits.
+  Id constant(Type t, uint64_t bits) {
+    switch (t) {
+    case Type::F32: return b_.c_float(32, bits & 0xffffffffu);
+    case Type::F64: use_f64(); return b_.c_float(64, bits);
+    case Type::I64:
+    case Type::U64: return cu64(bits);
+    default: return cu32(static_cast<uint32_t>(normalize_const(t, bits)));
+    }
+  }
+  static uint64_t normalize_const(Type t, uint64_t bits) {
+    switch (t) {
+    case Type::I8: return static_cast<uint32_t>(static_cast<int32_t>(static_cast<int8_t>(bits)));
+    case Type::I16: return static_cast<uint32_t>(static_cast<int32_t>(static_cast<int16_t>(bits)));
+    case Type::U8: return bits & 0xff;
+    case Type::U16:
+    case Type::F16:
+    case Type::BF16: return bits & 0xffff;
+    default: return bits & 0xffffffffu;
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Shorthands for instructions
+
+  Id op(Op o, Id t, const Words &w) { return b_.op(o, t, w); }
+  Id exact(Id v) {
+    if (!o_.fast_math) b_.decorate(v, spv::Decoration::NoContraction);
+    return v;
+  }
+  Id glsl(Id t, GLSLstd450 f, const Words &w) { return b_.ext(glsl_, t, f, w); }
+  Id sel(Id t, Id c, Id a, Id bv) { return op(Op::OpSelect, t, {c, a, bv}); }
+  Id ieq(Id a, Id bv) { return op(Op::OpIEqual, boolt(), {a, bv}); }
+  Id ine(Id a, Id bv) { return op(Op::OpINotEqual, boolt(), {a, bv}); }
+  Id land(Id a, Id bv) { return op(Op::OpLogicalAnd, boolt(), {a, bv}); }
+  Id lor(Id a, Id bv) { return op(Op::OpLogicalOr, boolt(), {a, bv}); }
+  Id lnot(Id a) { return op(Op::OpLogicalNot, boolt(), {a}); }
+  Id to64(Id v32) { return op(Op::OpUConvert, u64t(), {v32}); }
+  Id to32(Id v64) { return op(Op::OpUConvert, u32t(), {v64}); }
+  Id bitcast(Id t, Id v) { return op(Op::OpBitcast, t, {v}); }
+  Id load(Id t, Id ptr) { return op(Op::OpLoad, t, {ptr}); }
+  void store(Id ptr, Id v) { b_.op_void(Op::OpStore, {ptr, v}); }
+
+  /// Keeps the low bits of an 8/16-bit type, sign- or zero-extended into 32.
+  Id normalize(Type t, Id v) {
+    switch (t) {
+    case Type::I8: return op(Op::OpBitFieldSExtract, u32t(), {v, cu32(0), cu32(8)});
+    case Type::I16: return op(Op::OpBitFieldSExtract, u32t(), {v, cu32(0), cu32(16)});
+    case Type::U8: return op(Op::OpBitwiseAnd, u32t(), {v, cu32(0xff)});
+    case Type::U16:
+    case Type::F16:
+    case Type::BF16: return op(Op::OpBitwiseAnd, u32t(), {v, cu32(0xffff)});
+    default: return v;
+    }
+  }
+
+  // Structured control flow inside one instruction: if (c) { then() }.
+  void if_then(Id c, const std::function<void()> &then) {
+    Id t = b_.fresh(), m = b_.fresh();
+    b_.op_void(Op::OpSelectionMerge, {m, 0});
+    b_.terminate(Op::OpBranchConditional, {c, t, m});
+    b_.begin_block(t);
+    then();
+    if (b_.in_block()) b_.terminate(Op::OpBranch, {m});
+    b_.begin_block(m);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Interface: built-ins, push constants, buffers, shared memory, status
+
+  void declare_interface() {
+    Id uvec3 = b_.t_vector(u32t(), 3);
+    Id in_ptr = b_.t_pointer(SC::Input, uvec3);
+    local_id_ = b_.global_variable(in_ptr, SC::Input);
+    b_.decorate(local_id_, spv::Decoration::BuiltIn,
+                {static_cast<uint32_t>(spv::BuiltIn::LocalInvocationId)});
+    group_id_ = b_.global_variable(in_ptr, SC::Input);
+    b_.decorate(group_id_, spv::Decoration::BuiltIn,
+                {static_cast<uint32_t>(spv::BuiltIn::WorkgroupId)});
+    interface_ = {local_id_, group_id_};
+
+    for (uint32_t d = 0; d < 3; ++d) bdim_[d] = b_.spec_u32(info_.local_size_spec_ids[d], 1);
+    Id wg = b_.spec_composite(uvec3, {bdim_[0], bdim_[1], bdim_[2]});
+    b_.decorate(wg, spv::Decoration::BuiltIn, {static_cast<uint32_t>(spv::BuiltIn::WorkgroupSize)});
+
+    // Push constants: geometry, then the scalars.
+    std::vector<Id> members(6, u32t());
+    std::vector<uint32_t> offsets{0, 4, 8, 12, 16, 20};
+    uint32_t offset = 24;
+    for (uint32_t p = 0; p < k_.params.size(); ++p) {
+      const Param &param = k_.params[p];
+      if (param.kind != ParamKind::Scalar) continue;
+      uint32_t size = is64(param.type) ? 8 : 4;
+      offset = (offset + size - 1) & ~(size - 1);
+      info_.scalars.push_back({p, offset, size});
+      push_member_[p] = static_cast<uint32_t>(members.size());
+      members.push_back(rep(param.type));
+      offsets.push_back(offset);
+      offset += size;
+    }
+    info_.push_constant_bytes = (offset + 7) & ~7u;
+    Id pc_struct = b_.t_struct_unique(members);
+    b_.decorate(pc_struct, spv::Decoration::Block);
+    for (uint32_t i = 0; i < members.size(); ++i)
+      b_.member_decorate(pc_struct, i, spv::Decoration::Offset, {offsets[i]});
+    push_ = b_.global_variable(b_.t_pointer(SC::PushConstant, pc_struct), SC::PushConstant);
+    b_.name(push_, k_.name + ".args");
+    interface_.push_back(push_);
+
+    // Buffers in parameter order, each a runtime array of its element's bits.
+    uint32_t binding = 0;
+    for (uint32_t p = 0; p < k_.params.size(); ++p) {
+      const Param &param = k_.params[p];
+      if (param.kind != ParamKind::Buffer) continue;
+      Id elem = mem_int(param.type);
+      Id var = storage_array(elem, type_size(param.type), binding, param.access == Access::Read);
+      b_.name(var, param.name);
+      buffers_[p] = {var, elem};
+      info_.bindings.push_back({SpirvBinding::Kind::Buffer, binding, p});
+      ++binding;
+    }
+    if (needs_status()) {
+      status_ = storage_array(u32t(), 4, binding, false);
+      b_.name(status_, k_.name + ".status");
+      info_.has_status = true;
+      info_.status_binding = binding;
+      info_.bindings.push_back({SpirvBinding::Kind::Status, binding, 0});
+    }
+
+    // Shared memory: u32 words, as many as the launch asks for (a specialisation constant).
+    bool uses_shared = k_.shared_bytes > 0;
+    for (const auto &inst : k_.insts)
+      for (const auto &opnd : inst.operands)
+        if (opnd.kind == OperandKind::Addr && opnd.addr.base == AddrBase::Shared)
+          uses_shared = true;
+    shared_words_ =
+        b_.spec_u32(info_.shared_words_spec_id, std::max(1u, (k_.shared_bytes + 3) / 4));
+    if (uses_shared) {
+      Id arr = b_.t_array(u32t(), shared_words_);
+      shared_ = b_.global_variable(b_.t_pointer(SC::Workgroup, arr), SC::Workgroup);
+      b_.name(shared_, k_.name + ".shared");
+      interface_.push_back(shared_);
+    }
+  }
+
+  Id storage_array(Id elem, uint32_t stride, uint32_t binding, bool read_only) {
+    Id arr = b_.t_runtime_array_unique(elem);
+    b_.decorate(arr, spv::Decoration::ArrayStride, {stride});
+    Id st = b_.t_struct_unique({arr});
+    b_.decorate(st, spv::Decoration::Block);
+    b_.member_decorate(st, 0, spv::Decoration::Offset, {0});
+    if (read_only) b_.member_decorate(st, 0, spv::Decoration::NonWritable);
+    Id var = b_.global_variable(b_.t_pointer(SC::StorageBuffer, st), SC::StorageBuffer);
+    b_.decorate(var, spv::Decoration::DescriptorSet, {0});
+    b_.decorate(var, spv::Decoration::Binding, {binding});
+    interface_.push_back(var);
+    return var;
+  }
+
+  bool needs_status() const {
+    if (o_.bounds_check || o_.check_div) return true;
+    for (const auto &inst : k_.insts)
+      for (const auto &opnd : inst.operands)
+        if (opnd.kind == OperandKind::Addr && !statically_aligned(opnd.addr, inst)) return true;
+    return false;
+  }
+  static unsigned access_size(const Instruction &inst) {
+    return std::max(1u, type_size(inst.type));
+  }
+  static bool statically_aligned(const Address &a, const Instruction &inst) {
+    unsigned size = access_size(inst);
+    if (a.base == AddrBase::Shared) size = std::min(size, 4u);
+    bool idx_ok = a.index == kNoReg || a.scale % size == 0;
+    return idx_ok && a.disp % static_cast<int64_t>(size) == 0;
+  }
+
+  void declare_registers() {
+    for (const auto &s : lanes_.slots) {
+      Id t = s.pred ? boolt() : rep(s.type);
+      Id var = b_.global_variable(b_.t_pointer(SC::Private, t), SC::Private, b_.c_null(t));
+      b_.name(var, s.pred ? "p" + std::to_string(s.reg)
+                          : "r" + std::to_string(s.reg) + "." + std::string(type_name(s.type)));
+      regs_[s] = var;
+      interface_.push_back(var);
+    }
+    if (cfg_.function_entries.size() > 1) {
+      exited_ =
+          b_.global_variable(b_.t_pointer(SC::Private, boolt()), SC::Private, b_.c_bool(false));
+      b_.name(exited_, "exited");
+      interface_.push_back(exited_);
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Registers and specials
+
+  Id read_reg(Reg r, Type t) {
+    if (r == kPendingReg) return pending_offset_;
+    if (is_special(r)) return special(reg_special(r));
+    auto it = regs_.find(opt::Slot{false, r, t});
+    if (it == regs_.end()) return b_.c_null(rep(t));
+    return load(rep(t), it->second);
+  }
+  void write_reg(Reg r, Type t, Id v) { store(regs_.at(opt::Slot{false, r, t}), v); }
+  Id read_pred(unsigned p) {
+    auto it = regs_.find(opt::Slot{true, static_cast<Reg>(p), Type::Pred});
+    if (it == regs_.end()) return b_.c_bool(false);
+    return load(boolt(), it->second);
+  }
+  void write_pred(unsigned p, Id v) {
+    store(regs_.at(opt::Slot{true, static_cast<Reg>(p), Type::Pred}), v);
+  }
+
+  Id push_u32(uint32_t member) {
+    Id ptr = op(Op::OpAccessChain, b_.t_pointer(SC::PushConstant, u32t()), {push_, cu32(member)});
+    return load(u32t(), ptr);
+  }
+  Id builtin(Id var, uint32_t d) {
+    Id ptr = op(Op::OpAccessChain, b_.t_pointer(SC::Input, u32t()), {var, cu32(d)});
+    return load(u32t(), ptr);
+  }
+
+  /// The special registers, computed in the entry block of each function.
+  void compute_specials() {
+    Specials &s = specials_;
+    for (uint32_t d = 0; d < 3; ++d) {
+      s.lane[d] = builtin(local_id_, d);
+      s.grid[d] = push_u32(d);
+      s.block[d] = op(Op::OpIAdd, u32t(), {builtin(group_id_, d), push_u32(3 + d)});
+    }
+    auto mul64 = [&](Id a, Id c) { return op(Op::OpIMul, u64t(), {a, c}); };
+    auto add64 = [&](Id a, Id c) { return op(Op::OpIAdd, u64t(), {a, c}); };
+    Id lanes = mul64(mul64(to64(bdim_[0]), to64(bdim_[1])), to64(bdim_[2]));
+    Id lane_linear =
+        add64(mul64(add64(mul64(to64(s.lane[2]), to64(bdim_[1])), to64(s.lane[1])), to64(bdim_[0])),
+              to64(s.lane[0]));
+    Id block_linear = add64(
+        mul64(add64(mul64(to64(s.block[2]), to64(s.grid[1])), to64(s.block[1])), to64(s.grid[0])),
+        to64(s.block[0]));
+    s.gid = add64(mul64(block_linear, lanes), lane_linear);
+    for (uint32_t d = 0; d < 3; ++d)
+      s.gid_axis[d] = add64(mul64(to64(s.block[d]), to64(bdim_[d])), to64(s.lane[d]));
+    s.gsize = mul64(mul64(mul64(to64(s.grid[0]), to64(s.grid[1])), to64(s.grid[2])), lanes);
+  }
+
+  Id special(Special sp) {
+    const Specials &s = specials_;
+    switch (sp) {
+    case Special::LaneX: return s.lane[0];
+    case Special::LaneY: return s.lane[1];
+    case Special::LaneZ: return s.lane[2];
+    case Special::BlockX: return s.block[0];
+    case Special::BlockY: return s.block[1];
+    case Special::BlockZ: return s.block[2];
+    case Special::BdimX: return bdim_[0];
+    case Special::BdimY: return bdim_[1];
+    case Special::BdimZ: return bdim_[2];
+    case Special::GdimX: return s.grid[0];
+    case Special::GdimY: return s.grid[1];
+    case Special::GdimZ: return s.grid[2];
+    case Special::Gid: return s.gid;
+    case Special::GidX: return s.gid_axis[0];
+    case Special::GidY: return s.gid_axis[1];
+    case Special::GidZ: return s.gid_axis[2];
+    case Special::Gsize: return s.gsize;
+    }
+    return s.gid;
+  }
+
+  /// Source operand i of the current instruction, by its role in the signature.
+  Id src(const Instruction &inst, size_t i) {
+    const Operand &opnd = inst.operands[i];
+    switch (inst.info().role(i)) {
+    case OperandRole::SrcPred: return read_pred(opnd.index);
+    case OperandRole::SrcU32:
+    case OperandRole::LoopCounter: return read_reg(opnd.index, Type::U32);
+    case OperandRole::SrcU64: return read_reg(opnd.index, Type::U64);
+    case OperandRole::SrcF64: return read_reg(opnd.index, Type::F64);
+    case OperandRole::CvtSrc: return read_reg(opnd.index, inst.type2);
+    case OperandRole::LiteralT: return constant(inst.type, opnd.imm);
+    default: return read_reg(opnd.index, inst.type);
+    }
+  }
+  void dst(const Instruction &inst, Id v) {
+    const Operand &opnd = inst.operands[0];
+    switch (inst.info().role(0)) {
+    case OperandRole::DstPred: write_pred(opnd.index, v); break;
+    case OperandRole::DstU32: write_reg(opnd.index, Type::U32, v); break;
+    case OperandRole::DstU64: write_reg(opnd.index, Type::U64, v); break;
+    default: write_reg(opnd.index, inst.type, v); break;
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Functions and structured control flow
+
+  void emit_function(uint32_t entry, bool is_kernel) {
+    is_kernel_fn_ = is_kernel;
+    Id void_t = b_.t_void();
+    b_.begin_function(void_t, b_.t_function(void_t, {}), fn_ids_.at(entry));
+    b_.begin_block(b_.fresh());
+    compute_specials();
+    cur_ = b_.local_variable(u32t());
+
+    // Blocks, dominators and natural loops of this function.
+    rpo_ = reverse_post_order(cfg_, entry);
+    in_fn_.assign(cfg_.blocks.size(), false);
+    for (uint32_t bb : rpo_) in_fn_[bb] = true;
+    auto idom = dominators(cfg_, entry);
+    find_loops(idom);
+
+    emit_region(-1);
+    if (b_.in_block()) b_.terminate(Op::OpReturn, {});
+    b_.end_function();
+  }
+
+  void find_loops(const std::vector<uint32_t> &idom) {
+    loops_.clear();
+    std::map<uint32_t, int> by_header;
+    for (uint32_t u : rpo_)
+      for (uint32_t h : cfg_.blocks[u].succs) {
+        if (h >= cfg_.blocks.size() || !in_fn_[h] || !dominates(idom, h, u)) continue;
+        auto [it, inserted] = by_header.try_emplace(h, static_cast<int>(loops_.size()));
+        if (inserted) loops_.push_back({h, {h}, -1});
+        Loop &l = loops_[it->second];
+        std::vector<uint32_t> work{u};
+        while (!work.empty()) {
+          uint32_t x = work.back();
+          work.pop_back();
+          if (!l.body.insert(x).second) continue;
+          for (uint32_t p : cfg_.blocks[x].preds)
+            if (p < in_fn_.size() && in_fn_[p]) work.push_back(p);
+        }
+      }
+    for (size_t i = 0; i < loops_.size(); ++i) {
+      size_t best = SIZE_MAX;
+      for (size_t j = 0; j < loops_.size(); ++j)
+        if (j != i && loops_[j].body.count(loops_[i].header) &&
+            loops_[j].body.size() > loops_[i].body.size() &&
+            (best == SIZE_MAX || loops_[j].body.size() < loops_[best].body.size()))
+          best = j;
+      loops_[i].parent = best == SIZE_MAX ? -1 : static_cast<int>(best);
+    }
+    innermost_.assign(cfg_.blocks.size(), -1);
+    for (uint32_t bb : rpo_) {
+      int best = -1;
+      for (size_t j = 0; j < loops_.size(); ++j)
+        if (loops_[j].body.count(bb) &&
+            (best < 0 || loops_[j].body.size() < loops_[static_cast<size_t>(best)].body.size()))
+          best = static_cast<int>(j);
+      innermost_[bb] = best;
+    }
+  }
+
+  /// Emits the items of a region (-1: the function body) into the open block.
+  void emit_region(int region) {
+    bool first = true;
+    for (uint32_t bb : rpo_) {
+      int inner = innermost_[bb];
+      bool is_block = inner == region;
+      int child = -1;
+      if (!is_block) {
+        if (inner < 0) continue;
+        // A child loop of this region starts at its header.
+        int l = inner;
+        while (l >= 0 && loops_[static_cast<size_t>(l)].parent != region)
+          l = loops_[static_cast<size_t>(l)].parent;
+        if (l < 0 || loops_[static_cast<size_t>(l)].header != bb) continue;
+        child = l;
+      }
+      if (region >= 0 && !loops_[static_cast<size_t>(region)].body.count(bb)) continue;
+      auto emit_item = [&] {
+        if (child >= 0)
+          emit_loop(child);
+        else
+          emit_block(bb);
+      };
+      if (first) {
+        emit_item();
+        first = false;
+      } else {
+        if (!b_.in_block()) b_.begin_block(b_.fresh()); // unreachable rest of a region
+        if_then(ieq(load(u32t(), cur_), cu32(bb)), emit_item);
+      }
+    }
+  }
+
+  void emit_loop(int l) {
+    uint32_t header = loops_[static_cast<size_t>(l)].header;
+    Id head = b_.fresh(), body = b_.fresh(), cont = b_.fresh(), merge = b_.fresh();
+    b_.terminate(Op::OpBranch, {head});
+    b_.begin_block(head);
+    b_.op_void(Op::OpLoopMerge, {merge, cont, 0});
+    b_.terminate(Op::OpBranch, {body});
+    b_.begin_block(body);
+    emit_region(l);
+    if (b_.in_block())
+      b_.terminate(Op::OpBranchConditional, {ieq(load(u32t(), cur_), cu32(header)), cont, merge});
+    b_.begin_block(cont);
+    b_.terminate(Op::OpBranch, {head});
+    b_.begin_block(merge);
+  }
+
+  void go_to(uint32_t block) { store(cur_, cu32(block)); }
+
+  void emit_exit() {
+    if (!is_kernel_fn_ && exited_) store(exited_, ctrue());
+    b_.terminate(Op::OpReturn, {});
+  }
+
+  void emit_block(uint32_t bb) {
+    const BasicBlock &block = cfg_.blocks[bb];
+    for (uint32_t i = block.begin; i < block.end; ++i) {
+      const Instruction &inst = k_.insts[i];
+      inst_index_ = i;
+      if (inst.info().family == OpFamily::Control) {
+        emit_control(inst, block);
+        return;
+      }
+      emit_instruction(inst);
+    }
+    if (block.ends_in_exit || block.succs.empty())
+      emit_exit();
+    else
+      go_to(block.succs[0]);
+  }
+
+  uint32_t label_block(const Instruction &inst) {
+    for (const auto &opnd : inst.operands)
+      if (opnd.kind == OperandKind::Label)
+        return cfg_.block_of[std::min<uint32_t>(k_.labels.at(opnd.index).target,
+                                                static_cast<uint32_t>(k_.insts.size()))];
+    return cfg_.block_of[k_.insts.size()];
+  }
+
+  void emit_control(const Instruction &inst, const BasicBlock &block) {
+    uint32_t next = cfg_.block_of[block.end];
+    switch (inst.op) {
+    case Opcode::Bra:
+      if (!inst.guard.present) {
+        go_to(label_block(inst));
+      } else {
+        Id p = read_pred(inst.guard.pred);
+        if (inst.guard.negate) p = lnot(p);
+        store(cur_, sel(u32t(), p, cu32(label_block(inst)), cu32(next)));
+      }
+      return;
+    case Opcode::Loop: {
+      Reg r = inst.operands[0].index;
+      Id c = read_reg(r, Type::U32);
+      Id more = op(Op::OpUGreaterThan, boolt(), {c, cu32(0)});
+      write_reg(r, Type::U32, sel(u32t(), more, op(Op::OpISub, u32t(), {c, cu32(1)}), c));
+      store(cur_, sel(u32t(), more, cu32(label_block(inst)), cu32(next)));
+      return;
+    }
+    case Opcode::Call: {
+      b_.op(Op::OpFunctionCall, b_.t_void(), {fn_ids_.at(block.call_target)});
+      if_then(load(boolt(), exited_), [&] { b_.terminate(Op::OpReturn, {}); });
+      go_to(next);
+      return;
+    }
+    case Opcode::Ret: b_.terminate(Op::OpReturn, {}); return;
+    default: emit_exit(); return;
+    }
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Instructions
+
+  void emit_instruction(const Instruction &inst) {
+    Type t = inst.type;
+    switch (inst.op) {
+    case Opcode::Mov:
+    case Opcode::MovImm: dst(inst, src(inst, 1)); return;
+    case Opcode::Param: {
+      uint32_t p = inst.operands[1].index;
+      Id ptr = op(Op::OpAccessChain, b_.t_pointer(SC::PushConstant, rep(t)),
+                  {push_, cu32(push_member_.at(p))});
+      dst(inst, normalize(t, load(rep(t), ptr)));
+      return;
+    }
+    case Opcode::Cvt: dst(inst, convert(t, inst.type2, src(inst, 1))); return;
+    case Opcode::Ld:
+    case Opcode::Lds: dst(inst, load_mem(inst, inst.operands[1].addr, t)); return;
+    case Opcode::St:
+    case Opcode::Sts: store_mem(inst, inst.operands[0].addr, t, src(inst, 1)); return;
+    case Opcode::Set:
+      dst(inst, compare(static_cast<CmpCode>(inst.sub), t, src(inst, 1), src(inst, 2)));
+      return;
+    case Opcode::Sel: dst(inst, sel(rep(t), src(inst, 1), src(inst, 2), src(inst, 3))); return;
+    case Opcode::PAnd: dst(inst, land(src(inst, 1), src(inst, 2))); return;
+    case Opcode::POr: dst(inst, lor(src(inst, 1), src(inst, 2))); return;
+    case Opcode::PNot: dst(inst, lnot(src(inst, 1))); return;
+    case Opcode::BarSync:
+      b_.op_void(Op::OpControlBarrier,
+                 {cu32(static_cast<uint32_t>(spv::Scope::Workgroup)),
+                  cu32(static_cast<uint32_t>(spv::Scope::Workgroup)),
+                  cu32(static_cast<uint32_t>(spv::MemorySemanticsMask::AcquireRelease |
+                                             spv::MemorySemanticsMask::WorkgroupMemory))});
+      return;
+    case Opcode::MemFence: {
+      auto scope = static_cast<FenceScope>(inst.sub);
+      if (scope == FenceScope::Thread) return; // a lane's own accesses are already ordered
+      spv::Scope s = scope == FenceScope::Block ? spv::Scope::Workgroup : spv::Scope::Device;
+      auto sem = spv::MemorySemanticsMask::AcquireRelease |
+                 spv::MemorySemanticsMask::WorkgroupMemory |
+                 spv::MemorySemanticsMask::UniformMemory;
+      b_.op_void(Op::OpMemoryBarrier,
+                 {cu32(static_cast<uint32_t>(s)), cu32(static_cast<uint32_t>(sem))});
+      return;
+    }
+    case Opcode::Atom:
+    case Opcode::AtomCas: dst(inst, atomic(inst)); return;
+    case Opcode::ReduceReg: {
+      auto rop = static_cast<ReduceOp>(inst.sub);
+      Id acc = constant(t, reduce_identity(rop, t));
+      for (uint64_t k = 0; k < inst.operands[2].imm; ++k)
+        acc = fold(rop, t, acc, read_reg(static_cast<Reg>(inst.operands[1].index + k), t));
+      dst(inst, acc);
+      return;
+    }
+    case Opcode::ReduceMem: dst(inst, reduce_memory(inst)); return;
+    default: break;
+    }
+    switch (inst.info().family) {
+    case OpFamily::Arith:
+    case OpFamily::Logic:
+    case OpFamily::Math: dst(inst, arith(inst)); return;
+    default: break;
+    }
+    throw Unsupported(location(k_, inst) + ": '" + std::string(inst.info().mnemonic) +
+                      "' is not supported by the SPIR-V back end yet");
+  }
+
+  Id fold(ReduceOp rop, Type t, Id acc, Id v) {
+    switch (rop) {
+    case ReduceOp::Add: return binary(Opcode::Add, t, acc, v);
+    case ReduceOp::Mul: return binary(Opcode::Mul, t, acc, v);
+    case ReduceOp::Min: return binary(Opcode::Min, t, acc, v);
+    case ReduceOp::Max: return binary(Opcode::Max, t, acc, v);
+    }
+    return acc;
+  }
+
+  Id arith(const Instruction &inst) {
+    Type t = inst.type;
+    size_t n = inst.operands.size();
+    if (n == 2) return unary(inst.op, t, src(inst, 1));
+    if (n == 3) return binary(inst.op, t, src(inst, 1), src(inst, 2));
+    return ternary(inst.op, t, src(inst, 1), src(inst, 2), src(inst, 3));
+  }
+
+  Id signbit(Type t, Id x) {
+    if (t == Type::F64) return op(Op::OpSLessThan, boolt(), {bitcast(u64t(), x), cu64(0)});
+    return op(Op::OpSLessThan, boolt(), {bitcast(u32t(), x), cu32(0)});
+  }
+  Id isnan(Id x) { return op(Op::OpIsNan, boolt(), {x}); }
+
+  /// IEEE minNum / maxNum, -0 below +0 (SPEC §3.4), independent of the target's FMin.
+  Id fminmax(bool is_min, Type t, Id a, Id c) {
+    Id ft = rep(t);
+    Id better = op(is_min ? Op::OpFOrdLessThan : Op::OpFOrdGreaterThan, boolt(), {a, c});
+    Id r = sel(ft, better, a, c);
+    Id zero = cfloat(t, 0.0);
+    Id both_zero =
+        land(op(Op::OpFOrdEqual, boolt(), {a, zero}), op(Op::OpFOrdEqual, boolt(), {c, zero}));
+    Id a_neg = signbit(t, a);
+    Id pick_a = is_min ? a_neg : lnot(a_neg);
+    r = sel(ft, land(both_zero, pick_a), a, r);
+    r = sel(ft, isnan(a), c, r);
+    return sel(ft, isnan(c), a, r);
+  }
+
+  Id binary(Opcode o, Type t, Id a, Id c) {
+    Id ty = rep(t);
+    bool f = is_float(t), s = is_signed_int(t);
+    auto wrap = [&](Id v) { return normalize(t, v); };
+    switch (o) {
+    case Opcode::Add:
+      return f ? exact(op(Op::OpFAdd, ty, {a, c})) : wrap(op(Op::OpIAdd, ty, {a, c}));
+    case Opcode::Sub:
+      return f ? exact(op(Op::OpFSub, ty, {a, c})) : wrap(op(Op::OpISub, ty, {a, c}));
+    case Opcode::Mul:
+      return f ? exact(op(Op::OpFMul, ty, {a, c})) : wrap(op(Op::OpIMul, ty, {a, c}));
+    case Opcode::Div:
+    case Opcode::Rem: {
+      if (f) return exact(op(o == Opcode::Div ? Op::OpFDiv : Op::OpFRem, ty, {a, c}));
+      Id zero = b_.c_null(ty);
+      Id by_zero = ieq(c, zero);
+      if (o_.check_div) record_if(by_zero, spirv_status::DivisionByZero, 0, zero_u64(), 0);
+      Id unsafe = by_zero;
+      if (s && type_size(t) >= 4) {
+        Id min = is64(t) ? cu64(uint64_t{1} << 63) : cu32(0x80000000u);
+        Id minus1 = is64(t) ? cu64(~uint64_t{0}) : cu32(0xffffffffu);
+        unsafe = lor(unsafe, land(ieq(a, min), ieq(c, minus1)));
+      }
+      Id one = is64(t) ? cu64(1) : cu32(1);
+      Id divisor = sel(ty, unsafe, one, c);
+      Op dop = o == Opcode::Div ? (s ? Op::OpSDiv : Op::OpUDiv) : (s ? Op::OpSRem : Op::OpUMod);
+      Id r = op(dop, ty, {a, divisor});
+      // MIN / -1 = MIN (the division by one above keeps a); MIN rem -1 = 0 (a rem 1 is 0).
+      return wrap(sel(ty, by_zero, zero, r));
+    }
+    case Opcode::Min:
+    case Opcode::Max: {
+      bool is_min = o == Opcode::Min;
+      if (f) return fminmax(is_min, t, a, c);
+      Op lt = s ? Op::OpSLessThan : Op::OpULessThan;
+      Id a_first = op(lt, boolt(), is_min ? Words{a, c} : Words{c, a});
+      return sel(ty, a_first, a, c);
+    }
+    case Opcode::And: return op(Op::OpBitwiseAnd, ty, {a, c});
+    case Opcode::Or: return op(Op::OpBitwiseOr, ty, {a, c});
+    case Opcode::Xor: return op(Op::OpBitwiseXor, ty, {a, c});
+    case Opcode::Shl:
+    case Opcode::Shr: {
+      Id amount = op(Op::OpBitwiseAnd, u32t(), {c, cu32(type_bits(t) - 1)});
+      if (o == Opcode::Shl) return wrap(op(Op::OpShiftLeftLogical, ty, {a, amount}));
+      return op(s ? Op::OpShiftRightArithmetic : Op::OpShiftRightLogical, ty, {a, amount});
+    }
+    case Opcode::Pow:
+    case Opcode::Atan2:
+      if (!o_.fast_math)
+        throw Unsupported("'" + std::string(info(o).mnemonic) +
+                          "' within the SPEC's accuracy bound is not written for SPIR-V yet "
+                          "(-ffast-math uses the target's own)");
+      return glsl(ty, o == Opcode::Pow ? GLSLstd450Pow : GLSLstd450Atan2, {a, c});
+    default: break;
+    }
+    throw Unsupported("binary operation '" + std::string(info(o).mnemonic) + "'");
+  }
+
+  Id unary(Opcode o, Type t, Id x) {
+    Id ty = rep(t);
+    bool f = is_float(t), s = is_signed_int(t);
+    switch (o) {
+    case Opcode::Abs:
+      if (f) return glsl(ty, GLSLstd450FAbs, {x});
+      if (!s) return x;
+      return normalize(t, sel(ty, op(Op::OpSLessThan, boolt(), {x, b_.c_null(ty)}),
+                              op(Op::OpSNegate, ty, {x}), x));
+    case Opcode::Neg:
+      return f ? op(Op::OpFNegate, ty, {x}) : normalize(t, op(Op::OpSNegate, ty, {x}));
+    case Opcode::Not: return normalize(t, op(Op::OpNot, ty, {x}));
+    case Opcode::Sign: {
+      if (f) {
+        Id one = cfloat(t, 1.0), minus = cfloat(t, -1.0), zero = cfloat(t, 0.0);
+        return sel(ty, op(Op::OpFOrdGreaterThan, boolt(), {x, zero}), one,
+                   sel(ty, op(Op::OpFOrdLessThan, boolt(), {x, zero}), minus, x));
+      }
+      Id zero = b_.c_null(ty);
+      Id one = is64(t) ? cu64(1) : cu32(1);
+      Id pos = op(s ? Op::OpSGreaterThan : Op::OpUGreaterThan, boolt(), {x, zero});
+      if (!s) return sel(ty, pos, one, zero);
+      Id minus = is64(t) ? cu64(~uint64_t{0}) : cu32(0xffffffffu);
+      return sel(ty, pos, one, sel(ty, op(Op::OpSLessThan, boolt(), {x, zero}), minus, zero));
+    }
+    case Opcode::Rcp: return exact(op(Op::OpFDiv, ty, {cfloat(t, 1.0), x}));
+    case Opcode::Floor: return glsl(ty, GLSLstd450Floor, {x});
+    case Opcode::Ceil: return glsl(ty, GLSLstd450Ceil, {x});
+    case Opcode::Trunc: return glsl(ty, GLSLstd450Trunc, {x});
+    case Opcode::Round: {
+      // Half away from zero: x - trunc(x) is exact, so compare it with 0.5.
+      Id tr = glsl(ty, GLSLstd450Trunc, {x});
+      Id frac = glsl(ty, GLSLstd450FAbs, {exact(op(Op::OpFSub, ty, {x, tr}))});
+      Id up = op(Op::OpFOrdGreaterThanEqual, boolt(), {frac, cfloat(t, 0.5)});
+      Id step = glsl(ty, GLSLstd450FSign, {x});
+      return sel(ty, up, exact(op(Op::OpFAdd, ty, {tr, step})), tr);
+    }
+    case Opcode::Sqrt:
+    case Opcode::Rsqrt:
+    case Opcode::Exp:
+    case Opcode::Exp2:
+    case Opcode::Log:
+    case Opcode::Log2:
+    case Opcode::Log10:
+    case Opcode::Sin:
+    case Opcode::Cos:
+    case Opcode::Tan:
+    case Opcode::Tanh:
+    case Opcode::Sigmoid: return math(o, t, x);
+    default: break;
+    }
+    throw Unsupported("unary operation '" + std::string(info(o).mnemonic) + "'");
+  }
+
+  Id ternary(Opcode o, Type t, Id a, Id c, Id d) {
+    Id ty = rep(t);
+    switch (o) {
+    case Opcode::Mad:
+      if (is_float(t)) return exact(op(Op::OpFAdd, ty, {exact(op(Op::OpFMul, ty, {a, c})), d}));
+      return normalize(t, op(Op::OpIAdd, ty, {op(Op::OpIMul, ty, {a, c}), d}));
+    case Opcode::Fma: return fma(t, a, c, d);
+    case Opcode::Fms: return fma(t, a, c, op(Op::OpFNegate, ty, {d}));
+    case Opcode::Clamp: return binary(Opcode::Min, t, binary(Opcode::Max, t, a, c), d);
+    case Opcode::Lerp: {
+      Id diff = exact(op(Op::OpFSub, ty, {c, a}));
+      return exact(op(Op::OpFAdd, ty, {a, exact(op(Op::OpFMul, ty, {diff, d}))}));
+    }
+    default: break;
+    }
+    throw Unsupported("ternary operation '" + std::string(info(o).mnemonic) + "'");
+  }
+
+  Id compare(CmpCode cc, Type t, Id a, Id c) {
+    if (is_float(t)) {
+      static constexpr Op kOps[] = {
+          Op::OpFOrdEqual,           Op::OpFOrdNotEqual,      Op::OpFOrdLessThan,
+          Op::OpFOrdLessThanEqual,   Op::OpFOrdGreaterThan,   Op::OpFOrdGreaterThanEqual,
+          Op::OpFUnordEqual,         Op::OpFUnordNotEqual,    Op::OpFUnordLessThan,
+          Op::OpFUnordLessThanEqual, Op::OpFUnordGreaterThan, Op::OpFUnordGreaterThanEqual};
+      return op(kOps[static_cast<int>(cc)], boolt(), {a, c});
+    }
+    bool s = is_signed_int(t);
+    switch (cc) {
+    case CmpCode::Eq: return ieq(a, c);
+    case CmpCode::Ne: return ine(a, c);
+    case CmpCode::Lt: return op(s ? Op::OpSLessThan : Op::OpULessThan, boolt(), {a, c});
+    case CmpCode::Le: return op(s ? Op::OpSLessThanEqual : Op::OpULessThanEqual, boolt(), {a, c});
+    case CmpCode::Gt: return op(s ? Op::OpSGreaterThan : Op::OpUGreaterThan, boolt(), {a, c});
+    case CmpCode::Ge:
+      return op(s ? Op::OpSGreaterThanEqual : Op::OpUGreaterThanEqual, boolt(), {a, c});
+    default: break;
+    }
+    throw Unsupported("unordered comparison on integers");
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Math within the SPEC's bounds. Vulkan's own precision (GLSL.std.450) is far weaker
+  // (exp: 3 + 2|x| ulp, sin: 2^-11 absolute) and its Fma need not be fused, so f32 math is
+  // evaluated in f64 with our own range reductions and polynomials, then rounded once; with
+  // -ffast-math the target's functions are used as they are.
+
+  Id d(double v) { return cf64(v); }
+  Id fadd(Id a, Id c) { return exact(op(Op::OpFAdd, f64t(), {a, c})); }
+  Id fsub(Id a, Id c) { return exact(op(Op::OpFSub, f64t(), {a, c})); }
+  Id fmul(Id a, Id c) { return exact(op(Op::OpFMul, f64t(), {a, c})); }
+  Id fdiv(Id a, Id c) { return exact(op(Op::OpFDiv, f64t(), {a, c})); }
+  Id flt(Id a, Id c) { return op(Op::OpFOrdLessThan, boolt(), {a, c}); }
+  Id fgt(Id a, Id c) { return op(Op::OpFOrdGreaterThan, boolt(), {a, c}); }
+  Id dsel(Id c, Id a, Id e) { return sel(f64t(), c, a, e); }
+  Id horner(Id x, const std::vector<double> &coeffs) { // coeffs[0] + coeffs[1] x + ...
+    Id acc = d(coeffs.back());
+    for (size_t i = coeffs.size() - 1; i-- > 0;) acc = fadd(fmul(acc, x), d(coeffs[i]));
+    return acc;
+  }
+  /// 2^n for an integer-valued f64 n in [-1022, 1023], built from its bits.
+  Id pow2(Id n) {
+    Id bits =
+        op(Op::OpShiftLeftLogical, u64t(),
+           {op(Op::OpIAdd, u64t(), {op(Op::OpConvertFToS, u64t(), {n}), cu64(1023)}), cu32(52)});
+    return bitcast(f64t(), bits);
+  }
+  /// e^t in f64 for any t: |relative error| < 1e-15; 0 below -708, +inf above 708.
+  Id exp64(Id t) {
+    Id tc = glsl(f64t(), GLSLstd450FClamp, {t, d(-708.0), d(708.0)});
+    Id n = glsl(f64t(), GLSLstd450Floor, {fadd(fmul(tc, d(1.4426950408889634074)), d(0.5))});
+    // Cody-Waite: ln2 = hi + lo with hi's low bits zero, so n * hi is exact.
+    Id r = fsub(fsub(tc, fmul(n, d(std::bit_cast<double>(uint64_t{0x3FE62E42FEE00000})))),
+                fmul(n, d(std::bit_cast<double>(uint64_t{0x3DEA39EF35793C76}))));
+    std::vector<double> c(14);
+    double f = 1;
+    for (int i = 0; i < 14; ++i) {
+      c[static_cast<size_t>(i)] = 1.0 / f;
+      f *= i + 1;
+    }
+    Id p = fmul(horner(r, c), pow2(n));
+    p = dsel(fgt(t, d(708.0)), d(INFINITY), p);
+    p = dsel(flt(t, d(-708.0)), d(0.0), p);
+    return dsel(isnan(t), t, p);
+  }
+  /// e^t - 1 in f64 without cancellation near 0.
+  Id expm1_64(Id t) {
+    std::vector<double> c(18);
+    double f = 1;
+    c[0] = 0;
+    for (int i = 1; i < 18; ++i) {
+      f *= i;
+      c[static_cast<size_t>(i)] = 1.0 / f;
+    }
+    Id small = flt(glsl(f64t(), GLSLstd450FAbs, {t}), d(0.25));
+    return dsel(small, horner(t, c), fsub(exp64(t), d(1.0)));
+  }
+  /// ln x in f64 for x > 0 finite (and the IEEE special cases).
+  Id log64(Id x) {
+    Id bits = bitcast(u64t(), x);
+    Id e = op(Op::OpISub, u64t(),
+              {op(Op::OpBitwiseAnd, u64t(),
+                  {op(Op::OpShiftRightLogical, u64t(), {bits, cu32(52)}), cu64(0x7ff)}),
+               cu64(1022)});
+    Id m = bitcast(f64t(), op(Op::OpBitwiseOr, u64t(),
+                              {op(Op::OpBitwiseAnd, u64t(), {bits, cu64(0x800FFFFFFFFFFFFFull)}),
+                               cu64(uint64_t{1022} << 52)}));
+    Id ef = op(Op::OpConvertSToF, f64t(), {e});
+    // m in [0.5, 1): bring it to [sqrt(1/2), sqrt(2)).
+    Id low = flt(m, d(0.70710678118654752440));
+    m = dsel(low, fmul(m, d(2.0)), m);
+    ef = dsel(low, fsub(ef, d(1.0)), ef);
+    Id s = fdiv(fsub(m, d(1.0)), fadd(m, d(1.0)));
+    Id s2 = fmul(s, s);
+    std::vector<double> c;
+    for (int k = 0; k < 12; ++k) c.push_back(2.0 / (2 * k + 1));
+    Id lm = fmul(s, horner(s2, c));
+    Id r = fadd(fmul(ef, d(std::bit_cast<double>(uint64_t{0x3FE62E42FEE00000}))),
+                fadd(lm, fmul(ef, d(std::bit_cast<double>(uint64_t{0x3DEA39EF35793C76})))));
+    r = dsel(op(Op::OpFOrdEqual, boolt(), {x, d(0.0)}), d(-INFINITY), r);
+    r = dsel(op(Op::OpIsInf, boolt(), {x}), x, r);
+    return dsel(lor(flt(x, d(0.0)), isnan(x)), d(NAN), r);
+  }
+
+  Id math(Opcode o, Type t, Id x) {
+    Id ty = rep(t);
+    if (o_.fast_math) {
+      switch (o) {
+      case Opcode::Sqrt: return glsl(ty, GLSLstd450Sqrt, {x});
+      case Opcode::Rsqrt: return glsl(ty, GLSLstd450InverseSqrt, {x});
+      case Opcode::Exp: return glsl(ty, GLSLstd450Exp, {x});
+      case Opcode::Exp2: return glsl(ty, GLSLstd450Exp2, {x});
+      case Opcode::Log: return glsl(ty, GLSLstd450Log, {x});
+      case Opcode::Log2: return glsl(ty, GLSLstd450Log2, {x});
+      case Opcode::Log10:
+        return op(Op::OpFMul, ty, {glsl(ty, GLSLstd450Log2, {x}), cf32(0.30102999566f)});
+      case Opcode::Sin: return glsl(ty, GLSLstd450Sin, {x});
+      case Opcode::Cos: return glsl(ty, GLSLstd450Cos, {x});
+      case Opcode::Tan: return glsl(ty, GLSLstd450Tan, {x});
+      case Opcode::Tanh: return glsl(ty, GLSLstd450Tanh, {x});
+      default: {
+        Id e = glsl(ty, GLSLstd450Exp, {op(Op::OpFNegate, ty, {x})});
+        return op(Op::OpFDiv, ty, {cf32(1.0f), op(Op::OpFAdd, ty, {cf32(1.0f), e})});
+      }
+      }
+    }
+    if (o == Opcode::Sin || o == Opcode::Cos || o == Opcode::Tan)
+      throw Unsupported("'" + std::string(info(o).mnemonic) +
+                        "' within the SPEC's accuracy bound is not written for SPIR-V yet "
+                        "(-ffast-math uses the target's own)");
+    Id v = op(Op::OpFConvert, f64t(), {x});
+    Id r;
+    switch (o) {
+    case Opcode::Sqrt: r = glsl(f64t(), GLSLstd450Sqrt, {v}); break;
+    case Opcode::Rsqrt: r = fdiv(d(1.0), glsl(f64t(), GLSLstd450Sqrt, {v})); break;
+    case Opcode::Exp: r = exp64(v); break;
+    case Opcode::Exp2: {
+      Id n = glsl(f64t(), GLSLstd450Floor,
+                  {fadd(glsl(f64t(), GLSLstd450FClamp, {v, d(-1022.0), d(1023.0)}), d(0.5))});
+      Id frac = fmul(fsub(v, n), d(0.69314718055994530942));
+      r = fmul(exp64(frac), pow2(n));
+      r = dsel(fgt(v, d(1023.0)), d(INFINITY), dsel(flt(v, d(-1022.0)), d(0.0), r));
+      r = dsel(isnan(v), v, r);
+      break;
+    }
+    case Opcode::Log: r = log64(v); break;
+    case Opcode::Log2: r = fmul(log64(v), d(1.44269504088896340736)); break;
+    case Opcode::Log10: r = fmul(log64(v), d(0.43429448190325182765)); break;
+    case Opcode::Tanh: {
+      Id a = glsl(f64t(), GLSLstd450FAbs, {v});
+      Id em = expm1_64(fmul(d(2.0), glsl(f64t(), GLSLstd450FMin, {a, d(20.0)})));
+      Id th = fdiv(em, fadd(em, d(2.0)));
+      th = dsel(fgt(a, d(20.0)), d(1.0), th);
+      r = dsel(signbit(Type::F64, v), op(Op::OpFNegate, f64t(), {th}), th);
+      r = dsel(isnan(v), v, r);
+      break;
+    }
+    default: { // sigmoid: saturates to exactly 0 when e^-x exceeds the f32 range
+      Id e = exp64(op(Op::OpFNegate, f64t(), {v}));
+      r = fdiv(d(1.0), fadd(d(1.0), e));
+      r = dsel(fgt(e, d(3.4028234663852886e38)), d(0.0), r);
+      r = dsel(isnan(v), v, r);
+      break;
+    }
+    }
+    return t == Type::F64 ? r : op(Op::OpFConvert, f32t(), {r});
+  }
+
+  /// fma rounding once: for f32, a*b is exact in f64 and the sum is rounded to odd there
+  /// (TwoSum finds its error), so the final rounding to f32 is correct.
+  Id fma(Type t, Id a, Id b, Id c) {
+    Id ty = rep(t);
+    if (o_.fast_math || t == Type::F64) return glsl(ty, GLSLstd450Fma, {a, b, c});
+    Id p = fmul(op(Op::OpFConvert, f64t(), {a}), op(Op::OpFConvert, f64t(), {b}));
+    Id cd = op(Op::OpFConvert, f64t(), {c});
+    Id s = fadd(p, cd);
+    Id bb = fsub(s, p);
+    Id err = fadd(fsub(p, fsub(s, bb)), fsub(cd, bb));
+    Id bits = bitcast(u64t(), s);
+    Id even = ieq(op(Op::OpBitwiseAnd, u64t(), {bits, cu64(1)}), cu64(0));
+    Id inexact =
+        land(op(Op::OpFOrdNotEqual, boolt(), {err, d(0.0)}), lnot(op(Op::OpIsInf, boolt(), {s})));
+    // Move one ulp towards the exact sum: up in magnitude when err has s's sign.
+    Id same_sign =
+        op(Op::OpLogicalEqual, boolt(), {signbit(Type::F64, err), signbit(Type::F64, s)});
+    Id odd = sel(u64t(), same_sign, op(Op::OpIAdd, u64t(), {bits, cu64(1)}),
+                 op(Op::OpISub, u64t(), {bits, cu64(1)}));
+    Id sum = bitcast(f64t(), sel(u64t(), land(inexact, even), odd, bits));
+    return op(Op::OpFConvert, f32t(), {sum});
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Conversions (SPEC §3.4: all pairs; float->int truncates and saturates, NaN -> 0)
+
+  Id convert(Type dt, Type st, Id v) {
+    if (dt == st) return v;
+    if (is_int(st) && is_int(dt)) {
+      if (is64(st) && !is64(dt)) return normalize(dt, to32(v));
+      if (!is64(st) && is64(dt))
+        return op(is_signed_int(st) ? Op::OpSConvert : Op::OpUConvert, u64t(), {v});
+      return normalize(dt, v);
+    }
+    if (st == Type::F16 || st == Type::BF16) return convert(dt, Type::F32, small_to_f32(st, v));
+    if (dt == Type::F16 || dt == Type::BF16) {
+      Id f = is_float(st) ? (st == Type::F64 ? f64_to_f32_odd(v) : v) : int_to_f32_odd(st, v);
+      return f32_to_small(dt, bitcast(u32t(), f));
+    }
+    if (is_float(st) && is_float(dt)) return op(Op::OpFConvert, rep(dt), {v});
+    if (is_int(st)) // int -> float, correctly rounded
+      return op(is_signed_int(st) ? Op::OpConvertSToF : Op::OpConvertUToF, rep(dt), {v});
+    return float_to_int(dt, st, v);
+  }
+
+  Id float_to_int(Type dt, Type st, Id v) {
+    unsigned bits = type_bits(dt);
+    bool s = is_signed_int(dt);
+    Id ft = rep(st);
+    Id it = is64(dt) ? u64t() : u32t();
+    unsigned conv_bits = is64(dt) ? 64 : 32;
+    // 2^(bits-1) for signed, 2^bits for unsigned: the first value above the range.
+    double hi = std::ldexp(1.0, static_cast<int>(s ? bits - 1 : bits));
+    double lo = s ? -hi : 0.0;
+    uint64_t max_bits = s ? (uint64_t{1} << (bits - 1)) - 1
+                          : (bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1);
+    uint64_t min_bits = s ? ~uint64_t{0} << (bits - 1) : 0;
+    Id maxc = conv_bits == 64 ? cu64(max_bits) : cu32(static_cast<uint32_t>(max_bits));
+    Id minc = conv_bits == 64 ? cu64(min_bits) : cu32(static_cast<uint32_t>(min_bits));
+    // Clamp into range before converting (an out-of-range conversion is undefined).
+    Id safe = sel(ft, isnan(v), cfloat(st, 0.0), v);
+    Id too_big = op(Op::OpFOrdGreaterThanEqual, boolt(), {safe, cfloat(st, hi)});
+    Id too_small =
+        op(s ? Op::OpFOrdLessThanEqual : Op::OpFOrdLessThan, boolt(), {safe, cfloat(st, lo)});
+    Id in_range = sel(ft, lor(too_big, too_small), cfloat(st, 0.0), safe);
+    Id r = op(s ? Op::OpConvertFToS : Op::OpConvertFToU, it, {in_range});
+    r = sel(it, too_big, maxc, sel(it, too_small, minc, r));
+    return normalize(dt, r);
+  }
+
+  /// f16/bf16 bits (in a u32) -> f32, exactly.
+  Id small_to_f32(Type st, Id h) {
+    if (st == Type::BF16) return bitcast(f32t(), op(Op::OpShiftLeftLogical, u32t(), {h, cu32(16)}));
+    auto u = [&](Op o, Id a, Id c) { return op(o, u32t(), {a, c}); };
+    Id sign = u(Op::OpShiftLeftLogical, u(Op::OpBitwiseAnd, h, cu32(0x8000)), cu32(16));
+    Id e = u(Op::OpBitwiseAnd, u(Op::OpShiftRightLogical, h, cu32(10)), cu32(0x1f));
+    Id m = u(Op::OpBitwiseAnd, h, cu32(0x3ff));
+    Id normal = u(Op::OpBitwiseOr, u(Op::OpShiftLeftLogical, u(Op::OpIAdd, e, cu32(112)), cu32(23)),
+                  u(Op::OpShiftLeftLogical, m, cu32(13)));
+    Id special =
+        u(Op::OpBitwiseOr, sel(u32t(), ine(m, cu32(0)), cu32(0x7fc00000), cu32(0x7f800000)),
+          u(Op::OpShiftLeftLogical, m, cu32(13)));
+    // Subnormal: m * 2^-24, exact in f32.
+    Id sub = bitcast(u32t(),
+                     exact(op(Op::OpFMul, f32t(),
+                              {op(Op::OpConvertUToF, f32t(), {m}), cf32(std::ldexp(1.0f, -24))})));
+    Id mag = sel(u32t(), ieq(e, cu32(0)), sub, sel(u32t(), ieq(e, cu32(31)), special, normal));
+    return bitcast(f32t(), u(Op::OpBitwiseOr, mag, sign));
+  }
+
+  /// f32 bits -> f16/bf16 bits, round to nearest even; NaN -> the quiet NaN of the format.
+  Id f32_to_small(Type dt, Id x) {
+    auto u = [&](Op o, Id a, Id c) { return op(o, u32t(), {a, c}); };
+    Id sign = u(Op::OpBitwiseAnd, u(Op::OpShiftRightLogical, x, cu32(16)), cu32(0x8000));
+    Id a = u(Op::OpBitwiseAnd, x, cu32(0x7fffffff));
+    Id is_nan = op(Op::OpUGreaterThan, boolt(), {a, cu32(0x7f800000)});
+    Id mag;
+    if (dt == Type::BF16) {
+      Id lsb = u(Op::OpBitwiseAnd, u(Op::OpShiftRightLogical, a, cu32(16)), cu32(1));
+      mag =
+          u(Op::OpShiftRightLogical, u(Op::OpIAdd, a, u(Op::OpIAdd, cu32(0x7fff), lsb)), cu32(16));
+      mag = sel(u32t(), is_nan, cu32(0x7fc0), mag);
+    } else {
+      Id e = op(Op::OpISub, u32t(), {u(Op::OpShiftRightLogical, a, cu32(23)), cu32(127)}); // signed
+      Id m = u(Op::OpBitwiseAnd, a, cu32(0x7fffff));
+      // Normal range: e >= -14.
+      Id base = u(Op::OpBitwiseOr, u(Op::OpShiftLeftLogical, u(Op::OpIAdd, e, cu32(15)), cu32(10)),
+                  u(Op::OpShiftRightLogical, m, cu32(13)));
+      Id rb = u(Op::OpBitwiseAnd, m, cu32(0x1fff));
+      Id up = lor(op(Op::OpUGreaterThan, boolt(), {rb, cu32(0x1000)}),
+                  land(ieq(rb, cu32(0x1000)), ine(u(Op::OpBitwiseAnd, base, cu32(1)), cu32(0))));
+      Id normal = u(Op::OpIAdd, base, sel(u32t(), up, cu32(1), cu32(0)));
+      normal = sel(u32t(), op(Op::OpUGreaterThan, boolt(), {normal, cu32(0x7c00)}), cu32(0x7c00),
+                   normal);
+      // Subnormal range: shift the full mantissa right by -e-1 (14..24 for e in -15..-25).
+      Id full = u(Op::OpBitwiseOr, m, cu32(0x800000));
+      Id sh = op(Op::OpISub, u32t(), {cu32(0xffffffffu), e}); // -e-1
+      sh = glsl(u32t(), GLSLstd450UMin, {sh, cu32(31)});
+      Id q = u(Op::OpShiftRightLogical, full, sh);
+      Id rem =
+          u(Op::OpBitwiseAnd, full, u(Op::OpISub, u(Op::OpShiftLeftLogical, cu32(1), sh), cu32(1)));
+      Id half = u(Op::OpShiftLeftLogical, cu32(1), u(Op::OpISub, sh, cu32(1)));
+      Id up2 = lor(op(Op::OpUGreaterThan, boolt(), {rem, half}),
+                   land(ieq(rem, half), ine(u(Op::OpBitwiseAnd, q, cu32(1)), cu32(0))));
+      Id sub = u(Op::OpIAdd, q, sel(u32t(), up2, cu32(1), cu32(0)));
+      Id es = bitcast(u32t(), e);
+      Id is_normal = op(Op::OpSGreaterThanEqual, boolt(), {es, cu32(static_cast<uint32_t>(-14))});
+      Id is_tiny = op(Op::OpSLessThan, boolt(), {es, cu32(static_cast<uint32_t>(-25))});
+      Id is_big = op(Op::OpSGreaterThan, boolt(), {es, cu32(15)});
+      mag = sel(u32t(), is_normal, normal, sel(u32t(), is_tiny, cu32(0), sub));
+      mag = sel(u32t(), is_big, cu32(0x7c00), mag); // also infinity
+      mag = sel(u32t(), is_nan, cu32(0x7e00), mag);
+    }
+    return u(Op::OpBitwiseOr, sign, mag);
+  }
+
+  /// f64 -> f32 rounded to odd, so a following rounding to f16/bf16 is correctly rounded.
+  Id f64_to_f32_odd(Id d) {
+    Id r = op(Op::OpFConvert, f32t(), {d});
+    Id back = op(Op::OpFConvert, f64t(), {r});
+    Id bits = bitcast(u32t(), r);
+    Id inexact = land(op(Op::OpFOrdNotEqual, boolt(), {back, d}), lnot(isnan(d)));
+    Id even = ieq(op(Op::OpBitwiseAnd, u32t(), {bits, cu32(1)}), cu32(0));
+    Id away = op(Op::OpFOrdGreaterThan, boolt(),
+                 {glsl(f64t(), GLSLstd450FAbs, {back}), glsl(f64t(), GLSLstd450FAbs, {d})});
+    Id adjusted = sel(u32t(), away, op(Op::OpISub, u32t(), {bits, cu32(1)}),
+                      op(Op::OpIAdd, u32t(), {bits, cu32(1)}));
+    return bitcast(f32t(), sel(u32t(), land(inexact, even), adjusted, bits));
+  }
+
+  /// An integer -> f32 rounded to odd (exact below 2^24).
+  Id int_to_f32_odd(Type st, Id v) {
+    bool s = is_signed_int(st);
+    if (!is64(st)) { // 32-bit registers: promote to 64 and share the code
+      v = op(s ? Op::OpSConvert : Op::OpUConvert, u64t(), {v});
+      st = s ? Type::I64 : Type::U64;
+    }
+    Id neg = s ? op(Op::OpSLessThan, boolt(), {v, cu64(0)}) : b_.c_bool(false);
+    Id mag = sel(u64t(), neg, op(Op::OpSNegate, u64t(), {v}), v);
+    Id hi = to32(op(Op::OpShiftRightLogical, u64t(), {mag, cu32(32)}));
+    Id lo = to32(mag);
+    Id msb = sel(u32t(), ine(hi, cu32(0)),
+                 op(Op::OpIAdd, u32t(), {glsl(u32t(), GLSLstd450FindUMsb, {hi}), cu32(32)}),
+                 glsl(u32t(), GLSLstd450FindUMsb, {lo}));
+    Id big = op(Op::OpUGreaterThan, boolt(), {mag, cu64((uint64_t{1} << 24) - 1)});
+    Id n = sel(u32t(), big, op(Op::OpISub, u32t(), {msb, cu32(23)}), cu32(0));
+    Id mask = op(Op::OpISub, u64t(), {op(Op::OpShiftLeftLogical, u64t(), {cu64(1), n}), cu64(1)});
+    Id sticky = ine(op(Op::OpBitwiseAnd, u64t(), {mag, mask}), cu64(0));
+    Id kept =
+        op(Op::OpBitwiseOr, u64t(),
+           {op(Op::OpShiftRightLogical, u64t(), {mag, n}), sel(u64t(), sticky, cu64(1), cu64(0))});
+    Id f = op(Op::OpConvertUToF, f32t(), {kept}); // exact: at most 24 significant bits
+    f = glsl(f32t(), GLSLstd450Ldexp, {f, n});
+    return sel(f32t(), neg, op(Op::OpFNegate, f32t(), {f}), f);
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Memory
+
+  Id zero_u64() { return cu64(0); }
+
+  /// Byte offset of an address (u64).
+  Id byte_offset(const Address &a) {
+    Id off = cu64(static_cast<uint64_t>(a.disp));
+    if (a.index == kNoReg) return off;
+    Id idx = read_reg(a.index, Type::U64);
+    Id scaled = a.scale == 1 ? idx : op(Op::OpIMul, u64t(), {idx, cu64(a.scale)});
+    return a.disp == 0 ? scaled : op(Op::OpIAdd, u64t(), {scaled, off});
+  }
+
+  /// Records the first failure of the launch in the status buffer.
+  void record_if(Id cond, uint32_t code, uint32_t param, Id offset64, uint32_t size) {
+    if (!status_) return;
+    if_then(cond, [&] {
+      Id ptr0 = status_word(0);
+      Id prev = op(Op::OpAtomicCompareExchange, u32t(),
+                   {ptr0, cu32(static_cast<uint32_t>(spv::Scope::Device)), cu32(0), cu32(0),
+                    cu32(code), cu32(0)});
+      if_then(ieq(prev, cu32(0)), [&] {
+        Id gid = specials_.gid;
+        store(status_word(1), to32(gid));
+        store(status_word(2), to32(op(Op::OpShiftRightLogical, u64t(), {gid, cu32(32)})));
+        store(status_word(3), cu32(param));
+        store(status_word(4), to32(offset64));
+        store(status_word(5), to32(op(Op::OpShiftRightLogical, u64t(), {offset64, cu32(32)})));
+        store(status_word(6), cu32(size));
+        store(status_word(7), cu32(inst_index_));
+      });
+    });
+  }
+  Id status_word(uint32_t i) {
+    return op(Op::OpAccessChain, b_.t_pointer(SC::StorageBuffer, u32t()),
+              {status_, cu32(0), cu32(i)});
+  }
+
+  /// A guarded access: `ok` says whether it may happen; the load yields 0 otherwise.
+  struct Place {
+    Id ptr = 0; ///< element pointer (buffers) or word index (shared)
+    Id ok = 0;  ///< bool, or 0 when always fine
+  };
+
+  Place buffer_place(const Instruction &inst, const Address &a, Type t) {
+    uint32_t p = a.base_id;
+    const auto &buf = buffers_.at(p);
+    unsigned size = type_size(t);
+    Id index;
+    Id ok = 0;
+    if (statically_aligned(a, inst)) {
+      Id idx = a.index == kNoReg ? cu64(0) : read_reg(a.index, Type::U64);
+      uint64_t step = a.scale / size;
+      index = a.index == kNoReg ? cu64(0)
+                                : (step == 1 ? idx : op(Op::OpIMul, u64t(), {idx, cu64(step)}));
+      if (a.disp != 0)
+        index = op(Op::OpIAdd, u64t(),
+                   {index, cu64(static_cast<uint64_t>(a.disp / static_cast<int64_t>(size)))});
+    } else {
+      Id off = byte_offset(a);
+      Id aligned = ieq(op(Op::OpBitwiseAnd, u64t(), {off, cu64(size - 1)}), cu64(0));
+      record_if(lnot(aligned), spirv_status::Misaligned, p, off, size);
+      ok = aligned;
+      index = op(Op::OpShiftRightLogical, u64t(),
+                 {off, cu32(static_cast<uint32_t>(std::countr_zero(size)))});
+    }
+    if (o_.bounds_check) {
+      Id len = to64(op(Op::OpArrayLength, u32t(), {buf.var, 0}));
+      Id inside = op(Op::OpULessThan, boolt(), {index, len});
+      Id off = op(Op::OpIMul, u64t(), {index, cu64(size)});
+      record_if(lnot(inside), spirv_status::OutOfBounds, p, off, size);
+      ok = ok ? land(ok, inside) : inside;
+    }
+    Id ptr = op(Op::OpAccessChain, b_.t_pointer(SC::StorageBuffer, buf.elem),
+                {buf.var, cu32(0), to32(index)});
+    return {ptr, ok};
+  }
+
+  /// Loads bits of memory type t and turns them into the register form.
+  Id from_memory(Type t, Id bits) {
+    switch (type_bits(t)) {
+    case 8:
+    case 16:
+      return normalize(t, op(is_signed_int(t) ? Op::OpSConvert : Op::OpUConvert, u32t(), {bits}));
+    default: return is_float(t) ? bitcast(rep(t), bits) : bits;
+    }
+  }
+  Id to_memory(Type t, Id v) {
+    switch (type_bits(t)) {
+    case 8:
+    case 16: return op(Op::OpUConvert, b_.t_int(type_bits(t)), {v});
+    default: return is_float(t) ? bitcast(b_.t_int(type_bits(t)), v) : v;
+    }
+  }
+
+  /// Runs `body` only when `ok` (if any); a value it yields is 0 otherwise.
+  Id guarded(Id ok, Id type, const std::function<Id()> &body) {
+    if (!ok) return body();
+    Id var = b_.local_variable(type);
+    store(var, b_.c_null(type));
+    if_then(ok, [&] { store(var, body()); });
+    return load(type, var);
+  }
+  void guarded_void(Id ok, const std::function<void()> &body) {
+    if (!ok) return body();
+    if_then(ok, body);
+  }
+
+  Id load_mem(const Instruction &inst, const Address &a, Type t) {
+    if (a.base == AddrBase::Shared) return load_shared(inst, a, t);
+    Place pl = buffer_place(inst, a, t);
+    return guarded(pl.ok, rep(t),
+                   [&] { return from_memory(t, load(buffers_.at(a.base_id).elem, pl.ptr)); });
+  }
+
+  void store_mem(const Instruction &inst, const Address &a, Type t, Id v) {
+    if (a.base == AddrBase::Shared) return store_shared(inst, a, t, v);
+    Place pl = buffer_place(inst, a, t);
+    guarded_void(pl.ok, [&] { store(pl.ptr, to_memory(t, v)); });
+  }
+
+  // Shared memory is an array of u32 words; narrower values are parts of a word.
+  Place shared_place(const Instruction &inst, const Address &a, Type t) {
+    unsigned size = type_size(t);
+    Id off = byte_offset(a);
+    Id ok = 0;
+    unsigned align = std::min(size, 4u);
+    if (!statically_aligned(a, inst)) {
+      Id aligned = ieq(op(Op::OpBitwiseAnd, u64t(), {off, cu64(align - 1)}), cu64(0));
+      record_if(lnot(aligned), spirv_status::Misaligned, 0xffffffffu, off, size);
+      ok = aligned;
+    }
+    if (o_.bounds_check) {
+      Id limit = op(Op::OpIMul, u64t(), {to64(shared_words_), cu64(4)});
+      Id end = op(Op::OpIAdd, u64t(), {off, cu64(size)});
+      Id inside = op(Op::OpULessThanEqual, boolt(), {end, limit});
+      record_if(lnot(inside), spirv_status::OutOfBounds, 0xffffffffu, off, size);
+      ok = ok ? land(ok, inside) : inside;
+    }
+    return {off, ok};
+  }
+  Id shared_word_ptr(Id word_index32) {
+    return op(Op::OpAccessChain, b_.t_pointer(SC::Workgroup, u32t()), {shared_, word_index32});
+  }
+
+  Id load_shared(const Instruction &inst, const Address &a, Type t) {
+    Place pl = shared_place(inst, a, t);
+    unsigned size = type_size(t);
+    return guarded(pl.ok, rep(t), [&]() -> Id {
+      Id word = to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)}));
+      Id w0 = load(u32t(), shared_word_ptr(word));
+      if (size == 4) return is_float(t) ? bitcast(f32t(), w0) : w0;
+      if (size == 8) {
+        Id w1 = load(u32t(), shared_word_ptr(op(Op::OpIAdd, u32t(), {word, cu32(1)})));
+        Id v = op(Op::OpBitwiseOr, u64t(),
+                  {to64(w0), op(Op::OpShiftLeftLogical, u64t(), {to64(w1), cu32(32)})});
+        return is_float(t) ? bitcast(f64t(), v) : v;
+      }
+      Id shift = op(Op::OpShiftLeftLogical, u32t(),
+                    {op(Op::OpBitwiseAnd, u32t(), {to32(pl.ptr), cu32(3)}), cu32(3)});
+      Id part = op(Op::OpShiftRightLogical, u32t(), {w0, shift});
+      if (is_signed_int(t)) return normalize(t, part);
+      return op(Op::OpBitwiseAnd, u32t(), {part, cu32(size == 1 ? 0xff : 0xffff)});
+    });
+  }
+
+  void store_shared(const Instruction &inst, const Address &a, Type t, Id v) {
+    Place pl = shared_place(inst, a, t);
+    unsigned size = type_size(t);
+    guarded_void(pl.ok, [&] {
+      Id word = to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)}));
+      if (size == 4) return store(shared_word_ptr(word), is_float(t) ? bitcast(u32t(), v) : v);
+      if (size == 8) {
+        Id bits = is_float(t) ? bitcast(u64t(), v) : v;
+        store(shared_word_ptr(word), to32(bits));
+        store(shared_word_ptr(op(Op::OpIAdd, u32t(), {word, cu32(1)})),
+              to32(op(Op::OpShiftRightLogical, u64t(), {bits, cu32(32)})));
+        return;
+      }
+      // Narrow stores update their part of the word atomically: neighbouring lanes may write
+      // the other parts.
+      Id shift = op(Op::OpShiftLeftLogical, u32t(),
+                    {op(Op::OpBitwiseAnd, u32t(), {to32(pl.ptr), cu32(3)}), cu32(3)});
+      Id mask = op(Op::OpShiftLeftLogical, u32t(), {cu32(size == 1 ? 0xff : 0xffff), shift});
+      Id part =
+          op(Op::OpBitwiseAnd, u32t(), {op(Op::OpShiftLeftLogical, u32t(), {v, shift}), mask});
+      Id ptr = shared_word_ptr(word);
+      Id scope = cu32(static_cast<uint32_t>(spv::Scope::Workgroup));
+      op(Op::OpAtomicAnd, u32t(), {ptr, scope, cu32(0), op(Op::OpNot, u32t(), {mask})});
+      op(Op::OpAtomicOr, u32t(), {ptr, scope, cu32(0), part});
+    });
+  }
+
+  Id reduce_memory(const Instruction &inst) {
+    Type t = inst.type;
+    auto rop = static_cast<ReduceOp>(inst.sub);
+    Id n = src(inst, 2);
+    Id acc_var = b_.local_variable(rep(t));
+    Id k_var = b_.local_variable(u64t());
+    store(acc_var, constant(t, reduce_identity(rop, t)));
+    store(k_var, cu64(0));
+    Id head = b_.fresh(), test = b_.fresh(), body = b_.fresh(), cont = b_.fresh(),
+       merge = b_.fresh();
+    b_.terminate(Op::OpBranch, {head});
+    b_.begin_block(head);
+    b_.op_void(Op::OpLoopMerge, {merge, cont, 0});
+    b_.terminate(Op::OpBranch, {test});
+    b_.begin_block(test);
+    Id k = load(u64t(), k_var);
+    b_.terminate(Op::OpBranchConditional, {op(Op::OpULessThan, boolt(), {k, n}), body, merge});
+    b_.begin_block(body);
+    Address a = inst.operands[1].addr;
+    // Element k: the address advanced by k elements.
+    Id base = byte_offset(a);
+    Id off = op(Op::OpIAdd, u64t(), {base, op(Op::OpIMul, u64t(), {k, cu64(type_size(t))})});
+    Address dyn{a.base, a.base_id, kNoReg, 1, 0};
+    Id v = load_at(inst, dyn, t, off);
+    store(acc_var, fold(rop, t, load(rep(t), acc_var), v));
+    store(k_var, op(Op::OpIAdd, u64t(), {k, cu64(1)}));
+    b_.terminate(Op::OpBranch, {cont});
+    b_.begin_block(cont);
+    b_.terminate(Op::OpBranch, {head});
+    b_.begin_block(merge);
+    return load(rep(t), acc_var);
+  }
+
+  /// A load from an address whose byte offset is already computed (`off`).
+  Id load_at(const Instruction &inst, const Address &a, Type t, Id off) {
+    // Route through a scratch register-free path: treat the offset as the index register.
+    pending_offset_ = off;
+    Address dyn = a;
+    dyn.index = kPendingReg;
+    Id v = load_mem(inst, dyn, t);
+    pending_offset_ = 0;
+    return v;
+  }
+
+  Id atomic(const Instruction &inst) {
+    Type t = inst.type;
+    const Address &a = inst.operands[1].addr;
+    Id scope = cu32(static_cast<uint32_t>(a.base == AddrBase::Shared ? spv::Scope::Workgroup
+                                                                     : spv::Scope::Device));
+    Id ptr, ok;
+    Id it = is64(t) ? u64t() : u32t();
+    if (is64(t)) {
+      b_.capability(spv::Capability::Int64Atomics);
+      features_.insert("int64_atomics");
+    }
+    if (a.base == AddrBase::Shared) {
+      if (is64(t))
+        throw Unsupported(
+            location(k_, inst) +
+            ": 64-bit atomics on shared memory are not supported by the SPIR-V back end yet");
+      Place pl = shared_place(inst, a, t);
+      ptr = shared_word_ptr(to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)})));
+      ok = pl.ok;
+    } else {
+      Place pl = buffer_place(inst, a, t);
+      ptr = pl.ptr;
+      ok = pl.ok;
+    }
+    Id v = src(inst, 2);
+    Id result = guarded(ok, it, [&]() -> Id {
+      if (inst.op == Opcode::AtomCas) {
+        Id cmp = is_float(t) ? bitcast(it, v) : v;
+        Id nv = src(inst, 3);
+        if (is_float(t)) nv = bitcast(it, nv);
+        return op(Op::OpAtomicCompareExchange, it, {ptr, scope, cu32(0), cu32(0), nv, cmp});
+      }
+      auto aop = static_cast<AtomicOp>(inst.sub);
+      bool s = is_signed_int(t);
+      if (!is_float(t)) {
+        Op o = Op::OpAtomicIAdd;
+        switch (aop) {
+        case AtomicOp::Add: o = Op::OpAtomicIAdd; break;
+        case AtomicOp::Min: o = s ? Op::OpAtomicSMin : Op::OpAtomicUMin; break;
+        case AtomicOp::Max: o = s ? Op::OpAtomicSMax : Op::OpAtomicUMax; break;
+        case AtomicOp::And: o = Op::OpAtomicAnd; break;
+        case AtomicOp::Or: o = Op::OpAtomicOr; break;
+        case AtomicOp::Xor: o = Op::OpAtomicXor; break;
+        case AtomicOp::Xchg: o = Op::OpAtomicExchange; break;
+        }
+        return op(o, it, {ptr, scope, cu32(0), v});
+      }
+      if (aop == AtomicOp::Xchg)
+        return op(Op::OpAtomicExchange, it, {ptr, scope, cu32(0), bitcast(it, v)});
+      // Float add/min/max: a compare-exchange loop on the bits.
+      Opcode combine = aop == AtomicOp::Add   ? Opcode::Add
+                       : aop == AtomicOp::Min ? Opcode::Min
+                                              : Opcode::Max;
+      return cas_loop(ptr, scope, it, [&](Id old_bits) {
+        return bitcast(it, binary(combine, t, bitcast(rep(t), old_bits), v));
+      });
+    });
+    return is_float(t) ? bitcast(rep(t), result) : result;
+  }
+
+  Id cas_loop(Id ptr, Id scope, Id it, const std::function<Id(Id)> &update) {
+    Id first = op(Op::OpAtomicLoad, it, {ptr, scope, cu32(0)});
+    Id pre = b_.current_block();
+    Id head = b_.fresh(), body = b_.fresh(), cont = b_.fresh(), merge = b_.fresh();
+    b_.terminate(Op::OpBranch, {head});
+    b_.begin_block(head);
+    Id old = b_.fresh();
+    Id prev = b_.fresh();
+    // OpPhi written by hand: its operands name a value defined later in the loop.
+    b_.op_void(Op::OpPhi, {it, old, first, pre, prev, cont});
+    b_.op_void(Op::OpLoopMerge, {merge, cont, 0});
+    b_.terminate(Op::OpBranch, {body});
+    b_.begin_block(body);
+    Id nv = update(old);
+    b_.op_void(Op::OpAtomicCompareExchange, {it, prev, ptr, scope, cu32(0), cu32(0), nv, old});
+    b_.terminate(Op::OpBranchConditional, {ieq(prev, old), merge, cont});
+    b_.begin_block(cont);
+    b_.terminate(Op::OpBranch, {head});
+    b_.begin_block(merge);
+    return old;
+  }
+
+  // ------------------------------------------------------------------------------------------
+
+  static constexpr Reg kPendingReg = 0xfffe; ///< "the byte offset in pending_offset_"
+
+  struct Buffer {
+    Id var = 0, elem = 0;
+  };
+  struct Specials {
+    Id lane[3]{}, block[3]{}, grid[3]{}, gid = 0, gid_axis[3]{}, gsize = 0;
+  };
+
+  Builder &b_;
+  const Kernel &k_;
+  uint32_t index_;
+  const SpirvOptions &o_;
+  Cfg cfg_;
+  opt::LaneAnalysis lanes_;
+  SpirvKernelInfo info_;
+  std::set<std::string> features_;
+  bool f64_used_ = false;
+
+  Id glsl_ = 0, local_id_ = 0, group_id_ = 0, push_ = 0, status_ = 0, shared_ = 0,
+     shared_words_ = 0;
+  Id bdim_[3]{};
+  Id exited_ = 0, cur_ = 0;
+  std::vector<Id> interface_;
+  std::map<uint32_t, uint32_t> push_member_;
+  std::map<uint32_t, Buffer> buffers_;
+  std::map<opt::Slot, Id> regs_;
+  std::map<uint32_t, Id> fn_ids_;
+  Specials specials_;
+  Id pending_offset_ = 0;
+  uint32_t inst_index_ = 0;
+
+  bool is_kernel_fn_ = true;
+  std::vector<uint32_t> rpo_;
+  std::vector<bool> in_fn_;
+  std::vector<Loop> loops_;
+  std::vector<int> innermost_;
+};
+
+} // namespace
+
+SpirvKernelInfo lower_kernel(Builder &builder, const Kernel &kernel, uint32_t kernel_index,
+                             const SpirvOptions &options) {
+  return KernelLowering(builder, kernel, kernel_index, options).run();
+}
+
+} // namespace hologram::codegen::spirv

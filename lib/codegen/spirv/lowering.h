@@ -1,0 +1,23 @@
+// Internal interface of the SPIR-V back end: the kernel lowering writes into a shared
+// Builder; the module driver adds the header, validates and optimises.
+#pragma once
+
+#include "builder.h"
+#include "hologram/codegen/spirv.h"
+#include "hologram/isa/program.h"
+
+#include <stdexcept>
+#include <string>
+
+namespace hologram::codegen::spirv {
+
+/// An instruction the target cannot run, with the instruction's location in the message.
+struct Unsupported : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Lowers one verified kernel as an entry point of `builder`'s module.
+SpirvKernelInfo lower_kernel(Builder &builder, const isa::Kernel &kernel, uint32_t kernel_index,
+                             const SpirvOptions &options);
+
+} // namespace hologram::codegen::spirv

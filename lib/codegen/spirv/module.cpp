@@ -1,0 +1,150 @@
+// The SPIR-V module driver: targets, one module per ISA module (an entry point per kernel),
+// SPIRV-Tools validation before and after spirv-opt, disassembly and reflection.
+#include "hologram/codegen/spirv.h"
+#include "lowering.h"
+
+#include <nlohmann/json.hpp>
+#include <spirv-tools/libspirv.hpp>
+#include <spirv-tools/optimizer.hpp>
+
+#include <array>
+#include <sstream>
+
+namespace hologram::codegen {
+
+namespace {
+
+struct TargetRow {
+  std::string_view name;
+  SpirvEnv env;
+  spv_target_env tools_env;
+  uint32_t version; ///< SPIR-V version word
+};
+
+constexpr std::array<TargetRow, 6> kTargets = {{
+    {"vulkan1.1", SpirvEnv::Vulkan1_1, SPV_ENV_VULKAN_1_1, 0x00010300},
+    {"vulkan1.2", SpirvEnv::Vulkan1_2, SPV_ENV_VULKAN_1_2, 0x00010500},
+    {"vulkan1.3", SpirvEnv::Vulkan1_3, SPV_ENV_VULKAN_1_3, 0x00010600},
+    {"opencl1.2", SpirvEnv::OpenCL1_2, SPV_ENV_OPENCL_1_2, 0x00010000},
+    {"opencl2.0", SpirvEnv::OpenCL2_0, SPV_ENV_OPENCL_2_0, 0x00010000},
+    {"opencl3.0", SpirvEnv::OpenCL3_0, SPV_ENV_OPENCL_2_2, 0x00010200},
+}};
+
+const TargetRow &row(SpirvEnv env) {
+  for (const auto &r : kTargets)
+    if (r.env == env) return r;
+  return kTargets[0];
+}
+
+/// Collects SPIRV-Tools messages.
+struct Messages {
+  std::string text;
+  spvtools::MessageConsumer consumer() {
+    return [this](spv_message_level_t, const char *, const spv_position_t &pos, const char *msg) {
+      text += "  word " + std::to_string(pos.index) + ": " + msg + "\n";
+    };
+  }
+};
+
+} // namespace
+
+bool is_spirv_target_name(std::string_view name) {
+  return parse_spirv_target(name).has_value();
+}
+
+std::optional<SpirvTarget> parse_spirv_target(std::string_view name) {
+  for (const auto &r : kTargets)
+    if (r.name == name) return SpirvTarget{std::string(r.name), r.env};
+  return std::nullopt;
+}
+
+Status validate_spirv(const std::vector<uint32_t> &words, const SpirvTarget &target) {
+  const TargetRow &r = row(target.env);
+  spvtools::SpirvTools tools(r.tools_env);
+  Messages m;
+  tools.SetMessageConsumer(m.consumer());
+  spvtools::ValidatorOptions options;
+  if (!tools.Validate(words.data(), words.size(), options))
+    return {ErrorCode::Internal, "SPIR-V validation for " + target.name + " failed:\n" + m.text};
+  return Status::ok();
+}
+
+Status disassemble_spirv(const std::vector<uint32_t> &words, std::string &out) {
+  spvtools::SpirvTools tools(SPV_ENV_UNIVERSAL_1_6);
+  Messages m;
+  tools.SetMessageConsumer(m.consumer());
+  if (!tools.Disassemble(words, &out,
+                         SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES |
+                             SPV_BINARY_TO_TEXT_OPTION_NO_HEADER))
+    return {ErrorCode::InvalidModule, "not a SPIR-V module:\n" + m.text};
+  return Status::ok();
+}
+
+Status compile_spirv(const isa::Module &module, const SpirvOptions &options, SpirvModule &out) {
+  if (!options.target.is_vulkan())
+    return {ErrorCode::InvalidProgram,
+            "target '" + options.target.name +
+                "': the OpenCL flavour of the SPIR-V back end is not written yet"};
+  const TargetRow &r = row(options.target.env);
+  spirv::Builder b;
+  b.memory_model(spv::AddressingModel::Logical, spv::MemoryModel::GLSL450);
+  out = {};
+  try {
+    for (uint32_t i = 0; i < module.kernels.size(); ++i)
+      out.kernels.push_back(spirv::lower_kernel(b, module.kernels[i], i, options));
+  } catch (const spirv::Unsupported &e) {
+    return {ErrorCode::InvalidProgram,
+            std::string(e.what()) + " (target " + options.target.name + ")"};
+  }
+  out.words = b.finish(r.version);
+  if (auto st = validate_spirv(out.words, options.target); !st) {
+    std::string dis;
+    (void)disassemble_spirv(out.words, dis);
+    return {ErrorCode::Internal, st.message() + "\n" + dis};
+  }
+  if (options.opt_level > 0) {
+    spvtools::Optimizer opt(r.tools_env);
+    Messages m;
+    opt.SetMessageConsumer(m.consumer());
+    opt.RegisterPerformancePasses();
+    std::vector<uint32_t> optimised;
+    if (!opt.Run(out.words.data(), out.words.size(), &optimised))
+      return {ErrorCode::Internal, "spirv-opt failed:\n" + m.text};
+    out.words = std::move(optimised);
+    if (auto st = validate_spirv(out.words, options.target); !st)
+      return {ErrorCode::Internal, "after spirv-opt: " + st.message()};
+  }
+  return Status::ok();
+}
+
+std::string spirv_reflection_json(const SpirvModule &module) {
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+  for (const auto &k : module.kernels) {
+    nlohmann::ordered_json j;
+    j["name"] = k.name;
+    nlohmann::ordered_json bindings = nlohmann::ordered_json::array();
+    for (const auto &bd : k.bindings) {
+      nlohmann::ordered_json x;
+      x["binding"] = bd.binding;
+      x["kind"] = bd.kind == SpirvBinding::Kind::Buffer ? "buffer"
+                  : bd.kind == SpirvBinding::Kind::Pool ? "pool"
+                                                        : "status";
+      if (bd.kind != SpirvBinding::Kind::Status) x["param"] = bd.param;
+      bindings.push_back(x);
+    }
+    j["bindings"] = bindings;
+    nlohmann::ordered_json scalars = nlohmann::ordered_json::array();
+    for (const auto &s : k.scalars)
+      scalars.push_back({{"param", s.param}, {"offset", s.offset}, {"size", s.size}});
+    j["push_constants"] = {{"bytes", k.push_constant_bytes}, {"scalars", scalars}};
+    j["local_size_spec_ids"] = {k.local_size_spec_ids[0], k.local_size_spec_ids[1],
+                                k.local_size_spec_ids[2]};
+    j["shared_words_spec_id"] = k.shared_words_spec_id;
+    j["static_shared_bytes"] = k.static_shared_bytes;
+    j["requires"] = k.requires_features;
+    kernels.push_back(j);
+  }
+  return kernels.dump();
+}
+
+} // namespace hologram::codegen

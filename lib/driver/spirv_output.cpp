@@ -1,0 +1,39 @@
+#include "hologram/driver/spirv_output.h"
+
+#include "hologram/codegen/spirv.h"
+
+#include <cstring>
+
+namespace hologram::driver {
+
+bool is_spirv_emit(std::string_view emit) {
+  return emit == "spirv" || emit == "spirv-asm";
+}
+
+Status emit_spirv_output(const isa::Module &module, const SpirvOutputOptions &o,
+                         std::string_view emit, std::string &bytes) {
+  if (o.targets.size() != 1)
+    return {ErrorCode::InvalidArgument,
+            "--emit=" + std::string(emit) +
+                " writes one module: name exactly one target "
+                "(vulkan1.1, vulkan1.2, vulkan1.3, opencl1.2, opencl2.0 or opencl3.0)"};
+  auto target = codegen::parse_spirv_target(o.targets[0]);
+  if (!target)
+    return {ErrorCode::InvalidArgument,
+            "--emit=" + std::string(emit) + " needs a SPIR-V target, not '" + o.targets[0] +
+                "' (vulkan1.1, vulkan1.2, vulkan1.3, opencl1.2, opencl2.0 or opencl3.0)"};
+  codegen::SpirvOptions so;
+  so.target = *target;
+  so.opt_level = o.opt_level;
+  so.fast_math = o.fast_math;
+  so.bounds_check = o.bounds_check;
+  so.check_div = o.check_div;
+  codegen::SpirvModule m;
+  if (auto st = codegen::compile_spirv(module, so, m); !st) return st;
+  if (emit == "spirv-asm") return codegen::disassemble_spirv(m.words, bytes);
+  bytes.resize(m.words.size() * 4);
+  std::memcpy(bytes.data(), m.words.data(), bytes.size());
+  return Status::ok();
+}
+
+} // namespace hologram::driver

@@ -1,0 +1,69 @@
+// Launch checks every backend shares: arguments against the kernel's parameters (count, kind,
+// scalar type, whole elements) and a launch geometry without zero extents.
+#pragma once
+
+#include "hologram/isa/launch.h"
+#include "hologram/isa/program.h"
+#include "hologram/runtime/backend.h"
+
+#include <span>
+#include <string>
+
+namespace hologram::runtime {
+
+/// "argument 2 (%b) of kernel 'k'"
+inline std::string argument_name(const isa::Kernel &kernel, size_t i) {
+  return "argument " + std::to_string(i + 1) + " (%" + kernel.params[i].name + ") of kernel '" +
+         kernel.name + "'";
+}
+
+/// Throws Error(InvalidArgument) unless `args` fit `kernel`'s parameters. `buffer_bytes(h)`
+/// returns the size of buffer handle h (and throws for an unknown one); pools are resolved
+/// by the caller.
+template <typename BufferBytes>
+void check_launch_args(const isa::Kernel &kernel, std::span<const KernelArg> args,
+                       BufferBytes &&buffer_bytes) {
+  if (args.size() != kernel.params.size())
+    throw Error(ErrorCode::InvalidArgument, "kernel '" + kernel.name + "' expects " +
+                                                std::to_string(kernel.params.size()) +
+                                                " argument(s), got " + std::to_string(args.size()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto &p = kernel.params[i];
+    const auto &a = args[i];
+    switch (p.kind) {
+    case isa::ParamKind::Buffer: {
+      if (a.kind != KernelArg::Kind::Buffer)
+        throw Error(ErrorCode::InvalidArgument, argument_name(kernel, i) + " must be a buffer");
+      uint64_t bytes = buffer_bytes(a.handle);
+      if (bytes % isa::type_size(p.type) != 0)
+        throw Error(ErrorCode::InvalidArgument,
+                    argument_name(kernel, i) + ": buffer #" + std::to_string(a.handle) + " holds " +
+                        std::to_string(bytes) + " bytes, not a whole number of " +
+                        std::string(isa::type_name(p.type)) + " elements");
+      break;
+    }
+    case isa::ParamKind::Pool:
+      if (a.kind != KernelArg::Kind::Pool)
+        throw Error(ErrorCode::InvalidArgument, argument_name(kernel, i) + " must be a pool");
+      break;
+    case isa::ParamKind::Scalar:
+      if (a.kind != KernelArg::Kind::Scalar)
+        throw Error(ErrorCode::InvalidArgument, argument_name(kernel, i) + " must be a scalar");
+      if (a.type != p.type)
+        throw Error(ErrorCode::InvalidArgument,
+                    argument_name(kernel, i) + " is " + std::string(isa::type_name(p.type)) +
+                        ", got " +
+                        (a.type == isa::Type::None ? std::string("an untyped value")
+                                                   : std::string(isa::type_name(a.type))));
+      break;
+    }
+  }
+}
+
+inline void check_launch_geometry(const isa::Kernel &kernel, const LaunchConfig &launch) {
+  if (launch.grid.count() == 0 || launch.block.count() == 0)
+    throw Error(ErrorCode::InvalidArgument,
+                "kernel '" + kernel.name + "': launch with a zero-size grid or block dimension");
+}
+
+} // namespace hologram::runtime

@@ -1,0 +1,927 @@
+// VulkanBackend. The loader is opened with dlopen, so applications linking the runtime start
+// on machines without Vulkan. Launches and copies are serialised on the one queue and return
+// when they have finished, so synchronize() has nothing left to wait for.
+#include "vulkan_backend.h"
+
+#include "../core/handle_table.h"
+#include "../core/launch_args.h"
+#include "hologram/codegen/spirv.h"
+#include "hologram/interp/interpreter.h"
+#include "hologram/isa/encoding.h"
+#include "hologram/isa/text.h"
+
+#define VK_NO_PROTOTYPES
+#include <vulkan/vulkan.h>
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+namespace hologram::runtime {
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// The loader
+
+#define HG_VK_INSTANCE_FUNCTIONS(X)                                                                \
+  X(vkDestroyInstance)                                                                             \
+  X(vkEnumeratePhysicalDevices)                                                                    \
+  X(vkGetPhysicalDeviceProperties)                                                                 \
+  X(vkGetPhysicalDeviceQueueFamilyProperties)                                                      \
+  X(vkGetPhysicalDeviceMemoryProperties)                                                           \
+  X(vkGetPhysicalDeviceFeatures2)                                                                  \
+  X(vkCreateDevice)                                                                                \
+  X(vkGetDeviceProcAddr)
+
+#define HG_VK_DEVICE_FUNCTIONS(X)                                                                  \
+  X(vkDestroyDevice)                                                                               \
+  X(vkGetDeviceQueue)                                                                              \
+  X(vkCreateBuffer)                                                                                \
+  X(vkDestroyBuffer)                                                                               \
+  X(vkGetBufferMemoryRequirements)                                                                 \
+  X(vkAllocateMemory)                                                                              \
+  X(vkFreeMemory)                                                                                  \
+  X(vkBindBufferMemory)                                                                            \
+  X(vkMapMemory)                                                                                   \
+  X(vkCreateShaderModule)                                                                          \
+  X(vkDestroyShaderModule)                                                                         \
+  X(vkCreateDescriptorSetLayout)                                                                   \
+  X(vkDestroyDescriptorSetLayout)                                                                  \
+  X(vkCreatePipelineLayout)                                                                        \
+  X(vkDestroyPipelineLayout)                                                                       \
+  X(vkCreateComputePipelines)                                                                      \
+  X(vkDestroyPipeline)                                                                             \
+  X(vkCreatePipelineCache)                                                                         \
+  X(vkDestroyPipelineCache)                                                                        \
+  X(vkCreateDescriptorPool)                                                                        \
+  X(vkDestroyDescriptorPool)                                                                       \
+  X(vkResetDescriptorPool)                                                                         \
+  X(vkAllocateDescriptorSets)                                                                      \
+  X(vkUpdateDescriptorSets)                                                                        \
+  X(vkCreateCommandPool)                                                                           \
+  X(vkDestroyCommandPool)                                                                          \
+  X(vkAllocateCommandBuffers)                                                                      \
+  X(vkResetCommandBuffer)                                                                          \
+  X(vkBeginCommandBuffer)                                                                          \
+  X(vkEndCommandBuffer)                                                                            \
+  X(vkCmdBindPipeline)                                                                             \
+  X(vkCmdBindDescriptorSets)                                                                       \
+  X(vkCmdPushConstants)                                                                            \
+  X(vkCmdDispatch)                                                                                 \
+  X(vkCmdCopyBuffer)                                                                               \
+  X(vkCmdFillBuffer)                                                                               \
+  X(vkCmdPipelineBarrier)                                                                          \
+  X(vkCreateFence)                                                                                 \
+  X(vkDestroyFence)                                                                                \
+  X(vkWaitForFences)                                                                               \
+  X(vkResetFences)                                                                                 \
+  X(vkQueueSubmit)                                                                                 \
+  X(vkDeviceWaitIdle)
+
+#define HG_VK_DECLARE(name) PFN_##name name = nullptr;
+
+/// libvulkan and the global functions, opened once per process.
+struct Loader {
+  void *lib = nullptr;
+  PFN_vkGetInstanceProcAddr get_instance_proc = nullptr;
+  PFN_vkCreateInstance create_instance = nullptr;
+  PFN_vkEnumerateInstanceVersion enumerate_version = nullptr;
+  std::string error;
+
+  static const Loader &get() {
+    static const Loader loader = [] {
+      Loader l;
+      for (const char *name : {"libvulkan.so.1", "libvulkan.so"}) {
+        l.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+        if (l.lib) break;
+      }
+      if (!l.lib) {
+        const char *e = dlerror();
+        l.error = std::string("the Vulkan loader (libvulkan.so.1) cannot be opened: ") +
+                  (e ? e : "unknown error");
+        return l;
+      }
+      l.get_instance_proc =
+          reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(l.lib, "vkGetInstanceProcAddr"));
+      if (!l.get_instance_proc) {
+        l.error = "libvulkan.so.1 has no vkGetInstanceProcAddr";
+        return l;
+      }
+      l.create_instance =
+          reinterpret_cast<PFN_vkCreateInstance>(l.get_instance_proc(nullptr, "vkCreateInstance"));
+      l.enumerate_version = reinterpret_cast<PFN_vkEnumerateInstanceVersion>(
+          l.get_instance_proc(nullptr, "vkEnumerateInstanceVersion"));
+      if (!l.create_instance || !l.enumerate_version)
+        l.error = "the Vulkan loader is older than Vulkan 1.1";
+      return l;
+    }();
+    return loader;
+  }
+};
+
+std::string vk_result_name(VkResult r) {
+  switch (r) {
+  case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+  case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+  case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+  case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+  case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+  case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+  case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+  case VK_ERROR_INVALID_SHADER_NV: return "VK_ERROR_INVALID_SHADER_NV";
+  default: return "VkResult " + std::to_string(static_cast<int>(r));
+  }
+}
+
+void check(VkResult r, const std::string &what) {
+  if (r == VK_SUCCESS) return;
+  ErrorCode code = r == VK_ERROR_OUT_OF_DEVICE_MEMORY || r == VK_ERROR_OUT_OF_HOST_MEMORY
+                       ? ErrorCode::OutOfMemory
+                       : ErrorCode::LaunchFailed;
+  throw Error(code, "vulkan: " + what + " failed: " + vk_result_name(r));
+}
+
+std::string version_text(uint32_t v) {
+  return std::to_string(VK_API_VERSION_MAJOR(v)) + "." + std::to_string(VK_API_VERSION_MINOR(v)) +
+         "." + std::to_string(VK_API_VERSION_PATCH(v));
+}
+
+/// An instance and its functions.
+struct Instance {
+  VkInstance handle = VK_NULL_HANDLE;
+  uint32_t api_version = VK_API_VERSION_1_1;
+  HG_VK_INSTANCE_FUNCTIONS(HG_VK_DECLARE)
+
+  /// The process's one instance, created on first use and kept for the process lifetime (the
+  /// driver stays loaded, so creating backends again is cheap).
+  static std::shared_ptr<Instance> shared(std::string &error) {
+    static std::string saved_error;
+    static auto *instance = new std::shared_ptr<Instance>(create(saved_error));
+    error = saved_error;
+    return *instance;
+  }
+
+  static std::shared_ptr<Instance> create(std::string &error) {
+    const Loader &l = Loader::get();
+    if (!l.error.empty()) {
+      error = l.error;
+      return nullptr;
+    }
+    uint32_t version = 0;
+    l.enumerate_version(&version);
+    auto inst = std::make_shared<Instance>();
+    inst->api_version = std::min<uint32_t>(version, VK_API_VERSION_1_3);
+    VkApplicationInfo app{};
+    app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+    app.pApplicationName = "hologram";
+    app.pEngineName = "hologram";
+    app.apiVersion = inst->api_version;
+    VkInstanceCreateInfo ci{};
+    ci.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+    ci.pApplicationInfo = &app;
+    VkResult r = l.create_instance(&ci, nullptr, &inst->handle);
+    if (r != VK_SUCCESS) {
+      error = "vkCreateInstance failed: " + vk_result_name(r);
+      return nullptr;
+    }
+#define HG_VK_LOAD_INSTANCE(name)                                                                  \
+  inst->name = reinterpret_cast<PFN_##name>(l.get_instance_proc(inst->handle, #name));
+    HG_VK_INSTANCE_FUNCTIONS(HG_VK_LOAD_INSTANCE)
+#undef HG_VK_LOAD_INSTANCE
+    return inst;
+  }
+  ~Instance() {
+    if (handle && vkDestroyInstance) vkDestroyInstance(handle, nullptr);
+  }
+};
+
+/// What a physical device offers, and why it cannot be used when it cannot.
+struct Candidate {
+  VkPhysicalDevice device = VK_NULL_HANDLE;
+  VkPhysicalDeviceProperties props{};
+  uint32_t queue_family = 0;
+  std::string reason;
+  bool float64 = false, int16 = false, int8 = false, storage16 = false, storage8 = false,
+       atomics64 = false;
+};
+
+Candidate inspect(const Instance &inst, VkPhysicalDevice pd) {
+  Candidate c;
+  c.device = pd;
+  inst.vkGetPhysicalDeviceProperties(pd, &c.props);
+  if (c.props.apiVersion < VK_API_VERSION_1_1) {
+    c.reason = "supports Vulkan " + version_text(c.props.apiVersion) + "; hologram needs 1.1";
+    return c;
+  }
+  uint32_t n = 0;
+  inst.vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, nullptr);
+  std::vector<VkQueueFamilyProperties> families(n);
+  inst.vkGetPhysicalDeviceQueueFamilyProperties(pd, &n, families.data());
+  bool found = false;
+  for (uint32_t i = 0; i < n && !found; ++i)
+    if (families[i].queueFlags & VK_QUEUE_COMPUTE_BIT) {
+      c.queue_family = i;
+      found = true;
+    }
+  if (!found) {
+    c.reason = "has no compute queue";
+    return c;
+  }
+  VkPhysicalDeviceVulkan12Features f12{};
+  f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+  VkPhysicalDevice16BitStorageFeatures s16{};
+  s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+  VkPhysicalDeviceFeatures2 f{};
+  f.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+  f.pNext = &s16;
+  bool v12 = c.props.apiVersion >= VK_API_VERSION_1_2 && inst.api_version >= VK_API_VERSION_1_2;
+  if (v12) s16.pNext = &f12;
+  inst.vkGetPhysicalDeviceFeatures2(pd, &f);
+  if (!f.features.shaderInt64) {
+    c.reason = "lacks shaderInt64, which every hologram kernel needs (64-bit lane ids)";
+    return c;
+  }
+  c.float64 = f.features.shaderFloat64;
+  c.int16 = f.features.shaderInt16;
+  c.storage16 = s16.storageBuffer16BitAccess;
+  if (v12) {
+    c.int8 = f12.shaderInt8;
+    c.storage8 = f12.storageBuffer8BitAccess;
+    c.atomics64 = f12.shaderBufferInt64Atomics;
+  }
+  return c;
+}
+
+bool is_gpu(const VkPhysicalDeviceProperties &p) {
+  return p.deviceType == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU ||
+         p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+         p.deviceType == VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU;
+}
+
+std::vector<Candidate> candidates(const Instance &inst) {
+  uint32_t n = 0;
+  inst.vkEnumeratePhysicalDevices(inst.handle, &n, nullptr);
+  std::vector<VkPhysicalDevice> pds(n);
+  inst.vkEnumeratePhysicalDevices(inst.handle, &n, pds.data());
+  std::vector<Candidate> out;
+  for (auto pd : pds) out.push_back(inspect(inst, pd));
+  // Discrete GPUs first, then integrated and virtual ones, then everything else.
+  auto rank = [](const Candidate &c) {
+    switch (c.props.deviceType) {
+    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
+    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
+    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
+    default: return 3;
+    }
+  };
+  // Ordered by rank, then by the loader's order (std::stable_sort warns under clang with
+  // libstdc++ 12, so the index breaks ties).
+  std::vector<size_t> order(out.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::pair(rank(out[a]), a) < std::pair(rank(out[b]), b);
+  });
+  std::vector<Candidate> sorted;
+  for (size_t i : order) sorted.push_back(out[i]);
+  return sorted;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The device
+
+struct Device {
+  std::shared_ptr<Instance> instance;
+  Candidate cand;
+  VkDevice handle = VK_NULL_HANDLE;
+  VkQueue queue = VK_NULL_HANDLE;
+  VkCommandPool command_pool = VK_NULL_HANDLE;
+  VkCommandBuffer cmd = VK_NULL_HANDLE;
+  VkFence fence = VK_NULL_HANDLE;
+  VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
+  VkPhysicalDeviceMemoryProperties memory{};
+  codegen::SpirvTarget target;
+  std::mutex queue_mutex; ///< the queue, the command buffer and the fence
+  HG_VK_DEVICE_FUNCTIONS(HG_VK_DECLARE)
+
+  Device(std::shared_ptr<Instance> inst, const Candidate &c) : instance(std::move(inst)), cand(c) {
+    float priority = 1.0f;
+    VkDeviceQueueCreateInfo q{};
+    q.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+    q.queueFamilyIndex = c.queue_family;
+    q.queueCount = 1;
+    q.pQueuePriorities = &priority;
+    VkPhysicalDeviceVulkan12Features f12{};
+    f12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+    f12.shaderInt8 = c.int8;
+    f12.storageBuffer8BitAccess = c.storage8;
+    f12.shaderBufferInt64Atomics = c.atomics64;
+    VkPhysicalDevice16BitStorageFeatures s16{};
+    s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
+    s16.storageBuffer16BitAccess = c.storage16;
+    VkPhysicalDeviceFeatures2 f{};
+    f.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+    f.features.shaderInt64 = VK_TRUE;
+    f.features.shaderFloat64 = c.float64;
+    f.features.shaderInt16 = c.int16;
+    f.pNext = &s16;
+    bool v12 =
+        c.props.apiVersion >= VK_API_VERSION_1_2 && instance->api_version >= VK_API_VERSION_1_2;
+    if (v12) s16.pNext = &f12;
+    VkDeviceCreateInfo ci{};
+    ci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+    ci.pNext = &f;
+    ci.queueCreateInfoCount = 1;
+    ci.pQueueCreateInfos = &q;
+    check(instance->vkCreateDevice(c.device, &ci, nullptr, &handle), "vkCreateDevice");
+#define HG_VK_LOAD_DEVICE(name)                                                                    \
+  name = reinterpret_cast<PFN_##name>(instance->vkGetDeviceProcAddr(handle, #name));
+    HG_VK_DEVICE_FUNCTIONS(HG_VK_LOAD_DEVICE)
+#undef HG_VK_LOAD_DEVICE
+    vkGetDeviceQueue(handle, c.queue_family, 0, &queue);
+    instance->vkGetPhysicalDeviceMemoryProperties(c.device, &memory);
+    VkCommandPoolCreateInfo pci{};
+    pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = c.queue_family;
+    check(vkCreateCommandPool(handle, &pci, nullptr, &command_pool), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo ai{};
+    ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    ai.commandPool = command_pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    check(vkAllocateCommandBuffers(handle, &ai, &cmd), "vkAllocateCommandBuffers");
+    VkFenceCreateInfo fi{};
+    fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    check(vkCreateFence(handle, &fi, nullptr, &fence), "vkCreateFence");
+    VkPipelineCacheCreateInfo cci{};
+    cci.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO;
+    check(vkCreatePipelineCache(handle, &cci, nullptr, &pipeline_cache), "vkCreatePipelineCache");
+    uint32_t api = std::min(c.props.apiVersion, instance->api_version);
+    target = *codegen::parse_spirv_target(api >= VK_API_VERSION_1_3   ? "vulkan1.3"
+                                          : api >= VK_API_VERSION_1_2 ? "vulkan1.2"
+                                                                      : "vulkan1.1");
+  }
+  ~Device() {
+    if (!handle) return;
+    vkDeviceWaitIdle(handle);
+    vkDestroyPipelineCache(handle, pipeline_cache, nullptr);
+    vkDestroyFence(handle, fence, nullptr);
+    vkDestroyCommandPool(handle, command_pool, nullptr);
+    vkDestroyDevice(handle, nullptr);
+  }
+  Device(const Device &) = delete;
+  Device &operator=(const Device &) = delete;
+
+  bool has_feature(const std::string &f) const {
+    if (f == "float64") return cand.float64;
+    if (f == "int16") return cand.int16;
+    if (f == "int8") return cand.int8;
+    if (f == "storage_buffer_16bit") return cand.storage16;
+    if (f == "storage_buffer_8bit") return cand.storage8;
+    if (f == "int64_atomics") return cand.atomics64;
+    return false;
+  }
+
+  /// A memory type with all of `want` among those `bits` allows; -1 if none.
+  int memory_type(uint32_t bits, VkMemoryPropertyFlags want) const {
+    for (uint32_t i = 0; i < memory.memoryTypeCount; ++i)
+      if ((bits & (1u << i)) && (memory.memoryTypes[i].propertyFlags & want) == want)
+        return static_cast<int>(i);
+    return -1;
+  }
+
+  /// Records commands with `record`, submits them and waits (queue_mutex must be held).
+  template <typename F> void submit_and_wait(F &&record) {
+    check(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
+    VkCommandBufferBeginInfo bi{};
+    bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
+    bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
+    record(cmd);
+    check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+    VkSubmitInfo si{};
+    si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+    si.commandBufferCount = 1;
+    si.pCommandBuffers = &cmd;
+    check(vkResetFences(handle, 1, &fence), "vkResetFences");
+    check(vkQueueSubmit(queue, 1, &si, fence), "vkQueueSubmit");
+    check(vkWaitForFences(handle, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  }
+};
+
+/// A buffer or pool: a storage buffer, mapped when its memory is host-visible; otherwise
+/// copies go through a staging buffer.
+struct Memory {
+  std::shared_ptr<Device> dev;
+  VkBuffer buffer = VK_NULL_HANDLE;
+  VkDeviceMemory memory = VK_NULL_HANDLE;
+  std::byte *mapped = nullptr;
+  uint64_t size = 0;
+
+  Memory(std::shared_ptr<Device> d, uint64_t bytes, bool host_only, const char *what)
+      : dev(std::move(d)), size(bytes) {
+    VkBufferCreateInfo bi{};
+    bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    bi.size = std::max<uint64_t>(bytes, 4);
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    std::string what_s = std::string(what) + " of " + std::to_string(bytes) + " bytes";
+    check(dev->vkCreateBuffer(dev->handle, &bi, nullptr, &buffer), "creating a " + what_s);
+    VkMemoryRequirements req;
+    dev->vkGetBufferMemoryRequirements(dev->handle, buffer, &req);
+    const VkMemoryPropertyFlags host =
+        VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+    int type = host_only ? -1
+                         : dev->memory_type(req.memoryTypeBits,
+                                            VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host);
+    if (type < 0 && !host_only)
+      type = dev->memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    if (type < 0) type = dev->memory_type(req.memoryTypeBits, host);
+    if (type < 0) {
+      dev->vkDestroyBuffer(dev->handle, buffer, nullptr);
+      throw Error(ErrorCode::OutOfMemory, "vulkan: no memory type can hold a " + what_s);
+    }
+    VkMemoryAllocateInfo ai{};
+    ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    ai.allocationSize = req.size;
+    ai.memoryTypeIndex = static_cast<uint32_t>(type);
+    VkResult r = dev->vkAllocateMemory(dev->handle, &ai, nullptr, &memory);
+    if (r != VK_SUCCESS) {
+      dev->vkDestroyBuffer(dev->handle, buffer, nullptr);
+      throw Error(ErrorCode::OutOfMemory,
+                  "vulkan: cannot allocate a " + what_s + ": " + vk_result_name(r));
+    }
+    check(dev->vkBindBufferMemory(dev->handle, buffer, memory, 0), "vkBindBufferMemory");
+    if (dev->memory.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+      void *p = nullptr;
+      check(dev->vkMapMemory(dev->handle, memory, 0, VK_WHOLE_SIZE, 0, &p), "vkMapMemory");
+      mapped = static_cast<std::byte *>(p);
+      std::memset(mapped, 0, bi.size);
+    } else {
+      std::lock_guard lock(dev->queue_mutex);
+      dev->submit_and_wait(
+          [&](VkCommandBuffer cb) { dev->vkCmdFillBuffer(cb, buffer, 0, VK_WHOLE_SIZE, 0); });
+    }
+  }
+  ~Memory() {
+    dev->vkDestroyBuffer(dev->handle, buffer, nullptr);
+    dev->vkFreeMemory(dev->handle, memory, nullptr); // unmaps it
+  }
+  Memory(const Memory &) = delete;
+  Memory &operator=(const Memory &) = delete;
+
+  void write(uint64_t offset, std::span<const std::byte> data) {
+    if (data.empty()) return;
+    if (mapped) {
+      std::memcpy(mapped + offset, data.data(), data.size());
+      return;
+    }
+    Memory staging(dev, data.size(), true, "staging buffer");
+    std::memcpy(staging.mapped, data.data(), data.size());
+    std::lock_guard lock(dev->queue_mutex);
+    dev->submit_and_wait([&](VkCommandBuffer cb) {
+      VkBufferCopy region{0, offset, data.size()};
+      dev->vkCmdCopyBuffer(cb, staging.buffer, buffer, 1, &region);
+    });
+  }
+  void read(uint64_t offset, std::span<std::byte> out) {
+    if (out.empty()) return;
+    if (mapped) {
+      std::memcpy(out.data(), mapped + offset, out.size());
+      return;
+    }
+    Memory staging(dev, out.size(), true, "staging buffer");
+    {
+      std::lock_guard lock(dev->queue_mutex);
+      dev->submit_and_wait([&](VkCommandBuffer cb) {
+        VkBufferCopy region{offset, 0, out.size()};
+        dev->vkCmdCopyBuffer(cb, buffer, staging.buffer, 1, &region);
+      });
+    }
+    std::memcpy(out.data(), staging.mapped, out.size());
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Programs: a compiled kernel, its layouts and its pipelines by launch shape
+
+struct Program {
+  std::shared_ptr<Device> dev;
+  isa::Kernel kernel;
+  codegen::SpirvKernelInfo info;
+  VkShaderModule shader = VK_NULL_HANDLE;
+  VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  std::map<std::array<uint32_t, 4>, VkPipeline> pipelines; ///< by block x/y/z, shared words
+  std::mutex mutex;
+
+  ~Program() {
+    for (auto &[k, p] : pipelines) dev->vkDestroyPipeline(dev->handle, p, nullptr);
+    if (layout) dev->vkDestroyPipelineLayout(dev->handle, layout, nullptr);
+    if (set_layout) dev->vkDestroyDescriptorSetLayout(dev->handle, set_layout, nullptr);
+    if (shader) dev->vkDestroyShaderModule(dev->handle, shader, nullptr);
+  }
+
+  VkPipeline pipeline(const LaunchConfig &launch, uint32_t shared_words) {
+    std::lock_guard lock(mutex);
+    std::array<uint32_t, 4> key{launch.block.x, launch.block.y, launch.block.z, shared_words};
+    auto it = pipelines.find(key);
+    if (it != pipelines.end()) return it->second;
+    std::array<VkSpecializationMapEntry, 4> entries{};
+    for (uint32_t i = 0; i < 4; ++i)
+      entries[i] = {i < 3 ? info.local_size_spec_ids[i] : info.shared_words_spec_id, i * 4, 4};
+    VkSpecializationInfo spec{};
+    spec.mapEntryCount = 4;
+    spec.pMapEntries = entries.data();
+    spec.dataSize = sizeof(key);
+    spec.pData = key.data();
+    VkComputePipelineCreateInfo ci{};
+    ci.sType = VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO;
+    ci.stage.sType = VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO;
+    ci.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    ci.stage.module = shader;
+    ci.stage.pName = info.name.c_str();
+    ci.stage.pSpecializationInfo = &spec;
+    ci.layout = layout;
+    VkPipeline p = VK_NULL_HANDLE;
+    check(dev->vkCreateComputePipelines(dev->handle, dev->pipeline_cache, 1, &ci, nullptr, &p),
+          "creating the pipeline of kernel '" + kernel.name + "'");
+    pipelines.emplace(key, p);
+    return p;
+  }
+};
+
+class VulkanBackend final : public Backend {
+public:
+  explicit VulkanBackend(std::shared_ptr<Device> dev) : dev_(std::move(dev)) {}
+
+  DeviceInfo device_info() const override {
+    DeviceInfo d;
+    d.backend = "vulkan";
+    d.name = dev_->cand.props.deviceName;
+    d.kind = is_gpu(dev_->cand.props)                                     ? DeviceKind::Gpu
+             : dev_->cand.props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? DeviceKind::Cpu
+                                                                          : DeviceKind::Other;
+    for (uint32_t i = 0; i < dev_->memory.memoryHeapCount; ++i)
+      if (dev_->memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+        d.memory_bytes += dev_->memory.memoryHeaps[i].size;
+    d.details = "Vulkan " + version_text(dev_->cand.props.apiVersion) + ", SPIR-V target " +
+                dev_->target.name;
+    return d;
+  }
+
+  BufferHandle allocate_buffer(uint64_t bytes) override {
+    return {buffers_.insert(allocate(bytes, "buffer"))};
+  }
+  void free_buffer(BufferHandle b) override { buffers_.remove(b.id); }
+  void copy_to_buffer(BufferHandle b, uint64_t offset, std::span<const std::byte> data) override {
+    auto m = buffers_.get(b.id);
+    check_range("buffer", b.id, m->size, offset, data.size(), "a copy");
+    m->write(offset, data);
+  }
+  void copy_from_buffer(BufferHandle b, uint64_t offset, std::span<std::byte> out) override {
+    auto m = buffers_.get(b.id);
+    check_range("buffer", b.id, m->size, offset, out.size(), "a copy");
+    m->read(offset, out);
+  }
+  uint64_t buffer_size(BufferHandle b) override { return buffers_.get(b.id)->size; }
+
+  PoolHandle allocate_pool(uint64_t bytes) override {
+    return {pools_.insert(allocate(bytes, "pool"))};
+  }
+  void free_pool(PoolHandle p) override { pools_.remove(p.id); }
+  void copy_to_pool(PoolHandle p, uint64_t offset, std::span<const std::byte> data) override {
+    auto m = pools_.get(p.id);
+    check_range("pool", p.id, m->size, offset, data.size(), "a copy");
+    m->write(offset, data);
+  }
+  void copy_from_pool(PoolHandle p, uint64_t offset, std::span<std::byte> out) override {
+    auto m = pools_.get(p.id);
+    check_range("pool", p.id, m->size, offset, out.size(), "a copy");
+    m->read(offset, out);
+  }
+  uint64_t pool_size(PoolHandle p) override { return pools_.get(p.id)->size; }
+
+  ModuleHandle load_module(const std::string &path) override {
+    throw Error(ErrorCode::InvalidModule,
+                "'" + path +
+                    "': the Vulkan backend loads programs through execute_program; "
+                    "bundles with Vulkan code are not written by this build yet");
+  }
+  ModuleHandle load_linked_module(const void *) override {
+    throw Error(ErrorCode::InvalidArgument,
+                "linked modules hold x86 code; only the CPU backend runs them");
+  }
+  void unload_module(ModuleHandle m) override {
+    throw Error(ErrorCode::InvalidHandle, "unknown module #" + std::to_string(m.id));
+  }
+  ModuleInfo module_info(ModuleHandle m) override {
+    throw Error(ErrorCode::InvalidHandle, "unknown module #" + std::to_string(m.id));
+  }
+  void launch(ModuleHandle m, std::string_view, const LaunchConfig &,
+              std::span<const KernelArg>) override {
+    throw Error(ErrorCode::InvalidHandle, "unknown module #" + std::to_string(m.id));
+  }
+
+  void execute_program(const isa::Kernel &kernel, const LaunchConfig &launch,
+                       std::span<const KernelArg> args) override {
+    check_launch_geometry(kernel, launch);
+    check_launch_args(kernel, args, [&](uint64_t h) { return buffers_.get(h)->size; });
+    run(*program(kernel), launch, args);
+  }
+
+  void synchronize() override {
+    std::lock_guard lock(dev_->queue_mutex);
+    check(dev_->vkDeviceWaitIdle(dev_->handle), "vkDeviceWaitIdle");
+  }
+
+  // The Atlas state lives on the host: no kernel this back end compiles touches it yet.
+  std::array<double, atlas::kNumClasses> resonance() override {
+    std::lock_guard lock(atlas_mutex_);
+    return atlas_.resonance;
+  }
+  void set_resonance(const std::array<double, atlas::kNumClasses> &v) override {
+    std::lock_guard lock(atlas_mutex_);
+    atlas_.resonance = v;
+  }
+  uint32_t phase() override {
+    std::lock_guard lock(atlas_mutex_);
+    return atlas_.phase;
+  }
+  void set_phase(uint32_t p) override {
+    std::lock_guard lock(atlas_mutex_);
+    atlas_.phase = p % atlas::kPhaseModulus;
+  }
+  void copy_to_boundary(uint64_t offset, std::span<const std::byte> data) override {
+    std::lock_guard lock(atlas_mutex_);
+    check_range("the boundary pool", 0, atlas_.boundary.size(), offset, data.size(), "a copy");
+    if (!data.empty()) std::memcpy(atlas_.boundary.data() + offset, data.data(), data.size());
+  }
+  void copy_from_boundary(uint64_t offset, std::span<std::byte> out) override {
+    std::lock_guard lock(atlas_mutex_);
+    check_range("the boundary pool", 0, atlas_.boundary.size(), offset, out.size(), "a copy");
+    if (!out.empty()) std::memcpy(out.data(), atlas_.boundary.data() + offset, out.size());
+  }
+
+private:
+  std::shared_ptr<Memory> allocate(uint64_t bytes, const char *what) {
+    if (bytes == 0)
+      throw Error(ErrorCode::InvalidArgument,
+                  std::string("cannot allocate a ") + what + " of 0 bytes");
+    uint64_t limit = dev_->cand.props.limits.maxStorageBufferRange;
+    if (bytes > limit)
+      throw Error(ErrorCode::OutOfMemory,
+                  std::string("cannot allocate a ") + what + " of " + std::to_string(bytes) +
+                      " bytes: the largest storage buffer " + dev_->cand.props.deviceName +
+                      " binds is " + std::to_string(limit) + " bytes");
+    return std::make_shared<Memory>(dev_, bytes, false, what);
+  }
+
+  /// The compiled form of a kernel, cached by its canonical text.
+  std::shared_ptr<Program> program(const isa::Kernel &kernel) {
+    isa::Module m;
+    m.kernels.push_back(kernel);
+    std::string key = isa::print_module(m);
+    std::lock_guard lock(programs_mutex_);
+    auto it = programs_.find(key);
+    if (it != programs_.end()) return it->second;
+    codegen::SpirvOptions so;
+    so.target = dev_->target;
+    codegen::SpirvModule spirv;
+    if (auto st = codegen::compile_spirv(m, so, spirv); !st)
+      throw Error(st.code() == ErrorCode::Internal ? ErrorCode::Internal
+                                                   : ErrorCode::InvalidProgram,
+                  st.message());
+    auto p = std::make_shared<Program>();
+    p->dev = dev_;
+    p->kernel = kernel;
+    p->info = spirv.kernels.at(0);
+    for (const auto &f : p->info.requires_features)
+      if (!dev_->has_feature(f))
+        throw Error(ErrorCode::InvalidProgram,
+                    "kernel '" + kernel.name + "' needs the Vulkan feature '" + f + "', which " +
+                        dev_->cand.props.deviceName + " does not offer");
+    if (p->info.push_constant_bytes > dev_->cand.props.limits.maxPushConstantsSize)
+      throw Error(
+          ErrorCode::InvalidProgram,
+          "kernel '" + kernel.name + "' passes " + std::to_string(p->info.push_constant_bytes) +
+              " bytes of scalars and geometry; " + dev_->cand.props.deviceName + " takes at most " +
+              std::to_string(dev_->cand.props.limits.maxPushConstantsSize));
+    VkShaderModuleCreateInfo si{};
+    si.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
+    si.codeSize = spirv.words.size() * 4;
+    si.pCode = spirv.words.data();
+    check(dev_->vkCreateShaderModule(dev_->handle, &si, nullptr, &p->shader),
+          "vkCreateShaderModule for kernel '" + kernel.name + "'");
+    std::vector<VkDescriptorSetLayoutBinding> bindings;
+    for (const auto &b : p->info.bindings) {
+      VkDescriptorSetLayoutBinding lb{};
+      lb.binding = b.binding;
+      lb.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      lb.descriptorCount = 1;
+      lb.stageFlags = VK_SHADER_STAGE_COMPUTE_BIT;
+      bindings.push_back(lb);
+    }
+    VkDescriptorSetLayoutCreateInfo li{};
+    li.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO;
+    li.bindingCount = static_cast<uint32_t>(bindings.size());
+    li.pBindings = bindings.data();
+    check(dev_->vkCreateDescriptorSetLayout(dev_->handle, &li, nullptr, &p->set_layout),
+          "vkCreateDescriptorSetLayout");
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, p->info.push_constant_bytes};
+    VkPipelineLayoutCreateInfo pli{};
+    pli.sType = VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO;
+    pli.setLayoutCount = 1;
+    pli.pSetLayouts = &p->set_layout;
+    pli.pushConstantRangeCount = 1;
+    pli.pPushConstantRanges = &range;
+    check(dev_->vkCreatePipelineLayout(dev_->handle, &pli, nullptr, &p->layout),
+          "vkCreatePipelineLayout");
+    programs_.emplace(key, p);
+    return p;
+  }
+
+  void run(Program &p, const LaunchConfig &launch, std::span<const KernelArg> args) {
+    const auto &limits = dev_->cand.props.limits;
+    const isa::Kernel &k = p.kernel;
+    if (launch.block.x > limits.maxComputeWorkGroupSize[0] ||
+        launch.block.y > limits.maxComputeWorkGroupSize[1] ||
+        launch.block.z > limits.maxComputeWorkGroupSize[2] ||
+        launch.block.count() > limits.maxComputeWorkGroupInvocations)
+      throw Error(ErrorCode::InvalidArgument,
+                  "kernel '" + k.name + "': a block of " + std::to_string(launch.block.x) + "x" +
+                      std::to_string(launch.block.y) + "x" + std::to_string(launch.block.z) +
+                      " lanes is larger than " + dev_->cand.props.deviceName + " runs (" +
+                      std::to_string(limits.maxComputeWorkGroupInvocations) + " lanes, " +
+                      std::to_string(limits.maxComputeWorkGroupSize[0]) + "x" +
+                      std::to_string(limits.maxComputeWorkGroupSize[1]) + "x" +
+                      std::to_string(limits.maxComputeWorkGroupSize[2]) + ")");
+    uint64_t shared_bytes = uint64_t{p.info.static_shared_bytes} + launch.shared_memory;
+    if (shared_bytes > limits.maxComputeSharedMemorySize)
+      throw Error(ErrorCode::InvalidArgument,
+                  "kernel '" + k.name + "' needs " + std::to_string(shared_bytes) +
+                      " bytes of shared memory; " + dev_->cand.props.deviceName + " has " +
+                      std::to_string(limits.maxComputeSharedMemorySize));
+    auto shared_words = static_cast<uint32_t>(std::max<uint64_t>(1, (shared_bytes + 3) / 4));
+    VkPipeline pipeline = p.pipeline(launch, shared_words);
+
+    // Resolve the arguments; `keep` holds them alive even if another thread frees a handle.
+    std::vector<std::shared_ptr<Memory>> keep;
+    std::vector<std::byte> push(p.info.push_constant_bytes);
+    std::memcpy(push.data(), &launch.grid, 12);
+    for (const auto &b : p.info.bindings) {
+      if (b.kind == codegen::SpirvBinding::Kind::Buffer)
+        keep.push_back(buffers_.get(args[b.param].handle));
+      else if (b.kind == codegen::SpirvBinding::Kind::Pool)
+        keep.push_back(pools_.get(args[b.param].handle));
+      else
+        keep.push_back(std::make_shared<Memory>(dev_, codegen::spirv_status::kWords * 4, true,
+                                                "status buffer"));
+    }
+    for (const auto &s : p.info.scalars) {
+      uint64_t bits = args[s.param].bits;
+      isa::Type t = k.params[s.param].type;
+      // 8- and 16-bit scalars travel as 32 bits, sign- or zero-extended.
+      if (t == isa::Type::I8) bits = static_cast<uint32_t>(static_cast<int8_t>(bits));
+      if (t == isa::Type::I16) bits = static_cast<uint32_t>(static_cast<int16_t>(bits));
+      std::memcpy(push.data() + s.offset, &bits, s.size);
+    }
+
+    std::lock_guard lock(dev_->queue_mutex);
+    VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                              std::max<uint32_t>(1, static_cast<uint32_t>(keep.size()))};
+    VkDescriptorPoolCreateInfo dpi{};
+    dpi.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
+    dpi.maxSets = 1;
+    dpi.poolSizeCount = 1;
+    dpi.pPoolSizes = &size;
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    check(dev_->vkCreateDescriptorPool(dev_->handle, &dpi, nullptr, &pool),
+          "vkCreateDescriptorPool");
+    struct PoolGuard {
+      Device &d;
+      VkDescriptorPool p;
+      ~PoolGuard() { d.vkDestroyDescriptorPool(d.handle, p, nullptr); }
+    } guard{*dev_, pool};
+    VkDescriptorSetAllocateInfo ai{};
+    ai.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO;
+    ai.descriptorPool = pool;
+    ai.descriptorSetCount = 1;
+    ai.pSetLayouts = &p.set_layout;
+    VkDescriptorSet set = VK_NULL_HANDLE;
+    check(dev_->vkAllocateDescriptorSets(dev_->handle, &ai, &set), "vkAllocateDescriptorSets");
+    std::vector<VkDescriptorBufferInfo> infos(keep.size());
+    std::vector<VkWriteDescriptorSet> writes(keep.size());
+    for (size_t i = 0; i < keep.size(); ++i) {
+      infos[i] = {keep[i]->buffer, 0, VK_WHOLE_SIZE};
+      if (keep[i]->size > 0) infos[i].range = keep[i]->size;
+      writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
+      writes[i].dstSet = set;
+      writes[i].dstBinding = p.info.bindings[i].binding;
+      writes[i].descriptorCount = 1;
+      writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+      writes[i].pBufferInfo = &infos[i];
+    }
+    dev_->vkUpdateDescriptorSets(dev_->handle, static_cast<uint32_t>(writes.size()), writes.data(),
+                                 0, nullptr);
+
+    dev_->submit_and_wait([&](VkCommandBuffer cb) {
+      dev_->vkCmdBindPipeline(cb, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+      dev_->vkCmdBindDescriptorSets(cb, VK_PIPELINE_BIND_POINT_COMPUTE, p.layout, 0, 1, &set, 0,
+                                    nullptr);
+      // Grids larger than the device dispatches at once run as several dispatches; each
+      // passes its first block so the kernel sees one grid.
+      const uint32_t *maxg = limits.maxComputeWorkGroupCount;
+      for (uint32_t z = 0; z < launch.grid.z; z += maxg[2])
+        for (uint32_t y = 0; y < launch.grid.y; y += maxg[1])
+          for (uint32_t x = 0; x < launch.grid.x; x += maxg[0]) {
+            uint32_t base[3] = {x, y, z};
+            std::memcpy(push.data() + 12, base, 12);
+            dev_->vkCmdPushConstants(cb, p.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                                     static_cast<uint32_t>(push.size()), push.data());
+            dev_->vkCmdDispatch(cb, std::min(maxg[0], launch.grid.x - x),
+                                std::min(maxg[1], launch.grid.y - y),
+                                std::min(maxg[2], launch.grid.z - z));
+          }
+    });
+    if (p.info.has_status) report_status(p, *keep.back());
+  }
+
+  void report_status(const Program &p, const Memory &status) {
+    uint32_t w[codegen::spirv_status::kWords];
+    std::memcpy(w, status.mapped, sizeof(w));
+    if (w[0] == codegen::spirv_status::Ok) return;
+    const isa::Kernel &k = p.kernel;
+    uint64_t lane = w[1] | (uint64_t{w[2]} << 32);
+    uint64_t offset = w[4] | (uint64_t{w[5]} << 32);
+    std::string where = "kernel '" + k.name + "', lane " + std::to_string(lane);
+    if (w[7] < k.insts.size()) where += " (line " + std::to_string(k.insts[w[7]].loc.line) + ")";
+    std::string object = w[3] < k.params.size() ? "%" + k.params[w[3]].name : "shared memory";
+    switch (w[0]) {
+    case codegen::spirv_status::DivisionByZero:
+      throw Error(ErrorCode::DivisionByZero, where + ": integer division by zero");
+    case codegen::spirv_status::OutOfBounds:
+      throw Error(ErrorCode::OutOfBounds, where + ": access of " + std::to_string(w[6]) +
+                                              " bytes at offset " + std::to_string(offset) +
+                                              " is outside " + object);
+    default:
+      throw Error(ErrorCode::LaunchFailed,
+                  where + ": access of " + std::to_string(w[6]) + " bytes at offset " +
+                      std::to_string(offset) + " of " + object +
+                      " is not aligned to its size, which the Vulkan backend requires");
+    }
+  }
+
+  std::shared_ptr<Device> dev_;
+  HandleTable<Memory> buffers_{"buffer"};
+  HandleTable<Memory> pools_{"pool"};
+  std::mutex programs_mutex_;
+  std::map<std::string, std::shared_ptr<Program>> programs_;
+  std::mutex atlas_mutex_;
+  interp::AtlasState atlas_;
+};
+
+} // namespace
+
+std::vector<VulkanDeviceReport> vulkan_devices(std::string &error) {
+  std::vector<VulkanDeviceReport> out;
+  auto inst = Instance::shared(error);
+  if (!inst) return out;
+  for (const auto &c : candidates(*inst))
+    out.push_back({c.props.deviceName, is_gpu(c.props), c.reason.empty(), c.reason});
+  if (out.empty()) error = "the Vulkan loader finds no device";
+  return out;
+}
+
+std::unique_ptr<Backend> make_vulkan_backend(bool allow_cpu_devices) {
+  std::string error;
+  auto inst = Instance::shared(error);
+  if (!inst) throw Error(ErrorCode::BackendUnavailable, "vulkan: " + error);
+  std::string rejected;
+  for (const auto &c : candidates(*inst)) {
+    std::string name = c.props.deviceName;
+    if (!c.reason.empty()) {
+      rejected += "; " + name + " " + c.reason;
+      continue;
+    }
+    if (!is_gpu(c.props) && !allow_cpu_devices) {
+      rejected += "; " + name + " is not a GPU (name the vulkan backend to use it)";
+      continue;
+    }
+    try {
+      return std::make_unique<VulkanBackend>(std::make_shared<Device>(inst, c));
+    } catch (const Error &e) {
+      rejected += "; " + name + ": " + e.what();
+    }
+  }
+  throw Error(ErrorCode::BackendUnavailable,
+              "vulkan: no usable device" +
+                  (rejected.empty() ? std::string(" (none found)") : ":" + rejected.substr(1)));
+}
+
+} // namespace hologram::runtime

@@ -1,0 +1,68 @@
+#include "device_runner.h"
+
+#include "hologram/codegen/spirv.h"
+
+namespace hologram::conformance {
+
+Status run_with_backend(Backend &backend, const isa::Kernel &kernel, CaseData &data,
+                        const std::function<void(std::span<const KernelArg>)> &launch) {
+  std::vector<KernelArg> args;
+  std::vector<std::pair<std::string, BufferHandle>> arrays;
+  for (const auto &p : kernel.params) {
+    if (p.kind == isa::ParamKind::Scalar) {
+      auto it = data.scalars.find(p.name);
+      if (it == data.scalars.end())
+        return {ErrorCode::InvalidArgument, "the case gives no scalar " + p.name};
+      args.push_back(KernelArg::scalar(p.type, it->second));
+      continue;
+    }
+    auto it = data.arrays.find(p.name);
+    if (it == data.arrays.end())
+      return {ErrorCode::InvalidArgument, "the case gives no array " + p.name};
+    auto b = backend.allocate_buffer(std::max<size_t>(it->second.bytes.size(), 1));
+    backend.copy_to_buffer(b, 0, it->second.bytes);
+    arrays.emplace_back(p.name, b);
+    args.push_back(KernelArg::buffer(b));
+  }
+  backend.copy_to_boundary(0, data.boundary);
+  launch(args);
+  for (auto &[name, b] : arrays) {
+    backend.copy_from_buffer(b, 0, data.arrays.at(name).bytes);
+    backend.free_buffer(b);
+  }
+  backend.copy_from_boundary(0, data.boundary);
+  return {};
+}
+
+std::unique_ptr<DeviceRunner> DeviceRunner::start(const std::string &name, std::string &error) {
+  try {
+    return std::unique_ptr<DeviceRunner>(
+        new DeviceRunner(name, create_backend(Preference::parse(name))));
+  } catch (const Error &e) {
+    error = e.what();
+    return nullptr;
+  }
+}
+
+Status DeviceRunner::run(const isa::Kernel &kernel, const LaunchConfig &launch, CaseData &data) {
+  try {
+    return run_with_backend(*backend_, kernel, data, [&](std::span<const KernelArg> args) {
+      backend_->execute_program(kernel, launch, args);
+    });
+  } catch (const Error &e) {
+    return {e.code(), e.what()};
+  }
+}
+
+std::string DeviceRunner::unsupported(const isa::Kernel &kernel) {
+  isa::Module m;
+  m.kernels.push_back(kernel);
+  codegen::SpirvOptions o;
+  o.target = *codegen::parse_spirv_target("vulkan1.1");
+  o.opt_level = 0;
+  codegen::SpirvModule out;
+  auto st = codegen::compile_spirv(m, o, out);
+  return st.code() == ErrorCode::InvalidProgram ? st.message() : "";
+}
+
+} // namespace hologram::conformance

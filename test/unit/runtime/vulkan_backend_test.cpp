@@ -1,0 +1,163 @@
+// The Vulkan backend on this machine's Vulkan device (lavapipe in CI): selection by name,
+// buffers and pools, launches through execute_program, and every misuse as a precise error.
+#include "hologram/runtime/backend.h"
+#include "test_util.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <numeric>
+
+using namespace hologram;
+
+namespace {
+
+ErrorCode code_of(const std::function<void()> &f, std::string *msg = nullptr) {
+  try {
+    f();
+  } catch (const Error &e) {
+    if (msg) *msg = e.what();
+    return e.code();
+  }
+  return ErrorCode::Ok;
+}
+
+std::unique_ptr<Backend> vulkan() {
+  setenv("XDG_RUNTIME_DIR", "/tmp", 0);
+  return create_backend(Preference::parse("vulkan"));
+}
+
+constexpr const char *kSaxpy = R"(.kernel saxpy
+.param %x : buffer<f32> read
+.param %y : buffer<f32> readwrite
+.param %a : f32
+.param %n : u64
+  param.u64 r1, %n
+  setge.u64 p0, %gid, r1
+  bra p0 @done
+  param.f32 r2, %a
+  ld.f32 r3, [%x + %gid*4]
+  ld.f32 r4, [%y + %gid*4]
+  mad.f32 r5, r2, r3, r4
+  st.f32 [%y + %gid*4], r5
+@done:
+  exit
+)";
+
+} // namespace
+
+TEST(VulkanBackend, StartsByNameAndDescribesItsDevice) {
+  auto b = vulkan();
+  auto info = b->device_info();
+  EXPECT_EQ(info.backend, "vulkan");
+  EXPECT_FALSE(info.name.empty());
+  EXPECT_NE(info.details.find("SPIR-V target vulkan1."), std::string::npos) << info.details;
+  bool listed = false;
+  for (const auto &r : discover())
+    if (r.backend == "vulkan" && r.device == info.name) listed = r.usable;
+  EXPECT_TRUE(listed);
+}
+
+TEST(VulkanBackend, RunsAProgramOverManyDispatchesOfBlocks) {
+  auto b = vulkan();
+  auto m = test::parse_ok(kSaxpy);
+  const uint64_t n = 70000; // not a multiple of the block
+  std::vector<float> x(n), y(n);
+  std::iota(x.begin(), x.end(), 0.0f);
+  std::fill(y.begin(), y.end(), 1.0f);
+  auto bx = b->allocate_buffer(n * 4), by = b->allocate_buffer(n * 4);
+  b->write<float>(bx, x);
+  b->write<float>(by, y);
+  KernelArg args[] = {KernelArg::buffer(bx), KernelArg::buffer(by), KernelArg::f32(2.0f),
+                      KernelArg::u64(n)};
+  // One lane per block: 70000 blocks exceed the 65535 a dispatch may have on most devices.
+  b->execute_program(m.kernels[0], LaunchConfig::linear(n, 1), args);
+  auto out = b->read<float>(by);
+  for (uint64_t i = 0; i < n; i += 997) ASSERT_EQ(out[i], 2.0f * static_cast<float>(i) + 1.0f);
+  EXPECT_EQ(out[n - 1], 2.0f * static_cast<float>(n - 1) + 1.0f);
+  b->synchronize();
+}
+
+TEST(VulkanBackend, BuffersAndPoolsAreZeroFilledAndRangeChecked) {
+  auto b = vulkan();
+  auto buf = b->allocate_buffer(16);
+  EXPECT_EQ(b->buffer_size(buf), 16u);
+  auto v = b->read<uint32_t>(buf);
+  EXPECT_EQ(v, std::vector<uint32_t>(4, 0));
+  std::vector<std::byte> big(17);
+  std::string msg;
+  EXPECT_EQ(code_of([&] { b->copy_to_buffer(buf, 0, big); }, &msg), ErrorCode::OutOfBounds);
+  EXPECT_NE(msg.find("outside buffer #"), std::string::npos) << msg;
+  EXPECT_EQ(code_of([&] { b->allocate_buffer(0); }), ErrorCode::InvalidArgument);
+  auto pool = b->allocate_pool(64);
+  std::vector<std::byte> bytes(8, std::byte{7}), back(8);
+  b->copy_to_pool(pool, 56, bytes);
+  b->copy_from_pool(pool, 56, back);
+  EXPECT_EQ(back, bytes);
+  EXPECT_EQ(code_of([&] { b->copy_from_pool(pool, 60, back); }), ErrorCode::OutOfBounds);
+  b->free_pool(pool);
+  EXPECT_EQ(code_of([&] { b->pool_size(pool); }), ErrorCode::InvalidHandle);
+  b->free_buffer(buf);
+  EXPECT_EQ(code_of([&] { b->free_buffer(buf); }, &msg), ErrorCode::InvalidHandle);
+  EXPECT_NE(msg.find("was freed"), std::string::npos) << msg;
+}
+
+TEST(VulkanBackend, MisusedLaunchesAreErrors) {
+  auto b = vulkan();
+  auto m = test::parse_ok(kSaxpy);
+  const auto &k = m.kernels[0];
+  auto bx = b->allocate_buffer(16), by = b->allocate_buffer(16), odd = b->allocate_buffer(6);
+  std::string msg;
+  KernelArg too_few[] = {KernelArg::buffer(bx)};
+  EXPECT_EQ(code_of([&] { b->execute_program(k, LaunchConfig::linear(4), too_few); }, &msg),
+            ErrorCode::InvalidArgument);
+  EXPECT_NE(msg.find("expects 4 argument(s), got 1"), std::string::npos) << msg;
+  KernelArg wrong_type[] = {KernelArg::buffer(bx), KernelArg::buffer(by), KernelArg::f64(2.0),
+                            KernelArg::u64(4)};
+  EXPECT_EQ(code_of([&] { b->execute_program(k, LaunchConfig::linear(4), wrong_type); }, &msg),
+            ErrorCode::InvalidArgument);
+  EXPECT_NE(msg.find("argument 3 (%a) of kernel 'saxpy' is f32, got f64"), std::string::npos)
+      << msg;
+  KernelArg partial[] = {KernelArg::buffer(odd), KernelArg::buffer(by), KernelArg::f32(2.0f),
+                         KernelArg::u64(4)};
+  EXPECT_EQ(code_of([&] { b->execute_program(k, LaunchConfig::linear(4), partial); }, &msg),
+            ErrorCode::InvalidArgument);
+  EXPECT_NE(msg.find("not a whole number of f32 elements"), std::string::npos) << msg;
+  KernelArg ok[] = {KernelArg::buffer(bx), KernelArg::buffer(by), KernelArg::f32(2.0f),
+                    KernelArg::u64(4)};
+  LaunchConfig empty = LaunchConfig::linear(4);
+  empty.block.y = 0;
+  EXPECT_EQ(code_of([&] { b->execute_program(k, empty, ok); }), ErrorCode::InvalidArgument);
+  LaunchConfig huge = LaunchConfig::linear(4, 1 << 20);
+  EXPECT_EQ(code_of([&] { b->execute_program(k, huge, ok); }, &msg), ErrorCode::InvalidArgument);
+  EXPECT_NE(msg.find("is larger than"), std::string::npos) << msg;
+  LaunchConfig shared = LaunchConfig::linear(4);
+  shared.shared_memory = 1u << 30;
+  EXPECT_EQ(code_of([&] { b->execute_program(k, shared, ok); }, &msg), ErrorCode::InvalidArgument);
+  EXPECT_NE(msg.find("bytes of shared memory"), std::string::npos) << msg;
+  KernelArg freed[] = {KernelArg::buffer(BufferHandle{999}), KernelArg::buffer(by),
+                       KernelArg::f32(2.0f), KernelArg::u64(4)};
+  EXPECT_EQ(code_of([&] { b->execute_program(k, LaunchConfig::linear(4), freed); }),
+            ErrorCode::InvalidHandle);
+  EXPECT_EQ(code_of([&] { b->load_linked_module(nullptr); }), ErrorCode::InvalidArgument);
+}
+
+TEST(VulkanBackend, KernelsItCannotCompileAreRefusedWithTheLocation) {
+  auto b = vulkan();
+  auto m = test::parse_ok(R"(.kernel uses_classes
+.param %out : buffer<u32> write
+  mov.imm.u32 r1, 7
+  cls.get r2, r1
+  st.u32 [%out + %gid*4], r2
+  exit
+)");
+  auto out = b->allocate_buffer(4);
+  KernelArg args[] = {KernelArg::buffer(out)};
+  std::string msg;
+  EXPECT_EQ(code_of([&] { b->execute_program(m.kernels[0], LaunchConfig::linear(1), args); }, &msg),
+            ErrorCode::InvalidProgram);
+  EXPECT_NE(msg.find("kernel 'uses_classes', line 4:3: 'cls.get' is not supported by the SPIR-V "
+                     "back end yet"),
+            std::string::npos)
+      << msg;
+}
