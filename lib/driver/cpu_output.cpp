@@ -134,8 +134,9 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
     if (!codegen::is_cpu_target_name(name))
       return {ErrorCode::InvalidArgument,
               "target '" + name +
-                  "' needs the SPIR-V back end, which this build of hologram-cc does not have "
-                  "yet; x86 targets are x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name"};
+                  "': x86 outputs and bundles do not carry SPIR-V yet (--emit=spirv writes a "
+                  "SPIR-V module); x86 targets are x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM "
+                  "CPU name"};
     auto t = codegen::parse_cpu_target(name, error);
     if (!t) return {ErrorCode::InvalidArgument, error};
     co.targets.push_back(std::move(*t));
