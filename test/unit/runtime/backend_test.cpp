@@ -148,8 +148,9 @@ TEST(Backend, AtlasStatePersistsAndIsAccessible) {
 TEST(Backend, SelectionNeverFallsBackSilently) {
   // auto takes Vulkan and OpenCL GPUs only; CPU-class devices (lavapipe) need their name.
   auto chosen = create_backend();
-  if (chosen->device_info().backend == "vulkan")
+  if (chosen->device_info().backend == "vulkan") {
     EXPECT_EQ(chosen->device_info().kind, DeviceKind::Gpu);
+  }
   std::string msg;
   EXPECT_EQ(code_of([&] { create_backend(Preference::parse("opencl")); }, &msg),
             ErrorCode::BackendUnavailable);
