@@ -4,6 +4,8 @@
 #include "cpu_backend.h"
 
 #include "../core/handle_table.h"
+#include "../core/host_atlas.h"
+#include "../core/launch_args.h"
 #include "cpu_module.h"
 #include "hologram/interp/interpreter.h"
 #include "hologram/isa/text.h"
@@ -31,7 +33,7 @@ struct Block {
   uint64_t size;
 };
 
-class CpuBackend final : public Backend {
+class CpuBackend final : public HostAtlasBackend {
 public:
   DeviceInfo device_info() const override { return cpu_device_info(); }
 
@@ -119,77 +121,21 @@ public:
 
   void synchronize() override {} // launches and copies complete before they return
 
-  std::array<double, atlas::kNumClasses> resonance() override {
-    std::lock_guard lock(atlas_mutex_);
-    return atlas_.resonance;
-  }
-  void set_resonance(const std::array<double, atlas::kNumClasses> &v) override {
-    std::lock_guard lock(atlas_mutex_);
-    atlas_.resonance = v;
-  }
-  uint32_t phase() override {
-    std::lock_guard lock(atlas_mutex_);
-    return atlas_.phase;
-  }
-  void set_phase(uint32_t p) override {
-    std::lock_guard lock(atlas_mutex_);
-    atlas_.phase = p % atlas::kPhaseModulus;
-  }
-  void copy_to_boundary(uint64_t offset, std::span<const std::byte> data) override {
-    std::lock_guard lock(atlas_mutex_);
-    check_range("the boundary pool", 0, atlas_.boundary.size(), offset, data.size(), "a copy");
-    std::memcpy(atlas_.boundary.data() + offset, data.data(), data.size());
-  }
-  void copy_from_boundary(uint64_t offset, std::span<std::byte> out) override {
-    std::lock_guard lock(atlas_mutex_);
-    check_range("the boundary pool", 0, atlas_.boundary.size(), offset, out.size(), "a copy");
-    std::memcpy(out.data(), atlas_.boundary.data() + offset, out.size());
-  }
-
 private:
   /// Checks every argument against its parameter and resolves handles to memory; `keep` holds
   /// the objects alive for the whole launch, even if another thread frees their handles.
   std::vector<CpuArg> resolve_args(const isa::Kernel &kernel, std::span<const KernelArg> args,
                                    std::vector<std::shared_ptr<Block>> &keep) {
-    if (args.size() != kernel.params.size())
-      throw Error(ErrorCode::InvalidArgument,
-                  "kernel '" + kernel.name + "' expects " + std::to_string(kernel.params.size()) +
-                      " argument(s), got " + std::to_string(args.size()));
+    check_launch_args(kernel, args, [&](uint64_t h) { return buffers_.get(h)->size; });
     std::vector<CpuArg> out;
     for (size_t i = 0; i < args.size(); ++i) {
-      const auto &p = kernel.params[i];
       const auto &a = args[i];
-      std::string where = "argument " + std::to_string(i + 1) + " (%" + p.name + ") of kernel '" +
-                          kernel.name + "'";
-      switch (p.kind) {
-      case isa::ParamKind::Buffer:
-        if (a.kind != KernelArg::Kind::Buffer)
-          throw Error(ErrorCode::InvalidArgument, where + " must be a buffer");
-        keep.push_back(buffers_.get(a.handle));
-        if (keep.back()->size % isa::type_size(p.type) != 0)
-          throw Error(ErrorCode::InvalidArgument,
-                      where + ": buffer #" + std::to_string(a.handle) + " holds " +
-                          std::to_string(keep.back()->size) + " bytes, not a whole number of " +
-                          std::string(isa::type_name(p.type)) + " elements");
-        out.push_back({keep.back()->data.get(), keep.back()->size, 0});
-        break;
-      case isa::ParamKind::Pool:
-        if (a.kind != KernelArg::Kind::Pool)
-          throw Error(ErrorCode::InvalidArgument, where + " must be a pool");
-        keep.push_back(pools_.get(a.handle));
-        out.push_back({keep.back()->data.get(), keep.back()->size, 0});
-        break;
-      case isa::ParamKind::Scalar:
-        if (a.kind != KernelArg::Kind::Scalar)
-          throw Error(ErrorCode::InvalidArgument, where + " must be a scalar");
-        if (a.type != p.type)
-          throw Error(ErrorCode::InvalidArgument,
-                      where + " is " + std::string(isa::type_name(p.type)) + ", got " +
-                          (a.type == isa::Type::None ? std::string("an untyped value")
-                                                     : std::string(isa::type_name(a.type))));
-        out.push_back({nullptr, 0, a.bits});
-        break;
+      switch (kernel.params[i].kind) {
+      case isa::ParamKind::Buffer: keep.push_back(buffers_.get(a.handle)); break;
+      case isa::ParamKind::Pool: keep.push_back(pools_.get(a.handle)); break;
+      case isa::ParamKind::Scalar: out.push_back({nullptr, 0, a.bits}); continue;
       }
+      out.push_back({keep.back()->data.get(), keep.back()->size, 0});
     }
     return out;
   }
@@ -224,8 +170,6 @@ private:
   HandleTable<Block> buffers_{"buffer"};
   HandleTable<Block> pools_{"pool"};
   HandleTable<CpuModule> modules_{"module"};
-  std::mutex atlas_mutex_;
-  interp::AtlasState atlas_;
 };
 
 std::string cpu_model_name() {

@@ -4,9 +4,9 @@
 #include "vulkan_backend.h"
 
 #include "../core/handle_table.h"
+#include "../core/host_atlas.h"
 #include "../core/launch_args.h"
 #include "hologram/codegen/spirv.h"
-#include "hologram/interp/interpreter.h"
 #include "hologram/isa/encoding.h"
 #include "hologram/isa/text.h"
 
@@ -556,7 +556,8 @@ struct Program {
   }
 };
 
-class VulkanBackend final : public Backend {
+/// The Atlas state lives on the host: no kernel this back end compiles touches it yet.
+class VulkanBackend final : public HostAtlasBackend {
 public:
   explicit VulkanBackend(std::shared_ptr<Device> dev) : dev_(std::move(dev)) {}
 
@@ -638,34 +639,6 @@ public:
   void synchronize() override {
     std::lock_guard lock(dev_->queue_mutex);
     check(dev_->vkDeviceWaitIdle(dev_->handle), "vkDeviceWaitIdle");
-  }
-
-  // The Atlas state lives on the host: no kernel this back end compiles touches it yet.
-  std::array<double, atlas::kNumClasses> resonance() override {
-    std::lock_guard lock(atlas_mutex_);
-    return atlas_.resonance;
-  }
-  void set_resonance(const std::array<double, atlas::kNumClasses> &v) override {
-    std::lock_guard lock(atlas_mutex_);
-    atlas_.resonance = v;
-  }
-  uint32_t phase() override {
-    std::lock_guard lock(atlas_mutex_);
-    return atlas_.phase;
-  }
-  void set_phase(uint32_t p) override {
-    std::lock_guard lock(atlas_mutex_);
-    atlas_.phase = p % atlas::kPhaseModulus;
-  }
-  void copy_to_boundary(uint64_t offset, std::span<const std::byte> data) override {
-    std::lock_guard lock(atlas_mutex_);
-    check_range("the boundary pool", 0, atlas_.boundary.size(), offset, data.size(), "a copy");
-    if (!data.empty()) std::memcpy(atlas_.boundary.data() + offset, data.data(), data.size());
-  }
-  void copy_from_boundary(uint64_t offset, std::span<std::byte> out) override {
-    std::lock_guard lock(atlas_mutex_);
-    check_range("the boundary pool", 0, atlas_.boundary.size(), offset, out.size(), "a copy");
-    if (!out.empty()) std::memcpy(out.data(), atlas_.boundary.data() + offset, out.size());
   }
 
 private:
@@ -882,8 +855,6 @@ private:
   HandleTable<Memory> pools_{"pool"};
   std::mutex programs_mutex_;
   std::map<std::string, std::shared_ptr<Program>> programs_;
-  std::mutex atlas_mutex_;
-  interp::AtlasState atlas_;
 };
 
 } // namespace

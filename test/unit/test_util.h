@@ -7,6 +7,7 @@
 #include "hologram/isa/numeric.h"
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
+#include "hologram/runtime/error.h"
 
 #include <gtest/gtest.h>
 
@@ -31,6 +32,17 @@ inline std::optional<std::string> read_file_for_test(const std::string &rel) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+/// The error code `f` throws (Ok when it throws nothing), and its message in `message`.
+template <typename F> ErrorCode code_of(F &&f, std::string *message = nullptr) {
+  try {
+    f();
+  } catch (const Error &e) {
+    if (message) *message = e.what();
+    return e.code();
+  }
+  return ErrorCode::Ok;
 }
 
 inline isa::Module parse_ok(const std::string &text) {

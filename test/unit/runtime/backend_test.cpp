@@ -11,19 +11,11 @@ using namespace hologram;
 
 namespace {
 
+using test::code_of;
+
 isa::Kernel vector_add() {
   auto m = test::parse_ok(*test::read_file_for_test("examples/isa/vector_add.hasm"));
   return m.kernels.at(0);
-}
-
-template <typename F> ErrorCode code_of(F &&f, std::string *message = nullptr) {
-  try {
-    f();
-  } catch (const Error &e) {
-    if (message) *message = e.what();
-    return e.code();
-  }
-  return ErrorCode::Ok;
 }
 
 std::span<const std::byte> as_bytes(const std::vector<float> &v) {

@@ -12,15 +12,7 @@ using namespace hologram;
 
 namespace {
 
-ErrorCode code_of(const std::function<void()> &f, std::string *msg = nullptr) {
-  try {
-    f();
-  } catch (const Error &e) {
-    if (msg) *msg = e.what();
-    return e.code();
-  }
-  return ErrorCode::Ok;
-}
+using test::code_of;
 
 std::unique_ptr<Backend> vulkan() {
   setenv("XDG_RUNTIME_DIR", "/tmp", 0);
