@@ -8,13 +8,13 @@
 #include "hologram/codegen/cpu_abi.h"
 
 #include "hologram/support/file_io.h"
+#include "hologram/support/process.h"
+
 #include <algorithm>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <sys/wait.h>
-#include <unistd.h>
 
 namespace hologram::driver {
 
@@ -51,57 +51,23 @@ std::string write_archive(const std::string &member, const std::string &object,
   return out;
 }
 
-/// Runs argv, returning its exit status (or -1) and its standard error output.
-int run_program(const std::vector<std::string> &argv, std::string &errors) {
-  std::string err_path = (std::filesystem::temp_directory_path() / "hologram-link-XXXXXX").string();
-  int fd = mkstemp(err_path.data());
-  if (fd < 0) return -1;
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(fd, 2);
-    dup2(fd, 1);
-    std::vector<char *> args;
-    for (const auto &a : argv) args.push_back(const_cast<char *>(a.c_str()));
-    args.push_back(nullptr);
-    execvp(args[0], args.data());
-    _exit(127);
-  }
-  close(fd);
-  int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) < 0) status = -1;
-  std::string e;
-  if (auto text = read_file(err_path, &e)) errors = *text;
-  std::filesystem::remove(err_path);
-  if (status == -1 || !WIFEXITED(status)) return -1;
-  return WEXITSTATUS(status);
-}
-
 Status link_shared(const std::string &object, std::string &bytes) {
-  std::error_code ec;
-  auto dir = std::filesystem::temp_directory_path(ec) / "hologram-cc-XXXXXX";
-  std::string d = dir.string();
-  if (!mkdtemp(d.data())) return {ErrorCode::Internal, "cannot create a temporary directory"};
-  std::string obj = d + "/module.o", so = d + "/module.so", err;
-  Status st;
-  if (!write_file_atomic(obj, object, &err)) {
-    st = {ErrorCode::Internal, err};
-  } else {
-    const char *env = std::getenv("HOLOGRAM_LINKER");
-    std::string linker = env && *env ? env : "cc";
-    std::string errors;
-    int rc = run_program({linker, "-shared", "-o", so, obj, "-lsleef", "-lm"}, errors);
-    if (rc != 0) {
-      st = {ErrorCode::Internal, "linking the shared object with '" + linker + "' failed" +
+  auto dir = ScratchDir::create("hologram-cc");
+  if (!dir) return {ErrorCode::Internal, "cannot create a temporary directory"};
+  std::string obj = dir->path() + "/module.o", so = dir->path() + "/module.so", err;
+  if (!write_file_atomic(obj, object, &err)) return {ErrorCode::Internal, err};
+  const char *env = std::getenv("HOLOGRAM_LINKER");
+  std::string linker = env && *env ? env : "cc";
+  std::string errors;
+  int rc = run_program({linker, "-shared", "-o", so, obj, "-lsleef", "-lm"}, errors);
+  if (rc != 0)
+    return {ErrorCode::Internal, "linking the shared object with '" + linker + "' failed" +
                                      (rc == 127 ? " (no such program; set HOLOGRAM_LINKER)" : "") +
                                      (errors.empty() ? "" : ":\n" + errors)};
-    } else if (auto text = read_file(so, &err)) {
-      bytes = std::move(*text);
-    } else {
-      st = {ErrorCode::Internal, err};
-    }
-  }
-  std::filesystem::remove_all(d, ec);
-  return st;
+  auto text = read_file(so, &err);
+  if (!text) return {ErrorCode::Internal, err};
+  bytes = std::move(*text);
+  return Status::ok();
 }
 
 } // namespace
