@@ -54,6 +54,20 @@ struct SpirvScalar {
   uint32_t size = 4;
 };
 
+/// One argument of an OpenCL kernel, in argument order (SPEC §9.2).
+struct SpirvKernelArg {
+  enum class Kind {
+    Buffer,      ///< a __global pointer: the buffer of parameter `param`
+    Scalar,      ///< parameter `param` by value (8/16-bit scalars as 32 bits)
+    Status,      ///< a __global uint[spirv_status::kWords], zeroed before the launch
+    Shared,      ///< a __local pointer: the shared memory, static + dynamic bytes
+    SharedWords, ///< uint: that shared memory in 32-bit words (-fbounds-check)
+    BufferBytes, ///< ulong: the size of parameter `param`'s buffer (-fbounds-check)
+  };
+  Kind kind = Kind::Buffer;
+  uint32_t param = 0;
+};
+
 /// How a runtime binds and launches one kernel of a SPIR-V module.
 struct SpirvKernelInfo {
   std::string name; ///< the entry point
@@ -67,6 +81,8 @@ struct SpirvKernelInfo {
   uint32_t static_shared_bytes = 0;
   bool has_status = false; ///< binding of the status buffer (checks and launch errors)
   uint32_t status_binding = 0;
+  /// OpenCL: the kernel's arguments (bindings and scalars then give argument indices).
+  std::vector<SpirvKernelArg> kernel_args;
   /// Device capabilities beyond the baseline: "int8", "int16", "float64", "int64_atomics",
   /// "storage_buffer_8bit", "storage_buffer_16bit".
   std::vector<std::string> requires_features;

@@ -80,6 +80,7 @@ Id Builder::type(spv::Op o, const Words &operands) {
   Words w{id};
   w.insert(w.end(), operands.begin(), operands.end());
   append(globals_, o, w);
+  type_defs_.emplace(id, key);
   types_.emplace(std::move(key), id);
   return id;
 }
@@ -138,6 +139,7 @@ Id Builder::constant(spv::Op o, Id ty, const Words &operands) {
   w.insert(w.end(), operands.begin(), operands.end());
   append(globals_, o, w);
   constants_.emplace(std::move(key), id);
+  value_types_.emplace(id, ty);
   return id;
 }
 
@@ -158,6 +160,18 @@ Id Builder::c_float(uint32_t bits, uint64_t value_bits) {
   return constant(spv::Op::OpConstant, t_float(bits), {static_cast<uint32_t>(value_bits)});
 }
 Id Builder::c_null(Id ty) {
+  // Scalars get a plain zero: OpenCL consumers (llvm-spirv) take OpConstantNull only for
+  // composites and pointers.
+  auto it = type_defs_.find(ty);
+  if (it != type_defs_.end()) {
+    const Words &def = it->second;
+    switch (static_cast<spv::Op>(def[0])) {
+    case spv::Op::OpTypeBool: return c_bool(false);
+    case spv::Op::OpTypeInt: return c_int(def[1], 0);
+    case spv::Op::OpTypeFloat: return c_float(def[1], 0);
+    default: break;
+    }
+  }
   return constant(spv::Op::OpConstantNull, ty, {});
 }
 Id Builder::c_composite(Id ty, const std::vector<Id> &parts) {
@@ -200,6 +214,7 @@ Id Builder::begin_function(Id ret, Id fn_type, Id fn) {
 Id Builder::function_param(Id ty) {
   Id id = fresh();
   append(fn_header_, spv::Op::OpFunctionParameter, {ty, id});
+  value_types_.emplace(id, ty);
   return id;
 }
 
@@ -238,6 +253,7 @@ Id Builder::op(spv::Op o, Id ty, const Words &operands) {
   Words w{ty, id};
   w.insert(w.end(), operands.begin(), operands.end());
   append(fn_body_, o, w);
+  value_types_.emplace(id, ty);
   return id;
 }
 
@@ -249,6 +265,11 @@ void Builder::op_void(spv::Op o, const Words &operands) {
 void Builder::terminate(spv::Op o, const Words &operands) {
   op_void(o, operands);
   in_block_ = false;
+}
+
+Id Builder::type_of(Id value) const {
+  auto it = value_types_.find(value);
+  return it == value_types_.end() ? 0 : it->second;
 }
 
 Id Builder::ext(Id set, Id ty, uint32_t instruction, const Words &operands) {

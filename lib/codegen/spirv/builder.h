@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace hologram::codegen::spirv {
@@ -89,6 +90,8 @@ public:
   /// Ends the current block.
   void terminate(spv::Op o, const Words &operands);
   Id ext(Id set, Id type, uint32_t instruction, const Words &operands);
+  /// The result type of a constant, parameter or instruction result made here (0 otherwise).
+  [[nodiscard]] Id type_of(Id value) const;
 
   [[nodiscard]] Words finish(uint32_t version) const;
 
@@ -103,8 +106,10 @@ private:
   spv::AddressingModel addressing_ = spv::AddressingModel::Logical;
   spv::MemoryModel memory_ = spv::MemoryModel::GLSL450;
   Words entry_points_, execution_modes_, names_, annotations_, globals_, functions_;
-  std::map<Words, Id> types_;     ///< opcode + operands -> id
-  std::map<Words, Id> constants_; ///< opcode + type + operands -> id
+  std::map<Words, Id> types_;              ///< opcode + operands -> id
+  std::map<Id, Words> type_defs_;          ///< id -> opcode + operands
+  std::unordered_map<Id, Id> value_types_; ///< value -> its type
+  std::map<Words, Id> constants_;          ///< opcode + type + operands -> id
 
   // The function being written.
   Words fn_header_, fn_locals_, fn_body_;

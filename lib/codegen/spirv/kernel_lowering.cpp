@@ -24,6 +24,7 @@
 #include "lowering.h"
 
 #include <spirv/unified1/GLSL.std.450.h>
+#include <spirv/unified1/OpenCL.std.h>
 
 #include <algorithm>
 #include <bit>
@@ -59,7 +60,8 @@ struct Loop {
 class KernelLowering {
 public:
   KernelLowering(Builder &b, const Kernel &k, uint32_t index, const SpirvOptions &o)
-      : b_(b), k_(k), index_(index), o_(o), cfg_(build_cfg(k)), lanes_(opt::analyse_lanes(k)) {}
+      : b_(b), k_(k), index_(index), o_(o), cl_(!o.target.is_vulkan()), cfg_(build_cfg(k)),
+        lanes_(opt::analyse_lanes(k)) {}
 
   SpirvKernelInfo run() {
     info_.name = k_.name;
@@ -67,11 +69,16 @@ public:
     for (uint32_t d = 0; d < 3; ++d) info_.local_size_spec_ids[d] = index_ * 4 + d;
     info_.shared_words_spec_id = index_ * 4 + 3;
     check_supported();
-    b_.capability(spv::Capability::Shader);
+    b_.capability(cl_ ? spv::Capability::Kernel : spv::Capability::Shader);
+    if (cl_) b_.capability(spv::Capability::Addresses);
     b_.capability(spv::Capability::Int64);
-    glsl_ = b_.import("GLSL.std.450");
-    declare_interface();
-    declare_registers();
+    ext_ = b_.import(cl_ ? "OpenCL.std" : "GLSL.std.450");
+    if (cl_) {
+      declare_kernel_args();
+    } else {
+      declare_interface();
+      declare_registers();
+    }
 
     // Every function first, so calls can name any of them.
     for (uint32_t f : cfg_.function_entries) fn_ids_[f] = b_.fresh();
@@ -79,9 +86,9 @@ public:
     for (uint32_t f : cfg_.function_entries) emit_function(f, f == cfg_.function_entries[0]);
 
     // Before SPIR-V 1.4 the interface lists only Input and Output variables.
-    bool all_globals = o_.target.env != SpirvEnv::Vulkan1_1;
-    b_.entry_point(spv::ExecutionModel::GLCompute, entry, k_.name,
-                   all_globals ? interface_ : std::vector<Id>{local_id_, group_id_});
+    bool all_globals = !cl_ && o_.target.env != SpirvEnv::Vulkan1_1;
+    b_.entry_point(cl_ ? spv::ExecutionModel::Kernel : spv::ExecutionModel::GLCompute, entry,
+                   k_.name, all_globals ? interface_ : inputs_);
     b_.name(entry, k_.name);
     info_.requires_features.assign(features_.begin(), features_.end());
     return info_;
@@ -155,7 +162,10 @@ private:
   /// The unsigned integer type of t's bits in memory.
   Id mem_int(Type t) {
     unsigned bits = type_bits(t);
-    if (bits == 8) {
+    if (cl_) { // OpenCL addresses bytes and shorts natively
+      if (bits == 8) b_.capability(spv::Capability::Int8);
+      if (bits == 16) b_.capability(spv::Capability::Int16);
+    } else if (bits == 8) {
       b_.capability(spv::Capability::StorageBuffer8BitAccess);
       b_.capability(spv::Capability::Int8);
       if (o_.target.env == SpirvEnv::Vulkan1_1) b_.extension("SPV_KHR_8bit_storage");
@@ -202,12 +212,56 @@ private:
   // ------------------------------------------------------------------------------------------
   // Shorthands for instructions
 
-  Id op(Op o, Id t, const Words &w) { return b_.op(o, t, w); }
+  Id op(Op o, Id t, const Words &w) {
+    // SPIR-V lets a shift amount be narrower than the shifted value; llvm-spirv does not.
+    if (cl_ && w.size() == 2 &&
+        (o == Op::OpShiftLeftLogical || o == Op::OpShiftRightLogical ||
+         o == Op::OpShiftRightArithmetic)) {
+      Id amount_t = b_.type_of(w[1]);
+      if (amount_t && amount_t != t) return b_.op(o, t, {w[0], b_.op(Op::OpUConvert, t, {w[1]})});
+    }
+    return b_.op(o, t, w);
+  }
   Id exact(Id v) {
-    if (!o_.fast_math) b_.decorate(v, spv::Decoration::NoContraction);
+    // OpenCL consumers contract nothing unless FPFastMathMode says so (NoContraction is a
+    // Shader decoration).
+    if (!o_.fast_math && !cl_) b_.decorate(v, spv::Decoration::NoContraction);
     return v;
   }
-  Id glsl(Id t, GLSLstd450 f, const Words &w) { return b_.ext(glsl_, t, f, w); }
+  /// A GLSL.std.450 function, or its OpenCL.std twin in the Kernel flavour.
+  Id glsl(Id t, GLSLstd450 f, const Words &w) {
+    if (!cl_) return b_.ext(ext_, t, f, w);
+    if (f == GLSLstd450FindUMsb) // 31 - clz(x): -1 for 0, like FindUMsb
+      return op(Op::OpISub, t, {cu32(31), b_.ext(ext_, t, OpenCLLIB::Clz, w)});
+    return b_.ext(ext_, t, opencl_std(f), w);
+  }
+  static uint32_t opencl_std(GLSLstd450 f) {
+    switch (f) {
+    case GLSLstd450Atan2: return OpenCLLIB::Atan2;
+    case GLSLstd450Ceil: return OpenCLLIB::Ceil;
+    case GLSLstd450Cos: return OpenCLLIB::Cos;
+    case GLSLstd450Exp: return OpenCLLIB::Exp;
+    case GLSLstd450Exp2: return OpenCLLIB::Exp2;
+    case GLSLstd450FAbs: return OpenCLLIB::Fabs;
+    case GLSLstd450FClamp: return OpenCLLIB::FClamp;
+    case GLSLstd450FMin: return OpenCLLIB::Fmin;
+    case GLSLstd450FSign: return OpenCLLIB::Sign;
+    case GLSLstd450Floor: return OpenCLLIB::Floor;
+    case GLSLstd450Fma: return OpenCLLIB::Fma;
+    case GLSLstd450InverseSqrt: return OpenCLLIB::Rsqrt;
+    case GLSLstd450Ldexp: return OpenCLLIB::Ldexp;
+    case GLSLstd450Log: return OpenCLLIB::Log;
+    case GLSLstd450Log2: return OpenCLLIB::Log2;
+    case GLSLstd450Pow: return OpenCLLIB::Pow;
+    case GLSLstd450Sin: return OpenCLLIB::Sin;
+    case GLSLstd450Sqrt: return OpenCLLIB::Sqrt;
+    case GLSLstd450Tan: return OpenCLLIB::Tan;
+    case GLSLstd450Tanh: return OpenCLLIB::Tanh;
+    case GLSLstd450Trunc: return OpenCLLIB::Trunc;
+    case GLSLstd450UMin: return OpenCLLIB::UMin;
+    default: throw std::logic_error("spirv: no OpenCL.std twin for a GLSL.std.450 function");
+    }
+  }
   Id sel(Id t, Id c, Id a, Id bv) { return op(Op::OpSelect, t, {c, a, bv}); }
   Id ieq(Id a, Id bv) { return op(Op::OpIEqual, boolt(), {a, bv}); }
   Id ine(Id a, Id bv) { return op(Op::OpINotEqual, boolt(), {a, bv}); }
@@ -222,6 +276,11 @@ private:
 
   /// Keeps the low bits of an 8/16-bit type, sign- or zero-extended into 32.
   Id normalize(Type t, Id v) {
+    if (cl_ && (t == Type::I8 || t == Type::I16)) { // OpBitFieldSExtract is Shader-only
+      Id sh = cu32(t == Type::I8 ? 24 : 16);
+      return op(Op::OpShiftRightArithmetic, u32t(),
+                {op(Op::OpShiftLeftLogical, u32t(), {v, sh}), sh});
+    }
     switch (t) {
     case Type::I8: return op(Op::OpBitFieldSExtract, u32t(), {v, cu32(0), cu32(8)});
     case Type::I16: return op(Op::OpBitFieldSExtract, u32t(), {v, cu32(0), cu32(16)});
@@ -257,6 +316,7 @@ private:
     b_.decorate(group_id_, spv::Decoration::BuiltIn,
                 {static_cast<uint32_t>(spv::BuiltIn::WorkgroupId)});
     interface_ = {local_id_, group_id_};
+    inputs_ = interface_;
 
     for (uint32_t d = 0; d < 3; ++d) bdim_[d] = b_.spec_u32(info_.local_size_spec_ids[d], 1);
     Id wg = b_.spec_composite(uvec3, {bdim_[0], bdim_[1], bdim_[2]});
@@ -307,14 +367,9 @@ private:
     }
 
     // Shared memory: u32 words, as many as the launch asks for (a specialisation constant).
-    bool uses_shared = k_.shared_bytes > 0;
-    for (const auto &inst : k_.insts)
-      for (const auto &opnd : inst.operands)
-        if (opnd.kind == OperandKind::Addr && opnd.addr.base == AddrBase::Shared)
-          uses_shared = true;
     shared_words_ =
         b_.spec_u32(info_.shared_words_spec_id, std::max(1u, (k_.shared_bytes + 3) / 4));
-    if (uses_shared) {
+    if (uses_shared()) {
       Id arr = b_.t_array(u32t(), shared_words_);
       shared_ = b_.global_variable(b_.t_pointer(SC::Workgroup, arr), SC::Workgroup);
       b_.name(shared_, k_.name + ".shared");
@@ -334,6 +389,83 @@ private:
     b_.decorate(var, spv::Decoration::Binding, {binding});
     interface_.push_back(var);
     return var;
+  }
+
+  /// OpenCL (SPEC §9.2): built-ins are Input vectors of size_t; buffers are CrossWorkgroup
+  /// pointers and scalars values, in parameter order; then the status buffer, the shared
+  /// memory (a local pointer sized at launch) and, with -fbounds-check, the sizes.
+  void declare_kernel_args() {
+    Id v3 = b_.t_vector(u64t(), 3);
+    auto input = [&](spv::BuiltIn bi, const char *name) {
+      Id var = b_.global_variable(b_.t_pointer(SC::Input, v3), SC::Input);
+      b_.decorate(var, spv::Decoration::BuiltIn, {static_cast<uint32_t>(bi)});
+      b_.decorate(var, spv::Decoration::Constant);
+      b_.name(var, name);
+      inputs_.push_back(var);
+      return var;
+    };
+    local_id_ = input(spv::BuiltIn::LocalInvocationId, "__spirv_BuiltInLocalInvocationId");
+    group_id_ = input(spv::BuiltIn::WorkgroupId, "__spirv_BuiltInWorkgroupId");
+    group_count_ = input(spv::BuiltIn::NumWorkgroups, "__spirv_BuiltInNumWorkgroups");
+    group_size_ = input(spv::BuiltIn::WorkgroupSize, "__spirv_BuiltInWorkgroupSize");
+
+    auto arg = [&](Id *ref, Id type, SpirvKernelArg::Kind kind, uint32_t param) {
+      info_.kernel_args.push_back({kind, param});
+      std::string name =
+          kind == SpirvKernelArg::Kind::Buffer || kind == SpirvKernelArg::Kind::Scalar
+              ? k_.params[param].name
+          : kind == SpirvKernelArg::Kind::Status      ? "status"
+          : kind == SpirvKernelArg::Kind::Shared      ? "shared"
+          : kind == SpirvKernelArg::Kind::SharedWords ? "shared_words"
+                                                      : k_.params[param].name + "_bytes";
+      context_.push_back({ref, type, 0, name});
+    };
+    // Every entry of the maps first: the context keeps pointers to their values.
+    for (uint32_t p = 0; p < k_.params.size(); ++p) {
+      const Param &param = k_.params[p];
+      if (param.kind == ParamKind::Buffer) buffers_[p] = {0, mem_int(param.type)};
+      if (param.kind == ParamKind::Scalar) cl_scalars_[p] = 0;
+      if (param.kind == ParamKind::Buffer && o_.bounds_check) cl_bytes_[p] = 0;
+    }
+    for (uint32_t p = 0; p < k_.params.size(); ++p) {
+      const Param &param = k_.params[p];
+      auto index = static_cast<uint32_t>(info_.kernel_args.size());
+      if (param.kind == ParamKind::Buffer) {
+        Buffer &buf = buffers_.at(p);
+        arg(&buf.var, b_.t_pointer(SC::CrossWorkgroup, buf.elem), SpirvKernelArg::Kind::Buffer, p);
+        info_.bindings.push_back({SpirvBinding::Kind::Buffer, index, p});
+      } else if (param.kind == ParamKind::Scalar) {
+        uint32_t size = is64(param.type) ? 8 : 4;
+        arg(&cl_scalars_.at(p), rep(param.type), SpirvKernelArg::Kind::Scalar, p);
+        info_.scalars.push_back({p, index, size});
+      }
+    }
+    if (needs_status()) {
+      info_.has_status = true;
+      info_.status_binding = static_cast<uint32_t>(info_.kernel_args.size());
+      info_.bindings.push_back({SpirvBinding::Kind::Status, info_.status_binding, 0});
+      arg(&status_, b_.t_pointer(SC::CrossWorkgroup, u32t()), SpirvKernelArg::Kind::Status, 0);
+    }
+    if (uses_shared()) {
+      arg(&shared_, b_.t_pointer(SC::Workgroup, u32t()), SpirvKernelArg::Kind::Shared, 0);
+      if (o_.bounds_check) arg(&shared_words_, u32t(), SpirvKernelArg::Kind::SharedWords, 0);
+    }
+    for (auto &[p, id] : cl_bytes_) arg(&id, u64t(), SpirvKernelArg::Kind::BufferBytes, p);
+
+    auto variable = [&](Id *ref, Id type) {
+      context_.push_back({ref, b_.t_pointer(SC::Function, type), type, ""});
+    };
+    if (cfg_.function_entries.size() > 1) variable(&exited_, boolt());
+    for (const auto &s : lanes_.slots) regs_[s] = 0;
+    for (auto &[slot, id] : regs_) variable(&id, slot.pred ? boolt() : rep(slot.type));
+  }
+
+  bool uses_shared() const {
+    if (k_.shared_bytes > 0) return true;
+    for (const auto &inst : k_.insts)
+      for (const auto &opnd : inst.operands)
+        if (opnd.kind == OperandKind::Addr && opnd.addr.base == AddrBase::Shared) return true;
+    return false;
   }
 
   bool needs_status() const {
@@ -395,6 +527,8 @@ private:
     return load(u32t(), ptr);
   }
   Id builtin(Id var, uint32_t d) {
+    if (cl_) // a whole size_t vector, as OpenCL consumers expect built-ins to be read
+      return to32(op(Op::OpCompositeExtract, u64t(), {load(b_.t_vector(u64t(), 3), var), d}));
     Id ptr = op(Op::OpAccessChain, b_.t_pointer(SC::Input, u32t()), {var, cu32(d)});
     return load(u32t(), ptr);
   }
@@ -404,6 +538,12 @@ private:
     Specials &s = specials_;
     for (uint32_t d = 0; d < 3; ++d) {
       s.lane[d] = builtin(local_id_, d);
+      if (cl_) { // one NDRange covers the grid
+        bdim_[d] = builtin(group_size_, d);
+        s.grid[d] = builtin(group_count_, d);
+        s.block[d] = builtin(group_id_, d);
+        continue;
+      }
       s.grid[d] = push_u32(d);
       s.block[d] = op(Op::OpIAdd, u32t(), {builtin(group_id_, d), push_u32(3 + d)});
     }
@@ -476,21 +616,69 @@ private:
   void emit_function(uint32_t entry, bool is_kernel) {
     is_kernel_fn_ = is_kernel;
     Id void_t = b_.t_void();
-    b_.begin_function(void_t, b_.t_function(void_t, {}), fn_ids_.at(entry));
-    b_.begin_block(b_.fresh());
+    if (!cl_) {
+      b_.begin_function(void_t, b_.t_function(void_t, {}), fn_ids_.at(entry));
+      b_.begin_block(b_.fresh());
+    } else {
+      // The kernel takes its arguments and owns the registers; a subroutine takes them all.
+      std::vector<Id> params;
+      for (const auto &c : context_)
+        if (!c.var_type || !is_kernel) params.push_back(c.type);
+      b_.begin_function(void_t, b_.t_function(void_t, params), fn_ids_.at(entry));
+      for (const auto &c : context_)
+        if (!c.var_type || !is_kernel) {
+          *c.ref = b_.function_param(c.type);
+          if (is_kernel) b_.name(*c.ref, c.name);
+        }
+      b_.begin_block(b_.fresh());
+      if (is_kernel)
+        for (const auto &c : context_) {
+          if (!c.var_type) continue;
+          *c.ref = b_.local_variable(c.var_type);
+          store(*c.ref, b_.c_null(c.var_type));
+        }
+    }
     compute_specials();
-    cur_ = b_.local_variable(u32t());
+    if (!cl_) cur_ = b_.local_variable(u32t());
 
     // Blocks, dominators and natural loops of this function.
     rpo_ = reverse_post_order(cfg_, entry);
     in_fn_.assign(cfg_.blocks.size(), false);
     for (uint32_t bb : rpo_) in_fn_[bb] = true;
-    auto idom = dominators(cfg_, entry);
-    find_loops(idom);
-
-    emit_region(-1);
+    if (cl_) {
+      // Kernel modules need no structure: the ISA's own blocks and branches, the control
+      // flow OpenCL compilers expect (PoCL's work-group loops handle barriers there).
+      labels_.clear();
+      for (uint32_t bb : rpo_) labels_[bb] = b_.fresh();
+      b_.terminate(Op::OpBranch, {labels_.at(rpo_.front())});
+      for (uint32_t bb : rpo_) {
+        b_.begin_block(labels_.at(bb));
+        emit_block(bb);
+        if (b_.in_block()) b_.terminate(Op::OpUnreachable, {});
+      }
+    } else {
+      auto idom = dominators(cfg_, entry);
+      find_loops(idom);
+      emit_region(-1);
+    }
     if (b_.in_block()) b_.terminate(Op::OpReturn, {});
     b_.end_function();
+  }
+
+  /// OpenCL: control goes to ISA block `bb` (leaving the function when it is not part of it).
+  void jump(uint32_t bb) {
+    auto it = labels_.find(bb);
+    if (it == labels_.end()) return emit_exit();
+    b_.terminate(Op::OpBranch, {it->second});
+  }
+  /// OpenCL: to `then_bb` when c, else to `else_bb`.
+  void jump_if(Id c, uint32_t then_bb, uint32_t else_bb) {
+    Id t = b_.fresh(), e = b_.fresh();
+    b_.terminate(Op::OpBranchConditional, {c, t, e});
+    b_.begin_block(t);
+    jump(then_bb);
+    b_.begin_block(e);
+    jump(else_bb);
   }
 
   void find_loops(const std::vector<uint32_t> &idom) {
@@ -580,7 +768,10 @@ private:
     b_.begin_block(merge);
   }
 
-  void go_to(uint32_t block) { store(cur_, cu32(block)); }
+  void go_to(uint32_t block) {
+    if (cl_) return jump(block);
+    store(cur_, cu32(block));
+  }
 
   void emit_exit() {
     if (!is_kernel_fn_ && exited_) store(exited_, ctrue());
@@ -621,6 +812,7 @@ private:
       } else {
         Id p = read_pred(inst.guard.pred);
         if (inst.guard.negate) p = lnot(p);
+        if (cl_) return jump_if(p, label_block(inst), next);
         store(cur_, sel(u32t(), p, cu32(label_block(inst)), cu32(next)));
       }
       return;
@@ -629,11 +821,14 @@ private:
       Id c = read_reg(r, Type::U32);
       Id more = op(Op::OpUGreaterThan, boolt(), {c, cu32(0)});
       write_reg(r, Type::U32, sel(u32t(), more, op(Op::OpISub, u32t(), {c, cu32(1)}), c));
+      if (cl_) return jump_if(more, label_block(inst), next);
       store(cur_, sel(u32t(), more, cu32(label_block(inst)), cu32(next)));
       return;
     }
     case Opcode::Call: {
-      b_.op(Op::OpFunctionCall, b_.t_void(), {fn_ids_.at(block.call_target)});
+      Words call{fn_ids_.at(block.call_target)};
+      for (const auto &c : context_) call.push_back(*c.ref);
+      b_.op(Op::OpFunctionCall, b_.t_void(), call);
       if_then(load(boolt(), exited_), [&] { b_.terminate(Op::OpReturn, {}); });
       go_to(next);
       return;
@@ -653,6 +848,7 @@ private:
     case Opcode::MovImm: dst(inst, src(inst, 1)); return;
     case Opcode::Param: {
       uint32_t p = inst.operands[1].index;
+      if (cl_) return dst(inst, normalize(t, cl_scalars_.at(p)));
       Id ptr = op(Op::OpAccessChain, b_.t_pointer(SC::PushConstant, rep(t)),
                   {push_, cu32(push_member_.at(p))});
       dst(inst, normalize(t, load(rep(t), ptr)));
@@ -675,7 +871,9 @@ private:
                  {cu32(static_cast<uint32_t>(spv::Scope::Workgroup)),
                   cu32(static_cast<uint32_t>(spv::Scope::Workgroup)),
                   cu32(static_cast<uint32_t>(spv::MemorySemanticsMask::AcquireRelease |
-                                             spv::MemorySemanticsMask::WorkgroupMemory))});
+                                             spv::MemorySemanticsMask::WorkgroupMemory |
+                                             (cl_ ? spv::MemorySemanticsMask::CrossWorkgroupMemory
+                                                  : spv::MemorySemanticsMask::MaskNone)))});
       return;
     case Opcode::MemFence: {
       auto scope = static_cast<FenceScope>(inst.sub);
@@ -683,7 +881,8 @@ private:
       spv::Scope s = scope == FenceScope::Block ? spv::Scope::Workgroup : spv::Scope::Device;
       auto sem = spv::MemorySemanticsMask::AcquireRelease |
                  spv::MemorySemanticsMask::WorkgroupMemory |
-                 spv::MemorySemanticsMask::UniformMemory;
+                 (cl_ ? spv::MemorySemanticsMask::CrossWorkgroupMemory
+                      : spv::MemorySemanticsMask::UniformMemory);
       b_.op_void(Op::OpMemoryBarrier,
                  {cu32(static_cast<uint32_t>(s)), cu32(static_cast<uint32_t>(sem))});
       return;
@@ -1262,6 +1461,9 @@ private:
     });
   }
   Id status_word(uint32_t i) {
+    if (cl_)
+      return op(Op::OpInBoundsPtrAccessChain, b_.t_pointer(SC::CrossWorkgroup, u32t()),
+                {status_, cu64(i)});
     return op(Op::OpAccessChain, b_.t_pointer(SC::StorageBuffer, u32t()),
               {status_, cu32(0), cu32(i)});
   }
@@ -1295,14 +1497,17 @@ private:
                  {off, cu32(static_cast<uint32_t>(std::countr_zero(size)))});
     }
     if (o_.bounds_check) {
-      Id len = to64(op(Op::OpArrayLength, u32t(), {buf.var, 0}));
+      Id len = cl_ ? op(Op::OpUDiv, u64t(), {cl_bytes_.at(p), cu64(size)})
+                   : to64(op(Op::OpArrayLength, u32t(), {buf.var, 0}));
       Id inside = op(Op::OpULessThan, boolt(), {index, len});
       Id off = op(Op::OpIMul, u64t(), {index, cu64(size)});
       record_if(lnot(inside), spirv_status::OutOfBounds, p, off, size);
       ok = ok ? land(ok, inside) : inside;
     }
-    Id ptr = op(Op::OpAccessChain, b_.t_pointer(SC::StorageBuffer, buf.elem),
-                {buf.var, cu32(0), to32(index)});
+    Id ptr = cl_ ? op(Op::OpInBoundsPtrAccessChain, b_.t_pointer(SC::CrossWorkgroup, buf.elem),
+                      {buf.var, index})
+                 : op(Op::OpAccessChain, b_.t_pointer(SC::StorageBuffer, buf.elem),
+                      {buf.var, cu32(0), to32(index)});
     return {ptr, ok};
   }
 
@@ -1370,6 +1575,9 @@ private:
     return {off, ok};
   }
   Id shared_word_ptr(Id word_index32) {
+    if (cl_)
+      return op(Op::OpInBoundsPtrAccessChain, b_.t_pointer(SC::Workgroup, u32t()),
+                {shared_, word_index32});
     return op(Op::OpAccessChain, b_.t_pointer(SC::Workgroup, u32t()), {shared_, word_index32});
   }
 
@@ -1562,14 +1770,29 @@ private:
   const Kernel &k_;
   uint32_t index_;
   const SpirvOptions &o_;
+  bool cl_; ///< the Kernel flavour (OpenCL)
   Cfg cfg_;
   opt::LaneAnalysis lanes_;
   SpirvKernelInfo info_;
   std::set<std::string> features_;
   bool f64_used_ = false;
 
-  Id glsl_ = 0, local_id_ = 0, group_id_ = 0, push_ = 0, status_ = 0, shared_ = 0,
-     shared_words_ = 0;
+  Id ext_ = 0, local_id_ = 0, group_id_ = 0, push_ = 0, status_ = 0, shared_ = 0, shared_words_ = 0;
+  std::vector<Id> inputs_; ///< the Input built-ins
+
+  // OpenCL: the kernel's arguments and the register variables live in the kernel function
+  // and are handed to its subroutines as parameters, in the order of `context_`; the members
+  // above (buffers_, status_, shared_, regs_, ...) name the current function's ids.
+  struct ContextItem {
+    Id *ref;     ///< the member holding the current function's id
+    Id type;     ///< its type as a parameter
+    Id var_type; ///< 0 for a kernel argument; else the type of the kernel's Function variable
+    std::string name;
+  };
+  std::vector<ContextItem> context_;
+  std::map<uint32_t, Id> cl_scalars_; ///< parameter -> value
+  std::map<uint32_t, Id> cl_bytes_;   ///< buffer parameter -> its size in bytes (u64)
+  Id group_count_ = 0, group_size_ = 0;
   Id bdim_[3]{};
   Id exited_ = 0, cur_ = 0;
   std::vector<Id> interface_;
@@ -1586,6 +1809,7 @@ private:
   std::vector<bool> in_fn_;
   std::vector<Loop> loops_;
   std::vector<int> innermost_;
+  std::map<uint32_t, Id> labels_; ///< OpenCL: ISA block -> label
 };
 
 } // namespace
