@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, compile an example kernel for every x86 target
-# (objects, a static library with its header, a bundle) and every Vulkan target (SPIR-V), run
-# the example kernels on every backend this build has (the reference interpreter, compiled x86
-# code on the CPU backend, SPIR-V on the Vulkan backend), and run the example programs of
-# examples/ (built with add_hologram_kernel).
+# (objects, a static library with its header, a bundle) and every Vulkan and OpenCL target
+# (SPIR-V), run the example kernels on every backend this build has (the reference
+# interpreter, compiled x86 code on the CPU backend, SPIR-V on the Vulkan and OpenCL
+# backends), and run the example programs of examples/ (built with add_hologram_kernel).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${HOLOGRAM_BUILD_DIR:-$root/build}
@@ -34,12 +34,20 @@ for t in vulkan1.1 vulkan1.2 vulkan1.3; do
   echo "$t: $(stat -c %s "$out/saxpy.$t.spv") bytes of SPIR-V"
 done
 echo
+echo "== examples/json/saxpy.json compiled for every OpenCL target (validated by spirv-val)"
+for t in opencl1.2 opencl2.0 opencl3.0; do
+  "$cc" "$root/examples/json/saxpy.json" --target=$t --emit=spirv -o "$out/saxpy.$t.spv"
+  env=$t; [[ $t == opencl3.0 ]] && env=opencl2.2 # spirv-val's newest OpenCL environment
+  spirv-val --target-env $env "$out/saxpy.$t.spv"
+  echo "$t: $(stat -c %s "$out/saxpy.$t.spv") bytes of SPIR-V"
+done
+echo
 "$build/tools/hologram-info/hologram-info" "$out/saxpy.hgb"
 echo
 "$build/tools/hologram-info/hologram-info" --devices
 
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
-for backend in interp cpu vulkan; do
+for backend in interp cpu vulkan opencl; do
   echo
   echo "== examples/isa/vector_add.hasm on --backend=$backend"
   "$run" "$root/examples/isa/vector_add.hasm" --backend=$backend --global 8 \
@@ -54,7 +62,7 @@ for backend in interp cpu vulkan; do
   "$run" "$root/examples/json/saxpy.json" --backend=$backend --global 5 \
     --arg x='[1,2,3,4,5]' --arg y='[10,10,10,10,10]' --arg alpha=2 --arg n=5 --print y
   # Circuits use the Atlas boundary pool, which the SPIR-V back end does not lower yet.
-  [[ $backend == vulkan ]] && continue
+  [[ $backend == vulkan || $backend == opencl ]] && continue
   echo
   echo "== examples/circuits/merge_split.circuit over the boundary pool on --backend=$backend"
   "$run" "$root/examples/circuits/merge_split.circuit" --backend=$backend --arg c0='[1,2,3]' \

@@ -6,9 +6,10 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${HOLOGRAM_BUILD_DIR:-$root/build}
 
 "$root/scripts/setup.sh"
-# The Vulkan backend runs on Mesa's lavapipe here; a backend that cannot start is a failure.
+# The Vulkan backend runs on Mesa's lavapipe here and the OpenCL backend on PoCL (through
+# llvm-spirv and cl_khr_spir); a backend that cannot start is a failure, not a skip.
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
-export HOLOGRAM_REQUIRE_BACKENDS=${HOLOGRAM_REQUIRE_BACKENDS:-cpu,vulkan}
+export HOLOGRAM_REQUIRE_BACKENDS=${HOLOGRAM_REQUIRE_BACKENDS:-cpu,vulkan,opencl}
 "$root/scripts/check-format.sh"
 "$root/scripts/build.sh"
 (cd "$build" && ctest --output-on-failure --parallel "$(nproc)")

@@ -5,6 +5,9 @@
 #ifdef HOLOGRAM_HAVE_VULKAN
 #include "../vulkan/vulkan_backend.h"
 #endif
+#ifdef HOLOGRAM_HAVE_OPENCL
+#include "../opencl/opencl_backend.h"
+#endif
 
 #include <algorithm>
 #include <sstream>
@@ -26,6 +29,9 @@ std::unique_ptr<Backend> start(const std::string &name, bool automatic) {
   if (name == "cpu") return runtime::make_cpu_backend();
 #ifdef HOLOGRAM_HAVE_VULKAN
   if (name == "vulkan") return runtime::make_vulkan_backend(!automatic);
+#endif
+#ifdef HOLOGRAM_HAVE_OPENCL
+  if (name == "opencl") return runtime::make_opencl_backend(!automatic);
 #endif
   (void)automatic;
   throw Error(ErrorCode::BackendUnavailable, absent_reason(name));
@@ -50,8 +56,8 @@ Preference Preference::parse(const std::string &text) {
 
 std::vector<BackendReport> discover() {
   std::vector<BackendReport> out;
+  [[maybe_unused]] std::string error;
 #ifdef HOLOGRAM_HAVE_VULKAN
-  std::string error;
   auto devices = runtime::vulkan_devices(error);
   if (devices.empty()) out.push_back({"vulkan", "", false, error});
   for (const auto &d : devices)
@@ -62,7 +68,17 @@ std::vector<BackendReport> discover() {
 #else
   out.push_back({"vulkan", "", false, absent_reason("vulkan")});
 #endif
+#ifdef HOLOGRAM_HAVE_OPENCL
+  auto cl_devices = runtime::opencl_devices(error);
+  if (cl_devices.empty()) out.push_back({"opencl", "", false, error});
+  for (const auto &d : cl_devices)
+    out.push_back({"opencl", d.name, d.usable,
+                   !d.usable  ? d.reason
+                   : d.is_gpu ? ""
+                              : "a CPU device: chosen only when the opencl backend is named"});
+#else
   out.push_back({"opencl", "", false, absent_reason("opencl")});
+#endif
   auto cpu = runtime::cpu_device_info();
   out.push_back({"cpu", cpu.name, true, ""});
   return out;

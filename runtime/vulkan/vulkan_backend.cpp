@@ -6,6 +6,7 @@
 #include "../core/handle_table.h"
 #include "../core/host_atlas.h"
 #include "../core/launch_args.h"
+#include "../core/spirv_status.h"
 #include "hologram/codegen/spirv.h"
 #include "hologram/isa/encoding.h"
 #include "hologram/isa/text.h"
@@ -828,26 +829,7 @@ private:
   void report_status(const Program &p, const Memory &status) {
     uint32_t w[codegen::spirv_status::kWords];
     std::memcpy(w, status.mapped, sizeof(w));
-    if (w[0] == codegen::spirv_status::Ok) return;
-    const isa::Kernel &k = p.kernel;
-    uint64_t lane = w[1] | (uint64_t{w[2]} << 32);
-    uint64_t offset = w[4] | (uint64_t{w[5]} << 32);
-    std::string where = "kernel '" + k.name + "', lane " + std::to_string(lane);
-    if (w[7] < k.insts.size()) where += " (line " + std::to_string(k.insts[w[7]].loc.line) + ")";
-    std::string object = w[3] < k.params.size() ? "%" + k.params[w[3]].name : "shared memory";
-    switch (w[0]) {
-    case codegen::spirv_status::DivisionByZero:
-      throw Error(ErrorCode::DivisionByZero, where + ": integer division by zero");
-    case codegen::spirv_status::OutOfBounds:
-      throw Error(ErrorCode::OutOfBounds, where + ": access of " + std::to_string(w[6]) +
-                                              " bytes at offset " + std::to_string(offset) +
-                                              " is outside " + object);
-    default:
-      throw Error(ErrorCode::LaunchFailed,
-                  where + ": access of " + std::to_string(w[6]) + " bytes at offset " +
-                      std::to_string(offset) + " of " + object +
-                      " is not aligned to its size, which the Vulkan backend requires");
-    }
+    report_spirv_status(p.kernel, w, "the Vulkan backend");
   }
 
   std::shared_ptr<Device> dev_;

@@ -36,13 +36,16 @@ std::vector<std::unique_ptr<Runner>> make_runners() {
   if (runtime::cpu_has_feature("avx512f") && runtime::cpu_has_feature("avx512bw") &&
       runtime::cpu_has_feature("avx512dq") && runtime::cpu_has_feature("avx512vl"))
     runners.push_back(std::make_unique<CpuRunner>("x86-64-v4"));
-  // Vulkan, named explicitly so CPU-class drivers (lavapipe) count; when it cannot start, the
-  // suite says why and RequiredBackendsAreAvailable fails if the environment requires it.
-  std::string error;
-  if (auto vk = DeviceRunner::start("vulkan", error))
-    runners.push_back(std::move(vk));
-  else
-    unavailable()["vulkan"] = error;
+  // Vulkan and OpenCL, named explicitly so CPU-class drivers (lavapipe, PoCL) count; when one
+  // cannot start, the suite says why and RequiredBackendsAreAvailable fails if the
+  // environment requires it.
+  for (const char *name : {"vulkan", "opencl"}) {
+    std::string error;
+    if (auto device = DeviceRunner::start(name, error))
+      runners.push_back(std::move(device));
+    else
+      unavailable()[name] = error;
+  }
   return runners;
 }
 

@@ -58,7 +58,7 @@ std::string DeviceRunner::unsupported(const isa::Kernel &kernel) {
   isa::Module m;
   m.kernels.push_back(kernel);
   codegen::SpirvOptions o;
-  o.target = *codegen::parse_spirv_target("vulkan1.1");
+  o.target = *codegen::parse_spirv_target(name_ == "opencl" ? "opencl1.2" : "vulkan1.1");
   o.opt_level = 0;
   codegen::SpirvModule out;
   auto st = codegen::compile_spirv(m, o, out);

@@ -1,4 +1,4 @@
-// A GPU-API backend (Vulkan) as a conformance runner: each case's kernel goes through
+// A GPU-API backend (Vulkan, OpenCL) as a conformance runner: each case's kernel goes through
 // Backend::execute_program, which compiles it to SPIR-V for the device.
 #pragma once
 

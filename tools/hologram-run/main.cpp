@@ -229,9 +229,10 @@ int run(int argc, char **argv) {
   app.add_option("--circuit-type", circuit_type, "element type of circuit classes (default f32)");
   app.add_option("--kernel", kernel_name, "kernel to run (default: the only one)");
   app.add_option("--backend", backend,
-                 "interp (the reference interpreter), cpu (compiled x86 code) or vulkan "
-                 "(SPIR-V on the first Vulkan device)")
-      ->check(CLI::IsMember({"interp", "cpu", "vulkan"}));
+                 "interp (the reference interpreter), cpu (compiled x86 code), vulkan "
+                 "(SPIR-V on the first Vulkan device) or opencl (SPIR-V on the first OpenCL "
+                 "device)")
+      ->check(CLI::IsMember({"interp", "cpu", "vulkan", "opencl"}));
   std::string target;
   bool bounds_check = false;
   app.add_option("--target", target, "x86 targets for --backend=cpu (default: this CPU's level)");
@@ -400,12 +401,14 @@ int run(int argc, char **argv) {
     Status st;
     if (backend == "cpu" && bundle) {
       st = run_module_file(file, *kernel, launch, args, atlas);
-    } else if (backend == "vulkan") {
+    } else if (backend == "vulkan" || backend == "opencl") {
       if (bundle || check_div || bounds_check)
-        throw UsageError{bundle ? "--backend=vulkan runs program files, not bundles, in this build"
+        throw UsageError{bundle ? "--backend=" + backend +
+                                      " runs program files, not bundles, in this build"
                                 : "--check-div and --bounds-check are not available with "
-                                  "--backend=vulkan yet"};
-      st = run_on_backend("vulkan", *kernel, args, atlas,
+                                  "--backend=" +
+                                      backend + " yet"};
+      st = run_on_backend(backend, *kernel, args, atlas,
                           [&](Backend &b, std::span<const KernelArg> kargs) {
                             b.execute_program(*kernel, launch, kargs);
                           });

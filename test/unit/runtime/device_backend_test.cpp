@@ -1,5 +1,6 @@
-// The Vulkan backend on this machine's Vulkan device (lavapipe in CI): selection by name,
-// buffers and pools, launches through execute_program, and every misuse as a precise error.
+// The SPIR-V backends on this machine's devices (Vulkan on lavapipe, OpenCL on PoCL in CI):
+// selection by name, buffers and pools, launches through execute_program, and every misuse as
+// a precise error. Each test runs on both backends.
 #include "hologram/runtime/backend.h"
 #include "test_util.h"
 
@@ -14,10 +15,13 @@ namespace {
 
 using test::code_of;
 
-std::unique_ptr<Backend> vulkan() {
-  setenv("XDG_RUNTIME_DIR", "/tmp", 0);
-  return create_backend(Preference::parse("vulkan"));
-}
+class DeviceBackend : public ::testing::TestWithParam<std::string> {
+protected:
+  std::unique_ptr<Backend> start() {
+    setenv("XDG_RUNTIME_DIR", "/tmp", 0);
+    return create_backend(Preference::parse(GetParam()));
+  }
+};
 
 constexpr const char *kSaxpy = R"(.kernel saxpy
 .param %x : buffer<f32> read
@@ -38,20 +42,22 @@ constexpr const char *kSaxpy = R"(.kernel saxpy
 
 } // namespace
 
-TEST(VulkanBackend, StartsByNameAndDescribesItsDevice) {
-  auto b = vulkan();
+TEST_P(DeviceBackend, StartsByNameAndDescribesItsDevice) {
+  auto b = start();
   auto info = b->device_info();
-  EXPECT_EQ(info.backend, "vulkan");
+  EXPECT_EQ(info.backend, GetParam());
   EXPECT_FALSE(info.name.empty());
-  EXPECT_NE(info.details.find("SPIR-V target vulkan1."), std::string::npos) << info.details;
+  // How programs reach the device: the Vulkan target, or OpenCL's IL or SPIR path.
+  std::string how = GetParam() == "vulkan" ? "SPIR-V target vulkan1." : "programs as SPIR";
+  EXPECT_NE(info.details.find(how), std::string::npos) << info.details;
   bool listed = false;
   for (const auto &r : discover())
-    if (r.backend == "vulkan" && r.device == info.name) listed = r.usable;
+    if (r.backend == GetParam() && r.device.find(info.name) == 0) listed = r.usable;
   EXPECT_TRUE(listed);
 }
 
-TEST(VulkanBackend, RunsAProgramOverManyDispatchesOfBlocks) {
-  auto b = vulkan();
+TEST_P(DeviceBackend, RunsAProgramOverManyDispatchesOfBlocks) {
+  auto b = start();
   auto m = test::parse_ok(kSaxpy);
   const uint64_t n = 70000; // not a multiple of the block
   std::vector<float> x(n), y(n);
@@ -62,7 +68,8 @@ TEST(VulkanBackend, RunsAProgramOverManyDispatchesOfBlocks) {
   b->write<float>(by, y);
   KernelArg args[] = {KernelArg::buffer(bx), KernelArg::buffer(by), KernelArg::f32(2.0f),
                       KernelArg::u64(n)};
-  // One lane per block: 70000 blocks exceed the 65535 a dispatch may have on most devices.
+  // One lane per block: 70000 blocks exceed the 65535 a Vulkan dispatch may have on most
+  // devices, so the Vulkan backend splits the grid.
   b->execute_program(m.kernels[0], LaunchConfig::linear(n, 1), args);
   auto out = b->read<float>(by);
   for (uint64_t i = 0; i < n; i += 997) ASSERT_EQ(out[i], 2.0f * static_cast<float>(i) + 1.0f);
@@ -70,8 +77,8 @@ TEST(VulkanBackend, RunsAProgramOverManyDispatchesOfBlocks) {
   b->synchronize();
 }
 
-TEST(VulkanBackend, BuffersAndPoolsAreZeroFilledAndRangeChecked) {
-  auto b = vulkan();
+TEST_P(DeviceBackend, BuffersAndPoolsAreZeroFilledAndRangeChecked) {
+  auto b = start();
   auto buf = b->allocate_buffer(16);
   EXPECT_EQ(b->buffer_size(buf), 16u);
   auto v = b->read<uint32_t>(buf);
@@ -94,8 +101,8 @@ TEST(VulkanBackend, BuffersAndPoolsAreZeroFilledAndRangeChecked) {
   EXPECT_NE(msg.find("was freed"), std::string::npos) << msg;
 }
 
-TEST(VulkanBackend, MisusedLaunchesAreErrors) {
-  auto b = vulkan();
+TEST_P(DeviceBackend, MisusedLaunchesAreErrors) {
+  auto b = start();
   auto m = test::parse_ok(kSaxpy);
   const auto &k = m.kernels[0];
   auto bx = b->allocate_buffer(16), by = b->allocate_buffer(16), odd = b->allocate_buffer(6);
@@ -134,8 +141,8 @@ TEST(VulkanBackend, MisusedLaunchesAreErrors) {
   EXPECT_EQ(code_of([&] { b->load_linked_module(nullptr); }), ErrorCode::InvalidArgument);
 }
 
-TEST(VulkanBackend, KernelsItCannotCompileAreRefusedWithTheLocation) {
-  auto b = vulkan();
+TEST_P(DeviceBackend, KernelsItCannotCompileAreRefusedWithTheLocation) {
+  auto b = start();
   auto m = test::parse_ok(R"(.kernel uses_classes
 .param %out : buffer<u32> write
   mov.imm.u32 r1, 7
@@ -153,3 +160,30 @@ TEST(VulkanBackend, KernelsItCannotCompileAreRefusedWithTheLocation) {
             std::string::npos)
       << msg;
 }
+
+TEST_P(DeviceBackend, MisalignedAccessesFailWithTheLaneAndLine) {
+  auto b = start();
+  auto m = test::parse_ok(R"(.kernel skewed
+.param %x : buffer<u32> readwrite
+.param %off : u64
+  param.u64 r1, %off
+  ld.u32 r2, [%x + r1]
+  st.u32 [%x + r1], r2
+  exit
+)");
+  auto x = b->allocate_buffer(16);
+  KernelArg ok[] = {KernelArg::buffer(x), KernelArg::u64(4)};
+  b->execute_program(m.kernels[0], LaunchConfig::linear(1), ok);
+  KernelArg skewed[] = {KernelArg::buffer(x), KernelArg::u64(2)};
+  std::string msg;
+  EXPECT_EQ(
+      code_of([&] { b->execute_program(m.kernels[0], LaunchConfig::linear(1), skewed); }, &msg),
+      ErrorCode::LaunchFailed);
+  EXPECT_NE(msg.find("kernel 'skewed', lane 0 (line 5): access of 4 bytes at offset 2 of %x is "
+                     "not aligned to its size"),
+            std::string::npos)
+      << msg;
+}
+
+INSTANTIATE_TEST_SUITE_P(SpirvBackends, DeviceBackend, ::testing::Values("vulkan", "opencl"),
+                         [](const auto &p) { return p.param; });
