@@ -112,7 +112,9 @@ Status disassemble_spirv(const std::vector<uint32_t> &words, std::string &out);
 /// Validates `words` for `target`'s environment.
 Status validate_spirv(const std::vector<uint32_t> &words, const SpirvTarget &target);
 
-/// The reflection of a module as the JSON object stored in manifests.
+/// The reflection of a module as the JSON array stored in manifests (one object per kernel).
 std::string spirv_reflection_json(const SpirvModule &module);
+/// Reads what spirv_reflection_json wrote; InvalidModule naming what is wrong otherwise.
+Status parse_spirv_reflection(std::string_view json, std::vector<SpirvKernelInfo> &out);
 
 } // namespace hologram::codegen

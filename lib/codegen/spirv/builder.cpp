@@ -267,6 +267,14 @@ void Builder::terminate(spv::Op o, const Words &operands) {
   in_block_ = false;
 }
 
+Id Builder::shared_global(const std::string &key, const std::function<Id()> &make) {
+  auto it = shared_globals_.find(key);
+  if (it != shared_globals_.end()) return it->second;
+  Id id = make();
+  shared_globals_.emplace(key, id);
+  return id;
+}
+
 Id Builder::type_of(Id value) const {
   auto it = value_types_.find(value);
   return it == value_types_.end() ? 0 : it->second;

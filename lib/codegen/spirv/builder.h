@@ -6,6 +6,7 @@
 #include <spirv/unified1/spirv.hpp11>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -71,6 +72,9 @@ public:
   Id spec_u32(uint32_t spec_id, uint32_t default_value);
   Id spec_composite(Id type, const std::vector<Id> &parts);
 
+  /// The id `make` returns the first time `key` is asked for, then the same id: module-scope
+  /// objects every entry point shares (OpenCL built-ins).
+  Id shared_global(const std::string &key, const std::function<Id()> &make);
   /// A module-scope variable (Private, StorageBuffer, Workgroup, PushConstant, ...).
   Id global_variable(Id pointer_type, spv::StorageClass sc, Id initializer = 0);
 
@@ -109,7 +113,8 @@ private:
   std::map<Words, Id> types_;              ///< opcode + operands -> id
   std::map<Id, Words> type_defs_;          ///< id -> opcode + operands
   std::unordered_map<Id, Id> value_types_; ///< value -> its type
-  std::map<Words, Id> constants_;          ///< opcode + type + operands -> id
+  std::map<std::string, Id> shared_globals_;
+  std::map<Words, Id> constants_; ///< opcode + type + operands -> id
 
   // The function being written.
   Words fn_header_, fn_locals_, fn_body_;

@@ -59,15 +59,18 @@ struct Loop {
 
 class KernelLowering {
 public:
-  KernelLowering(Builder &b, const Kernel &k, uint32_t index, const SpirvOptions &o)
-      : b_(b), k_(k), index_(index), o_(o), cl_(!o.target.is_vulkan()), cfg_(build_cfg(k)),
+  KernelLowering(Builder &b, const Kernel &k, const SpirvOptions &o)
+      : b_(b), k_(k), o_(o), cl_(!o.target.is_vulkan()), cfg_(build_cfg(k)),
         lanes_(opt::analyse_lanes(k)) {}
 
   SpirvKernelInfo run() {
     info_.name = k_.name;
     info_.static_shared_bytes = k_.shared_bytes;
-    for (uint32_t d = 0; d < 3; ++d) info_.local_size_spec_ids[d] = index_ * 4 + d;
-    info_.shared_words_spec_id = index_ * 4 + 3;
+    // Every entry point reads the block size from specialisation constants 0-2 (through the
+    // module's one WorkgroupSize built-in) and its shared memory size from constant 3; each
+    // pipeline specialises its own entry point.
+    for (uint32_t d = 0; d < 3; ++d) info_.local_size_spec_ids[d] = d;
+    info_.shared_words_spec_id = 3;
     check_supported();
     b_.capability(cl_ ? spv::Capability::Kernel : spv::Capability::Shader);
     if (cl_) b_.capability(spv::Capability::Addresses);
@@ -309,18 +312,27 @@ private:
   void declare_interface() {
     Id uvec3 = b_.t_vector(u32t(), 3);
     Id in_ptr = b_.t_pointer(SC::Input, uvec3);
-    local_id_ = b_.global_variable(in_ptr, SC::Input);
-    b_.decorate(local_id_, spv::Decoration::BuiltIn,
-                {static_cast<uint32_t>(spv::BuiltIn::LocalInvocationId)});
-    group_id_ = b_.global_variable(in_ptr, SC::Input);
-    b_.decorate(group_id_, spv::Decoration::BuiltIn,
-                {static_cast<uint32_t>(spv::BuiltIn::WorkgroupId)});
+    auto input = [&](spv::BuiltIn bi, const char *key) {
+      return b_.shared_global(key, [&] {
+        Id v = b_.global_variable(in_ptr, SC::Input);
+        b_.decorate(v, spv::Decoration::BuiltIn, {static_cast<uint32_t>(bi)});
+        return v;
+      });
+    };
+    local_id_ = input(spv::BuiltIn::LocalInvocationId, "LocalInvocationId");
+    group_id_ = input(spv::BuiltIn::WorkgroupId, "WorkgroupId");
     interface_ = {local_id_, group_id_};
     inputs_ = interface_;
 
-    for (uint32_t d = 0; d < 3; ++d) bdim_[d] = b_.spec_u32(info_.local_size_spec_ids[d], 1);
-    Id wg = b_.spec_composite(uvec3, {bdim_[0], bdim_[1], bdim_[2]});
-    b_.decorate(wg, spv::Decoration::BuiltIn, {static_cast<uint32_t>(spv::BuiltIn::WorkgroupSize)});
+    for (uint32_t d = 0; d < 3; ++d)
+      bdim_[d] = b_.shared_global("spec." + std::to_string(d),
+                                  [&] { return b_.spec_u32(info_.local_size_spec_ids[d], 1); });
+    b_.shared_global("WorkgroupSize", [&] {
+      Id wg = b_.spec_composite(uvec3, {bdim_[0], bdim_[1], bdim_[2]});
+      b_.decorate(wg, spv::Decoration::BuiltIn,
+                  {static_cast<uint32_t>(spv::BuiltIn::WorkgroupSize)});
+      return wg;
+    });
 
     // Push constants: geometry, then the scalars.
     std::vector<Id> members(6, u32t());
@@ -367,8 +379,9 @@ private:
     }
 
     // Shared memory: u32 words, as many as the launch asks for (a specialisation constant).
-    shared_words_ =
-        b_.spec_u32(info_.shared_words_spec_id, std::max(1u, (k_.shared_bytes + 3) / 4));
+    shared_words_ = b_.shared_global("spec.3", [&] {
+      return b_.spec_u32(info_.shared_words_spec_id, 1); // always specialised at launch
+    });
     if (uses_shared()) {
       Id arr = b_.t_array(u32t(), shared_words_);
       shared_ = b_.global_variable(b_.t_pointer(SC::Workgroup, arr), SC::Workgroup);
@@ -396,11 +409,15 @@ private:
   /// memory (a local pointer sized at launch) and, with -fbounds-check, the sizes.
   void declare_kernel_args() {
     Id v3 = b_.t_vector(u64t(), 3);
+    // One variable per built-in for the whole module: OpenCL consumers name them by symbol.
     auto input = [&](spv::BuiltIn bi, const char *name) {
-      Id var = b_.global_variable(b_.t_pointer(SC::Input, v3), SC::Input);
-      b_.decorate(var, spv::Decoration::BuiltIn, {static_cast<uint32_t>(bi)});
-      b_.decorate(var, spv::Decoration::Constant);
-      b_.name(var, name);
+      Id var = b_.shared_global(name, [&] {
+        Id v = b_.global_variable(b_.t_pointer(SC::Input, v3), SC::Input);
+        b_.decorate(v, spv::Decoration::BuiltIn, {static_cast<uint32_t>(bi)});
+        b_.decorate(v, spv::Decoration::Constant);
+        b_.name(v, name);
+        return v;
+      });
       inputs_.push_back(var);
       return var;
     };
@@ -1768,7 +1785,6 @@ private:
 
   Builder &b_;
   const Kernel &k_;
-  uint32_t index_;
   const SpirvOptions &o_;
   bool cl_; ///< the Kernel flavour (OpenCL)
   Cfg cfg_;
@@ -1814,9 +1830,8 @@ private:
 
 } // namespace
 
-SpirvKernelInfo lower_kernel(Builder &builder, const Kernel &kernel, uint32_t kernel_index,
-                             const SpirvOptions &options) {
-  return KernelLowering(builder, kernel, kernel_index, options).run();
+SpirvKernelInfo lower_kernel(Builder &builder, const Kernel &kernel, const SpirvOptions &options) {
+  return KernelLowering(builder, kernel, options).run();
 }
 
 } // namespace hologram::codegen::spirv

@@ -17,7 +17,7 @@ struct Unsupported : std::runtime_error {
 };
 
 /// Lowers one verified kernel as an entry point of `builder`'s module.
-SpirvKernelInfo lower_kernel(Builder &builder, const isa::Kernel &kernel, uint32_t kernel_index,
+SpirvKernelInfo lower_kernel(Builder &builder, const isa::Kernel &kernel,
                              const SpirvOptions &options);
 
 } // namespace hologram::codegen::spirv

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <sstream>
+#include <stdexcept>
 
 namespace hologram::codegen {
 
@@ -114,8 +115,7 @@ Status compile_spirv(const isa::Module &module, const SpirvOptions &options, Spi
     b.memory_model(spv::AddressingModel::Physical64, spv::MemoryModel::OpenCL);
   out = {};
   try {
-    for (uint32_t i = 0; i < module.kernels.size(); ++i)
-      out.kernels.push_back(spirv::lower_kernel(b, module.kernels[i], i, options));
+    for (const auto &k : module.kernels) out.kernels.push_back(spirv::lower_kernel(b, k, options));
   } catch (const spirv::Unsupported &e) {
     return {ErrorCode::InvalidProgram,
             std::string(e.what()) + " (target " + options.target.name + ")"};
@@ -151,6 +151,37 @@ Status compile_spirv(const isa::Module &module, const SpirvOptions &options, Spi
   return Status::ok();
 }
 
+namespace {
+
+constexpr std::array<std::pair<SpirvBinding::Kind, std::string_view>, 3> kBindingKinds = {{
+    {SpirvBinding::Kind::Buffer, "buffer"},
+    {SpirvBinding::Kind::Pool, "pool"},
+    {SpirvBinding::Kind::Status, "status"},
+}};
+constexpr std::array<std::pair<SpirvKernelArg::Kind, std::string_view>, 6> kArgKinds = {{
+    {SpirvKernelArg::Kind::Buffer, "buffer"},
+    {SpirvKernelArg::Kind::Scalar, "scalar"},
+    {SpirvKernelArg::Kind::Status, "status"},
+    {SpirvKernelArg::Kind::Shared, "shared"},
+    {SpirvKernelArg::Kind::SharedWords, "shared_words"},
+    {SpirvKernelArg::Kind::BufferBytes, "buffer_bytes"},
+}};
+
+template <typename K, size_t N>
+std::string_view kind_name(const std::array<std::pair<K, std::string_view>, N> &table, K k) {
+  for (const auto &[kind, name] : table)
+    if (kind == k) return name;
+  return "?";
+}
+template <typename K, size_t N>
+K kind_of(const std::array<std::pair<K, std::string_view>, N> &table, const std::string &name) {
+  for (const auto &[kind, n] : table)
+    if (n == name) return kind;
+  throw std::runtime_error("unknown kind '" + name + "'");
+}
+
+} // namespace
+
 std::string spirv_reflection_json(const SpirvModule &module) {
   nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
   for (const auto &k : module.kernels) {
@@ -160,9 +191,7 @@ std::string spirv_reflection_json(const SpirvModule &module) {
     for (const auto &bd : k.bindings) {
       nlohmann::ordered_json x;
       x["binding"] = bd.binding;
-      x["kind"] = bd.kind == SpirvBinding::Kind::Buffer ? "buffer"
-                  : bd.kind == SpirvBinding::Kind::Pool ? "pool"
-                                                        : "status";
+      x["kind"] = kind_name(kBindingKinds, bd.kind);
       if (bd.kind != SpirvBinding::Kind::Status) x["param"] = bd.param;
       bindings.push_back(x);
     }
@@ -175,10 +204,58 @@ std::string spirv_reflection_json(const SpirvModule &module) {
                                 k.local_size_spec_ids[2]};
     j["shared_words_spec_id"] = k.shared_words_spec_id;
     j["static_shared_bytes"] = k.static_shared_bytes;
+    if (k.has_status) j["status_binding"] = k.status_binding;
+    if (!k.kernel_args.empty()) {
+      nlohmann::ordered_json args = nlohmann::ordered_json::array();
+      for (const auto &a : k.kernel_args)
+        args.push_back({{"kind", kind_name(kArgKinds, a.kind)}, {"param", a.param}});
+      j["kernel_args"] = args;
+    }
     j["requires"] = k.requires_features;
     kernels.push_back(j);
   }
   return kernels.dump();
+}
+
+Status parse_spirv_reflection(std::string_view json, std::vector<SpirvKernelInfo> &out) {
+  out.clear();
+  try {
+    for (const auto &j : nlohmann::json::parse(json)) {
+      SpirvKernelInfo k;
+      k.name = j.at("name").get<std::string>();
+      for (const auto &x : j.at("bindings")) {
+        SpirvBinding b;
+        b.binding = x.at("binding").get<uint32_t>();
+        b.kind = kind_of(kBindingKinds, x.at("kind").get<std::string>());
+        if (b.kind != SpirvBinding::Kind::Status) b.param = x.at("param").get<uint32_t>();
+        k.bindings.push_back(b);
+      }
+      const auto &pc = j.at("push_constants");
+      k.push_constant_bytes = pc.at("bytes").get<uint32_t>();
+      for (const auto &s : pc.at("scalars"))
+        k.scalars.push_back({s.at("param").get<uint32_t>(), s.at("offset").get<uint32_t>(),
+                             s.at("size").get<uint32_t>()});
+      const auto &ids = j.at("local_size_spec_ids");
+      for (uint32_t d = 0; d < 3; ++d) k.local_size_spec_ids[d] = ids.at(d).get<uint32_t>();
+      k.shared_words_spec_id = j.at("shared_words_spec_id").get<uint32_t>();
+      k.static_shared_bytes = j.at("static_shared_bytes").get<uint32_t>();
+      if (j.contains("status_binding")) {
+        k.has_status = true;
+        k.status_binding = j["status_binding"].get<uint32_t>();
+      }
+      if (j.contains("kernel_args"))
+        for (const auto &a : j["kernel_args"])
+          k.kernel_args.push_back(
+              {kind_of(kArgKinds, a.at("kind").get<std::string>()), a.at("param").get<uint32_t>()});
+      k.requires_features = j.at("requires").get<std::vector<std::string>>();
+      out.push_back(std::move(k));
+    }
+  } catch (const std::exception &e) {
+    out.clear();
+    return {ErrorCode::InvalidModule,
+            std::string("the SPIR-V reflection is malformed: ") + e.what()};
+  }
+  return Status::ok();
 }
 
 } // namespace hologram::codegen
