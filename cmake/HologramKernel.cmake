@@ -9,7 +9,8 @@
 # header <stem>.h; hologram-cc writes a depfile for each, so editing one source rebuilds only
 # its object and header (and a new hologram-cc rebuilds everything). BUNDLE also writes
 # <target>.hgb, one bundle of all sources, for Backend::load_module; its path is the target's
-# HOLOGRAM_BUNDLE property. The library links Hologram::runtime. Works with the Ninja and
+# HOLOGRAM_BUNDLE property. Vulkan and OpenCL TARGETS (vulkan1.1, opencl1.2, ...) put SPIR-V
+# into that bundle, so they need BUNDLE. The library links Hologram::runtime. Works with the Ninja and
 # Makefile generators, from a build tree and from an installed package.
 include_guard(GLOBAL)
 
@@ -29,13 +30,24 @@ function(add_hologram_kernel target)
   if(NOT HGK_TARGETS)
     set(HGK_TARGETS x86-64-v2 x86-64-v3 x86-64-v4)
   endif()
+  # x86 targets make the objects; Vulkan and OpenCL targets add SPIR-V to the bundle.
+  set(cpu_targets "")
+  set(spirv_targets "")
   foreach(t IN LISTS HGK_TARGETS)
     if(t MATCHES "^(vulkan|opencl)")
-      message(FATAL_ERROR "${fn}: target '${t}' needs the SPIR-V back end, which this "
-                          "hologram-cc does not have yet; x86 targets are x86-64-v2, x86-64-v3, "
-                          "x86-64-v4 or an LLVM CPU name")
+      list(APPEND spirv_targets "${t}")
+    else()
+      list(APPEND cpu_targets "${t}")
     endif()
   endforeach()
+  if(spirv_targets AND NOT HGK_BUNDLE)
+    message(FATAL_ERROR "${fn}: targets ${spirv_targets} are SPIR-V, which the runtime loads "
+                        "from a bundle: add BUNDLE (the static library's objects are x86 code)")
+  endif()
+  if(NOT cpu_targets)
+    message(FATAL_ERROR "${fn}: TARGETS names no x86 target; the library's objects need one "
+                        "(x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name)")
+  endif()
   if(NOT HGK_HEADER_DIR)
     set(HGK_HEADER_DIR "${CMAKE_CURRENT_BINARY_DIR}/${target}.include")
   endif()
@@ -43,7 +55,8 @@ function(add_hologram_kernel target)
                          BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
   set(work "${CMAKE_CURRENT_BINARY_DIR}/${target}.hologram")
   file(MAKE_DIRECTORY "${header_dir}" "${work}")
-  list(JOIN HGK_TARGETS "," target_list)
+  list(JOIN cpu_targets "," target_list)
+  list(JOIN HGK_TARGETS "," bundle_target_list)
   set(cc "$<TARGET_FILE:Hologram::hologram-cc>")
 
   set(objects "")
@@ -85,11 +98,11 @@ function(add_hologram_kernel target)
     set(bundle "${CMAKE_CURRENT_BINARY_DIR}/${target}.hgb")
     add_custom_command(
       OUTPUT "${bundle}"
-      COMMAND "${cc}" ${inputs} --emit=bundle "--target=${target_list}" ${HGK_OPTIONS}
+      COMMAND "${cc}" ${inputs} --emit=bundle "--target=${bundle_target_list}" ${HGK_OPTIONS}
               -o "${bundle}" -MD -MF "${work}/bundle.d"
       DEPENDS ${inputs} "${cc}"
       DEPFILE "${work}/bundle.d"
-      COMMENT "hologram-cc -> ${target}.hgb (${target_list})"
+      COMMENT "hologram-cc -> ${target}.hgb (${bundle_target_list})"
       VERBATIM)
     set(extra "${bundle}")
   endif()

@@ -105,6 +105,7 @@ ordered_json manifest_json(const Bundle &b, const std::vector<BundlePayload> &pa
       for (const auto &t : p.targets) ts.push_back({{"name", t.name}, {"features", t.features}});
       j["targets"] = std::move(ts);
     }
+    if (!p.reflection.empty()) j["reflection"] = ordered_json::parse(p.reflection);
     j["offset"] = offset;
     j["size"] = p.bytes.size();
     j["xxh3_64"] = hex64(xxh64(p.bytes));
@@ -250,6 +251,7 @@ Status read_bundle(std::string bytes, Bundle &out) {
         for (const auto &t : p["targets"])
           pl.targets.push_back({field<std::string>(t, "name", where + " target"),
                                 field<std::vector<std::string>>(t, "features", where + " target")});
+      if (p.contains("reflection")) pl.reflection = p["reflection"].dump();
       auto offset = field<uint64_t>(p, "offset", where);
       auto size = field<uint64_t>(p, "size", where);
       if (offset != expect_offset || size > total - payload_base - offset)

@@ -6,11 +6,13 @@
 #include "hologram/artifact/header.h"
 #include "hologram/codegen/cpu.h"
 #include "hologram/codegen/cpu_abi.h"
+#include "hologram/codegen/spirv.h"
 
 #include "hologram/support/file_io.h"
 #include "hologram/support/process.h"
 
 #include <algorithm>
+#include <set>
 
 #include <cstdio>
 #include <cstdlib>
@@ -70,6 +72,31 @@ Status link_shared(const std::string &object, std::string &bytes) {
   return Status::ok();
 }
 
+/// A SPIR-V module for one Vulkan or OpenCL target, with its reflection (SPEC §10).
+Status add_spirv_payload(const isa::Module &module, const CpuOutputOptions &o,
+                         const codegen::SpirvTarget &target, artifact::Bundle &b) {
+  codegen::SpirvOptions so;
+  so.target = target;
+  so.opt_level = o.opt_level;
+  so.fast_math = o.fast_math;
+  so.bounds_check = o.bounds_check;
+  so.check_div = o.check_div;
+  codegen::SpirvModule m;
+  if (auto st = codegen::compile_spirv(module, so, m); !st) return st;
+  artifact::BundlePayload p;
+  p.name = target.name;
+  p.kind = std::string(target.is_vulkan() ? artifact::kPayloadSpirvVulkan
+                                          : artifact::kPayloadSpirvOpenCl);
+  std::set<std::string> features;
+  for (const auto &k : m.kernels)
+    features.insert(k.requires_features.begin(), k.requires_features.end());
+  p.targets.push_back({target.name, {features.begin(), features.end()}});
+  p.reflection = codegen::spirv_reflection_json(m);
+  p.bytes.assign(reinterpret_cast<const char *>(m.words.data()), m.words.size() * 4);
+  b.payloads.push_back(std::move(p));
+  return Status::ok();
+}
+
 } // namespace
 
 std::vector<std::string> split_target_list(std::string_view list) {
@@ -95,14 +122,22 @@ bool is_cpu_emit(std::string_view emit) {
 Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std::string_view emit,
                        std::string &bytes) {
   codegen::CpuOptions co;
+  const bool is_bundle = emit == "bundle" || emit == "manifest";
+  std::vector<codegen::SpirvTarget> spirv_targets;
   for (const auto &name : o.targets) {
     std::string error;
+    if (auto st = codegen::parse_spirv_target(name); st && is_bundle) {
+      spirv_targets.push_back(*st);
+      continue;
+    }
     if (!codegen::is_cpu_target_name(name))
       return {ErrorCode::InvalidArgument,
-              "target '" + name +
-                  "': x86 outputs and bundles do not carry SPIR-V yet (--emit=spirv writes a "
-                  "SPIR-V module); x86 targets are x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM "
-                  "CPU name"};
+              "target '" + name + "': --emit=" + std::string(emit) +
+                  (codegen::is_spirv_target_name(name)
+                       ? " writes x86 code only; SPIR-V goes into bundles (--emit=bundle) or "
+                         "modules (--emit=spirv)"
+                       : " needs x86 targets: x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU "
+                         "name")};
     auto t = codegen::parse_cpu_target(name, error);
     if (!t) return {ErrorCode::InvalidArgument, error};
     co.targets.push_back(std::move(*t));
@@ -133,8 +168,9 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
                                       features);
     return {};
   }
-  if (auto st = codegen::emit_cpu(module, co, kind, out); !st) return st;
-  if (emit == "bundle" || emit == "manifest") {
+  if (!co.targets.empty() || !is_bundle)
+    if (auto st = codegen::emit_cpu(module, co, kind, out); !st) return st;
+  if (is_bundle) {
     artifact::Bundle b;
     b.compiler_version = o.compiler_version;
     b.module_name = o.module_name;
@@ -146,13 +182,17 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
     b.options.check_div = o.check_div;
     b.options.debug_info = o.debug_info;
     b.options.targets = o.targets;
-    artifact::BundlePayload cpu;
-    cpu.name = "cpu";
-    cpu.kind = std::string(artifact::kPayloadCpu);
-    cpu.abi_version = HG_CPU_ABI_VERSION;
-    for (const auto &t : co.targets) cpu.targets.push_back({t.name, t.features});
-    if (auto st = link_shared(out, cpu.bytes); !st) return st;
-    b.payloads.push_back(std::move(cpu));
+    if (!co.targets.empty()) {
+      artifact::BundlePayload cpu;
+      cpu.name = "cpu";
+      cpu.kind = std::string(artifact::kPayloadCpu);
+      cpu.abi_version = HG_CPU_ABI_VERSION;
+      for (const auto &t : co.targets) cpu.targets.push_back({t.name, t.features});
+      if (auto st = link_shared(out, cpu.bytes); !st) return st;
+      b.payloads.push_back(std::move(cpu));
+    }
+    for (const auto &t : spirv_targets)
+      if (auto st = add_spirv_payload(module, o, t, b); !st) return st;
     bytes = emit == "bundle" ? artifact::write_bundle(b) : artifact::bundle_manifest(b);
     return {};
   }

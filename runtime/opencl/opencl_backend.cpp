@@ -6,6 +6,7 @@
 #include "../core/handle_table.h"
 #include "../core/host_atlas.h"
 #include "../core/launch_args.h"
+#include "../core/spirv_backend.h"
 #include "../core/spirv_status.h"
 #include "hologram/codegen/spirv.h"
 #include "hologram/isa/text.h"
@@ -414,7 +415,7 @@ struct Program {
 };
 
 /// The Atlas state lives on the host: no kernel this back end compiles touches it yet.
-class OpenClBackend final : public HostAtlasBackend {
+class OpenClBackend final : public SpirvBackend<Program> {
 public:
   explicit OpenClBackend(std::shared_ptr<Device> dev) : dev_(std::move(dev)) {}
 
@@ -464,34 +465,6 @@ public:
   }
   uint64_t pool_size(PoolHandle p) override { return pools_.get(p.id)->size; }
 
-  ModuleHandle load_module(const std::string &path) override {
-    throw Error(ErrorCode::InvalidModule,
-                "'" + path +
-                    "': the OpenCL backend loads programs through execute_program; "
-                    "bundles with OpenCL code are not written by this build yet");
-  }
-  ModuleHandle load_linked_module(const void *) override {
-    throw Error(ErrorCode::InvalidArgument,
-                "linked modules hold x86 code; only the CPU backend runs them");
-  }
-  void unload_module(ModuleHandle m) override {
-    throw Error(ErrorCode::InvalidHandle, "unknown module #" + std::to_string(m.id));
-  }
-  ModuleInfo module_info(ModuleHandle m) override {
-    throw Error(ErrorCode::InvalidHandle, "unknown module #" + std::to_string(m.id));
-  }
-  void launch(ModuleHandle m, std::string_view, const LaunchConfig &,
-              std::span<const KernelArg>) override {
-    throw Error(ErrorCode::InvalidHandle, "unknown module #" + std::to_string(m.id));
-  }
-
-  void execute_program(const isa::Kernel &kernel, const LaunchConfig &launch,
-                       std::span<const KernelArg> args) override {
-    check_launch_geometry(kernel, launch);
-    check_launch_args(kernel, args, [&](uint64_t h) { return buffers_.get(h)->size; });
-    run(*program(kernel), launch, args);
-  }
-
   void synchronize() override { check(dev_->api.clFinish(dev_->queue), "clFinish"); }
 
 private:
@@ -507,32 +480,35 @@ private:
     return std::make_shared<Memory>(dev_, bytes, what);
   }
 
-  /// The compiled form of a kernel, cached by its canonical text.
-  std::shared_ptr<Program> program(const isa::Kernel &kernel) {
-    isa::Module m;
-    m.kernels.push_back(kernel);
-    std::string key = isa::print_module(m);
-    std::lock_guard lock(programs_mutex_);
-    auto it = programs_.find(key);
-    if (it != programs_.end()) return it->second;
-    codegen::SpirvOptions so;
-    so.target = *codegen::parse_spirv_target("opencl1.2"); // SPIR-V 1.0: every consumer's
-    codegen::SpirvModule spirv;
-    if (auto st = codegen::compile_spirv(m, so, spirv); !st)
-      throw Error(st.code() == ErrorCode::Internal ? ErrorCode::Internal
-                                                   : ErrorCode::InvalidProgram,
-                  st.message());
+  std::string backend_name() const override { return "opencl"; }
+  std::string_view payload_kind() const override { return artifact::kPayloadSpirvOpenCl; }
+  int payload_rank(const artifact::BundlePayload &p, std::string &why) const override {
+    // SPIR-V 1.0 (opencl1.2, opencl2.0) goes both ways; 1.2 (opencl3.0) only as IL where the
+    // device names it.
+    if (p.name == "opencl1.2" || p.name == "opencl2.0") return p.name == "opencl2.0" ? 1 : 0;
+    const Candidate &c = dev_->cand;
+    if (p.name == "opencl3.0" && c.loading == Loading::IL &&
+        c.il_version.find("SPIR-V_1.2") != std::string::npos)
+      return 2;
+    why = c.name + " takes " +
+          (c.loading == Loading::IL ? "SPIR-V " + c.il_version : std::string("SPIR 1.2 only"));
+    return -1;
+  }
+  codegen::SpirvTarget compile_target() const override {
+    return *codegen::parse_spirv_target("opencl1.2"); // SPIR-V 1.0: every consumer's
+  }
+  bool has_feature(const std::string &f) const override { return dev_->has_feature(f); }
+  std::string device_name() const override { return dev_->cand.name; }
+  uint64_t buffer_bytes(uint64_t h) override { return buffers_.get(h)->size; }
+
+  std::shared_ptr<Program> make_program(const isa::Kernel &kernel,
+                                        const codegen::SpirvKernelInfo &info,
+                                        const std::vector<uint32_t> &words) override {
     auto p = std::make_shared<Program>();
     p->dev = dev_;
     p->kernel = kernel;
-    p->info = spirv.kernels.at(0);
-    for (const auto &f : p->info.requires_features)
-      if (!dev_->has_feature(f))
-        throw Error(ErrorCode::InvalidProgram,
-                    "kernel '" + kernel.name + "' needs the OpenCL capability '" + f + "', which " +
-                        dev_->cand.name + " does not offer");
-    build(*p, spirv.words);
-    programs_.emplace(key, p);
+    p->info = info;
+    build(*p, words);
     return p;
   }
 
@@ -596,7 +572,7 @@ private:
     return std::move(*bitcode);
   }
 
-  void run(Program &p, const LaunchConfig &launch, std::span<const KernelArg> args) {
+  void run(Program &p, const LaunchConfig &launch, std::span<const KernelArg> args) override {
     const Candidate &c = dev_->cand;
     const isa::Kernel &k = p.kernel;
     const Api &api = dev_->api;
@@ -681,8 +657,6 @@ private:
   std::shared_ptr<Device> dev_;
   HandleTable<Memory> buffers_{"buffer"};
   HandleTable<Memory> pools_{"pool"};
-  std::mutex programs_mutex_;
-  std::map<std::string, std::shared_ptr<Program>> programs_;
 };
 
 } // namespace

@@ -6,6 +6,7 @@
 #include "../core/handle_table.h"
 #include "../core/host_atlas.h"
 #include "../core/launch_args.h"
+#include "../core/spirv_backend.h"
 #include "../core/spirv_status.h"
 #include "hologram/codegen/spirv.h"
 #include "hologram/isa/encoding.h"
@@ -558,7 +559,7 @@ struct Program {
 };
 
 /// The Atlas state lives on the host: no kernel this back end compiles touches it yet.
-class VulkanBackend final : public HostAtlasBackend {
+class VulkanBackend final : public SpirvBackend<Program> {
 public:
   explicit VulkanBackend(std::shared_ptr<Device> dev) : dev_(std::move(dev)) {}
 
@@ -609,34 +610,6 @@ public:
   }
   uint64_t pool_size(PoolHandle p) override { return pools_.get(p.id)->size; }
 
-  ModuleHandle load_module(const std::string &path) override {
-    throw Error(ErrorCode::InvalidModule,
-                "'" + path +
-                    "': the Vulkan backend loads programs through execute_program; "
-                    "bundles with Vulkan code are not written by this build yet");
-  }
-  ModuleHandle load_linked_module(const void *) override {
-    throw Error(ErrorCode::InvalidArgument,
-                "linked modules hold x86 code; only the CPU backend runs them");
-  }
-  void unload_module(ModuleHandle m) override {
-    throw Error(ErrorCode::InvalidHandle, "unknown module #" + std::to_string(m.id));
-  }
-  ModuleInfo module_info(ModuleHandle m) override {
-    throw Error(ErrorCode::InvalidHandle, "unknown module #" + std::to_string(m.id));
-  }
-  void launch(ModuleHandle m, std::string_view, const LaunchConfig &,
-              std::span<const KernelArg>) override {
-    throw Error(ErrorCode::InvalidHandle, "unknown module #" + std::to_string(m.id));
-  }
-
-  void execute_program(const isa::Kernel &kernel, const LaunchConfig &launch,
-                       std::span<const KernelArg> args) override {
-    check_launch_geometry(kernel, launch);
-    check_launch_args(kernel, args, [&](uint64_t h) { return buffers_.get(h)->size; });
-    run(*program(kernel), launch, args);
-  }
-
   void synchronize() override {
     std::lock_guard lock(dev_->queue_mutex);
     check(dev_->vkDeviceWaitIdle(dev_->handle), "vkDeviceWaitIdle");
@@ -656,30 +629,35 @@ private:
     return std::make_shared<Memory>(dev_, bytes, false, what);
   }
 
-  /// The compiled form of a kernel, cached by its canonical text.
-  std::shared_ptr<Program> program(const isa::Kernel &kernel) {
-    isa::Module m;
-    m.kernels.push_back(kernel);
-    std::string key = isa::print_module(m);
-    std::lock_guard lock(programs_mutex_);
-    auto it = programs_.find(key);
-    if (it != programs_.end()) return it->second;
-    codegen::SpirvOptions so;
-    so.target = dev_->target;
-    codegen::SpirvModule spirv;
-    if (auto st = codegen::compile_spirv(m, so, spirv); !st)
-      throw Error(st.code() == ErrorCode::Internal ? ErrorCode::Internal
-                                                   : ErrorCode::InvalidProgram,
-                  st.message());
+  std::string backend_name() const override { return "vulkan"; }
+  std::string_view payload_kind() const override { return artifact::kPayloadSpirvVulkan; }
+  int payload_rank(const artifact::BundlePayload &p, std::string &why) const override {
+    // vulkan1.N runs on devices of Vulkan 1.N or later; the newest such target is best.
+    auto t = codegen::parse_spirv_target(p.name);
+    if (!t || !t->is_vulkan()) {
+      why = "not a Vulkan target";
+      return -1;
+    }
+    int minor = p.name.back() - '0';
+    if (minor > static_cast<int>(VK_API_VERSION_MINOR(dev_->cand.props.apiVersion))) {
+      why = std::string(dev_->cand.props.deviceName) + " supports Vulkan " +
+            version_text(dev_->cand.props.apiVersion);
+      return -1;
+    }
+    return minor;
+  }
+  codegen::SpirvTarget compile_target() const override { return dev_->target; }
+  bool has_feature(const std::string &f) const override { return dev_->has_feature(f); }
+  std::string device_name() const override { return dev_->cand.props.deviceName; }
+  uint64_t buffer_bytes(uint64_t h) override { return buffers_.get(h)->size; }
+
+  std::shared_ptr<Program> make_program(const isa::Kernel &kernel,
+                                        const codegen::SpirvKernelInfo &info,
+                                        const std::vector<uint32_t> &words) override {
     auto p = std::make_shared<Program>();
     p->dev = dev_;
     p->kernel = kernel;
-    p->info = spirv.kernels.at(0);
-    for (const auto &f : p->info.requires_features)
-      if (!dev_->has_feature(f))
-        throw Error(ErrorCode::InvalidProgram,
-                    "kernel '" + kernel.name + "' needs the Vulkan feature '" + f + "', which " +
-                        dev_->cand.props.deviceName + " does not offer");
+    p->info = info;
     if (p->info.push_constant_bytes > dev_->cand.props.limits.maxPushConstantsSize)
       throw Error(
           ErrorCode::InvalidProgram,
@@ -688,8 +666,8 @@ private:
               std::to_string(dev_->cand.props.limits.maxPushConstantsSize));
     VkShaderModuleCreateInfo si{};
     si.sType = VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO;
-    si.codeSize = spirv.words.size() * 4;
-    si.pCode = spirv.words.data();
+    si.codeSize = words.size() * 4;
+    si.pCode = words.data();
     check(dev_->vkCreateShaderModule(dev_->handle, &si, nullptr, &p->shader),
           "vkCreateShaderModule for kernel '" + kernel.name + "'");
     std::vector<VkDescriptorSetLayoutBinding> bindings;
@@ -716,11 +694,10 @@ private:
     pli.pPushConstantRanges = &range;
     check(dev_->vkCreatePipelineLayout(dev_->handle, &pli, nullptr, &p->layout),
           "vkCreatePipelineLayout");
-    programs_.emplace(key, p);
     return p;
   }
 
-  void run(Program &p, const LaunchConfig &launch, std::span<const KernelArg> args) {
+  void run(Program &p, const LaunchConfig &launch, std::span<const KernelArg> args) override {
     const auto &limits = dev_->cand.props.limits;
     const isa::Kernel &k = p.kernel;
     if (launch.block.x > limits.maxComputeWorkGroupSize[0] ||
@@ -835,8 +812,6 @@ private:
   std::shared_ptr<Device> dev_;
   HandleTable<Memory> buffers_{"buffer"};
   HandleTable<Memory> pools_{"pool"};
-  std::mutex programs_mutex_;
-  std::map<std::string, std::shared_ptr<Program>> programs_;
 };
 
 } // namespace

@@ -77,6 +77,14 @@ int describe_bundle(const std::string &path, std::string bytes, bool json) {
     std::cout << "  " << p.name << ": " << p.kind << ", " << p.bytes.size() << " bytes";
     if (p.abi_version) std::cout << ", CPU ABI " << p.abi_version;
     std::cout << '\n';
+    if (p.kind == artifact::kPayloadSpirvVulkan || p.kind == artifact::kPayloadSpirvOpenCl) {
+      // Device code: what it needs beyond the baseline; `--devices` lists the devices.
+      for (const auto &t : p.targets)
+        std::cout << "    " << t.name << " SPIR-V, needs "
+                  << (t.features.empty() ? "no optional device feature" : join(t.features, " "))
+                  << '\n';
+      continue;
+    }
     for (const auto &t : p.targets) {
       std::vector<std::string> missing;
       for (const auto &f : t.features)

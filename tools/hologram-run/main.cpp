@@ -183,10 +183,10 @@ Status run_on_backend(const std::string &name, const isa::Kernel &kernel,
 
 /// Loads a compiled module (a shared object or a bundle) into the CPU backend and runs
 /// `kernel`.
-Status run_module_file(const std::string &path, const isa::Kernel &kernel,
-                       const LaunchConfig &launch, std::vector<interp::ArgValue> &args,
-                       interp::AtlasState &atlas) {
-  return run_on_backend("cpu", kernel, args, atlas,
+Status run_module_file(const std::string &backend, const std::string &path,
+                       const isa::Kernel &kernel, const LaunchConfig &launch,
+                       std::vector<interp::ArgValue> &args, interp::AtlasState &atlas) {
+  return run_on_backend(backend, kernel, args, atlas,
                         [&](Backend &b, std::span<const KernelArg> kargs) {
                           b.launch(b.load_module(path), kernel.name, launch, kargs);
                         });
@@ -210,7 +210,7 @@ Status run_compiled(const isa::Module &module, const isa::Kernel &kernel,
   } cleanup{dir};
   std::string path = dir + "/" + co.module_name + ".so", err;
   if (!write_file_atomic(path, so, &err)) return {ErrorCode::Internal, err};
-  return run_module_file(path, kernel, launch, args, atlas);
+  return run_module_file("cpu", path, kernel, launch, args, atlas);
 }
 
 } // namespace
@@ -399,15 +399,14 @@ int run(int argc, char **argv) {
     for (const auto &pname : prints) (void)array_of(pname);
 
     Status st;
-    if (backend == "cpu" && bundle) {
-      st = run_module_file(file, *kernel, launch, args, atlas);
+    if (backend != "interp" && bundle) {
+      st = run_module_file(backend, file, *kernel, launch, args, atlas);
     } else if (backend == "vulkan" || backend == "opencl") {
-      if (bundle || check_div || bounds_check)
-        throw UsageError{bundle ? "--backend=" + backend +
-                                      " runs program files, not bundles, in this build"
-                                : "--check-div and --bounds-check are not available with "
-                                  "--backend=" +
-                                      backend + " yet"};
+      if (check_div || bounds_check)
+        throw UsageError{
+            "--check-div and --bounds-check are not available with --backend=" + backend +
+            " on program files yet (compile a bundle with "
+            "-fcheck-div/-fbounds-check)"};
       st = run_on_backend(backend, *kernel, args, atlas,
                           [&](Backend &b, std::span<const KernelArg> kargs) {
                             b.execute_program(*kernel, launch, kargs);

@@ -1,5 +1,6 @@
 // Bundles (SPEC §10): one `.hgb` file holding a fixed header, a JSON manifest and payloads
-// (the module's ISA text, a shared object with every CPU variant, later SPIR-V modules).
+// (the module's ISA text, a shared object with every CPU variant, a SPIR-V module per Vulkan
+// or OpenCL target with its reflection).
 //
 // Layout, little-endian:
 //   0  magic "\x89HGB\r\n\x1a\n"        8  u32 format version     12  u32 header size (80)
@@ -31,19 +32,22 @@ inline constexpr uint64_t kBundleHeaderSize = 80;
 /// Payload kinds.
 inline constexpr std::string_view kPayloadIsa = "isa-text";
 inline constexpr std::string_view kPayloadCpu = "cpu-shared-object";
+inline constexpr std::string_view kPayloadSpirvVulkan = "spirv-vulkan"; ///< one per Vulkan target
+inline constexpr std::string_view kPayloadSpirvOpenCl = "spirv-opencl"; ///< one per OpenCL target
 
 /// A code variant a payload holds, with the device features it needs.
 struct BundleTarget {
-  std::string name;                  ///< "x86-64-v3", later "vulkan1.1"
+  std::string name;                  ///< "x86-64-v3", "vulkan1.1", "opencl1.2"
   std::vector<std::string> features; ///< "avx2", "fma", ...
 };
 
 /// One payload: its description from the manifest and, once read, its bytes.
 struct BundlePayload {
-  std::string name;                  ///< "isa", "cpu"
-  std::string kind;                  ///< kPayloadIsa, kPayloadCpu
+  std::string name;                  ///< "isa", "cpu", "vulkan1.2", "opencl1.2"
+  std::string kind;                  ///< kPayloadIsa, kPayloadCpu, kPayloadSpirv*
   uint32_t abi_version = 0;          ///< CPU payloads: the hg_cpu_module_desc ABI version
   std::vector<BundleTarget> targets; ///< the variants inside (CPU: one per x86 target)
+  std::string reflection;            ///< SPIR-V payloads: codegen::spirv_reflection_json
   std::string bytes;
 };
 
@@ -68,7 +72,7 @@ bool is_bundle(std::string_view bytes);
 bool is_bundle_file(const std::string &path);
 
 /// The manifest (JSON) and the whole file for `bundle`. `module`, `options`, `module_name`,
-/// `sources`, `compiler_version` and the CPU payload must be set; the ISA payload and the
+/// `sources`, `compiler_version` and at least one code payload must be set; the ISA payload and the
 /// content hash are derived here. Deterministic: same inputs, same bytes.
 std::string bundle_manifest(const Bundle &bundle);
 std::string write_bundle(const Bundle &bundle);
