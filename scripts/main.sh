@@ -81,7 +81,7 @@ ex="$build/examples"
 echo
 echo "== examples/vector_add: the generated header, statically linked"
 "$ex/example-vector-add"
-for backend in auto cpu; do
+for backend in auto cpu vulkan opencl; do
   echo
   echo "== examples/pipeline: rmsnorm then softmax through the runtime, --backend=$backend"
   "$ex/example-pipeline" --backend=$backend

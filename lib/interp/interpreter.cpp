@@ -579,7 +579,9 @@ private:
     case Opcode::Axpy: {
       detail::LaunchView view{k_, args_};
       uint64_t result = 0;
-      auto st = detail::run_launch_op(inst, view, [&](Reg r) { return R[r]; }, result);
+      auto read_reg = [&](Reg r) { return R[r]; };
+      auto st = opts_.launch_op ? opts_.launch_op(inst, read_reg, result)
+                                : detail::run_launch_op(inst, view, read_reg, result);
       if (!st) return fail(l, l.pc, st.code(), st.message());
       if (inst.op == Opcode::ReduceAll || inst.op == Opcode::Dot) setr(0, result);
       break;

@@ -10,9 +10,12 @@
 
 #include "hologram/artifact/bundle.h"
 #include "hologram/codegen/spirv.h"
+#include "hologram/codegen/spirv_library.h"
+#include "hologram/interp/interpreter.h"
 #include "hologram/isa/text.h"
 #include "hologram/support/file_io.h"
 
+#include <bit>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -67,17 +70,9 @@ public:
                                                 "' is not a whole number of SPIR-V words");
     std::vector<uint32_t> words(best->bytes.size() / 4);
     std::memcpy(words.data(), best->bytes.data(), best->bytes.size());
-    for (const auto &k : m->module.kernels) {
-      const codegen::SpirvKernelInfo *info = nullptr;
-      for (const auto &i : infos)
-        if (i.name == k.name) info = &i;
-      if (!info)
-        throw Error(ErrorCode::InvalidModule, "bundle '" + path + "', payload '" + best->name +
-                                                  "' has no entry point for kernel '" + k.name +
-                                                  "'");
-      check_features(k, *info);
-      m->programs.emplace(k.name, make_program(k, *info, words));
-    }
+    for (const auto &k : m->module.kernels)
+      m->programs.emplace(
+          k.name, compiled(k, infos, words, "bundle '" + path + "', payload '" + best->name + "'"));
     return {modules_.insert(std::move(m))};
   }
 
@@ -102,17 +97,12 @@ public:
       throw Error(ErrorCode::InvalidArgument, "module #" + std::to_string(m.id) + " ('" +
                                                   mod->origin + "') has no kernel '" +
                                                   std::string(kernel) + "'");
-    const isa::Kernel &k = it->second->kernel;
-    check_launch_geometry(k, launch);
-    check_launch_args(k, args, [&](uint64_t h) { return buffer_bytes(h); });
-    run(*it->second, launch, args);
+    execute(it->second, launch, args);
   }
 
   void execute_program(const isa::Kernel &kernel, const LaunchConfig &launch,
                        std::span<const KernelArg> args) override {
-    check_launch_geometry(kernel, launch);
-    check_launch_args(kernel, args, [&](uint64_t h) { return buffer_bytes(h); });
-    run(*program(kernel), launch, args);
+    execute(program(kernel), launch, args);
   }
 
 protected:
@@ -134,11 +124,130 @@ protected:
   virtual uint64_t buffer_bytes(uint64_t handle) = 0;
 
 private:
+  /// A whole-launch kernel: its scalar code for the host, the device library kernels its
+  /// instructions launch.
+  struct HostProgram {
+    isa::Kernel kernel;
+    std::map<std::string, std::shared_ptr<Program>> library;
+  };
+  /// A kernel ready to run: one device program, or a host program.
+  struct Compiled {
+    isa::Kernel kernel;
+    std::shared_ptr<Program> device;
+    std::shared_ptr<HostProgram> host;
+  };
   struct LoadedModule {
     std::string origin, variant;
     isa::Module module;
-    std::map<std::string, std::shared_ptr<Program>> programs;
+    std::map<std::string, Compiled> programs;
   };
+
+  Compiled compiled(const isa::Kernel &k, const std::vector<codegen::SpirvKernelInfo> &infos,
+                    const std::vector<uint32_t> &words, const std::string &where) {
+    auto info_of = [&](const std::string &name) -> const codegen::SpirvKernelInfo & {
+      for (const auto &i : infos)
+        if (i.name == name) return i;
+      throw Error(ErrorCode::InvalidModule,
+                  where + " has no entry point for kernel '" + name + "'");
+    };
+    Compiled c;
+    c.kernel = k;
+    if (!k.is_launch_level()) {
+      const auto &info = info_of(k.name);
+      check_features(k, info);
+      c.device = make_program(k, info, words);
+      return c;
+    }
+    std::vector<isa::Kernel> library;
+    if (auto st = codegen::spirv_library_kernels(k, library); !st)
+      throw Error(ErrorCode::InvalidProgram, st.message());
+    c.host = std::make_shared<HostProgram>();
+    c.host->kernel = k;
+    for (const auto &lk : library) {
+      const auto &info = info_of(lk.name);
+      check_features(lk, info);
+      c.host->library.emplace(lk.name, make_program(lk, info, words));
+    }
+    return c;
+  }
+
+  void execute(const Compiled &c, const LaunchConfig &launch, std::span<const KernelArg> args) {
+    check_launch_geometry(c.kernel, launch);
+    check_launch_args(c.kernel, args, [&](uint64_t h) { return buffer_bytes(h); });
+    if (c.device) return run(*c.device, launch, args);
+    run_host(*c.host, launch, args);
+  }
+
+  /// A whole-launch kernel: its code runs once on the host (the interpreter), each
+  /// whole-launch instruction as the device launches of its plan.
+  void run_host(const HostProgram &hp, const LaunchConfig &launch,
+                std::span<const KernelArg> args) {
+    std::vector<interp::ArgValue> iargs;
+    for (const auto &a : args)
+      iargs.push_back(a.kind == KernelArg::Kind::Scalar ? interp::ArgValue::scalar(a.bits)
+                      : a.kind == KernelArg::Kind::Pool ? interp::ArgValue::pool({})
+                                                        : interp::ArgValue::buffer({}));
+    interp::InterpOptions opts;
+    opts.verify = false;
+    opts.launch_op = [&](const isa::Instruction &inst, const std::function<uint64_t(isa::Reg)> &reg,
+                         uint64_t &result) {
+      try {
+        result = run_library_op(hp, inst, reg, args);
+      } catch (const Error &e) {
+        return Status{e.code(), e.what()};
+      }
+      return Status::ok();
+    };
+    std::lock_guard lock(atlas_mutex_);
+    if (auto st = interp::run_kernel(hp.kernel, launch, iargs, atlas_, opts); !st)
+      throw Error(st.code(), st.message());
+  }
+
+  uint64_t run_library_op(const HostProgram &hp, const isa::Instruction &inst,
+                          const std::function<uint64_t(isa::Reg)> &reg,
+                          std::span<const KernelArg> args) {
+    codegen::LibraryPlan plan;
+    if (auto st = codegen::plan_spirv_library_op(hp.kernel, inst, reg, plan); !st)
+      throw Error(st.code(), st.message());
+    for (const auto &e : plan.extents) {
+      const auto &p = hp.kernel.params[e.param];
+      uint64_t size = isa::type_size(p.type), bytes = buffer_bytes(args[e.param].handle);
+      bool huge = e.elements > bytes / size;
+      if (huge || e.elements * size > bytes)
+        throw Error(ErrorCode::OutOfBounds,
+                    e.role + " %" + p.name + " needs " +
+                        (e.elements == UINT64_MAX ? std::string("more than 2^64")
+                                                  : std::to_string(e.elements) + " elements") +
+                        ", but the buffer holds " + std::to_string(bytes) + " bytes");
+    }
+    struct Scratch {
+      Backend &b;
+      std::vector<BufferHandle> handles;
+      ~Scratch() {
+        for (auto h : handles) b.free_buffer(h);
+      }
+    } scratch{*this, {}};
+    for (uint64_t bytes : plan.scratch) scratch.handles.push_back(allocate_buffer(bytes));
+    for (const auto &l : plan.launches) {
+      std::vector<KernelArg> kargs;
+      for (const auto &a : l.args)
+        kargs.push_back(a.kind == codegen::LibraryArg::Kind::Param ? args[a.index]
+                        : a.kind == codegen::LibraryArg::Kind::Scratch
+                            ? KernelArg::buffer(scratch.handles[a.index])
+                            : KernelArg::scalar(a.type, a.bits));
+      const auto &prog = hp.library.at(l.kernel);
+      check_launch_args(prog->kernel, kargs, [&](uint64_t h) { return buffer_bytes(h); });
+      run(*prog, l.launch, kargs);
+    }
+    if (!plan.has_result) return 0;
+    uint64_t bits = 0;
+    copy_from_buffer(
+        scratch.handles[plan.result_scratch], 0,
+        std::as_writable_bytes(std::span(&bits, 1)).first(isa::type_size(plan.result_type)));
+    if (plan.result_type == isa::Type::F64 && inst.type == isa::Type::F32)
+      bits = std::bit_cast<uint32_t>(static_cast<float>(std::bit_cast<double>(bits)));
+    return bits;
+  }
 
   void check_features(const isa::Kernel &kernel, const codegen::SpirvKernelInfo &info) const {
     for (const auto &f : info.requires_features)
@@ -149,7 +258,7 @@ private:
   }
 
   /// The compiled form of an ISA kernel, cached by its canonical text.
-  std::shared_ptr<Program> program(const isa::Kernel &kernel) {
+  Compiled program(const isa::Kernel &kernel) {
     isa::Module m;
     m.kernels.push_back(kernel);
     std::string key = isa::print_module(m);
@@ -163,15 +272,15 @@ private:
       throw Error(st.code() == ErrorCode::Internal ? ErrorCode::Internal
                                                    : ErrorCode::InvalidProgram,
                   st.message());
-    check_features(kernel, spirv.kernels.at(0));
-    auto p = make_program(kernel, spirv.kernels.at(0), spirv.words);
-    programs_.emplace(key, p);
-    return p;
+    auto c =
+        compiled(kernel, spirv.kernels, spirv.words, "the module of kernel '" + kernel.name + "'");
+    programs_.emplace(key, c);
+    return c;
   }
 
   HandleTable<LoadedModule> modules_{"module"};
   std::mutex programs_mutex_;
-  std::map<std::string, std::shared_ptr<Program>> programs_;
+  std::map<std::string, Compiled> programs_;
 };
 
 } // namespace hologram::runtime

@@ -71,6 +71,10 @@ struct SpirvKernelArg {
 /// How a runtime binds and launches one kernel of a SPIR-V module.
 struct SpirvKernelInfo {
   std::string name; ///< the entry point
+  /// A whole-launch kernel: no entry point of its own; the runtime runs its scalar code on
+  /// the host and its whole-launch instructions as the library entry points of the module
+  /// (spirv_library.h).
+  bool host = false;
   std::vector<SpirvBinding> bindings;
   std::vector<SpirvScalar> scalars;
   /// Vulkan push-constant block: u32 grid[3] at 0 (the whole launch), u32 block_base[3] at 12

@@ -44,6 +44,12 @@ struct InterpOptions {
   uint64_t max_steps = 0;  ///< instruction budget for the whole launch; 0 = unlimited
   bool verify = true;      ///< verify the kernel before running it
   std::string source_name; ///< file name for diagnostics
+  /// Runs each whole-launch instruction instead of the reference implementation (a device
+  /// backend running a whole-launch kernel's scalar part on the host): `reg` reads a source
+  /// register's bits, `result` receives the value of reduce_all and dot.
+  std::function<Status(const isa::Instruction &inst, const std::function<uint64_t(isa::Reg)> &reg,
+                       uint64_t &result)>
+      launch_op;
 };
 
 /// Runs `kernel` over `launch` with `args` (in parameter order). Returns an error naming the

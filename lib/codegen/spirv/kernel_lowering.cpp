@@ -59,8 +59,8 @@ struct Loop {
 
 class KernelLowering {
 public:
-  KernelLowering(Builder &b, const Kernel &k, const SpirvOptions &o)
-      : b_(b), k_(k), o_(o), cl_(!o.target.is_vulkan()), cfg_(build_cfg(k)),
+  KernelLowering(Builder &b, const Kernel &k, const SpirvOptions &o, bool library)
+      : b_(b), k_(k), o_(o), cl_(!o.target.is_vulkan()), library_(library), cfg_(build_cfg(k)),
         lanes_(opt::analyse_lanes(k)) {}
 
   SpirvKernelInfo run() {
@@ -123,12 +123,11 @@ private:
           throw Unsupported(location(k_, inst) +
                             ": pool, class and boundary addresses are not supported by the "
                             "SPIR-V back end yet");
-      if (inst.info().family == OpFamily::Math && inst.type == Type::F64)
+      // f64 math to the SPEC's 1 ulp is not written; the device library's kernels use it at
+      // ~1e-15 relative, which their f32 and f64 results need.
+      if (inst.info().family == OpFamily::Math && inst.type == Type::F64 && !library_)
         throw Unsupported(location(k_, inst) + ": f64 '" + std::string(inst.info().mnemonic) +
                           "' is not supported by the SPIR-V back end yet");
-      if (inst.op == Opcode::Erf)
-        throw Unsupported(location(k_, inst) +
-                          ": 'erf' is not supported by the SPIR-V back end yet");
     }
   }
 
@@ -800,11 +799,17 @@ private:
     for (uint32_t i = block.begin; i < block.end; ++i) {
       const Instruction &inst = k_.insts[i];
       inst_index_ = i;
-      if (inst.info().family == OpFamily::Control) {
-        emit_control(inst, block);
-        return;
+      try {
+        if (inst.info().family == OpFamily::Control) {
+          emit_control(inst, block);
+          return;
+        }
+        emit_instruction(inst);
+      } catch (const Unsupported &e) {
+        std::string what = e.what();
+        if (what.rfind("kernel '", 0) == 0) throw;
+        throw Unsupported(location(k_, inst) + ": " + what);
       }
-      emit_instruction(inst);
     }
     if (block.ends_in_exit || block.succs.empty())
       emit_exit();
@@ -1014,12 +1019,15 @@ private:
       return op(s ? Op::OpShiftRightArithmetic : Op::OpShiftRightLogical, ty, {a, amount});
     }
     case Opcode::Pow:
-    case Opcode::Atan2:
-      if (!o_.fast_math)
-        throw Unsupported("'" + std::string(info(o).mnemonic) +
-                          "' within the SPEC's accuracy bound is not written for SPIR-V yet "
-                          "(-ffast-math uses the target's own)");
-      return glsl(ty, o == Opcode::Pow ? GLSLstd450Pow : GLSLstd450Atan2, {a, c});
+    case Opcode::Atan2: {
+      if (o_.fast_math && t != Type::F64)
+        return glsl(ty, o == Opcode::Pow ? GLSLstd450Pow : GLSLstd450Atan2, {a, c});
+      // In f64 and rounded once (f32), like the other transcendentals.
+      Id va = t == Type::F64 ? a : op(Op::OpFConvert, f64t(), {a});
+      Id vc = t == Type::F64 ? c : op(Op::OpFConvert, f64t(), {c});
+      Id r = o == Opcode::Pow ? pow64(va, vc) : atan2_64(va, vc);
+      return t == Type::F64 ? r : op(Op::OpFConvert, f32t(), {r});
+    }
     default: break;
     }
     throw Unsupported("binary operation '" + std::string(info(o).mnemonic) + "'");
@@ -1073,6 +1081,7 @@ private:
     case Opcode::Cos:
     case Opcode::Tan:
     case Opcode::Tanh:
+    case Opcode::Erf:
     case Opcode::Sigmoid: return math(o, t, x);
     default: break;
     }
@@ -1165,6 +1174,94 @@ private:
     return dsel(isnan(t), t, p);
   }
   /// e^t - 1 in f64 without cancellation near 0.
+  /// erf in f64 for any x, ~1e-15 relative: 2/sqrt(pi) e^(-a^2) sum_n a (2a^2)^n / (2n+1)!!
+  /// (every term positive, so nothing cancels), 1 from |x| = 6 on, the sign of x restored.
+  Id erf64(Id x) {
+    Id a = glsl(f64t(), GLSLstd450FMin, {glsl(f64t(), GLSLstd450FAbs, {x}), d(6.0)});
+    Id x2 = fmul(a, a);
+    Id twice = fmul(x2, d(2.0));
+    Id sum_var = b_.local_variable(f64t()), term_var = b_.local_variable(f64t()),
+       n_var = b_.local_variable(f64t());
+    store(sum_var, a);
+    store(term_var, a);
+    store(n_var, d(3.0));
+    Id head = b_.fresh(), test = b_.fresh(), body = b_.fresh(), cont = b_.fresh(),
+       merge = b_.fresh();
+    b_.terminate(Op::OpBranch, {head});
+    b_.begin_block(head);
+    b_.op_void(Op::OpLoopMerge, {merge, cont, 0});
+    b_.terminate(Op::OpBranch, {test});
+    b_.begin_block(test);
+    Id n = load(f64t(), n_var), term = load(f64t(), term_var), sum = load(f64t(), sum_var);
+    // Up to 200 terms; stop once a term no longer changes the sum.
+    Id more = land(flt(n, d(403.0)), fgt(term, fmul(sum, d(1e-17))));
+    b_.terminate(Op::OpBranchConditional, {more, body, merge});
+    b_.begin_block(body);
+    Id next = fdiv(fmul(term, twice), n);
+    store(term_var, next);
+    store(sum_var, fadd(sum, next));
+    store(n_var, fadd(n, d(2.0)));
+    b_.terminate(Op::OpBranch, {cont});
+    b_.begin_block(cont);
+    b_.terminate(Op::OpBranch, {head});
+    b_.begin_block(merge);
+    Id r = fmul(fmul(d(1.1283791670955126), exp64(op(Op::OpFNegate, f64t(), {x2}))),
+                load(f64t(), sum_var));
+    r = dsel(flt(a, d(6.0)), glsl(f64t(), GLSLstd450FMin, {r, d(1.0)}), d(1.0));
+    r = dsel(signbit(Type::F64, x), op(Op::OpFNegate, f64t(), {r}), r);
+    return dsel(isnan(x), x, r);
+  }
+
+  Id is_integral(Id v) {
+    return op(Op::OpFOrdEqual, boolt(), {glsl(f64t(), GLSLstd450Floor, {v}), v});
+  }
+
+  /// pow with C99 Annex F's special cases: exp(y log|x|), negated for x < 0 and odd y.
+  Id pow64(Id x, Id y) {
+    Id ax = glsl(f64t(), GLSLstd450FAbs, {x});
+    Id r = exp64(fmul(y, log64(ax)));
+    Id y_int = is_integral(y);
+    Id y_odd = land(y_int, lnot(is_integral(fmul(y, d(0.5)))));
+    Id negative = signbit(Type::F64, x);
+    r = dsel(land(negative, y_odd), op(Op::OpFNegate, f64t(), {r}), r);
+    // A finite negative base to a finite non-integral power has no real value.
+    Id finite_neg = land(flt(x, d(0.0)), lnot(op(Op::OpIsInf, boolt(), {x})));
+    r = dsel(land(finite_neg, land(lnot(y_int), lnot(op(Op::OpIsInf, boolt(), {y})))), d(NAN), r);
+    // |x| = 1 to an infinite power is 1 (log gives 0 * inf otherwise).
+    r = dsel(land(op(Op::OpFOrdEqual, boolt(), {ax, d(1.0)}), op(Op::OpIsInf, boolt(), {y})),
+             d(1.0), r);
+    r = dsel(lor(isnan(x), isnan(y)), d(NAN), r);
+    Id one =
+        lor(op(Op::OpFOrdEqual, boolt(), {y, d(0.0)}), op(Op::OpFOrdEqual, boolt(), {x, d(1.0)}));
+    return dsel(one, d(1.0), r);
+  }
+
+  /// atan of t >= 0 (inf included): two halvings atan(t) = 2 atan(t / (1 + sqrt(1 + t^2)))
+  /// after reflecting t > 1 to 1/t, then an odd series on |t| <= tan(pi/16).
+  Id atan64(Id t) {
+    Id big = fgt(t, d(1.0));
+    Id u = dsel(big, fdiv(d(1.0), t), t);
+    for (int i = 0; i < 2; ++i)
+      u = fdiv(u, fadd(d(1.0), glsl(f64t(), GLSLstd450Sqrt, {fadd(d(1.0), fmul(u, u))})));
+    std::vector<double> c;
+    for (int k = 0; k < 14; ++k) c.push_back((k % 2 ? -1.0 : 1.0) / (2 * k + 1));
+    Id a = fmul(d(4.0), fmul(u, horner(fmul(u, u), c)));
+    return dsel(big, fsub(d(1.5707963267948966), a), a);
+  }
+
+  /// atan2 with IEEE's signed zeros and infinities.
+  Id atan2_64(Id y, Id x) {
+    Id ay = glsl(f64t(), GLSLstd450FAbs, {y}), ax = glsl(f64t(), GLSLstd450FAbs, {x});
+    Id both_inf = land(op(Op::OpIsInf, boolt(), {y}), op(Op::OpIsInf, boolt(), {x}));
+    Id both_zero = land(op(Op::OpFOrdEqual, boolt(), {ay, d(0.0)}),
+                        op(Op::OpFOrdEqual, boolt(), {ax, d(0.0)}));
+    Id t = dsel(both_inf, d(1.0), dsel(both_zero, d(0.0), fdiv(ay, ax)));
+    Id a = atan64(t);
+    a = dsel(signbit(Type::F64, x), fsub(d(3.141592653589793), a), a);
+    a = dsel(signbit(Type::F64, y), op(Op::OpFNegate, f64t(), {a}), a);
+    return dsel(lor(isnan(x), isnan(y)), d(NAN), a);
+  }
+
   Id expm1_64(Id t) {
     std::vector<double> c(18);
     double f = 1;
@@ -1205,7 +1302,8 @@ private:
 
   Id math(Opcode o, Type t, Id x) {
     Id ty = rep(t);
-    if (o_.fast_math) {
+    // GLSL.std.450 has no f64 transcendentals and neither has erf.
+    if (o_.fast_math && t != Type::F64 && o != Opcode::Erf) {
       switch (o) {
       case Opcode::Sqrt: return glsl(ty, GLSLstd450Sqrt, {x});
       case Opcode::Rsqrt: return glsl(ty, GLSLstd450InverseSqrt, {x});
@@ -1229,9 +1327,10 @@ private:
       throw Unsupported("'" + std::string(info(o).mnemonic) +
                         "' within the SPEC's accuracy bound is not written for SPIR-V yet "
                         "(-ffast-math uses the target's own)");
-    Id v = op(Op::OpFConvert, f64t(), {x});
+    Id v = t == Type::F64 ? x : op(Op::OpFConvert, f64t(), {x});
     Id r;
     switch (o) {
+    case Opcode::Erf: r = erf64(v); break;
     case Opcode::Sqrt: r = glsl(f64t(), GLSLstd450Sqrt, {v}); break;
     case Opcode::Rsqrt: r = fdiv(d(1.0), glsl(f64t(), GLSLstd450Sqrt, {v})); break;
     case Opcode::Exp: r = exp64(v); break;
@@ -1259,7 +1358,7 @@ private:
     default: { // sigmoid: saturates to exactly 0 when e^-x exceeds the f32 range
       Id e = exp64(op(Op::OpFNegate, f64t(), {v}));
       r = fdiv(d(1.0), fadd(d(1.0), e));
-      r = dsel(fgt(e, d(3.4028234663852886e38)), d(0.0), r);
+      if (t != Type::F64) r = dsel(fgt(e, d(3.4028234663852886e38)), d(0.0), r);
       r = dsel(isnan(v), v, r);
       break;
     }
@@ -1786,7 +1885,8 @@ private:
   Builder &b_;
   const Kernel &k_;
   const SpirvOptions &o_;
-  bool cl_; ///< the Kernel flavour (OpenCL)
+  bool cl_;      ///< the Kernel flavour (OpenCL)
+  bool library_; ///< a device library kernel: f64 math at the library's own accuracy
   Cfg cfg_;
   opt::LaneAnalysis lanes_;
   SpirvKernelInfo info_;
@@ -1830,8 +1930,9 @@ private:
 
 } // namespace
 
-SpirvKernelInfo lower_kernel(Builder &builder, const Kernel &kernel, const SpirvOptions &options) {
-  return KernelLowering(builder, kernel, options).run();
+SpirvKernelInfo lower_kernel(Builder &builder, const Kernel &kernel, const SpirvOptions &options,
+                             bool library) {
+  return KernelLowering(builder, kernel, options, library).run();
 }
 
 } // namespace hologram::codegen::spirv

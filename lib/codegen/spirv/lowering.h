@@ -16,8 +16,9 @@ struct Unsupported : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-/// Lowers one verified kernel as an entry point of `builder`'s module.
+/// Lowers one verified kernel as an entry point of `builder`'s module; `library` for the
+/// device library's kernels (spirv_library.h).
 SpirvKernelInfo lower_kernel(Builder &builder, const isa::Kernel &kernel,
-                             const SpirvOptions &options);
+                             const SpirvOptions &options, bool library = false);
 
 } // namespace hologram::codegen::spirv

@@ -1,6 +1,7 @@
 // The SPIR-V module driver: targets, one module per ISA module (an entry point per kernel),
 // SPIRV-Tools validation before and after spirv-opt, disassembly and reflection.
 #include "hologram/codegen/spirv.h"
+#include "hologram/codegen/spirv_library.h"
 #include "lowering.h"
 
 #include <nlohmann/json.hpp>
@@ -115,7 +116,24 @@ Status compile_spirv(const isa::Module &module, const SpirvOptions &options, Spi
     b.memory_model(spv::AddressingModel::Physical64, spv::MemoryModel::OpenCL);
   out = {};
   try {
-    for (const auto &k : module.kernels) out.kernels.push_back(spirv::lower_kernel(b, k, options));
+    // Whole-launch kernels become the device library kernels their instructions need.
+    std::vector<isa::Kernel> library;
+    for (const auto &k : module.kernels) {
+      if (is_spirv_library_kernel(k.name))
+        return {ErrorCode::InvalidProgram, "kernel '" + k.name +
+                                               "': names starting with __hg_ are reserved for "
+                                               "the SPIR-V back end's library kernels"};
+      if (!k.is_launch_level()) {
+        out.kernels.push_back(spirv::lower_kernel(b, k, options));
+        continue;
+      }
+      if (auto st = spirv_library_kernels(k, library); !st) return st;
+      SpirvKernelInfo host;
+      host.name = k.name;
+      host.host = true;
+      out.kernels.push_back(std::move(host));
+    }
+    for (const auto &k : library) out.kernels.push_back(spirv::lower_kernel(b, k, options, true));
   } catch (const spirv::Unsupported &e) {
     return {ErrorCode::InvalidProgram,
             std::string(e.what()) + " (target " + options.target.name + ")"};
@@ -187,6 +205,11 @@ std::string spirv_reflection_json(const SpirvModule &module) {
   for (const auto &k : module.kernels) {
     nlohmann::ordered_json j;
     j["name"] = k.name;
+    if (k.host) {
+      j["host"] = true;
+      kernels.push_back(j);
+      continue;
+    }
     nlohmann::ordered_json bindings = nlohmann::ordered_json::array();
     for (const auto &bd : k.bindings) {
       nlohmann::ordered_json x;
@@ -223,6 +246,11 @@ Status parse_spirv_reflection(std::string_view json, std::vector<SpirvKernelInfo
     for (const auto &j : nlohmann::json::parse(json)) {
       SpirvKernelInfo k;
       k.name = j.at("name").get<std::string>();
+      if (j.contains("host")) {
+        k.host = j["host"].get<bool>();
+        out.push_back(std::move(k));
+        continue;
+      }
       for (const auto &x : j.at("bindings")) {
         SpirvBinding b;
         b.binding = x.at("binding").get<uint32_t>();
