@@ -61,8 +61,6 @@ for backend in interp cpu vulkan opencl; do
   echo "== examples/json/saxpy.json (a JSON kernel) on --backend=$backend"
   "$run" "$root/examples/json/saxpy.json" --backend=$backend --global 5 \
     --arg x='[1,2,3,4,5]' --arg y='[10,10,10,10,10]' --arg alpha=2 --arg n=5 --print y
-  # Circuits use the Atlas boundary pool, which the SPIR-V back end does not lower yet.
-  [[ $backend == vulkan || $backend == opencl ]] && continue
   echo
   echo "== examples/circuits/merge_split.circuit over the boundary pool on --backend=$backend"
   "$run" "$root/examples/circuits/merge_split.circuit" --backend=$backend --arg c0='[1,2,3]' \

@@ -105,6 +105,16 @@ public:
     execute(program(kernel), launch, args);
   }
 
+  // The boundary pool lives in device memory, where kernels with class addresses use it.
+  void copy_to_boundary(uint64_t offset, std::span<const std::byte> data) override {
+    check_range("the boundary pool", 0, atlas::kBoundaryPoolBytes, offset, data.size(), "a copy");
+    write_boundary(offset, data);
+  }
+  void copy_from_boundary(uint64_t offset, std::span<std::byte> out) override {
+    check_range("the boundary pool", 0, atlas::kBoundaryPoolBytes, offset, out.size(), "a copy");
+    read_boundary(offset, out);
+  }
+
 protected:
   /// "vulkan", "opencl"
   [[nodiscard]] virtual std::string backend_name() const = 0;
@@ -122,6 +132,8 @@ protected:
                                                 const std::vector<uint32_t> &words) = 0;
   virtual void run(Program &p, const LaunchConfig &launch, std::span<const KernelArg> args) = 0;
   virtual uint64_t buffer_bytes(uint64_t handle) = 0;
+  virtual void write_boundary(uint64_t offset, std::span<const std::byte> data) = 0;
+  virtual void read_boundary(uint64_t offset, std::span<std::byte> out) = 0;
 
 private:
   /// A whole-launch kernel: its scalar code for the host, the device library kernels its

@@ -500,6 +500,19 @@ private:
   bool has_feature(const std::string &f) const override { return dev_->has_feature(f); }
   std::string device_name() const override { return dev_->cand.name; }
   uint64_t buffer_bytes(uint64_t h) override { return buffers_.get(h)->size; }
+  void write_boundary(uint64_t offset, std::span<const std::byte> data) override {
+    boundary()->write(offset, data);
+  }
+  void read_boundary(uint64_t offset, std::span<std::byte> out) override {
+    boundary()->read(offset, out);
+  }
+  /// The boundary pool in device memory, made on first use (zero-filled).
+  std::shared_ptr<Memory> boundary() {
+    std::lock_guard lock(boundary_mutex_);
+    if (!boundary_)
+      boundary_ = std::make_shared<Memory>(dev_, atlas::kBoundaryPoolBytes, "boundary pool");
+    return boundary_;
+  }
 
   std::shared_ptr<Program> make_program(const isa::Kernel &kernel,
                                         const codegen::SpirvKernelInfo &info,
@@ -623,6 +636,10 @@ private:
               what);
         break;
       }
+      case codegen::SpirvKernelArg::Kind::Boundary:
+        keep.push_back(boundary());
+        check(api.clSetKernelArg(p.handle, i, sizeof(cl_mem), &keep.back()->mem), what);
+        break;
       case codegen::SpirvKernelArg::Kind::Status:
         check(api.clSetKernelArg(p.handle, i, sizeof(cl_mem), &status->mem), what);
         break;
@@ -657,6 +674,8 @@ private:
   std::shared_ptr<Device> dev_;
   HandleTable<Memory> buffers_{"buffer"};
   HandleTable<Memory> pools_{"pool"};
+  std::mutex boundary_mutex_;
+  std::shared_ptr<Memory> boundary_;
 };
 
 } // namespace

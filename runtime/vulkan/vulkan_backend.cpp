@@ -650,6 +650,19 @@ private:
   bool has_feature(const std::string &f) const override { return dev_->has_feature(f); }
   std::string device_name() const override { return dev_->cand.props.deviceName; }
   uint64_t buffer_bytes(uint64_t h) override { return buffers_.get(h)->size; }
+  void write_boundary(uint64_t offset, std::span<const std::byte> data) override {
+    boundary()->write(offset, data);
+  }
+  void read_boundary(uint64_t offset, std::span<std::byte> out) override {
+    boundary()->read(offset, out);
+  }
+  /// The boundary pool in device memory, made on first use (zero-filled).
+  std::shared_ptr<Memory> boundary() {
+    std::lock_guard lock(boundary_mutex_);
+    if (!boundary_)
+      boundary_ = std::make_shared<Memory>(dev_, atlas::kBoundaryPoolBytes, false, "boundary pool");
+    return boundary_;
+  }
 
   std::shared_ptr<Program> make_program(const isa::Kernel &kernel,
                                         const codegen::SpirvKernelInfo &info,
@@ -730,6 +743,8 @@ private:
         keep.push_back(buffers_.get(args[b.param].handle));
       else if (b.kind == codegen::SpirvBinding::Kind::Pool)
         keep.push_back(pools_.get(args[b.param].handle));
+      else if (b.kind == codegen::SpirvBinding::Kind::Boundary)
+        keep.push_back(boundary());
       else
         keep.push_back(std::make_shared<Memory>(dev_, codegen::spirv_status::kWords * 4, true,
                                                 "status buffer"));
@@ -812,6 +827,8 @@ private:
   std::shared_ptr<Device> dev_;
   HandleTable<Memory> buffers_{"buffer"};
   HandleTable<Memory> pools_{"pool"};
+  std::mutex boundary_mutex_;
+  std::shared_ptr<Memory> boundary_;
 };
 
 } // namespace

@@ -39,7 +39,7 @@ struct SpirvOptions {
 
 /// A descriptor binding of a Vulkan kernel (set 0).
 struct SpirvBinding {
-  enum class Kind { Buffer, Pool, Status };
+  enum class Kind { Buffer, Pool, Status, Boundary };
   Kind kind = Kind::Buffer;
   uint32_t binding = 0;
   uint32_t param = 0; ///< parameter index (Buffer, Pool)
@@ -60,6 +60,7 @@ struct SpirvKernelArg {
     Buffer,      ///< a __global pointer: the buffer of parameter `param`
     Scalar,      ///< parameter `param` by value (8/16-bit scalars as 32 bits)
     Status,      ///< a __global uint[spirv_status::kWords], zeroed before the launch
+    Boundary,    ///< a __global uint*: the Atlas boundary pool (SPEC §4)
     Shared,      ///< a __local pointer: the shared memory, static + dynamic bytes
     SharedWords, ///< uint: that shared memory in 32-bit words (-fbounds-check)
     BufferBytes, ///< ulong: the size of parameter `param`'s buffer (-fbounds-check)
@@ -102,8 +103,10 @@ namespace spirv_status {
 inline constexpr uint32_t kWords = 8;
 /// Word 0: 0 when the launch finished cleanly, otherwise one of these.
 enum Code : uint32_t { Ok = 0, OutOfBounds = 1, DivisionByZero = 2, Misaligned = 3 };
-/// Words 1-2: global lane (lo, hi); 3: parameter; 4-5: byte offset (lo, hi); 6: access size;
-/// 7: instruction index.
+/// Words 1-2: global lane (lo, hi); 3: parameter (or one of the two below); 4-5: byte offset
+/// (lo, hi); 6: access size; 7: instruction index.
+inline constexpr uint32_t kSharedMemory = 0xffffffffu;
+inline constexpr uint32_t kBoundaryPool = 0xfffffffeu;
 } // namespace spirv_status
 
 /// Lowers a verified module: one SPIR-V module holding one entry point per kernel. Errors

@@ -18,6 +18,7 @@
 // live in 32-bit registers (normalised after every operation), so no Int8/Int16 arithmetic
 // capability is needed; buffers keep their element width in memory.
 #include "hologram/isa/accesses.h"
+#include "hologram/isa/atlas.h"
 #include "hologram/isa/cfg.h"
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/opt/lane_analysis.h"
@@ -118,11 +119,9 @@ private:
                           "addressing; use a parameter address");
       for (const auto &op : inst.operands)
         if (op.kind == OperandKind::Addr &&
-            (op.addr.base == AddrBase::Class || op.addr.base == AddrBase::Boundary ||
-             op.addr.base == AddrBase::Reg || op.addr.base == AddrBase::Pool))
+            (op.addr.base == AddrBase::Reg || op.addr.base == AddrBase::Pool))
           throw Unsupported(location(k_, inst) +
-                            ": pool, class and boundary addresses are not supported by the "
-                            "SPIR-V back end yet");
+                            ": pool addresses are not supported by the SPIR-V back end yet");
       // f64 math to the SPEC's 1 ulp is not written; the device library's kernels use it at
       // ~1e-15 relative, which their f32 and f64 results need.
       if (inst.info().family == OpFamily::Math && inst.type == Type::F64 && !library_)
@@ -369,6 +368,12 @@ private:
       info_.bindings.push_back({SpirvBinding::Kind::Buffer, binding, p});
       ++binding;
     }
+    if (uses_boundary()) { // the Atlas boundary pool: u32 words, like shared memory
+      boundary_ = storage_array(u32t(), 4, binding, false);
+      b_.name(boundary_, k_.name + ".boundary");
+      info_.bindings.push_back({SpirvBinding::Kind::Boundary, binding, 0});
+      ++binding;
+    }
     if (needs_status()) {
       status_ = storage_array(u32t(), 4, binding, false);
       b_.name(status_, k_.name + ".status");
@@ -431,6 +436,7 @@ private:
           kind == SpirvKernelArg::Kind::Buffer || kind == SpirvKernelArg::Kind::Scalar
               ? k_.params[param].name
           : kind == SpirvKernelArg::Kind::Status      ? "status"
+          : kind == SpirvKernelArg::Kind::Boundary    ? "boundary"
           : kind == SpirvKernelArg::Kind::Shared      ? "shared"
           : kind == SpirvKernelArg::Kind::SharedWords ? "shared_words"
                                                       : k_.params[param].name + "_bytes";
@@ -456,6 +462,8 @@ private:
         info_.scalars.push_back({p, index, size});
       }
     }
+    if (uses_boundary())
+      arg(&boundary_, b_.t_pointer(SC::CrossWorkgroup, u32t()), SpirvKernelArg::Kind::Boundary, 0);
     if (needs_status()) {
       info_.has_status = true;
       info_.status_binding = static_cast<uint32_t>(info_.kernel_args.size());
@@ -474,6 +482,18 @@ private:
     if (cfg_.function_entries.size() > 1) variable(&exited_, boolt());
     for (const auto &s : lanes_.slots) regs_[s] = 0;
     for (auto &[slot, id] : regs_) variable(&id, slot.pred ? boolt() : rep(slot.type));
+  }
+
+  static bool in_words(const Address &a) {
+    return a.base == AddrBase::Shared || a.base == AddrBase::Class || a.base == AddrBase::Boundary;
+  }
+  bool uses_boundary() const {
+    for (const auto &inst : k_.insts)
+      for (const auto &opnd : inst.operands)
+        if (opnd.kind == OperandKind::Addr &&
+            (opnd.addr.base == AddrBase::Class || opnd.addr.base == AddrBase::Boundary))
+          return true;
+    return false;
   }
 
   bool uses_shared() const {
@@ -496,7 +516,7 @@ private:
   }
   static bool statically_aligned(const Address &a, const Instruction &inst) {
     unsigned size = access_size(inst);
-    if (a.base == AddrBase::Shared) size = std::min(size, 4u);
+    if (in_words(a)) size = std::min(size, 4u);
     bool idx_ok = a.index == kNoReg || a.scale % size == 0;
     return idx_ok && a.disp % static_cast<int64_t>(size) == 0;
   }
@@ -1658,43 +1678,53 @@ private:
   }
 
   Id load_mem(const Instruction &inst, const Address &a, Type t) {
-    if (a.base == AddrBase::Shared) return load_shared(inst, a, t);
+    if (in_words(a)) return load_shared(inst, a, t);
     Place pl = buffer_place(inst, a, t);
     return guarded(pl.ok, rep(t),
                    [&] { return from_memory(t, load(buffers_.at(a.base_id).elem, pl.ptr)); });
   }
 
   void store_mem(const Instruction &inst, const Address &a, Type t, Id v) {
-    if (a.base == AddrBase::Shared) return store_shared(inst, a, t, v);
+    if (in_words(a)) return store_shared(inst, a, t, v);
     Place pl = buffer_place(inst, a, t);
     guarded_void(pl.ok, [&] { store(pl.ptr, to_memory(t, v)); });
   }
 
-  // Shared memory is an array of u32 words; narrower values are parts of a word.
+  // Shared memory and the boundary pool are arrays of u32 words; narrower values are parts of
+  // a word. A class address is an offset in its class's window of the pool.
   Place shared_place(const Instruction &inst, const Address &a, Type t) {
     unsigned size = type_size(t);
     Id off = byte_offset(a);
     Id ok = 0;
     unsigned align = std::min(size, 4u);
+    uint32_t what =
+        a.base == AddrBase::Shared ? spirv_status::kSharedMemory : spirv_status::kBoundaryPool;
     if (!statically_aligned(a, inst)) {
       Id aligned = ieq(op(Op::OpBitwiseAnd, u64t(), {off, cu64(align - 1)}), cu64(0));
-      record_if(lnot(aligned), spirv_status::Misaligned, 0xffffffffu, off, size);
+      record_if(lnot(aligned), spirv_status::Misaligned, what, off, size);
       ok = aligned;
     }
     if (o_.bounds_check) {
-      Id limit = op(Op::OpIMul, u64t(), {to64(shared_words_), cu64(4)});
+      Id limit = a.base == AddrBase::Shared ? op(Op::OpIMul, u64t(), {to64(shared_words_), cu64(4)})
+                 : a.base == AddrBase::Class ? cu64(atlas::kClassBytes)
+                                             : cu64(atlas::kBoundaryPoolBytes);
       Id end = op(Op::OpIAdd, u64t(), {off, cu64(size)});
       Id inside = op(Op::OpULessThanEqual, boolt(), {end, limit});
-      record_if(lnot(inside), spirv_status::OutOfBounds, 0xffffffffu, off, size);
+      record_if(lnot(inside), spirv_status::OutOfBounds, what, off, size);
       ok = ok ? land(ok, inside) : inside;
     }
+    if (a.base == AddrBase::Class)
+      off = op(Op::OpIAdd, u64t(), {off, cu64(uint64_t{a.base_id} * atlas::kClassBytes)});
     return {off, ok};
   }
-  Id shared_word_ptr(Id word_index32) {
+  Id word_ptr(const Address &a, Id word_index32) {
+    bool shared = a.base == AddrBase::Shared;
+    SC sc = shared ? SC::Workgroup : cl_ ? SC::CrossWorkgroup : SC::StorageBuffer;
+    Id base = shared ? shared_ : boundary_;
     if (cl_)
-      return op(Op::OpInBoundsPtrAccessChain, b_.t_pointer(SC::Workgroup, u32t()),
-                {shared_, word_index32});
-    return op(Op::OpAccessChain, b_.t_pointer(SC::Workgroup, u32t()), {shared_, word_index32});
+      return op(Op::OpInBoundsPtrAccessChain, b_.t_pointer(sc, u32t()), {base, word_index32});
+    if (shared) return op(Op::OpAccessChain, b_.t_pointer(sc, u32t()), {base, word_index32});
+    return op(Op::OpAccessChain, b_.t_pointer(sc, u32t()), {base, cu32(0), word_index32});
   }
 
   Id load_shared(const Instruction &inst, const Address &a, Type t) {
@@ -1702,10 +1732,10 @@ private:
     unsigned size = type_size(t);
     return guarded(pl.ok, rep(t), [&]() -> Id {
       Id word = to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)}));
-      Id w0 = load(u32t(), shared_word_ptr(word));
+      Id w0 = load(u32t(), word_ptr(a, word));
       if (size == 4) return is_float(t) ? bitcast(f32t(), w0) : w0;
       if (size == 8) {
-        Id w1 = load(u32t(), shared_word_ptr(op(Op::OpIAdd, u32t(), {word, cu32(1)})));
+        Id w1 = load(u32t(), word_ptr(a, op(Op::OpIAdd, u32t(), {word, cu32(1)})));
         Id v = op(Op::OpBitwiseOr, u64t(),
                   {to64(w0), op(Op::OpShiftLeftLogical, u64t(), {to64(w1), cu32(32)})});
         return is_float(t) ? bitcast(f64t(), v) : v;
@@ -1723,11 +1753,11 @@ private:
     unsigned size = type_size(t);
     guarded_void(pl.ok, [&] {
       Id word = to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)}));
-      if (size == 4) return store(shared_word_ptr(word), is_float(t) ? bitcast(u32t(), v) : v);
+      if (size == 4) return store(word_ptr(a, word), is_float(t) ? bitcast(u32t(), v) : v);
       if (size == 8) {
         Id bits = is_float(t) ? bitcast(u64t(), v) : v;
-        store(shared_word_ptr(word), to32(bits));
-        store(shared_word_ptr(op(Op::OpIAdd, u32t(), {word, cu32(1)})),
+        store(word_ptr(a, word), to32(bits));
+        store(word_ptr(a, op(Op::OpIAdd, u32t(), {word, cu32(1)})),
               to32(op(Op::OpShiftRightLogical, u64t(), {bits, cu32(32)})));
         return;
       }
@@ -1738,8 +1768,9 @@ private:
       Id mask = op(Op::OpShiftLeftLogical, u32t(), {cu32(size == 1 ? 0xff : 0xffff), shift});
       Id part =
           op(Op::OpBitwiseAnd, u32t(), {op(Op::OpShiftLeftLogical, u32t(), {v, shift}), mask});
-      Id ptr = shared_word_ptr(word);
-      Id scope = cu32(static_cast<uint32_t>(spv::Scope::Workgroup));
+      Id ptr = word_ptr(a, word);
+      Id scope = cu32(static_cast<uint32_t>(a.base == AddrBase::Shared ? spv::Scope::Workgroup
+                                                                       : spv::Scope::Device));
       op(Op::OpAtomicAnd, u32t(), {ptr, scope, cu32(0), op(Op::OpNot, u32t(), {mask})});
       op(Op::OpAtomicOr, u32t(), {ptr, scope, cu32(0), part});
     });
@@ -1800,13 +1831,13 @@ private:
       b_.capability(spv::Capability::Int64Atomics);
       features_.insert("int64_atomics");
     }
-    if (a.base == AddrBase::Shared) {
+    if (in_words(a)) {
       if (is64(t))
-        throw Unsupported(
-            location(k_, inst) +
-            ": 64-bit atomics on shared memory are not supported by the SPIR-V back end yet");
+        throw Unsupported(location(k_, inst) +
+                          ": 64-bit atomics on shared memory and the boundary pool are not "
+                          "supported by the SPIR-V back end yet");
       Place pl = shared_place(inst, a, t);
-      ptr = shared_word_ptr(to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)})));
+      ptr = word_ptr(a, to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)})));
       ok = pl.ok;
     } else {
       Place pl = buffer_place(inst, a, t);
@@ -1893,7 +1924,8 @@ private:
   std::set<std::string> features_;
   bool f64_used_ = false;
 
-  Id ext_ = 0, local_id_ = 0, group_id_ = 0, push_ = 0, status_ = 0, shared_ = 0, shared_words_ = 0;
+  Id ext_ = 0, local_id_ = 0, group_id_ = 0, push_ = 0, status_ = 0, shared_ = 0, shared_words_ = 0,
+     boundary_ = 0;
   std::vector<Id> inputs_; ///< the Input built-ins
 
   // OpenCL: the kernel's arguments and the register variables live in the kernel function

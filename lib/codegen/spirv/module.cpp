@@ -171,15 +171,17 @@ Status compile_spirv(const isa::Module &module, const SpirvOptions &options, Spi
 
 namespace {
 
-constexpr std::array<std::pair<SpirvBinding::Kind, std::string_view>, 3> kBindingKinds = {{
+constexpr std::array<std::pair<SpirvBinding::Kind, std::string_view>, 4> kBindingKinds = {{
     {SpirvBinding::Kind::Buffer, "buffer"},
     {SpirvBinding::Kind::Pool, "pool"},
     {SpirvBinding::Kind::Status, "status"},
+    {SpirvBinding::Kind::Boundary, "boundary"},
 }};
-constexpr std::array<std::pair<SpirvKernelArg::Kind, std::string_view>, 6> kArgKinds = {{
+constexpr std::array<std::pair<SpirvKernelArg::Kind, std::string_view>, 7> kArgKinds = {{
     {SpirvKernelArg::Kind::Buffer, "buffer"},
     {SpirvKernelArg::Kind::Scalar, "scalar"},
     {SpirvKernelArg::Kind::Status, "status"},
+    {SpirvKernelArg::Kind::Boundary, "boundary"},
     {SpirvKernelArg::Kind::Shared, "shared"},
     {SpirvKernelArg::Kind::SharedWords, "shared_words"},
     {SpirvKernelArg::Kind::BufferBytes, "buffer_bytes"},
@@ -215,7 +217,8 @@ std::string spirv_reflection_json(const SpirvModule &module) {
       nlohmann::ordered_json x;
       x["binding"] = bd.binding;
       x["kind"] = kind_name(kBindingKinds, bd.kind);
-      if (bd.kind != SpirvBinding::Kind::Status) x["param"] = bd.param;
+      if (bd.kind == SpirvBinding::Kind::Buffer || bd.kind == SpirvBinding::Kind::Pool)
+        x["param"] = bd.param;
       bindings.push_back(x);
     }
     j["bindings"] = bindings;
@@ -255,7 +258,8 @@ Status parse_spirv_reflection(std::string_view json, std::vector<SpirvKernelInfo
         SpirvBinding b;
         b.binding = x.at("binding").get<uint32_t>();
         b.kind = kind_of(kBindingKinds, x.at("kind").get<std::string>());
-        if (b.kind != SpirvBinding::Kind::Status) b.param = x.at("param").get<uint32_t>();
+        if (b.kind == SpirvBinding::Kind::Buffer || b.kind == SpirvBinding::Kind::Pool)
+          b.param = x.at("param").get<uint32_t>();
         k.bindings.push_back(b);
       }
       const auto &pc = j.at("push_constants");
