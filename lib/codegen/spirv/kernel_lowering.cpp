@@ -1282,6 +1282,96 @@ private:
     return dsel(lor(isnan(x), isnan(y)), d(NAN), a);
   }
 
+  /// sin, cos or tan of an f32 value v (held in an f64), in f64: v reduced modulo pi/2 with
+  /// a 4-part Cody-Waite split below 2^25 and with the bits of 2/pi above it (v = m 2^e with
+  /// a 24-bit m: (m * 128 bits of 2/pi) mod 2^128 gives the quadrant and the fraction), then
+  /// Taylor polynomials on |r| <= pi/4. Correct to ~1e-16 for every f32, so rounding to f32
+  /// is within the SPEC's 4 ulp.
+  Id trig_f32(Opcode o, Id v) {
+    Id ax = glsl(f64t(), GLSLstd450FAbs, {v});
+    // Small: k = nearest(ax * 2/pi), r = ax - k pi/2.
+    Id k = glsl(f64t(), GLSLstd450Floor, {fadd(fmul(ax, d(0.6366197723675814)), d(0.5))});
+    Id r_small = fsub(ax, fmul(k, d(0x1.921fb54000000p+0)));
+    r_small = fsub(r_small, fmul(k, d(0x1.10b4612000000p-30)));
+    r_small = fsub(r_small, fmul(k, d(-0x1.676733a000000p-60)));
+    r_small = fsub(r_small, fmul(k, d(-0x1.d1fc8f8cbb5bfp-89)));
+    Id q_small = fsub(k, fmul(d(4.0), glsl(f64t(), GLSLstd450Floor, {fmul(k, d(0.25))})));
+    // Large: the window of 2/pi that matters, starting at bit e - 1.
+    Id bits = bitcast(u64t(), ax);
+    Id e = op(Op::OpISub, u64t(),
+              {op(Op::OpShiftRightLogical, u64t(), {bits, cu32(52)}), cu64(1023 + 23)});
+    Id m = op(Op::OpBitwiseOr, u64t(),
+              {op(Op::OpShiftRightLogical, u64t(),
+                  {op(Op::OpBitwiseAnd, u64t(), {bits, cu64(0xFFFFFFFFFFFFFull)}), cu32(29)}),
+               cu64(1u << 23)});
+    Id idx = op(Op::OpISub, u64t(), {e, cu64(2)}); // e >= 2 on this path
+    Id first = ine(op(Op::OpShiftRightLogical, u64t(), {idx, cu32(6)}), cu64(0));
+    Id sh = to32(op(Op::OpBitwiseAnd, u64t(), {idx, cu64(63)}));
+    const uint64_t T[4] = {0xa2f9836e4e441529ull, 0xfc2757d1f534ddc0ull, 0xdb6295993c439041ull,
+                           0xfe5163abdebbc561ull};
+    Id wa = sel(u64t(), first, cu64(T[1]), cu64(T[0]));
+    Id wb = sel(u64t(), first, cu64(T[2]), cu64(T[1]));
+    Id wc = sel(u64t(), first, cu64(T[3]), cu64(T[2]));
+    Id back = op(Op::OpBitwiseAnd, u32t(), {op(Op::OpISub, u32t(), {cu32(64), sh}), cu32(63)});
+    Id some = ine(sh, cu32(0));
+    auto join = [&](Id hi, Id lo) {
+      return op(Op::OpBitwiseOr, u64t(),
+                {op(Op::OpShiftLeftLogical, u64t(), {hi, sh}),
+                 sel(u64t(), some, op(Op::OpShiftRightLogical, u64t(), {lo, back}), cu64(0))});
+    };
+    Id w_hi = join(wa, wb), w_lo = join(wb, wc);
+    Id mask32 = cu64(0xFFFFFFFFull);
+    Id a0 = op(Op::OpIMul, u64t(), {m, op(Op::OpBitwiseAnd, u64t(), {w_lo, mask32})});
+    Id a1 = op(Op::OpIMul, u64t(), {m, op(Op::OpShiftRightLogical, u64t(), {w_lo, cu32(32)})});
+    Id mid = op(Op::OpIAdd, u64t(),
+                {op(Op::OpShiftRightLogical, u64t(), {a0, cu32(32)}),
+                 op(Op::OpBitwiseAnd, u64t(), {a1, mask32})});
+    Id p_lo = op(Op::OpBitwiseOr, u64t(),
+                 {op(Op::OpBitwiseAnd, u64t(), {a0, mask32}),
+                  op(Op::OpShiftLeftLogical, u64t(), {mid, cu32(32)})});
+    Id carry = op(Op::OpIAdd, u64t(),
+                  {op(Op::OpShiftRightLogical, u64t(), {a1, cu32(32)}),
+                   op(Op::OpShiftRightLogical, u64t(), {mid, cu32(32)})});
+    Id p_hi = op(Op::OpIAdd, u64t(), {op(Op::OpIMul, u64t(), {m, w_hi}), carry});
+    Id q_big =
+        op(Op::OpConvertUToF, f64t(), {op(Op::OpShiftRightLogical, u64t(), {p_hi, cu32(62)})});
+    Id f = fadd(fmul(op(Op::OpConvertUToF, f64t(),
+                        {op(Op::OpBitwiseAnd, u64t(), {p_hi, cu64((uint64_t{1} << 62) - 1)})}),
+                     d(0x1p-62)),
+                fmul(op(Op::OpConvertUToF, f64t(), {p_lo}), d(0x1p-126)));
+    Id up = op(Op::OpFOrdGreaterThanEqual, boolt(), {f, d(0.5)});
+    f = dsel(up, fsub(f, d(1.0)), f);
+    q_big = dsel(up, fadd(q_big, d(1.0)), q_big);
+    q_big = dsel(op(Op::OpFOrdEqual, boolt(), {q_big, d(4.0)}), d(0.0), q_big);
+    Id r_big = fmul(f, d(1.5707963267948966));
+    Id big = op(Op::OpFOrdGreaterThanEqual, boolt(), {ax, d(0x1p25)});
+    Id r = dsel(big, r_big, r_small), q = dsel(big, q_big, q_small);
+
+    Id r2 = fmul(r, r);
+    std::vector<double> sc, cc;
+    double fs = 1, fc = 1;
+    for (int i = 0; i < 12; ++i) {
+      sc.push_back((i % 2 ? -1.0 : 1.0) / fs); // 1/(2i+1)!
+      cc.push_back((i % 2 ? -1.0 : 1.0) / fc); // 1/(2i)!
+      fs *= (2 * i + 2) * (2 * i + 3);
+      fc *= (2 * i + 1) * (2 * i + 2);
+    }
+    Id sn = fmul(r, horner(r2, sc)), cs = horner(r2, cc);
+    auto is_q = [&](double n) { return op(Op::OpFOrdEqual, boolt(), {q, d(n)}); };
+    auto neg = [&](Id x) { return op(Op::OpFNegate, f64t(), {x}); };
+    Id res;
+    if (o == Opcode::Cos) {
+      res = dsel(is_q(0), cs, dsel(is_q(1), neg(sn), dsel(is_q(2), neg(cs), sn)));
+    } else {
+      Id odd = lor(is_q(1), is_q(3));
+      res = o == Opcode::Sin ? dsel(is_q(0), sn, dsel(is_q(1), cs, dsel(is_q(2), neg(sn), neg(cs))))
+                             : dsel(odd, neg(fdiv(cs, sn)), fdiv(sn, cs));
+      res = dsel(signbit(Type::F64, v), neg(res), res);
+    }
+    Id bad = lor(isnan(v), op(Op::OpIsInf, boolt(), {v}));
+    return dsel(bad, d(NAN), res);
+  }
+
   Id expm1_64(Id t) {
     std::vector<double> c(18);
     double f = 1;
@@ -1343,10 +1433,13 @@ private:
       }
       }
     }
-    if (o == Opcode::Sin || o == Opcode::Cos || o == Opcode::Tan)
-      throw Unsupported("'" + std::string(info(o).mnemonic) +
-                        "' within the SPEC's accuracy bound is not written for SPIR-V yet "
-                        "(-ffast-math uses the target's own)");
+    if (o == Opcode::Sin || o == Opcode::Cos || o == Opcode::Tan) {
+      // The reduction below is exact for f32 arguments only.
+      if (t == Type::F64)
+        throw Unsupported("f64 '" + std::string(info(o).mnemonic) +
+                          "' is not supported by the SPIR-V back end yet");
+      return op(Op::OpFConvert, f32t(), {trig_f32(o, op(Op::OpFConvert, f64t(), {x}))});
+    }
     Id v = t == Type::F64 ? x : op(Op::OpFConvert, f64t(), {x});
     Id r;
     switch (o) {
