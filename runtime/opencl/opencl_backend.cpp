@@ -694,10 +694,10 @@ std::vector<OpenClDeviceReport> opencl_devices(std::string &error) {
 
 std::unique_ptr<Backend> make_opencl_backend(bool allow_cpu_devices) {
   const Api &api = Api::get();
-  if (!api.error.empty()) throw Error(ErrorCode::BackendUnavailable, "opencl: " + api.error);
+  if (!api.error.empty()) throw Error(ErrorCode::BackendUnavailable, api.error);
   std::string error;
   auto all = candidates(api, error);
-  if (all.empty()) throw Error(ErrorCode::BackendUnavailable, "opencl: " + error);
+  if (all.empty()) throw Error(ErrorCode::BackendUnavailable, error);
   std::string rejected;
   for (auto &c : all) {
     std::string name = c.label();
@@ -715,7 +715,7 @@ std::unique_ptr<Backend> make_opencl_backend(bool allow_cpu_devices) {
       rejected += "; " + name + ": " + e.what();
     }
   }
-  throw Error(ErrorCode::BackendUnavailable, "opencl: no usable device:" + rejected.substr(1));
+  throw Error(ErrorCode::BackendUnavailable, "no usable device:" + rejected.substr(1));
 }
 
 } // namespace hologram::runtime

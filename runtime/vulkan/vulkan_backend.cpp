@@ -846,7 +846,7 @@ std::vector<VulkanDeviceReport> vulkan_devices(std::string &error) {
 std::unique_ptr<Backend> make_vulkan_backend(bool allow_cpu_devices) {
   std::string error;
   auto inst = Instance::shared(error);
-  if (!inst) throw Error(ErrorCode::BackendUnavailable, "vulkan: " + error);
+  if (!inst) throw Error(ErrorCode::BackendUnavailable, error);
   std::string rejected;
   for (const auto &c : candidates(*inst)) {
     std::string name = c.props.deviceName;
@@ -865,7 +865,7 @@ std::unique_ptr<Backend> make_vulkan_backend(bool allow_cpu_devices) {
     }
   }
   throw Error(ErrorCode::BackendUnavailable,
-              "vulkan: no usable device" +
+              "no usable device" +
                   (rejected.empty() ? std::string(" (none found)") : ":" + rejected.substr(1)));
 }
 
