@@ -263,6 +263,25 @@ private:
     return {};
   }
 
+  /// ld/st through a buffer parameter with InterpOptions::param_memory.
+  Status param_access(Lane &l, const Instruction &inst) {
+    bool is_store = inst.op == Opcode::St;
+    const Address &a = inst.operands[is_store ? 0 : 1].addr;
+    __extension__ typedef __int128 Wide;
+    Wide off = a.disp;
+    if (a.index != kNoReg) off += static_cast<Wide>(l.regs[a.index]) * a.scale;
+    if (off < 0 || off > static_cast<Wide>(~uint64_t{0}))
+      return fail(l, l.pc, ErrorCode::OutOfBounds,
+                  "out-of-bounds access to %" + k_.params[a.base_id].name);
+    uint64_t bits = is_store ? l.regs[inst.operands[1].index] : 0;
+    if (auto st = opts_.param_memory(is_store, a.base_id, static_cast<uint64_t>(off),
+                                     type_size(inst.type), bits);
+        !st)
+      return fail(l, l.pc, st.code(), st.message());
+    if (!is_store) l.regs[inst.operands[0].index] = bits;
+    return {};
+  }
+
   Status step(Lane &l) {
     if (l.pc >= k_.insts.size()) {
       l.state = LaneState::Exited;
@@ -278,6 +297,13 @@ private:
     auto setr = [&](size_t i, uint64_t v) { R[ops[i].index] = v; };
     const Type t = inst.type;
     uint32_t next = l.pc + 1;
+
+    if (opts_.param_memory && (inst.op == Opcode::Ld || inst.op == Opcode::St) &&
+        ops[inst.op == Opcode::Ld ? 1 : 0].addr.base == AddrBase::Param) {
+      if (auto st = param_access(l, inst); !st) return st;
+      l.pc = next;
+      return {};
+    }
 
     switch (inst.op) {
     // Data movement ---------------------------------------------------------------------------

@@ -210,6 +210,25 @@ private:
       }
       return Status::ok();
     };
+    opts.param_memory = [&](bool store, unsigned p, uint64_t offset, unsigned size,
+                            uint64_t &bits) {
+      uint64_t h = args[p].handle, bytes = buffer_bytes(h);
+      if (offset > bytes || size > bytes - offset)
+        return Status{ErrorCode::OutOfBounds,
+                      "out-of-bounds access to %" + hp.kernel.params[p].name + ": offset " +
+                          std::to_string(offset) + ", size " + std::to_string(size) +
+                          ", but it holds " + std::to_string(bytes) + " bytes"};
+      auto span = std::as_writable_bytes(std::span(&bits, 1)).first(size);
+      try {
+        if (store)
+          copy_to_buffer({h}, offset, span);
+        else
+          copy_from_buffer({h}, offset, span);
+      } catch (const Error &e) {
+        return Status{e.code(), e.what()};
+      }
+      return Status::ok();
+    };
     std::lock_guard lock(atlas_mutex_);
     if (auto st = interp::run_kernel(hp.kernel, launch, iargs, atlas_, opts); !st)
       throw Error(st.code(), st.message());

@@ -50,6 +50,10 @@ struct InterpOptions {
   std::function<Status(const isa::Instruction &inst, const std::function<uint64_t(isa::Reg)> &reg,
                        uint64_t &result)>
       launch_op;
+  /// Performs ld/st through buffer parameters instead of touching `ArgValue::memory` (the same
+  /// host run, where buffers live in device memory): `offset` in bytes, `bits` the value.
+  std::function<Status(bool store, unsigned param, uint64_t offset, unsigned size, uint64_t &bits)>
+      param_memory;
 };
 
 /// Runs `kernel` over `launch` with `args` (in parameter order). Returns an error naming the

@@ -1322,8 +1322,11 @@ Status spirv_library_kernels(const Kernel &k, std::vector<Kernel> &out) {
     if (!info.launch_level()) {
       // The scalar part runs on the host, which reaches device memory only through the
       // whole-launch instructions.
-      if ((info.flags & (kFlagReadsMemory | kFlagWritesMemory)) != 0 ||
-          info.family == OpFamily::Pool || info.family == OpFamily::Atlas)
+      // ld/st through buffer parameters become copies from and to the device.
+      bool param_access = (inst.op == Opcode::Ld || inst.op == Opcode::St) &&
+                          inst.operands[inst.op == Opcode::Ld ? 1 : 0].addr.base == AddrBase::Param;
+      if (!param_access && ((info.flags & (kFlagReadsMemory | kFlagWritesMemory)) != 0 ||
+                            info.family == OpFamily::Pool || info.family == OpFamily::Atlas))
         return {ErrorCode::InvalidProgram,
                 where(k, inst) + ": '" + std::string(info.mnemonic) +
                     "' in a whole-launch kernel is not supported by the SPIR-V back end (the "

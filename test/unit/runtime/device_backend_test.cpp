@@ -185,5 +185,45 @@ TEST_P(DeviceBackend, MisalignedAccessesFailWithTheLaneAndLine) {
       << msg;
 }
 
+TEST_P(DeviceBackend, WholeLaunchKernelsRunTheirScalarCodeOnTheHost) {
+  // reduce_all runs on the device (two stages); the kernel's own st writes its result there.
+  auto b = start();
+  auto m = test::parse_ok(R"(.kernel total
+.param %x : buffer<f32> read
+.param %out : buffer<f32> write
+.param %n : u32
+.param %at : u64
+  param.u32      r0, %n
+  cvt.u64.u32    r1, r0
+  reduce_all.add.f32 r2, %x, r1
+  param.u64      r3, %at
+  st.f32         [%out + r3*4], r2
+)");
+  const uint32_t n = 100000;
+  std::vector<float> x(n, 0.25f);
+  auto bx = b->allocate_buffer(n * 4), out = b->allocate_buffer(8);
+  b->write<float>(bx, x);
+  KernelArg args[] = {KernelArg::buffer(bx), KernelArg::buffer(out), KernelArg::u32(n),
+                      KernelArg::u64(1)};
+  b->execute_program(m.kernels[0], LaunchConfig::linear(1), args);
+  EXPECT_EQ(b->read<float>(out), (std::vector<float>{0.0f, 25000.0f}));
+  KernelArg outside[] = {KernelArg::buffer(bx), KernelArg::buffer(out), KernelArg::u32(n),
+                         KernelArg::u64(2)};
+  std::string msg;
+  EXPECT_EQ(
+      code_of([&] { b->execute_program(m.kernels[0], LaunchConfig::linear(1), outside); }, &msg),
+      ErrorCode::OutOfBounds);
+  EXPECT_NE(msg.find("out-of-bounds access to %out: offset 8, size 4, but it holds 8 bytes"),
+            std::string::npos)
+      << msg;
+  KernelArg too_many[] = {KernelArg::buffer(bx), KernelArg::buffer(out), KernelArg::u32(n + 1),
+                          KernelArg::u64(0)};
+  EXPECT_EQ(
+      code_of([&] { b->execute_program(m.kernels[0], LaunchConfig::linear(1), too_many); }, &msg),
+      ErrorCode::OutOfBounds);
+  EXPECT_NE(msg.find("needs 100001 elements, but the buffer holds 400000 bytes"), std::string::npos)
+      << msg;
+}
+
 INSTANTIATE_TEST_SUITE_P(SpirvBackends, DeviceBackend, ::testing::Values("vulkan", "opencl"),
                          [](const auto &p) { return p.param; });
