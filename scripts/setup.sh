@@ -9,7 +9,7 @@ packages=(
   spirv-tools spirv-headers libvulkan-dev ocl-icd-opencl-dev opencl-headers
   nlohmann-json3-dev libcli11-dev libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
   libc6-dev libsleef-dev libopenblas-dev
-  mesa-vulkan-drivers pocl-opencl-icd llvm-spirv-15
+  mesa-vulkan-drivers pocl-opencl-icd llvm-spirv-15 glslang-tools
 )
 
 missing=()
