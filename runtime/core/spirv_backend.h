@@ -116,6 +116,40 @@ public:
   }
 
 protected:
+  /// The Atlas state (SPEC §4) of one launch: kernels that read the phase or touch the state
+  /// buffer run one at a time, under the Atlas lock, with resonance and phase copied in and
+  /// out around them.
+  struct AtlasLaunch {
+    std::unique_lock<std::mutex> lock;
+    bool state = false; ///< binds the state buffer (spirv_status::kAtlasWords u64 words)
+    uint32_t phase = 0; ///< the phase at launch start
+    std::vector<uint64_t> words;
+  };
+  AtlasLaunch begin_atlas(const codegen::SpirvKernelInfo &info) {
+    AtlasLaunch a;
+    bool phase = info.phase_offset != 0;
+    for (const auto &b : info.bindings) a.state |= b.kind == codegen::SpirvBinding::Kind::Atlas;
+    for (const auto &k : info.kernel_args) {
+      a.state |= k.kind == codegen::SpirvKernelArg::Kind::Atlas;
+      phase |= k.kind == codegen::SpirvKernelArg::Kind::Phase;
+    }
+    if (!a.state && !phase) return a;
+    a.lock = std::unique_lock(atlas_mutex_);
+    a.phase = atlas_.phase;
+    if (a.state) {
+      a.words.assign(codegen::spirv_status::kAtlasWords, 0);
+      std::memcpy(a.words.data(), atlas_.resonance.data(), sizeof(atlas_.resonance));
+    }
+    return a;
+  }
+  /// After a launch that finished: the resonance it accumulated, the phase it advanced.
+  void end_atlas(AtlasLaunch &a) {
+    if (!a.state) return;
+    std::memcpy(atlas_.resonance.data(), a.words.data(), sizeof(atlas_.resonance));
+    atlas_.phase =
+        static_cast<uint32_t>((atlas_.phase + a.words[atlas::kNumClasses]) % atlas::kPhaseModulus);
+  }
+
   /// "vulkan", "opencl"
   [[nodiscard]] virtual std::string backend_name() const = 0;
   /// artifact::kPayloadSpirvVulkan or kPayloadSpirvOpenCl.

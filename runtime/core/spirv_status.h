@@ -24,6 +24,12 @@ inline void report_spirv_status(const isa::Kernel &k,
                        : w[3] == codegen::spirv_status::kBoundaryPool ? "the boundary pool"
                                                                       : "shared memory";
   switch (w[0]) {
+  case codegen::spirv_status::AtlasRange: {
+    const char *what = w[3] == 0 ? "class" : w[3] == 1 ? "page" : "byte";
+    const char *range = w[3] == 0 ? "0..95" : w[3] == 1 ? "0..47" : "0..255";
+    throw Error(ErrorCode::LaunchFailed, where + ": " + what + " " + std::to_string(offset) +
+                                             " is out of range (" + range + ")");
+  }
   case codegen::spirv_status::DivisionByZero:
     throw Error(ErrorCode::DivisionByZero, where + ": integer division by zero");
   case codegen::spirv_status::OutOfBounds:

@@ -611,6 +611,8 @@ private:
     if (p.info.has_status)
       status = std::make_shared<Memory>(dev_, codegen::spirv_status::kWords * 4, "status buffer");
 
+    std::shared_ptr<Memory> state;
+    auto atlas = begin_atlas(p.info);
     std::lock_guard lock(p.launch_mutex);
     for (uint32_t i = 0; i < p.info.kernel_args.size(); ++i) {
       const auto &a = p.info.kernel_args[i];
@@ -639,6 +641,15 @@ private:
       case codegen::SpirvKernelArg::Kind::Boundary:
         keep.push_back(boundary());
         check(api.clSetKernelArg(p.handle, i, sizeof(cl_mem), &keep.back()->mem), what);
+        break;
+      case codegen::SpirvKernelArg::Kind::Atlas:
+        state =
+            std::make_shared<Memory>(dev_, codegen::spirv_status::kAtlasWords * 8, "Atlas state");
+        state->write(0, std::as_bytes(std::span(atlas.words)));
+        check(api.clSetKernelArg(p.handle, i, sizeof(cl_mem), &state->mem), what);
+        break;
+      case codegen::SpirvKernelArg::Kind::Phase:
+        check(api.clSetKernelArg(p.handle, i, sizeof(cl_uint), &atlas.phase), what);
         break;
       case codegen::SpirvKernelArg::Kind::Status:
         check(api.clSetKernelArg(p.handle, i, sizeof(cl_mem), &status->mem), what);
@@ -669,6 +680,8 @@ private:
       status->read(0, std::as_writable_bytes(std::span(w)));
       report_spirv_status(k, w, "the OpenCL backend");
     }
+    if (state) state->read(0, std::as_writable_bytes(std::span(atlas.words)));
+    end_atlas(atlas);
   }
 
   std::shared_ptr<Device> dev_;

@@ -736,8 +736,11 @@ private:
 
     // Resolve the arguments; `keep` holds them alive even if another thread frees a handle.
     std::vector<std::shared_ptr<Memory>> keep;
+    std::shared_ptr<Memory> state;
+    auto atlas = begin_atlas(p.info);
     std::vector<std::byte> push(p.info.push_constant_bytes);
     std::memcpy(push.data(), &launch.grid, 12);
+    if (p.info.phase_offset) std::memcpy(push.data() + p.info.phase_offset, &atlas.phase, 4);
     for (const auto &b : p.info.bindings) {
       if (b.kind == codegen::SpirvBinding::Kind::Buffer)
         keep.push_back(buffers_.get(args[b.param].handle));
@@ -745,7 +748,12 @@ private:
         keep.push_back(pools_.get(args[b.param].handle));
       else if (b.kind == codegen::SpirvBinding::Kind::Boundary)
         keep.push_back(boundary());
-      else
+      else if (b.kind == codegen::SpirvBinding::Kind::Atlas) {
+        state = std::make_shared<Memory>(dev_, codegen::spirv_status::kAtlasWords * 8, true,
+                                         "Atlas state");
+        state->write(0, std::as_bytes(std::span(atlas.words)));
+        keep.push_back(state);
+      } else
         keep.push_back(std::make_shared<Memory>(dev_, codegen::spirv_status::kWords * 4, true,
                                                 "status buffer"));
     }
@@ -816,6 +824,8 @@ private:
           }
     });
     if (p.info.has_status) report_status(p, *keep.back());
+    if (state) state->read(0, std::as_writable_bytes(std::span(atlas.words)));
+    end_atlas(atlas);
   }
 
   void report_status(const Program &p, const Memory &status) {

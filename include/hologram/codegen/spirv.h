@@ -39,7 +39,7 @@ struct SpirvOptions {
 
 /// A descriptor binding of a Vulkan kernel (set 0).
 struct SpirvBinding {
-  enum class Kind { Buffer, Pool, Status, Boundary };
+  enum class Kind { Buffer, Pool, Status, Boundary, Atlas };
   Kind kind = Kind::Buffer;
   uint32_t binding = 0;
   uint32_t param = 0; ///< parameter index (Buffer, Pool)
@@ -61,6 +61,8 @@ struct SpirvKernelArg {
     Scalar,      ///< parameter `param` by value (8/16-bit scalars as 32 bits)
     Status,      ///< a __global uint[spirv_status::kWords], zeroed before the launch
     Boundary,    ///< a __global uint*: the Atlas boundary pool (SPEC §4)
+    Atlas,       ///< a __global ulong[spirv_status::kAtlasWords]: resonance, phase advance
+    Phase,       ///< uint: the Atlas phase at launch start
     Shared,      ///< a __local pointer: the shared memory, static + dynamic bytes
     SharedWords, ///< uint: that shared memory in 32-bit words (-fbounds-check)
     BufferBytes, ///< ulong: the size of parameter `param`'s buffer (-fbounds-check)
@@ -86,6 +88,9 @@ struct SpirvKernelInfo {
   uint32_t static_shared_bytes = 0;
   bool has_status = false; ///< binding of the status buffer (checks and launch errors)
   uint32_t status_binding = 0;
+  /// Vulkan: the push-constant offset of the Atlas phase at launch start (phase.get); 0 when
+  /// the kernel does not read it.
+  uint32_t phase_offset = 0;
   /// OpenCL: the kernel's arguments (bindings and scalars then give argument indices).
   std::vector<SpirvKernelArg> kernel_args;
   /// Device capabilities beyond the baseline: "int8", "int16", "float64", "int64_atomics",
@@ -102,11 +107,21 @@ struct SpirvModule {
 namespace spirv_status {
 inline constexpr uint32_t kWords = 8;
 /// Word 0: 0 when the launch finished cleanly, otherwise one of these.
-enum Code : uint32_t { Ok = 0, OutOfBounds = 1, DivisionByZero = 2, Misaligned = 3 };
+enum Code : uint32_t {
+  Ok = 0,
+  OutOfBounds = 1,
+  DivisionByZero = 2,
+  Misaligned = 3,
+  AtlasRange = 4
+};
+/// AtlasRange: word 3 says what was out of range (0 class, 1 page, 2 byte), words 4-5 the value.
 /// Words 1-2: global lane (lo, hi); 3: parameter (or one of the two below); 4-5: byte offset
 /// (lo, hi); 6: access size; 7: instruction index.
 inline constexpr uint32_t kSharedMemory = 0xffffffffu;
 inline constexpr uint32_t kBoundaryPool = 0xfffffffeu;
+/// The Atlas state buffer (u64 words): resonance[96] as f64 bits, then the phase advance of
+/// the launch (mod 768), which the runtime applies when the launch ends.
+inline constexpr uint32_t kAtlasWords = 97;
 } // namespace spirv_status
 
 /// Lowers a verified module: one SPIR-V module holding one entry point per kernel. Errors

@@ -105,7 +105,6 @@ private:
   void check_supported() {
     for (const auto &inst : k_.insts) {
       switch (inst.info().family) {
-      case OpFamily::Atlas:
       case OpFamily::Pool:
       case OpFamily::HigherOrder:
       case OpFamily::Library:
@@ -347,6 +346,13 @@ private:
       offsets.push_back(offset);
       offset += size;
     }
+    if (uses(Opcode::PhaseGet)) {
+      info_.phase_offset = offset;
+      phase_member_ = static_cast<uint32_t>(members.size());
+      members.push_back(u32t());
+      offsets.push_back(offset);
+      offset += 4;
+    }
     info_.push_constant_bytes = (offset + 7) & ~7u;
     Id pc_struct = b_.t_struct_unique(members);
     b_.decorate(pc_struct, spv::Decoration::Block);
@@ -372,6 +378,12 @@ private:
       boundary_ = storage_array(u32t(), 4, binding, false);
       b_.name(boundary_, k_.name + ".boundary");
       info_.bindings.push_back({SpirvBinding::Kind::Boundary, binding, 0});
+      ++binding;
+    }
+    if (uses_atlas_state()) { // resonance and the phase advance, u64 words
+      atlas_ = storage_array(u64t(), 8, binding, false);
+      b_.name(atlas_, k_.name + ".atlas");
+      info_.bindings.push_back({SpirvBinding::Kind::Atlas, binding, 0});
       ++binding;
     }
     if (needs_status()) {
@@ -437,6 +449,8 @@ private:
               ? k_.params[param].name
           : kind == SpirvKernelArg::Kind::Status      ? "status"
           : kind == SpirvKernelArg::Kind::Boundary    ? "boundary"
+          : kind == SpirvKernelArg::Kind::Atlas       ? "atlas"
+          : kind == SpirvKernelArg::Kind::Phase       ? "phase"
           : kind == SpirvKernelArg::Kind::Shared      ? "shared"
           : kind == SpirvKernelArg::Kind::SharedWords ? "shared_words"
                                                       : k_.params[param].name + "_bytes";
@@ -464,6 +478,9 @@ private:
     }
     if (uses_boundary())
       arg(&boundary_, b_.t_pointer(SC::CrossWorkgroup, u32t()), SpirvKernelArg::Kind::Boundary, 0);
+    if (uses_atlas_state())
+      arg(&atlas_, b_.t_pointer(SC::CrossWorkgroup, u64t()), SpirvKernelArg::Kind::Atlas, 0);
+    if (uses(Opcode::PhaseGet)) arg(&cl_phase_, u32t(), SpirvKernelArg::Kind::Phase, 0);
     if (needs_status()) {
       info_.has_status = true;
       info_.status_binding = static_cast<uint32_t>(info_.kernel_args.size());
@@ -484,10 +501,17 @@ private:
     for (auto &[slot, id] : regs_) variable(&id, slot.pred ? boolt() : rep(slot.type));
   }
 
+  bool uses(Opcode o) const {
+    return std::any_of(k_.insts.begin(), k_.insts.end(),
+                       [&](const Instruction &i) { return i.op == o; });
+  }
+  bool uses_atlas_state() const { return uses(Opcode::ResAccum) || uses(Opcode::PhaseAdv); }
+
   static bool in_words(const Address &a) {
     return a.base == AddrBase::Shared || a.base == AddrBase::Class || a.base == AddrBase::Boundary;
   }
   bool uses_boundary() const {
+    if (uses(Opcode::NbrLd) || uses(Opcode::NbrSt)) return true;
     for (const auto &inst : k_.insts)
       for (const auto &opnd : inst.operands)
         if (opnd.kind == OperandKind::Addr &&
@@ -506,6 +530,11 @@ private:
 
   bool needs_status() const {
     if (o_.bounds_check || o_.check_div) return true;
+    // Atlas instructions fail the launch for a class, page or byte out of range.
+    for (const auto &inst : k_.insts)
+      if (inst.info().family == OpFamily::Atlas && inst.op != Opcode::PhaseGet &&
+          inst.op != Opcode::PhaseAdv)
+        return true;
     for (const auto &inst : k_.insts)
       for (const auto &opnd : inst.operands)
         if (opnd.kind == OperandKind::Addr && !statically_aligned(opnd.addr, inst)) return true;
@@ -940,6 +969,17 @@ private:
       return;
     }
     case Opcode::ReduceMem: dst(inst, reduce_memory(inst)); return;
+    case Opcode::ClsGet:
+    case Opcode::Mirror:
+    case Opcode::UnityTest:
+    case Opcode::NbrCount:
+    case Opcode::NbrGet:
+    case Opcode::NbrLd:
+    case Opcode::NbrSt:
+    case Opcode::ResAccum:
+    case Opcode::PhaseGet:
+    case Opcode::PhaseAdv:
+    case Opcode::BoundMap: return atlas_op(inst);
     default: break;
     }
     switch (inst.info().family) {
@@ -950,6 +990,147 @@ private:
     }
     throw Unsupported(location(k_, inst) + ": '" + std::string(inst.info().mnemonic) +
                       "' is not supported by the SPIR-V back end yet");
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // The Atlas instructions (SPEC §4): class arithmetic on (h2, d, l), neighbours sorted by a
+  // 5-input network, the boundary pool, and the state buffer for resonance and phase.
+
+  /// v, or limit - 1 after recording that v >= limit (`which`: 0 class, 1 page, 2 byte).
+  Id in_range(Id v, uint32_t limit, uint32_t which) {
+    record_if(op(Op::OpUGreaterThanEqual, boolt(), {v, cu32(limit)}), spirv_status::AtlasRange,
+              which, to64(v), 0);
+    return glsl(u32t(), GLSLstd450UMin, {v, cu32(limit - 1)});
+  }
+  struct Coords {
+    Id h2, d, l;
+  };
+  Coords coords(Id c) {
+    Id r = op(Op::OpUMod, u32t(), {c, cu32(24)});
+    return {op(Op::OpUDiv, u32t(), {c, cu32(24)}), op(Op::OpUDiv, u32t(), {r, cu32(8)}),
+            op(Op::OpUMod, u32t(), {r, cu32(8)})};
+  }
+  Id class_of(Id h2, Id d, Id l) {
+    return op(Op::OpIAdd, u32t(),
+              {op(Op::OpIAdd, u32t(),
+                  {op(Op::OpIMul, u32t(), {h2, cu32(24)}), op(Op::OpIMul, u32t(), {d, cu32(8)})}),
+               l});
+  }
+  Id mirror_d(Id d) {
+    return sel(u32t(), ieq(d, cu32(0)), cu32(0), op(Op::OpISub, u32t(), {cu32(3), d}));
+  }
+  /// The k-th neighbour of class c (k taken modulo the count), as the interpreter lists them.
+  Id neighbour(Id c, uint64_t k) {
+    Coords x = coords(c);
+    auto mod = [&](Id v, uint32_t m) { return op(Op::OpUMod, u32t(), {v, cu32(m)}); };
+    auto add = [&](Id v, uint32_t n) { return op(Op::OpIAdd, u32t(), {v, cu32(n)}); };
+    Id flat = ieq(x.d, cu32(0));
+    Id v[5] = {class_of(mod(add(x.h2, 1), 4), x.d, x.l), class_of(mod(add(x.h2, 3), 4), x.d, x.l),
+               class_of(x.h2, x.d, mod(add(x.l, 1), 8)), class_of(x.h2, x.d, mod(add(x.l, 7), 8)),
+               sel(u32t(), flat, cu32(0xffff), class_of(x.h2, mirror_d(x.d), x.l))};
+    // An optimal sorting network for five values (nine comparators).
+    constexpr std::pair<int, int> kNet[] = {{0, 1}, {3, 4}, {2, 4}, {2, 3}, {1, 4},
+                                            {0, 3}, {0, 2}, {1, 3}, {1, 2}};
+    for (auto [a, b] : kNet) {
+      Id lo = glsl(u32t(), GLSLstd450UMin, {v[a], v[b]});
+      Id hi = sel(u32t(), op(Op::OpULessThan, boolt(), {v[a], v[b]}), v[b], v[a]);
+      v[a] = lo;
+      v[b] = hi;
+    }
+    return sel(u32t(), flat, v[k % 4], v[k % 5]);
+  }
+  Id atlas_word(Id index32) {
+    if (cl_)
+      return op(Op::OpInBoundsPtrAccessChain, b_.t_pointer(SC::CrossWorkgroup, u64t()),
+                {atlas_, index32});
+    return op(Op::OpAccessChain, b_.t_pointer(SC::StorageBuffer, u64t()),
+              {atlas_, cu32(0), index32});
+  }
+
+  void atlas_op(const Instruction &inst) {
+    const Type t = inst.type;
+    switch (inst.op) {
+    case Opcode::ClsGet: {
+      Id byte = in_range(src(inst, 1), 256, 2);
+      auto bits = [&](uint32_t shift, uint32_t mask) {
+        return op(Op::OpBitwiseAnd, u32t(),
+                  {op(Op::OpShiftRightLogical, u32t(), {byte, cu32(shift)}), cu32(mask)});
+      };
+      Id d = op(Op::OpUMod, u32t(), {bits(4, 3), cu32(3)});
+      return dst(inst, class_of(bits(6, 3), d, bits(1, 7)));
+    }
+    case Opcode::Mirror: {
+      Coords x = coords(in_range(src(inst, 1), atlas::kNumClasses, 0));
+      return dst(inst, class_of(x.h2, mirror_d(x.d), x.l));
+    }
+    case Opcode::UnityTest: {
+      Coords x = coords(in_range(src(inst, 1), atlas::kNumClasses, 0));
+      return dst(inst, land(ieq(x.d, cu32(0)), ieq(x.l, cu32(0))));
+    }
+    case Opcode::NbrCount: {
+      Coords x = coords(in_range(src(inst, 1), atlas::kNumClasses, 0));
+      return dst(inst, sel(u32t(), ieq(x.d, cu32(0)), cu32(4), cu32(5)));
+    }
+    case Opcode::NbrGet:
+      return dst(inst,
+                 neighbour(in_range(src(inst, 1), atlas::kNumClasses, 0), inst.operands[2].imm));
+    case Opcode::NbrLd:
+    case Opcode::NbrSt: {
+      bool ld = inst.op == Opcode::NbrLd;
+      Id c = in_range(src(inst, ld ? 1 : 0), atlas::kNumClasses, 0);
+      Id n = neighbour(c, inst.operands[ld ? 2 : 1].imm);
+      Id within = src(inst, ld ? 3 : 2);
+      if (o_.bounds_check) { // the class window
+        Id end = op(Op::OpIAdd, u64t(), {within, cu64(type_size(t))});
+        record_if(op(Op::OpUGreaterThan, boolt(), {end, cu64(atlas::kClassBytes)}),
+                  spirv_status::OutOfBounds, spirv_status::kBoundaryPool, within, type_size(t));
+      }
+      Id value = ld ? 0 : src(inst, 3);
+      pending_offset_ = op(Op::OpIAdd, u64t(),
+                           {op(Op::OpIMul, u64t(), {to64(n), cu64(atlas::kClassBytes)}), within});
+      Address a{AddrBase::Boundary, 0, kPendingReg, 1, 0};
+      if (ld)
+        dst(inst, load_mem(inst, a, t));
+      else
+        store_mem(inst, a, t, value);
+      pending_offset_ = 0;
+      return;
+    }
+    case Opcode::ResAccum: {
+      Id c = in_range(src(inst, 0), atlas::kNumClasses, 0);
+      Id v = src(inst, 1);
+      b_.capability(spv::Capability::Int64Atomics);
+      features_.insert("int64_atomics");
+      cas_loop(atlas_word(c), cu32(static_cast<uint32_t>(spv::Scope::Device)), u64t(),
+               [&](Id old) { return bitcast(u64t(), fadd(bitcast(f64t(), old), v)); });
+      return;
+    }
+    case Opcode::PhaseGet:
+      if (cl_) return dst(inst, cl_phase_);
+      return dst(inst, push_u32(phase_member_));
+    case Opcode::PhaseAdv: {
+      b_.capability(spv::Capability::Int64Atomics);
+      features_.insert("int64_atomics");
+      uint64_t k = inst.operands[0].imm % atlas::kPhaseModulus;
+      cas_loop(atlas_word(cu32(atlas::kNumClasses)),
+               cu32(static_cast<uint32_t>(spv::Scope::Device)), u64t(), [&](Id old) {
+                 return op(Op::OpUMod, u64t(),
+                           {op(Op::OpIAdd, u64t(), {old, cu64(k)}), cu64(atlas::kPhaseModulus)});
+               });
+      return;
+    }
+    default: { // bound.map
+      Id c = in_range(src(inst, 1), atlas::kNumClasses, 0);
+      Id p = in_range(src(inst, 2), atlas::kPagesPerClass, 1);
+      Id b = in_range(src(inst, 3), atlas::kBytesPerPage, 2);
+      Id off = op(Op::OpIAdd, u64t(),
+                  {op(Op::OpIAdd, u64t(),
+                      {op(Op::OpIMul, u64t(), {to64(c), cu64(atlas::kClassBytes)}),
+                       op(Op::OpIMul, u64t(), {to64(p), cu64(atlas::kBytesPerPage)})}),
+                   to64(b)});
+      return dst(inst, off);
+    }
+    }
   }
 
   Id fold(ReduceOp rop, Type t, Id acc, Id v) {
@@ -2018,7 +2199,8 @@ private:
   bool f64_used_ = false;
 
   Id ext_ = 0, local_id_ = 0, group_id_ = 0, push_ = 0, status_ = 0, shared_ = 0, shared_words_ = 0,
-     boundary_ = 0;
+     boundary_ = 0, atlas_ = 0, cl_phase_ = 0;
+  uint32_t phase_member_ = 0;
   std::vector<Id> inputs_; ///< the Input built-ins
 
   // OpenCL: the kernel's arguments and the register variables live in the kernel function

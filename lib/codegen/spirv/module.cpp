@@ -85,15 +85,23 @@ std::optional<SpirvTarget> parse_spirv_target(std::string_view name) {
   return std::nullopt;
 }
 
-Status validate_spirv(const std::vector<uint32_t> &words, const SpirvTarget &target) {
-  const TargetRow &r = row(target.env);
-  spvtools::SpirvTools tools(r.tools_env);
+namespace {
+
+Status validate_in(const std::vector<uint32_t> &words, spv_target_env env,
+                   const std::string &name) {
+  spvtools::SpirvTools tools(env);
   Messages m;
   tools.SetMessageConsumer(m.consumer());
   spvtools::ValidatorOptions options;
   if (!tools.Validate(words.data(), words.size(), options))
-    return {ErrorCode::Internal, "SPIR-V validation for " + target.name + " failed:\n" + m.text};
+    return {ErrorCode::Internal, "SPIR-V validation for " + name + " failed:\n" + m.text};
   return Status::ok();
+}
+
+} // namespace
+
+Status validate_spirv(const std::vector<uint32_t> &words, const SpirvTarget &target) {
+  return validate_in(words, row(target.env).tools_env, target.name);
 }
 
 Status disassemble_spirv(const std::vector<uint32_t> &words, std::string &out) {
@@ -139,13 +147,22 @@ Status compile_spirv(const isa::Module &module, const SpirvOptions &options, Spi
             std::string(e.what()) + " (target " + options.target.name + ")"};
   }
   out.words = b.finish(r.version);
-  if (auto st = validate_spirv(out.words, options.target); !st) {
+  // OpenCL has 64-bit atomics as extensions (cl_khr_int64_*_atomics) that a SPIR-V 1.0
+  // module cannot declare and SPIRV-Tools' OpenCL environments therefore reject; such modules
+  // are checked by SPIR-V 1.0's universal rules, and the runtime checks the device's
+  // extensions ("int64_atomics").
+  spv_target_env env = r.tools_env;
+  for (const auto &k : out.kernels)
+    for (const auto &f : k.requires_features)
+      if (f == "int64_atomics" && options.target.env == SpirvEnv::OpenCL1_2)
+        env = SPV_ENV_UNIVERSAL_1_0;
+  if (auto st = validate_in(out.words, env, options.target.name); !st) {
     std::string dis;
     (void)disassemble_spirv(out.words, dis);
     return {ErrorCode::Internal, st.message() + "\n" + dis};
   }
   if (options.opt_level > 0) {
-    spvtools::Optimizer opt(r.tools_env);
+    spvtools::Optimizer opt(env);
     Messages m;
     opt.SetMessageConsumer(m.consumer());
     if (options.target.is_vulkan()) {
@@ -163,7 +180,7 @@ Status compile_spirv(const isa::Module &module, const SpirvOptions &options, Spi
     if (!opt.Run(out.words.data(), out.words.size(), &optimised))
       return {ErrorCode::Internal, "spirv-opt failed:\n" + m.text};
     out.words = std::move(optimised);
-    if (auto st = validate_spirv(out.words, options.target); !st)
+    if (auto st = validate_in(out.words, env, options.target.name); !st)
       return {ErrorCode::Internal, "after spirv-opt: " + st.message()};
   }
   return Status::ok();
@@ -171,13 +188,16 @@ Status compile_spirv(const isa::Module &module, const SpirvOptions &options, Spi
 
 namespace {
 
-constexpr std::array<std::pair<SpirvBinding::Kind, std::string_view>, 4> kBindingKinds = {{
+constexpr std::array<std::pair<SpirvBinding::Kind, std::string_view>, 5> kBindingKinds = {{
+    {SpirvBinding::Kind::Atlas, "atlas"},
     {SpirvBinding::Kind::Buffer, "buffer"},
     {SpirvBinding::Kind::Pool, "pool"},
     {SpirvBinding::Kind::Status, "status"},
     {SpirvBinding::Kind::Boundary, "boundary"},
 }};
-constexpr std::array<std::pair<SpirvKernelArg::Kind, std::string_view>, 7> kArgKinds = {{
+constexpr std::array<std::pair<SpirvKernelArg::Kind, std::string_view>, 9> kArgKinds = {{
+    {SpirvKernelArg::Kind::Atlas, "atlas"},
+    {SpirvKernelArg::Kind::Phase, "phase"},
     {SpirvKernelArg::Kind::Buffer, "buffer"},
     {SpirvKernelArg::Kind::Scalar, "scalar"},
     {SpirvKernelArg::Kind::Status, "status"},
@@ -231,6 +251,7 @@ std::string spirv_reflection_json(const SpirvModule &module) {
     j["shared_words_spec_id"] = k.shared_words_spec_id;
     j["static_shared_bytes"] = k.static_shared_bytes;
     if (k.has_status) j["status_binding"] = k.status_binding;
+    if (k.phase_offset) j["phase_offset"] = k.phase_offset;
     if (!k.kernel_args.empty()) {
       nlohmann::ordered_json args = nlohmann::ordered_json::array();
       for (const auto &a : k.kernel_args)
@@ -275,6 +296,7 @@ Status parse_spirv_reflection(std::string_view json, std::vector<SpirvKernelInfo
         k.has_status = true;
         k.status_binding = j["status_binding"].get<uint32_t>();
       }
+      if (j.contains("phase_offset")) k.phase_offset = j["phase_offset"].get<uint32_t>();
       if (j.contains("kernel_args"))
         for (const auto &a : j["kernel_args"])
           k.kernel_args.push_back(

@@ -1,11 +1,13 @@
 // The SPIR-V backends on this machine's devices (Vulkan on lavapipe, OpenCL on PoCL in CI):
 // selection by name, buffers and pools, launches through execute_program, and every misuse as
 // a precise error. Each test runs on both backends.
+#include "hologram/isa/atlas.h"
 #include "hologram/runtime/backend.h"
 #include "test_util.h"
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdlib>
 #include <numeric>
 
@@ -143,19 +145,19 @@ TEST_P(DeviceBackend, MisusedLaunchesAreErrors) {
 
 TEST_P(DeviceBackend, KernelsItCannotCompileAreRefusedWithTheLocation) {
   auto b = start();
-  auto m = test::parse_ok(R"(.kernel uses_classes
-.param %out : buffer<u32> write
-  mov.imm.u32 r1, 7
-  cls.get r2, r1
-  st.u32 [%out + %gid*4], r2
+  auto m = test::parse_ok(R"(.kernel uses_f64_sin
+.param %out : buffer<f64> write
+  mov.imm.f64 r1, 0.5
+  sin.f64 r2, r1
+  st.f64 [%out + %gid*8], r2
   exit
 )");
-  auto out = b->allocate_buffer(4);
+  auto out = b->allocate_buffer(8);
   KernelArg args[] = {KernelArg::buffer(out)};
   std::string msg;
   EXPECT_EQ(code_of([&] { b->execute_program(m.kernels[0], LaunchConfig::linear(1), args); }, &msg),
             ErrorCode::InvalidProgram);
-  EXPECT_NE(msg.find("kernel 'uses_classes', line 4:3: 'cls.get' is not supported by the SPIR-V "
+  EXPECT_NE(msg.find("kernel 'uses_f64_sin', line 4:3: f64 'sin' is not supported by the SPIR-V "
                      "back end yet"),
             std::string::npos)
       << msg;
@@ -222,6 +224,119 @@ TEST_P(DeviceBackend, WholeLaunchKernelsRunTheirScalarCodeOnTheHost) {
       code_of([&] { b->execute_program(m.kernels[0], LaunchConfig::linear(1), too_many); }, &msg),
       ErrorCode::OutOfBounds);
   EXPECT_NE(msg.find("needs 100001 elements, but the buffer holds 400000 bytes"), std::string::npos)
+      << msg;
+}
+
+// Every Atlas instruction (SPEC §4) against the interpreter: classes of all 256 bytes, their
+// mirrors, unity, neighbour counts and lists, bound.map, nbr.st/nbr.ld through the boundary
+// pool, res.accum into the resonance and phase.get/phase.adv across two launches.
+constexpr const char *kAtlasOps = R"(.kernel atlas_ops
+.param %out : buffer<u32> write
+.param %wide : buffer<u64> write
+  cvt.u32.u64    r1, %gid
+  cls.get        r2, r1
+  mirror         r3, r2
+  unity.test     p0, r2
+  mov.imm.u32    r4, 0
+  mov.imm.u32    r5, 1
+  sel.u32        r6, p0, r5, r4
+  nbr.count      r7, r2
+  nbr.get        r8, r2, 0
+  nbr.get        r9, r2, 1
+  nbr.get        r10, r2, 2
+  nbr.get        r11, r2, 3
+  nbr.get        r12, r2, 4
+  phase.get      r14
+  mov.imm.u32    r15, 48
+  rem.u32        r16, r1, r15
+  bound.map      r17, r2, r16, r1
+  mov.imm.u64    r18, 4
+  mul.u64        r19, %gid, r18
+  nbr.st.u32     r2, 1, r19, r1
+  nbr.ld.u32     r20, r2, 1, r19
+  mov.imm.f64    r21, 0.5
+  res.accum      r2, r21
+  phase.adv      5
+  mov.imm.u64    r22, 12
+  mul.u64        r23, %gid, r22
+  st.u32         [%out + r23*4], r2
+  mov.imm.u64    r24, 1
+  add.u64        r23, r23, r24
+  st.u32         [%out + r23*4], r3
+  add.u64        r23, r23, r24
+  st.u32         [%out + r23*4], r6
+  add.u64        r23, r23, r24
+  st.u32         [%out + r23*4], r7
+  add.u64        r23, r23, r24
+  st.u32         [%out + r23*4], r8
+  add.u64        r23, r23, r24
+  st.u32         [%out + r23*4], r9
+  add.u64        r23, r23, r24
+  st.u32         [%out + r23*4], r10
+  add.u64        r23, r23, r24
+  st.u32         [%out + r23*4], r11
+  add.u64        r23, r23, r24
+  st.u32         [%out + r23*4], r12
+  add.u64        r23, r23, r24
+  st.u32         [%out + r23*4], r14
+  add.u64        r23, r23, r24
+  st.u32         [%out + r23*4], r20
+  st.u64         [%wide + %gid*8], r17
+  exit
+)";
+
+TEST_P(DeviceBackend, AtlasInstructionsMatchTheInterpreter) {
+  auto m = test::parse_ok(kAtlasOps);
+  const auto &k = m.kernels[0];
+  auto run = [&](Backend &b, std::vector<uint32_t> &out, std::vector<uint64_t> &wide,
+                 std::array<double, atlas::kNumClasses> &res, uint32_t &phase) {
+    b.set_phase(700);
+    std::array<double, atlas::kNumClasses> start{};
+    start[3] = 1.5;
+    b.set_resonance(start);
+    auto bo = b.allocate_buffer(256 * 12 * 4), bw = b.allocate_buffer(256 * 8);
+    KernelArg args[] = {KernelArg::buffer(bo), KernelArg::buffer(bw)};
+    for (int i = 0; i < 2; ++i) b.execute_program(k, LaunchConfig::linear(256, 64), args);
+    out = b.read<uint32_t>(bo);
+    wide = b.read<uint64_t>(bw);
+    res = b.resonance();
+    phase = b.phase();
+  };
+  std::vector<uint32_t> out, want_out;
+  std::vector<uint64_t> wide, want_wide;
+  std::array<double, atlas::kNumClasses> res{}, want_res{};
+  uint32_t phase = 0, want_phase = 0;
+  auto device = start();
+  run(*device, out, wide, res, phase);
+  auto reference = create_backend(Preference::parse("cpu"));
+  run(*reference, want_out, want_wide, want_res, want_phase);
+  EXPECT_EQ(out, want_out);
+  EXPECT_EQ(wide, want_wide);
+  EXPECT_EQ(res, want_res);
+  EXPECT_EQ(phase, want_phase);
+  EXPECT_EQ(phase, (700 + 2 * 256 * 5) % 768);
+  // phase.get reads the phase at the start of its launch: the second, after 256 lanes * 5.
+  EXPECT_EQ(out[9], (700u + 256 * 5) % 768);
+}
+
+TEST_P(DeviceBackend, AtlasRangesAreLaunchErrors) {
+  auto device = start();
+  auto bad = test::parse_ok(R"(.kernel bad_class
+.param %out : buffer<u32> write
+  mov.imm.u32    r1, 200
+  mirror         r2, r1
+  st.u32         [%out + %gid*4], r2
+  exit
+)");
+  auto bo = device->allocate_buffer(4);
+  KernelArg args[] = {KernelArg::buffer(bo)};
+  std::string msg;
+  EXPECT_EQ(
+      code_of([&] { device->execute_program(bad.kernels[0], LaunchConfig::linear(1, 1), args); },
+              &msg),
+      ErrorCode::LaunchFailed);
+  EXPECT_NE(msg.find("kernel 'bad_class', lane 0 (line 4): class 200 is out of range (0..95)"),
+            std::string::npos)
       << msg;
 }
 
