@@ -585,6 +585,13 @@ private:
     return std::move(*bitcode);
   }
 
+  /// The buffer or pool of parameter `param`.
+  std::shared_ptr<Memory> memory_of(const isa::Kernel &k, std::span<const KernelArg> args,
+                                    uint32_t param) {
+    return k.params[param].kind == isa::ParamKind::Pool ? pools_.get(args[param].handle)
+                                                        : buffers_.get(args[param].handle);
+  }
+
   void run(Program &p, const LaunchConfig &launch, std::span<const KernelArg> args) override {
     const Candidate &c = dev_->cand;
     const isa::Kernel &k = p.kernel;
@@ -619,8 +626,9 @@ private:
       const std::string what =
           "clSetKernelArg " + std::to_string(i) + " of kernel '" + k.name + "'";
       switch (a.kind) {
+      case codegen::SpirvKernelArg::Kind::Pool:
       case codegen::SpirvKernelArg::Kind::Buffer: {
-        keep.push_back(buffers_.get(args[a.param].handle));
+        keep.push_back(memory_of(k, args, a.param));
         check(api.clSetKernelArg(p.handle, i, sizeof(cl_mem), &keep.back()->mem), what);
         break;
       }
@@ -661,7 +669,7 @@ private:
         check(api.clSetKernelArg(p.handle, i, sizeof(cl_uint), &shared_words), what);
         break;
       case codegen::SpirvKernelArg::Kind::BufferBytes: {
-        cl_ulong bytes = buffers_.get(args[a.param].handle)->size;
+        cl_ulong bytes = memory_of(k, args, a.param)->size;
         check(api.clSetKernelArg(p.handle, i, sizeof(cl_ulong), &bytes), what);
         break;
       }

@@ -58,6 +58,7 @@ struct SpirvScalar {
 struct SpirvKernelArg {
   enum class Kind {
     Buffer,      ///< a __global pointer: the buffer of parameter `param`
+    Pool,        ///< a __global uint*: the pool of parameter `param`
     Scalar,      ///< parameter `param` by value (8/16-bit scalars as 32 bits)
     Status,      ///< a __global uint[spirv_status::kWords], zeroed before the launch
     Boundary,    ///< a __global uint*: the Atlas boundary pool (SPEC §4)

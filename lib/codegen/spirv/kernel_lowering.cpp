@@ -117,10 +117,9 @@ private:
                           ": raw addresses ('addr') have no meaning under SPIR-V's logical "
                           "addressing; use a parameter address");
       for (const auto &op : inst.operands)
-        if (op.kind == OperandKind::Addr &&
-            (op.addr.base == AddrBase::Reg || op.addr.base == AddrBase::Pool))
+        if (op.kind == OperandKind::Addr && op.addr.base == AddrBase::Reg)
           throw Unsupported(location(k_, inst) +
-                            ": pool addresses are not supported by the SPIR-V back end yet");
+                            ": register addresses are not supported by the SPIR-V back end");
       // f64 math to the SPEC's 1 ulp is not written; the device library's kernels use it at
       // ~1e-15 relative, which their f32 and f64 results need.
       if (inst.info().family == OpFamily::Math && inst.type == Type::F64 && !library_)
@@ -366,12 +365,16 @@ private:
     uint32_t binding = 0;
     for (uint32_t p = 0; p < k_.params.size(); ++p) {
       const Param &param = k_.params[p];
-      if (param.kind != ParamKind::Buffer) continue;
-      Id elem = mem_int(param.type);
-      Id var = storage_array(elem, type_size(param.type), binding, param.access == Access::Read);
+      if (param.kind == ParamKind::Scalar) continue;
+      // A pool is bytes: u32 words, reached like shared memory.
+      bool pool = param.kind == ParamKind::Pool;
+      Id elem = pool ? u32t() : mem_int(param.type);
+      Id var = storage_array(elem, pool ? 4 : type_size(param.type), binding,
+                             !pool && param.access == Access::Read);
       b_.name(var, param.name);
       buffers_[p] = {var, elem};
-      info_.bindings.push_back({SpirvBinding::Kind::Buffer, binding, p});
+      info_.bindings.push_back(
+          {pool ? SpirvBinding::Kind::Pool : SpirvBinding::Kind::Buffer, binding, p});
       ++binding;
     }
     if (uses_boundary()) { // the Atlas boundary pool: u32 words, like shared memory
@@ -445,7 +448,8 @@ private:
     auto arg = [&](Id *ref, Id type, SpirvKernelArg::Kind kind, uint32_t param) {
       info_.kernel_args.push_back({kind, param});
       std::string name =
-          kind == SpirvKernelArg::Kind::Buffer || kind == SpirvKernelArg::Kind::Scalar
+          kind == SpirvKernelArg::Kind::Buffer || kind == SpirvKernelArg::Kind::Scalar ||
+                  kind == SpirvKernelArg::Kind::Pool
               ? k_.params[param].name
           : kind == SpirvKernelArg::Kind::Status      ? "status"
           : kind == SpirvKernelArg::Kind::Boundary    ? "boundary"
@@ -460,16 +464,20 @@ private:
     for (uint32_t p = 0; p < k_.params.size(); ++p) {
       const Param &param = k_.params[p];
       if (param.kind == ParamKind::Buffer) buffers_[p] = {0, mem_int(param.type)};
+      if (param.kind == ParamKind::Pool) buffers_[p] = {0, u32t()};
       if (param.kind == ParamKind::Scalar) cl_scalars_[p] = 0;
-      if (param.kind == ParamKind::Buffer && o_.bounds_check) cl_bytes_[p] = 0;
+      if (param.kind != ParamKind::Scalar && o_.bounds_check) cl_bytes_[p] = 0;
     }
     for (uint32_t p = 0; p < k_.params.size(); ++p) {
       const Param &param = k_.params[p];
       auto index = static_cast<uint32_t>(info_.kernel_args.size());
-      if (param.kind == ParamKind::Buffer) {
+      if (param.kind != ParamKind::Scalar) {
+        bool pool = param.kind == ParamKind::Pool;
         Buffer &buf = buffers_.at(p);
-        arg(&buf.var, b_.t_pointer(SC::CrossWorkgroup, buf.elem), SpirvKernelArg::Kind::Buffer, p);
-        info_.bindings.push_back({SpirvBinding::Kind::Buffer, index, p});
+        arg(&buf.var, b_.t_pointer(SC::CrossWorkgroup, buf.elem),
+            pool ? SpirvKernelArg::Kind::Pool : SpirvKernelArg::Kind::Buffer, p);
+        info_.bindings.push_back(
+            {pool ? SpirvBinding::Kind::Pool : SpirvBinding::Kind::Buffer, index, p});
       } else if (param.kind == ParamKind::Scalar) {
         uint32_t size = is64(param.type) ? 8 : 4;
         arg(&cl_scalars_.at(p), rep(param.type), SpirvKernelArg::Kind::Scalar, p);
@@ -508,7 +516,8 @@ private:
   bool uses_atlas_state() const { return uses(Opcode::ResAccum) || uses(Opcode::PhaseAdv); }
 
   static bool in_words(const Address &a) {
-    return a.base == AddrBase::Shared || a.base == AddrBase::Class || a.base == AddrBase::Boundary;
+    return a.base == AddrBase::Shared || a.base == AddrBase::Class ||
+           a.base == AddrBase::Boundary || a.base == AddrBase::Pool;
   }
   bool uses_boundary() const {
     if (uses(Opcode::NbrLd) || uses(Opcode::NbrSt)) return true;
@@ -1971,8 +1980,9 @@ private:
     Id off = byte_offset(a);
     Id ok = 0;
     unsigned align = std::min(size, 4u);
-    uint32_t what =
-        a.base == AddrBase::Shared ? spirv_status::kSharedMemory : spirv_status::kBoundaryPool;
+    uint32_t what = a.base == AddrBase::Shared ? spirv_status::kSharedMemory
+                    : a.base == AddrBase::Pool ? uint32_t{a.base_id}
+                                               : spirv_status::kBoundaryPool;
     if (!statically_aligned(a, inst)) {
       Id aligned = ieq(op(Op::OpBitwiseAnd, u64t(), {off, cu64(align - 1)}), cu64(0));
       record_if(lnot(aligned), spirv_status::Misaligned, what, off, size);
@@ -1981,6 +1991,7 @@ private:
     if (o_.bounds_check) {
       Id limit = a.base == AddrBase::Shared ? op(Op::OpIMul, u64t(), {to64(shared_words_), cu64(4)})
                  : a.base == AddrBase::Class ? cu64(atlas::kClassBytes)
+                 : a.base == AddrBase::Pool  ? pool_bytes(a.base_id)
                                              : cu64(atlas::kBoundaryPoolBytes);
       Id end = op(Op::OpIAdd, u64t(), {off, cu64(size)});
       Id inside = op(Op::OpULessThanEqual, boolt(), {end, limit});
@@ -1991,10 +2002,15 @@ private:
       off = op(Op::OpIAdd, u64t(), {off, cu64(uint64_t{a.base_id} * atlas::kClassBytes)});
     return {off, ok};
   }
+  Id pool_bytes(uint32_t p) {
+    if (cl_) return cl_bytes_.at(p);
+    return op(Op::OpIMul, u64t(),
+              {to64(op(Op::OpArrayLength, u32t(), {buffers_.at(p).var, 0})), cu64(4)});
+  }
   Id word_ptr(const Address &a, Id word_index32) {
     bool shared = a.base == AddrBase::Shared;
     SC sc = shared ? SC::Workgroup : cl_ ? SC::CrossWorkgroup : SC::StorageBuffer;
-    Id base = shared ? shared_ : boundary_;
+    Id base = shared ? shared_ : a.base == AddrBase::Pool ? buffers_.at(a.base_id).var : boundary_;
     if (cl_)
       return op(Op::OpInBoundsPtrAccessChain, b_.t_pointer(sc, u32t()), {base, word_index32});
     if (shared) return op(Op::OpAccessChain, b_.t_pointer(sc, u32t()), {base, word_index32});

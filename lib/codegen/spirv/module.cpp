@@ -195,7 +195,8 @@ constexpr std::array<std::pair<SpirvBinding::Kind, std::string_view>, 5> kBindin
     {SpirvBinding::Kind::Status, "status"},
     {SpirvBinding::Kind::Boundary, "boundary"},
 }};
-constexpr std::array<std::pair<SpirvKernelArg::Kind, std::string_view>, 9> kArgKinds = {{
+constexpr std::array<std::pair<SpirvKernelArg::Kind, std::string_view>, 10> kArgKinds = {{
+    {SpirvKernelArg::Kind::Pool, "pool"},
     {SpirvKernelArg::Kind::Atlas, "atlas"},
     {SpirvKernelArg::Kind::Phase, "phase"},
     {SpirvKernelArg::Kind::Buffer, "buffer"},

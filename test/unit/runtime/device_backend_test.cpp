@@ -340,5 +340,41 @@ TEST_P(DeviceBackend, AtlasRangesAreLaunchErrors) {
       << msg;
 }
 
+TEST_P(DeviceBackend, PoolParametersAreByteAddressed) {
+  // y = 2x + 1 over f32 values at any 4-byte offset of a pool, and bytes around them intact.
+  auto b = start();
+  auto m = test::parse_ok(R"(.kernel scale_chunk
+.param %p : pool
+.param %offset : u64
+.param %n : u64
+  param.u64      r1, %n
+  setge.u64      p0, %gid, r1
+  bra p0         @done
+  param.u64      r2, %offset
+  mov.imm.u64    r3, 4
+  mul.u64        r4, %gid, r3
+  add.u64        r5, r2, r4
+  ld.f32         r6, [%pool:p + r5]
+  mov.imm.f32    r7, 2.0
+  mov.imm.f32    r8, 1.0
+  fma.f32        r9, r6, r7, r8
+  st.f32         [%pool:p + r5], r9
+@done:
+  exit
+)");
+  auto pool = b->allocate_pool(64);
+  std::vector<float> in(16);
+  for (size_t i = 0; i < in.size(); ++i) in[i] = static_cast<float>(i);
+  b->copy_to_pool(pool, 0, std::as_bytes(std::span(in)));
+  KernelArg args[] = {KernelArg::pool(pool), KernelArg::u64(12), KernelArg::u64(5)};
+  b->execute_program(m.kernels[0], LaunchConfig::linear(5, 2), args);
+  std::vector<float> out(16);
+  b->copy_from_pool(pool, 0, std::as_writable_bytes(std::span(out)));
+  for (size_t i = 0; i < out.size(); ++i) {
+    float want = i >= 3 && i < 8 ? 2.0f * static_cast<float>(i) + 1.0f : static_cast<float>(i);
+    EXPECT_EQ(out[i], want) << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(SpirvBackends, DeviceBackend, ::testing::Values("vulkan", "opencl"),
                          [](const auto &p) { return p.param; });
