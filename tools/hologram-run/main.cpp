@@ -12,6 +12,7 @@
 #include "hologram/isa/verifier.h"
 #include "hologram/runtime/backend.h"
 #include "hologram/support/file_io.h"
+#include "hologram/support/process.h"
 
 #include <CLI/CLI.hpp>
 
@@ -192,25 +193,21 @@ Status run_module_file(const std::string &backend, const std::string &path,
                         });
 }
 
-/// Compiles the module to a shared object in a temporary directory and runs it.
-Status run_compiled(const isa::Module &module, const isa::Kernel &kernel,
-                    const driver::CpuOutputOptions &co, const LaunchConfig &launch,
-                    std::vector<interp::ArgValue> &args, interp::AtlasState &atlas) {
-  std::string so;
-  if (auto st = driver::emit_cpu_output(module, co, "shared", so); !st) return st;
-  std::error_code ec;
-  std::string dir = (std::filesystem::temp_directory_path(ec) / "hologram-run-XXXXXX").string();
-  if (!mkdtemp(dir.data())) return {ErrorCode::Internal, "cannot create a temporary directory"};
-  struct Cleanup {
-    std::string d;
-    ~Cleanup() {
-      std::error_code e;
-      std::filesystem::remove_all(d, e);
-    }
-  } cleanup{dir};
-  std::string path = dir + "/" + co.module_name + ".so", err;
-  if (!write_file_atomic(path, so, &err)) return {ErrorCode::Internal, err};
-  return run_module_file("cpu", path, kernel, launch, args, atlas);
+/// Compiles the module for `backend` (a shared object for cpu, a bundle with its SPIR-V for
+/// vulkan and opencl) in a temporary directory, then loads and runs it there.
+Status run_compiled(const std::string &backend, const isa::Module &module,
+                    const isa::Kernel &kernel, const driver::CpuOutputOptions &co,
+                    const LaunchConfig &launch, std::vector<interp::ArgValue> &args,
+                    interp::AtlasState &atlas) {
+  bool cpu = backend == "cpu";
+  std::string bytes;
+  if (auto st = driver::emit_cpu_output(module, co, cpu ? "shared" : "bundle", bytes); !st)
+    return st;
+  auto dir = ScratchDir::create("hologram-run");
+  if (!dir) return {ErrorCode::Internal, "cannot create a temporary directory"};
+  std::string path = dir->path() + "/" + co.module_name + (cpu ? ".so" : ".hgb"), err;
+  if (!write_file_atomic(path, bytes, &err)) return {ErrorCode::Internal, err};
+  return run_module_file(backend, path, kernel, launch, args, atlas);
 }
 
 } // namespace
@@ -401,12 +398,18 @@ int run(int argc, char **argv) {
     Status st;
     if (backend != "interp" && bundle) {
       st = run_module_file(backend, file, *kernel, launch, args, atlas);
+    } else if ((backend == "vulkan" || backend == "opencl") && (check_div || bounds_check)) {
+      // The checks are compiled in: a bundle for this backend, loaded as it is.
+      if (!target.empty()) throw UsageError{"--target applies to --backend=cpu"};
+      driver::CpuOutputOptions co;
+      co.targets = {backend == "vulkan" ? "vulkan1.1" : "opencl1.2"};
+      co.check_div = check_div;
+      co.bounds_check = bounds_check;
+      co.module_name = driver::kernel_name_from_path(file);
+      co.source_name = file;
+      co.sources = {file};
+      st = run_compiled(backend, *module, *kernel, co, launch, args, atlas);
     } else if (backend == "vulkan" || backend == "opencl") {
-      if (check_div || bounds_check)
-        throw UsageError{
-            "--check-div and --bounds-check are not available with --backend=" + backend +
-            " on program files yet (compile a bundle with "
-            "-fcheck-div/-fbounds-check)"};
       st = run_on_backend(backend, *kernel, args, atlas,
                           [&](Backend &b, std::span<const KernelArg> kargs) {
                             b.execute_program(*kernel, launch, kargs);
@@ -419,7 +422,7 @@ int run(int argc, char **argv) {
       co.bounds_check = bounds_check;
       co.module_name = driver::kernel_name_from_path(file);
       co.source_name = file;
-      st = run_compiled(*module, *kernel, co, launch, args, atlas);
+      st = run_compiled("cpu", *module, *kernel, co, launch, args, atlas);
     } else {
       interp::InterpOptions opts;
       opts.check_div = check_div;
