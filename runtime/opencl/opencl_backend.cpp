@@ -396,11 +396,23 @@ struct Memory {
 
 /// A kernel built for the device. Its cl_kernel's arguments are set and launched under
 /// `launch_mutex` (clSetKernelArg is not thread-safe on one kernel object).
+/// A built cl_program, shared by the kernels of one SPIR-V module.
+struct Built {
+  std::shared_ptr<Device> dev;
+  cl_program program = nullptr;
+  Built() = default;
+  Built(const Built &) = delete;
+  Built &operator=(const Built &) = delete;
+  ~Built() {
+    if (program) dev->api.clReleaseProgram(program);
+  }
+};
+
 struct Program {
   std::shared_ptr<Device> dev;
   isa::Kernel kernel;
   codegen::SpirvKernelInfo info;
-  cl_program program = nullptr;
+  std::shared_ptr<Built> built;
   cl_kernel handle = nullptr;
   size_t max_group = 0; ///< CL_KERNEL_WORK_GROUP_SIZE
   std::mutex launch_mutex;
@@ -410,7 +422,6 @@ struct Program {
   Program &operator=(const Program &) = delete;
   ~Program() {
     if (handle) dev->api.clReleaseKernel(handle);
-    if (program) dev->api.clReleaseProgram(program);
   }
 };
 
@@ -525,36 +536,51 @@ private:
     return p;
   }
 
-  void build(Program &p, const std::vector<uint32_t> &words) {
+  /// The module built for the device, once per module (its kernels share it).
+  std::shared_ptr<Built> built(const std::vector<uint32_t> &words, const std::string &what) {
+    std::string key(reinterpret_cast<const char *>(words.data()), words.size() * 4);
+    std::lock_guard lock(built_mutex_);
+    if (auto it = built_.find(key); it != built_.end()) return it->second;
     const Api &api = dev_->api;
     const Candidate &c = dev_->cand;
-    const std::string what = "kernel '" + p.kernel.name + "' on " + c.name;
+    auto b = std::make_shared<Built>();
+    b->dev = dev_;
     cl_int e = CL_SUCCESS;
     const char *options = "";
     if (c.loading == Loading::IL) {
-      p.program = api.clCreateProgramWithIL(dev_->context, words.data(), words.size() * 4, &e);
+      b->program = api.clCreateProgramWithIL(dev_->context, words.data(), words.size() * 4, &e);
       check(e, "clCreateProgramWithIL for " + what);
     } else {
       std::string bitcode = translate_to_spir(words, what);
       const auto *bytes = reinterpret_cast<const unsigned char *>(bitcode.data());
       size_t size = bitcode.size();
       cl_int binary_status = CL_SUCCESS;
-      p.program = api.clCreateProgramWithBinary(dev_->context, 1, &c.device, &size, &bytes,
-                                                &binary_status, &e);
+      b->program = api.clCreateProgramWithBinary(dev_->context, 1, &c.device, &size, &bytes,
+                                                 &binary_status, &e);
       check(e != CL_SUCCESS ? e : binary_status, "clCreateProgramWithBinary (SPIR) for " + what);
       options = "-x spir -spir-std=1.2";
     }
-    e = api.clBuildProgram(p.program, 1, &c.device, options, nullptr, nullptr);
+    e = api.clBuildProgram(b->program, 1, &c.device, options, nullptr, nullptr);
     if (e != CL_SUCCESS) {
       std::string log(16384, '\0');
       size_t n = 0;
-      api.clGetProgramBuildInfo(p.program, c.device, CL_PROGRAM_BUILD_LOG, log.size(), log.data(),
+      api.clGetProgramBuildInfo(b->program, c.device, CL_PROGRAM_BUILD_LOG, log.size(), log.data(),
                                 &n);
       log.resize(n > 0 ? n - 1 : 0);
       throw Error(ErrorCode::Internal, "opencl: building " + what + " failed: " + cl_error_name(e) +
                                            (log.empty() ? "" : "\n" + log));
     }
-    p.handle = api.clCreateKernel(p.program, p.kernel.name.c_str(), &e);
+    built_.emplace(std::move(key), b);
+    return b;
+  }
+
+  void build(Program &p, const std::vector<uint32_t> &words) {
+    const Api &api = dev_->api;
+    const Candidate &c = dev_->cand;
+    const std::string what = "kernel '" + p.kernel.name + "' on " + c.name;
+    cl_int e = CL_SUCCESS;
+    p.built = built(words, what);
+    p.handle = api.clCreateKernel(p.built->program, p.kernel.name.c_str(), &e);
     check(e, "clCreateKernel for " + what);
     p.max_group = c.max_group;
     size_t wg = 0;
@@ -697,6 +723,8 @@ private:
   HandleTable<Memory> pools_{"pool"};
   std::mutex boundary_mutex_;
   std::shared_ptr<Memory> boundary_;
+  std::mutex built_mutex_;
+  std::map<std::string, std::shared_ptr<Built>> built_; ///< by module words
 };
 
 } // namespace
