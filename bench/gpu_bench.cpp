@@ -5,6 +5,7 @@
 // OpenCL C peers run through the OpenCL API directly. Also: the dispatch overhead of an empty
 // kernel and host<->device transfer rates. bench/report.py turns the JSON into
 // docs/performance.md.
+#include "data.h"
 #include "hologram/artifact/bundle.h"
 #include "hologram/codegen/spirv.h"
 #include "hologram/isa/text.h"
@@ -40,15 +41,7 @@ const uint32_t kN = 1u << 22; ///< elements of the streaming workloads
 }
 
 std::vector<float> data(size_t n) {
-  std::vector<float> v(n);
-  uint64_t s = 0x9E3779B97F4A7C15ull;
-  for (auto &x : v) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    x = static_cast<float>(s >> 40) / static_cast<float>(1 << 24) - 0.5f;
-  }
-  return v;
+  return bench_data(n, -0.5f, 0.5f);
 }
 
 /// A bundle holding one GLSL peer (its SPIR-V) with the reflection of its signature in

@@ -3,6 +3,7 @@
 // threaded and on all cores. bench/report.py turns the JSON output into the ratio table of
 // docs/performance.md.
 #include "bench.h"
+#include "data.h"
 #include "hologram/runtime/cpu.h"
 #include "peers/peers.h"
 
@@ -22,15 +23,7 @@ extern "C" void openblas_set_num_threads(int);
 namespace {
 
 std::vector<float> data(size_t n, float lo = -1, float hi = 1) {
-  std::vector<float> v(n);
-  uint64_t s = 0x9E3779B97F4A7C15ull;
-  for (auto &x : v) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    x = lo + (hi - lo) * static_cast<float>(s >> 40) / static_cast<float>(1 << 24);
-  }
-  return v;
+  return bench_data(n, lo, hi);
 }
 
 void check(int rc) {

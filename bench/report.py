@@ -22,6 +22,23 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
+def ratio_rows(times):
+    """One row per peer: it and the hologram run of its mode (the name's last part: 1t, mt,
+    vulkan, opencl), ratio = peer time / hologram time."""
+    rows = []
+    for (workload, size), impls in times.items():
+        for impl, t in impls.items():
+            if impl.startswith("hologram"):
+                continue
+            mode = impl.rsplit("_", 1)[1]
+            base = impls.get("hologram_" + mode)
+            if base is None:
+                continue
+            rows.append(
+                f"| {workload} | {size} | {base:.1f} ({mode}) | {impl} | {t:.1f} | {t / base:.2f} |")
+    return rows
+
+
 def gpu_section(data):
     """The Vulkan and OpenCL rows: hologram_<backend> against the peers of that backend."""
     times = OrderedDict()
@@ -58,16 +75,7 @@ def gpu_section(data):
         "| workload | size | hologram (µs) | peer | peer (µs) | ratio |",
         "|---|---|---:|---|---:|---:|",
     ]
-    for (workload, size), impls in times.items():
-        for impl, t in impls.items():
-            if impl.startswith("hologram"):
-                continue
-            backend = impl.rsplit("_", 1)[1]
-            base = impls.get("hologram_" + backend)
-            if base is None:
-                continue
-            lines.append(f"| {workload} | {size} | {base:.1f} ({backend}) | {impl} | {t:.1f} | "
-                         f"{t / base:.2f} |")
+    lines += ratio_rows(times)
     for (workload, size), impls in times.items():
         for impl, t in impls.items():
             if impl.startswith("hologram") and not any(
@@ -127,16 +135,7 @@ def main():
         "| workload | size | hologram (µs) | peer | peer (µs) | ratio |",
         "|---|---|---:|---|---:|---:|",
     ]
-    for (workload, size), impls in times.items():
-        for impl, t in impls.items():
-            if impl.startswith("hologram"):
-                continue
-            mode = impl.rsplit("_", 1)[1]
-            base = impls.get("hologram_" + mode)
-            if base is None:
-                continue
-            lines.append(
-                f"| {workload} | {size} | {base:.1f} ({mode}) | {impl} | {t:.1f} | {t / base:.2f} |")
+    lines += ratio_rows(times)
     lines += [
         "",
         "Notes: the `clang_O3_mt` peers split the loop over freshly started threads on every call;",

@@ -25,8 +25,34 @@
 
 namespace hologram::runtime {
 
-template <typename Program> class SpirvBackend : public HostAtlasBackend {
+/// `Memory` is the backend's device allocation: `size`, `write(offset, bytes)`,
+/// `read(offset, bytes)`.
+template <typename Program, typename Memory> class SpirvBackend : public HostAtlasBackend {
 public:
+  BufferHandle allocate_buffer(uint64_t bytes) override {
+    return {buffers_.insert(allocate(bytes, "buffer"))};
+  }
+  void free_buffer(BufferHandle b) override { buffers_.remove(b.id); }
+  void copy_to_buffer(BufferHandle b, uint64_t offset, std::span<const std::byte> data) override {
+    copy_in(buffers_, "buffer", b.id, offset, data);
+  }
+  void copy_from_buffer(BufferHandle b, uint64_t offset, std::span<std::byte> out) override {
+    copy_out(buffers_, "buffer", b.id, offset, out);
+  }
+  uint64_t buffer_size(BufferHandle b) override { return buffers_.get(b.id)->size; }
+
+  PoolHandle allocate_pool(uint64_t bytes) override {
+    return {pools_.insert(allocate(bytes, "pool"))};
+  }
+  void free_pool(PoolHandle p) override { pools_.remove(p.id); }
+  void copy_to_pool(PoolHandle p, uint64_t offset, std::span<const std::byte> data) override {
+    copy_in(pools_, "pool", p.id, offset, data);
+  }
+  void copy_from_pool(PoolHandle p, uint64_t offset, std::span<std::byte> out) override {
+    copy_out(pools_, "pool", p.id, offset, out);
+  }
+  uint64_t pool_size(PoolHandle p) override { return pools_.get(p.id)->size; }
+
   ModuleHandle load_module(const std::string &path) override {
     std::string err;
     auto bytes = read_file(path, &err);
@@ -108,11 +134,11 @@ public:
   // The boundary pool lives in device memory, where kernels with class addresses use it.
   void copy_to_boundary(uint64_t offset, std::span<const std::byte> data) override {
     check_range("the boundary pool", 0, atlas::kBoundaryPoolBytes, offset, data.size(), "a copy");
-    write_boundary(offset, data);
+    boundary()->write(offset, data);
   }
   void copy_from_boundary(uint64_t offset, std::span<std::byte> out) override {
     check_range("the boundary pool", 0, atlas::kBoundaryPoolBytes, offset, out.size(), "a copy");
-    read_boundary(offset, out);
+    boundary()->read(offset, out);
   }
 
 protected:
@@ -165,11 +191,37 @@ protected:
                                                 const codegen::SpirvKernelInfo &info,
                                                 const std::vector<uint32_t> &words) = 0;
   virtual void run(Program &p, const LaunchConfig &launch, std::span<const KernelArg> args) = 0;
-  virtual uint64_t buffer_bytes(uint64_t handle) = 0;
-  virtual void write_boundary(uint64_t offset, std::span<const std::byte> data) = 0;
-  virtual void read_boundary(uint64_t offset, std::span<std::byte> out) = 0;
+  /// A zero-filled device allocation of `bytes` (the device's limits checked).
+  virtual std::shared_ptr<Memory> allocate(uint64_t bytes, const char *what) = 0;
+
+  uint64_t buffer_bytes(uint64_t handle) { return buffers_.get(handle)->size; }
+  /// The boundary pool in device memory, made on first use.
+  std::shared_ptr<Memory> boundary() {
+    std::lock_guard lock(boundary_mutex_);
+    if (!boundary_) boundary_ = allocate(atlas::kBoundaryPoolBytes, "boundary pool");
+    return boundary_;
+  }
+
+  HandleTable<Memory> buffers_{"buffer"};
+  HandleTable<Memory> pools_{"pool"};
 
 private:
+  static void copy_in(HandleTable<Memory> &t, const char *what, uint64_t id, uint64_t offset,
+                      std::span<const std::byte> data) {
+    auto m = t.get(id);
+    check_range(what, id, m->size, offset, data.size(), "a copy");
+    m->write(offset, data);
+  }
+  static void copy_out(HandleTable<Memory> &t, const char *what, uint64_t id, uint64_t offset,
+                       std::span<std::byte> out) {
+    auto m = t.get(id);
+    check_range(what, id, m->size, offset, out.size(), "a copy");
+    m->read(offset, out);
+  }
+
+  std::mutex boundary_mutex_;
+  std::shared_ptr<Memory> boundary_;
+
   /// A whole-launch kernel: its scalar code for the host, the device library kernels its
   /// instructions launch.
   struct HostProgram {

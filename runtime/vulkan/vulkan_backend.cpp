@@ -559,7 +559,7 @@ struct Program {
 };
 
 /// The Atlas state lives on the host: no kernel this back end compiles touches it yet.
-class VulkanBackend final : public SpirvBackend<Program> {
+class VulkanBackend final : public SpirvBackend<Program, Memory> {
 public:
   explicit VulkanBackend(std::shared_ptr<Device> dev) : dev_(std::move(dev)) {}
 
@@ -578,45 +578,13 @@ public:
     return d;
   }
 
-  BufferHandle allocate_buffer(uint64_t bytes) override {
-    return {buffers_.insert(allocate(bytes, "buffer"))};
-  }
-  void free_buffer(BufferHandle b) override { buffers_.remove(b.id); }
-  void copy_to_buffer(BufferHandle b, uint64_t offset, std::span<const std::byte> data) override {
-    auto m = buffers_.get(b.id);
-    check_range("buffer", b.id, m->size, offset, data.size(), "a copy");
-    m->write(offset, data);
-  }
-  void copy_from_buffer(BufferHandle b, uint64_t offset, std::span<std::byte> out) override {
-    auto m = buffers_.get(b.id);
-    check_range("buffer", b.id, m->size, offset, out.size(), "a copy");
-    m->read(offset, out);
-  }
-  uint64_t buffer_size(BufferHandle b) override { return buffers_.get(b.id)->size; }
-
-  PoolHandle allocate_pool(uint64_t bytes) override {
-    return {pools_.insert(allocate(bytes, "pool"))};
-  }
-  void free_pool(PoolHandle p) override { pools_.remove(p.id); }
-  void copy_to_pool(PoolHandle p, uint64_t offset, std::span<const std::byte> data) override {
-    auto m = pools_.get(p.id);
-    check_range("pool", p.id, m->size, offset, data.size(), "a copy");
-    m->write(offset, data);
-  }
-  void copy_from_pool(PoolHandle p, uint64_t offset, std::span<std::byte> out) override {
-    auto m = pools_.get(p.id);
-    check_range("pool", p.id, m->size, offset, out.size(), "a copy");
-    m->read(offset, out);
-  }
-  uint64_t pool_size(PoolHandle p) override { return pools_.get(p.id)->size; }
-
   void synchronize() override {
     std::lock_guard lock(dev_->queue_mutex);
     check(dev_->vkDeviceWaitIdle(dev_->handle), "vkDeviceWaitIdle");
   }
 
 private:
-  std::shared_ptr<Memory> allocate(uint64_t bytes, const char *what) {
+  std::shared_ptr<Memory> allocate(uint64_t bytes, const char *what) override {
     if (bytes == 0)
       throw Error(ErrorCode::InvalidArgument,
                   std::string("cannot allocate a ") + what + " of 0 bytes");
@@ -649,20 +617,6 @@ private:
   codegen::SpirvTarget compile_target() const override { return dev_->target; }
   bool has_feature(const std::string &f) const override { return dev_->has_feature(f); }
   std::string device_name() const override { return dev_->cand.props.deviceName; }
-  uint64_t buffer_bytes(uint64_t h) override { return buffers_.get(h)->size; }
-  void write_boundary(uint64_t offset, std::span<const std::byte> data) override {
-    boundary()->write(offset, data);
-  }
-  void read_boundary(uint64_t offset, std::span<std::byte> out) override {
-    boundary()->read(offset, out);
-  }
-  /// The boundary pool in device memory, made on first use (zero-filled).
-  std::shared_ptr<Memory> boundary() {
-    std::lock_guard lock(boundary_mutex_);
-    if (!boundary_)
-      boundary_ = std::make_shared<Memory>(dev_, atlas::kBoundaryPoolBytes, false, "boundary pool");
-    return boundary_;
-  }
 
   std::shared_ptr<Program> make_program(const isa::Kernel &kernel,
                                         const codegen::SpirvKernelInfo &info,
@@ -835,10 +789,6 @@ private:
   }
 
   std::shared_ptr<Device> dev_;
-  HandleTable<Memory> buffers_{"buffer"};
-  HandleTable<Memory> pools_{"pool"};
-  std::mutex boundary_mutex_;
-  std::shared_ptr<Memory> boundary_;
 };
 
 } // namespace

@@ -291,6 +291,25 @@ private:
     }
   }
 
+  /// A loop construct inside one instruction: while (condition()) body(); `condition` emits
+  /// its test in the loop's header, so values it loads are visible to `body`.
+  void structured_loop(const std::function<Id()> &condition, const std::function<void()> &body) {
+    Id head = b_.fresh(), test = b_.fresh(), block = b_.fresh(), cont = b_.fresh(),
+       merge = b_.fresh();
+    b_.terminate(Op::OpBranch, {head});
+    b_.begin_block(head);
+    b_.op_void(Op::OpLoopMerge, {merge, cont, 0});
+    b_.terminate(Op::OpBranch, {test});
+    b_.begin_block(test);
+    b_.terminate(Op::OpBranchConditional, {condition(), block, merge});
+    b_.begin_block(block);
+    body();
+    b_.terminate(Op::OpBranch, {cont});
+    b_.begin_block(cont);
+    b_.terminate(Op::OpBranch, {head});
+    b_.begin_block(merge);
+  }
+
   // Structured control flow inside one instruction: if (c) { then() }.
   void if_then(Id c, const std::function<void()> &then) {
     Id t = b_.fresh(), m = b_.fresh();
@@ -1395,26 +1414,21 @@ private:
     store(sum_var, a);
     store(term_var, a);
     store(n_var, d(3.0));
-    Id head = b_.fresh(), test = b_.fresh(), body = b_.fresh(), cont = b_.fresh(),
-       merge = b_.fresh();
-    b_.terminate(Op::OpBranch, {head});
-    b_.begin_block(head);
-    b_.op_void(Op::OpLoopMerge, {merge, cont, 0});
-    b_.terminate(Op::OpBranch, {test});
-    b_.begin_block(test);
-    Id n = load(f64t(), n_var), term = load(f64t(), term_var), sum = load(f64t(), sum_var);
-    // Up to 200 terms; stop once a term no longer changes the sum.
-    Id more = land(flt(n, d(403.0)), fgt(term, fmul(sum, d(1e-17))));
-    b_.terminate(Op::OpBranchConditional, {more, body, merge});
-    b_.begin_block(body);
-    Id next = fdiv(fmul(term, twice), n);
-    store(term_var, next);
-    store(sum_var, fadd(sum, next));
-    store(n_var, fadd(n, d(2.0)));
-    b_.terminate(Op::OpBranch, {cont});
-    b_.begin_block(cont);
-    b_.terminate(Op::OpBranch, {head});
-    b_.begin_block(merge);
+    Id n = 0, term = 0, sum = 0;
+    structured_loop(
+        [&] {
+          n = load(f64t(), n_var);
+          term = load(f64t(), term_var);
+          sum = load(f64t(), sum_var);
+          // Up to 200 terms; stop once a term no longer changes the sum.
+          return land(flt(n, d(403.0)), fgt(term, fmul(sum, d(1e-17))));
+        },
+        [&] {
+          Id next = fdiv(fmul(term, twice), n);
+          store(term_var, next);
+          store(sum_var, fadd(sum, next));
+          store(n_var, fadd(n, d(2.0)));
+        });
     Id r = fmul(fmul(d(1.1283791670955126), exp64(op(Op::OpFNegate, f64t(), {x2}))),
                 load(f64t(), sum_var));
     r = dsel(flt(a, d(6.0)), glsl(f64t(), GLSLstd450FMin, {r, d(1.0)}), d(1.0));
@@ -2074,28 +2088,23 @@ private:
     Id k_var = b_.local_variable(u64t());
     store(acc_var, constant(t, reduce_identity(rop, t)));
     store(k_var, cu64(0));
-    Id head = b_.fresh(), test = b_.fresh(), body = b_.fresh(), cont = b_.fresh(),
-       merge = b_.fresh();
-    b_.terminate(Op::OpBranch, {head});
-    b_.begin_block(head);
-    b_.op_void(Op::OpLoopMerge, {merge, cont, 0});
-    b_.terminate(Op::OpBranch, {test});
-    b_.begin_block(test);
-    Id k = load(u64t(), k_var);
-    b_.terminate(Op::OpBranchConditional, {op(Op::OpULessThan, boolt(), {k, n}), body, merge});
-    b_.begin_block(body);
-    Address a = inst.operands[1].addr;
-    // Element k: the address advanced by k elements.
-    Id base = byte_offset(a);
-    Id off = op(Op::OpIAdd, u64t(), {base, op(Op::OpIMul, u64t(), {k, cu64(type_size(t))})});
-    Address dyn{a.base, a.base_id, kNoReg, 1, 0};
-    Id v = load_at(inst, dyn, t, off);
-    store(acc_var, fold(rop, t, load(rep(t), acc_var), v));
-    store(k_var, op(Op::OpIAdd, u64t(), {k, cu64(1)}));
-    b_.terminate(Op::OpBranch, {cont});
-    b_.begin_block(cont);
-    b_.terminate(Op::OpBranch, {head});
-    b_.begin_block(merge);
+    Id k = 0;
+    structured_loop(
+        [&] {
+          k = load(u64t(), k_var);
+          return op(Op::OpULessThan, boolt(), {k, n});
+        },
+        [&] {
+          Address a = inst.operands[1].addr;
+          // Element k: the address advanced by k elements.
+          Id base = byte_offset(a);
+          Id off =
+              op(Op::OpIAdd, u64t(), {base, op(Op::OpIMul, u64t(), {k, cu64(type_size(t))})});
+          Address dyn{a.base, a.base_id, kNoReg, 1, 0};
+          Id v = load_at(inst, dyn, t, off);
+          store(acc_var, fold(rop, t, load(rep(t), acc_var), v));
+          store(k_var, op(Op::OpIAdd, u64t(), {k, cu64(1)}));
+        });
     return load(rep(t), acc_var);
   }
 
