@@ -7,6 +7,7 @@
 #include "hologram/codegen/cpu.h"
 #include "hologram/codegen/cpu_abi.h"
 #include "hologram/codegen/spirv.h"
+#include "hologram/driver/spirv_output.h"
 
 #include "hologram/support/file_io.h"
 #include "hologram/support/process.h"
@@ -75,14 +76,8 @@ Status link_shared(const std::string &object, std::string &bytes) {
 /// A SPIR-V module for one Vulkan or OpenCL target, with its reflection (SPEC §10).
 Status add_spirv_payload(const isa::Module &module, const CpuOutputOptions &o,
                          const codegen::SpirvTarget &target, artifact::Bundle &b) {
-  codegen::SpirvOptions so;
-  so.target = target;
-  so.opt_level = o.opt_level;
-  so.fast_math = o.fast_math;
-  so.bounds_check = o.bounds_check;
-  so.check_div = o.check_div;
   codegen::SpirvModule m;
-  if (auto st = codegen::compile_spirv(module, so, m); !st) return st;
+  if (auto st = codegen::compile_spirv(module, spirv_options(target, o), m); !st) return st;
   artifact::BundlePayload p;
   p.name = target.name;
   p.kind = std::string(target.is_vulkan() ? artifact::kPayloadSpirvVulkan

@@ -22,14 +22,8 @@ Status emit_spirv_output(const isa::Module &module, const SpirvOutputOptions &o,
     return {ErrorCode::InvalidArgument,
             "--emit=" + std::string(emit) + " needs a SPIR-V target, not '" + o.targets[0] +
                 "' (vulkan1.1, vulkan1.2, vulkan1.3, opencl1.2, opencl2.0 or opencl3.0)"};
-  codegen::SpirvOptions so;
-  so.target = *target;
-  so.opt_level = o.opt_level;
-  so.fast_math = o.fast_math;
-  so.bounds_check = o.bounds_check;
-  so.check_div = o.check_div;
   codegen::SpirvModule m;
-  if (auto st = codegen::compile_spirv(module, so, m); !st) return st;
+  if (auto st = codegen::compile_spirv(module, spirv_options(*target, o), m); !st) return st;
   if (emit == "spirv-asm") return codegen::disassemble_spirv(m.words, bytes);
   bytes.resize(m.words.size() * 4);
   std::memcpy(bytes.data(), m.words.data(), bytes.size());

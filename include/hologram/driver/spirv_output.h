@@ -2,6 +2,7 @@
 // disassembly (`--emit=spirv-asm`) for one Vulkan or OpenCL target.
 #pragma once
 
+#include "hologram/codegen/spirv.h"
 #include "hologram/isa/program.h"
 #include "hologram/support/status.h"
 
@@ -18,6 +19,19 @@ struct SpirvOutputOptions {
   bool bounds_check = false;
   bool check_div = false;
 };
+
+/// The SPIR-V back end's options for `target` from a driver's options (any struct with
+/// opt_level, fast_math, bounds_check and check_div).
+template <typename Options>
+codegen::SpirvOptions spirv_options(const codegen::SpirvTarget &target, const Options &o) {
+  codegen::SpirvOptions so;
+  so.target = target;
+  so.opt_level = o.opt_level;
+  so.fast_math = o.fast_math;
+  so.bounds_check = o.bounds_check;
+  so.check_div = o.check_div;
+  return so;
+}
 
 /// Whether `emit` is spirv or spirv-asm.
 bool is_spirv_emit(std::string_view emit);

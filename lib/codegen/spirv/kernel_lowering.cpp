@@ -2098,8 +2098,7 @@ private:
           Address a = inst.operands[1].addr;
           // Element k: the address advanced by k elements.
           Id base = byte_offset(a);
-          Id off =
-              op(Op::OpIAdd, u64t(), {base, op(Op::OpIMul, u64t(), {k, cu64(type_size(t))})});
+          Id off = op(Op::OpIAdd, u64t(), {base, op(Op::OpIMul, u64t(), {k, cu64(type_size(t))})});
           Address dyn{a.base, a.base_id, kNoReg, 1, 0};
           Id v = load_at(inst, dyn, t, off);
           store(acc_var, fold(rop, t, load(rep(t), acc_var), v));
