@@ -195,6 +195,15 @@ protected:
   virtual std::shared_ptr<Memory> allocate(uint64_t bytes, const char *what) = 0;
 
   uint64_t buffer_bytes(uint64_t handle) { return buffers_.get(handle)->size; }
+  /// The launch scratch of one launch of a kernel with pool.alloc: every lane's regions.
+  std::shared_ptr<Memory> scratch(const codegen::SpirvKernelInfo &info, const LaunchConfig &l) {
+    uint64_t lanes = l.total_lanes(), per = info.scratch_bytes_per_lane;
+    if (per != 0 && lanes > (uint64_t{1} << 62) / per)
+      throw Error(ErrorCode::OutOfMemory, "kernel '" + info.name + "': " + std::to_string(lanes) +
+                                              " lanes of " + std::to_string(per) +
+                                              " bytes of launch scratch each is too much");
+    return allocate(std::max<uint64_t>(4, lanes * per), "launch scratch");
+  }
   /// The boundary pool in device memory, made on first use.
   std::shared_ptr<Memory> boundary() {
     std::lock_guard lock(boundary_mutex_);

@@ -20,9 +20,10 @@ inline void report_spirv_status(const isa::Kernel &k,
   uint64_t offset = w[4] | (uint64_t{w[5]} << 32);
   std::string where = "kernel '" + k.name + "', lane " + std::to_string(lane);
   if (w[7] < k.insts.size()) where += " (line " + std::to_string(k.insts[w[7]].loc.line) + ")";
-  std::string object = w[3] < k.params.size()                         ? "%" + k.params[w[3]].name
-                       : w[3] == codegen::spirv_status::kBoundaryPool ? "the boundary pool"
-                                                                      : "shared memory";
+  std::string object = w[3] < k.params.size()                          ? "%" + k.params[w[3]].name
+                       : w[3] == codegen::spirv_status::kBoundaryPool  ? "the boundary pool"
+                       : w[3] == codegen::spirv_status::kLaunchScratch ? "its launch scratch"
+                                                                       : "shared memory";
   switch (w[0]) {
   case codegen::spirv_status::AtlasRange: {
     const char *what = w[3] == 0 ? "class" : w[3] == 1 ? "page" : "byte";

@@ -630,6 +630,10 @@ private:
         keep.push_back(boundary());
         check(api.clSetKernelArg(p.handle, i, sizeof(cl_mem), &keep.back()->mem), what);
         break;
+      case codegen::SpirvKernelArg::Kind::Scratch:
+        keep.push_back(scratch(p.info, launch));
+        check(api.clSetKernelArg(p.handle, i, sizeof(cl_mem), &keep.back()->mem), what);
+        break;
       case codegen::SpirvKernelArg::Kind::Atlas:
         state =
             std::make_shared<Memory>(dev_, codegen::spirv_status::kAtlasWords * 8, "Atlas state");

@@ -702,6 +702,8 @@ private:
         keep.push_back(pools_.get(args[b.param].handle));
       else if (b.kind == codegen::SpirvBinding::Kind::Boundary)
         keep.push_back(boundary());
+      else if (b.kind == codegen::SpirvBinding::Kind::Scratch)
+        keep.push_back(scratch(p.info, launch));
       else if (b.kind == codegen::SpirvBinding::Kind::Atlas) {
         state = std::make_shared<Memory>(dev_, codegen::spirv_status::kAtlasWords * 8, true,
                                          "Atlas state");

@@ -39,7 +39,7 @@ struct SpirvOptions {
 
 /// A descriptor binding of a Vulkan kernel (set 0).
 struct SpirvBinding {
-  enum class Kind { Buffer, Pool, Status, Boundary, Atlas };
+  enum class Kind { Buffer, Pool, Status, Boundary, Atlas, Scratch };
   Kind kind = Kind::Buffer;
   uint32_t binding = 0;
   uint32_t param = 0; ///< parameter index (Buffer, Pool)
@@ -63,6 +63,7 @@ struct SpirvKernelArg {
     Status,      ///< a __global uint[spirv_status::kWords], zeroed before the launch
     Boundary,    ///< a __global uint*: the Atlas boundary pool (SPEC §4)
     Atlas,       ///< a __global ulong[spirv_status::kAtlasWords]: resonance, phase advance
+    Scratch,     ///< a __global uint*: launch scratch, scratch_bytes_per_lane for every lane
     Phase,       ///< uint: the Atlas phase at launch start
     Shared,      ///< a __local pointer: the shared memory, static + dynamic bytes
     SharedWords, ///< uint: that shared memory in 32-bit words (-fbounds-check)
@@ -92,6 +93,9 @@ struct SpirvKernelInfo {
   /// Vulkan: the push-constant offset of the Atlas phase at launch start (phase.get); 0 when
   /// the kernel does not read it.
   uint32_t phase_offset = 0;
+  /// Launch scratch (pool.alloc): bytes each lane needs in the Scratch buffer, which holds
+  /// them for every lane of the launch (lane %gid at %gid * scratch_bytes_per_lane).
+  uint64_t scratch_bytes_per_lane = 0;
   /// OpenCL: the kernel's arguments (bindings and scalars then give argument indices).
   std::vector<SpirvKernelArg> kernel_args;
   /// Device capabilities beyond the baseline: "int8", "int16", "float64", "int64_atomics",
@@ -120,6 +124,7 @@ enum Code : uint32_t {
 /// (lo, hi); 6: access size; 7: instruction index.
 inline constexpr uint32_t kSharedMemory = 0xffffffffu;
 inline constexpr uint32_t kBoundaryPool = 0xfffffffeu;
+inline constexpr uint32_t kLaunchScratch = 0xfffffffdu;
 /// The Atlas state buffer (u64 words): resonance[96] as f64 bits, then the phase advance of
 /// the launch (mod 768), which the runtime applies when the launch ends.
 inline constexpr uint32_t kAtlasWords = 97;

@@ -105,7 +105,6 @@ private:
   void check_supported() {
     for (const auto &inst : k_.insts) {
       switch (inst.info().family) {
-      case OpFamily::Pool:
       case OpFamily::HigherOrder:
       case OpFamily::Library:
         throw Unsupported(location(k_, inst) + ": '" + std::string(inst.info().mnemonic) +
@@ -117,7 +116,8 @@ private:
                           ": raw addresses ('addr') have no meaning under SPIR-V's logical "
                           "addressing; use a parameter address");
       for (const auto &op : inst.operands)
-        if (op.kind == OperandKind::Addr && op.addr.base == AddrBase::Reg)
+        if (op.kind == OperandKind::Addr && op.addr.base == AddrBase::Reg &&
+            inst.op != Opcode::PoolLd && inst.op != Opcode::PoolSt)
           throw Unsupported(location(k_, inst) +
                             ": register addresses are not supported by the SPIR-V back end");
       // f64 math to the SPEC's 1 ulp is not written; the device library's kernels use it at
@@ -408,6 +408,12 @@ private:
       info_.bindings.push_back({SpirvBinding::Kind::Atlas, binding, 0});
       ++binding;
     }
+    if (plan_scratch()) { // launch scratch: u32 words, every lane's regions
+      scratch_ = storage_array(u32t(), 4, binding, false);
+      b_.name(scratch_, k_.name + ".scratch");
+      info_.bindings.push_back({SpirvBinding::Kind::Scratch, binding, 0});
+      ++binding;
+    }
     if (needs_status()) {
       status_ = storage_array(u32t(), 4, binding, false);
       b_.name(status_, k_.name + ".status");
@@ -474,6 +480,7 @@ private:
           : kind == SpirvKernelArg::Kind::Boundary    ? "boundary"
           : kind == SpirvKernelArg::Kind::Atlas       ? "atlas"
           : kind == SpirvKernelArg::Kind::Phase       ? "phase"
+          : kind == SpirvKernelArg::Kind::Scratch     ? "scratch"
           : kind == SpirvKernelArg::Kind::Shared      ? "shared"
           : kind == SpirvKernelArg::Kind::SharedWords ? "shared_words"
                                                       : k_.params[param].name + "_bytes";
@@ -508,6 +515,8 @@ private:
     if (uses_atlas_state())
       arg(&atlas_, b_.t_pointer(SC::CrossWorkgroup, u64t()), SpirvKernelArg::Kind::Atlas, 0);
     if (uses(Opcode::PhaseGet)) arg(&cl_phase_, u32t(), SpirvKernelArg::Kind::Phase, 0);
+    if (plan_scratch())
+      arg(&scratch_, b_.t_pointer(SC::CrossWorkgroup, u32t()), SpirvKernelArg::Kind::Scratch, 0);
     if (needs_status()) {
       info_.has_status = true;
       info_.status_binding = static_cast<uint32_t>(info_.kernel_args.size());
@@ -534,9 +543,27 @@ private:
   }
   bool uses_atlas_state() const { return uses(Opcode::ResAccum) || uses(Opcode::PhaseAdv); }
 
+  /// Launch scratch: each pool.alloc site gets its own region of every lane's scratch (the
+  /// verifier frees an allocation before its site allocates again). True when there is any.
+  bool plan_scratch() {
+    if (!scratch_sites_.empty() || info_.scratch_bytes_per_lane) return true;
+    uint64_t offset = 0;
+    for (uint32_t i = 0; i < k_.insts.size(); ++i) {
+      if (k_.insts[i].op != Opcode::PoolAlloc) continue;
+      uint64_t size = (k_.insts[i].operands[1].imm + 7) & ~uint64_t{7};
+      scratch_sites_[i] = {static_cast<uint32_t>(scratch_sites_.size() + 1), offset,
+                           k_.insts[i].operands[1].imm};
+      offset += size;
+    }
+    info_.scratch_bytes_per_lane = offset;
+    return offset > 0;
+  }
+
   static bool in_words(const Address &a) {
+    // Reg: a launch scratch handle of pool.ld/pool.st (register addresses are refused
+    // elsewhere).
     return a.base == AddrBase::Shared || a.base == AddrBase::Class ||
-           a.base == AddrBase::Boundary || a.base == AddrBase::Pool;
+           a.base == AddrBase::Boundary || a.base == AddrBase::Pool || a.base == AddrBase::Reg;
   }
   bool uses_boundary() const {
     if (uses(Opcode::NbrLd) || uses(Opcode::NbrSt)) return true;
@@ -1008,6 +1035,33 @@ private:
     case Opcode::PhaseGet:
     case Opcode::PhaseAdv:
     case Opcode::BoundMap: return atlas_op(inst);
+    case Opcode::PoolAlloc: {
+      // handle = site << 48 | the lane's region, zero-filled.
+      const auto &site = scratch_sites_.at(inst_index_);
+      Id base = op(Op::OpIAdd, u64t(),
+                   {op(Op::OpIMul, u64t(), {specials_.gid, cu64(info_.scratch_bytes_per_lane)}),
+                    cu64(site.offset)});
+      Id first = to32(op(Op::OpShiftRightLogical, u64t(), {base, cu32(2)}));
+      Id w_var = b_.local_variable(u32t());
+      store(w_var, cu32(0));
+      Id w = 0;
+      Address scratch{AddrBase::Reg, 0, kNoReg, 1, 0};
+      auto words = static_cast<uint32_t>((site.size + 3) / 4);
+      structured_loop(
+          [&] {
+            w = load(u32t(), w_var);
+            return op(Op::OpULessThan, boolt(), {w, cu32(words)});
+          },
+          [&] {
+            store(word_ptr(scratch, op(Op::OpIAdd, u32t(), {first, w})), cu32(0));
+            store(w_var, op(Op::OpIAdd, u32t(), {w, cu32(1)}));
+          });
+      dst(inst, op(Op::OpBitwiseOr, u64t(), {base, cu64(uint64_t{site.site} << 48)}));
+      return;
+    }
+    case Opcode::PoolFree: return; // the region is the site's again; the verifier pairs them
+    case Opcode::PoolLd: dst(inst, load_mem(inst, inst.operands[1].addr, t)); return;
+    case Opcode::PoolSt: store_mem(inst, inst.operands[0].addr, t, src(inst, 1)); return;
     default: break;
     }
     switch (inst.info().family) {
@@ -1996,6 +2050,7 @@ private:
     unsigned align = std::min(size, 4u);
     uint32_t what = a.base == AddrBase::Shared ? spirv_status::kSharedMemory
                     : a.base == AddrBase::Pool ? uint32_t{a.base_id}
+                    : a.base == AddrBase::Reg  ? spirv_status::kLaunchScratch
                                                : spirv_status::kBoundaryPool;
     if (!statically_aligned(a, inst)) {
       Id aligned = ieq(op(Op::OpBitwiseAnd, u64t(), {off, cu64(align - 1)}), cu64(0));
@@ -2006,6 +2061,7 @@ private:
       Id limit = a.base == AddrBase::Shared ? op(Op::OpIMul, u64t(), {to64(shared_words_), cu64(4)})
                  : a.base == AddrBase::Class ? cu64(atlas::kClassBytes)
                  : a.base == AddrBase::Pool  ? pool_bytes(a.base_id)
+                 : a.base == AddrBase::Reg   ? scratch_size(read_reg(a.base_id, Type::U64))
                                              : cu64(atlas::kBoundaryPoolBytes);
       Id end = op(Op::OpIAdd, u64t(), {off, cu64(size)});
       Id inside = op(Op::OpULessThanEqual, boolt(), {end, limit});
@@ -2014,7 +2070,20 @@ private:
     }
     if (a.base == AddrBase::Class)
       off = op(Op::OpIAdd, u64t(), {off, cu64(uint64_t{a.base_id} * atlas::kClassBytes)});
+    if (a.base == AddrBase::Reg) // the lane's region of the launch scratch
+      off = op(Op::OpIAdd, u64t(),
+               {off, op(Op::OpBitwiseAnd, u64t(),
+                        {read_reg(a.base_id, Type::U64), cu64((uint64_t{1} << 48) - 1)})});
     return {off, ok};
+  }
+  /// The size of the allocation a scratch handle names (its site in the top 16 bits); 0 for
+  /// a handle that names none.
+  Id scratch_size(Id handle) {
+    Id site = to32(op(Op::OpShiftRightLogical, u64t(), {handle, cu32(48)}));
+    Id size = cu64(0);
+    for (const auto &[inst, s] : scratch_sites_)
+      size = sel(u64t(), ieq(site, cu32(s.site)), cu64(s.size), size);
+    return size;
   }
   Id pool_bytes(uint32_t p) {
     if (cl_) return cl_bytes_.at(p);
@@ -2024,7 +2093,10 @@ private:
   Id word_ptr(const Address &a, Id word_index32) {
     bool shared = a.base == AddrBase::Shared;
     SC sc = shared ? SC::Workgroup : cl_ ? SC::CrossWorkgroup : SC::StorageBuffer;
-    Id base = shared ? shared_ : a.base == AddrBase::Pool ? buffers_.at(a.base_id).var : boundary_;
+    Id base = shared                     ? shared_
+              : a.base == AddrBase::Pool ? buffers_.at(a.base_id).var
+              : a.base == AddrBase::Reg  ? scratch_
+                                         : boundary_;
     if (cl_)
       return op(Op::OpInBoundsPtrAccessChain, b_.t_pointer(sc, u32t()), {base, word_index32});
     if (shared) return op(Op::OpAccessChain, b_.t_pointer(sc, u32t()), {base, word_index32});
@@ -2223,7 +2295,13 @@ private:
   bool f64_used_ = false;
 
   Id ext_ = 0, local_id_ = 0, group_id_ = 0, push_ = 0, status_ = 0, shared_ = 0, shared_words_ = 0,
-     boundary_ = 0, atlas_ = 0, cl_phase_ = 0;
+     boundary_ = 0, atlas_ = 0, cl_phase_ = 0, scratch_ = 0;
+  struct ScratchSite {
+    uint32_t site = 0;   ///< its number in handles (from 1)
+    uint64_t offset = 0; ///< in each lane's scratch
+    uint64_t size = 0;   ///< bytes it allocates
+  };
+  std::map<uint32_t, ScratchSite> scratch_sites_; ///< pool.alloc instruction -> its site
   uint32_t phase_member_ = 0;
   std::vector<Id> inputs_; ///< the Input built-ins
 

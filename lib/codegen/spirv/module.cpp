@@ -188,14 +188,16 @@ Status compile_spirv(const isa::Module &module, const SpirvOptions &options, Spi
 
 namespace {
 
-constexpr std::array<std::pair<SpirvBinding::Kind, std::string_view>, 5> kBindingKinds = {{
+constexpr std::array<std::pair<SpirvBinding::Kind, std::string_view>, 6> kBindingKinds = {{
+    {SpirvBinding::Kind::Scratch, "scratch"},
     {SpirvBinding::Kind::Atlas, "atlas"},
     {SpirvBinding::Kind::Buffer, "buffer"},
     {SpirvBinding::Kind::Pool, "pool"},
     {SpirvBinding::Kind::Status, "status"},
     {SpirvBinding::Kind::Boundary, "boundary"},
 }};
-constexpr std::array<std::pair<SpirvKernelArg::Kind, std::string_view>, 10> kArgKinds = {{
+constexpr std::array<std::pair<SpirvKernelArg::Kind, std::string_view>, 11> kArgKinds = {{
+    {SpirvKernelArg::Kind::Scratch, "scratch"},
     {SpirvKernelArg::Kind::Pool, "pool"},
     {SpirvKernelArg::Kind::Atlas, "atlas"},
     {SpirvKernelArg::Kind::Phase, "phase"},
@@ -253,6 +255,7 @@ std::string spirv_reflection_json(const SpirvModule &module) {
     j["static_shared_bytes"] = k.static_shared_bytes;
     if (k.has_status) j["status_binding"] = k.status_binding;
     if (k.phase_offset) j["phase_offset"] = k.phase_offset;
+    if (k.scratch_bytes_per_lane) j["scratch_bytes_per_lane"] = k.scratch_bytes_per_lane;
     if (!k.kernel_args.empty()) {
       nlohmann::ordered_json args = nlohmann::ordered_json::array();
       for (const auto &a : k.kernel_args)
@@ -298,6 +301,8 @@ Status parse_spirv_reflection(std::string_view json, std::vector<SpirvKernelInfo
         k.status_binding = j["status_binding"].get<uint32_t>();
       }
       if (j.contains("phase_offset")) k.phase_offset = j["phase_offset"].get<uint32_t>();
+      if (j.contains("scratch_bytes_per_lane"))
+        k.scratch_bytes_per_lane = j["scratch_bytes_per_lane"].get<uint64_t>();
       if (j.contains("kernel_args"))
         for (const auto &a : j["kernel_args"])
           k.kernel_args.push_back(

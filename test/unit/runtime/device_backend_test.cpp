@@ -376,5 +376,48 @@ TEST_P(DeviceBackend, PoolParametersAreByteAddressed) {
   }
 }
 
+// Launch scratch (pool.alloc): each lane's zero-filled regions, one per allocation site,
+// written and read through pool.st/pool.ld; an access past an allocation fails with
+// -fbounds-check (compiled into a bundle here, as hologram-run does).
+constexpr const char *kScratch = R"(.kernel scratch_sum
+.param %out : buffer<u32> write
+  pool.alloc     r1, 64
+  mov.imm.u32    r2, 0
+  mov.imm.u64    r3, 0
+  mov.imm.u64    r4, 4
+  mov.imm.u32    r5, 16
+@fill:
+  cvt.u32.u64    r6, r3
+  add.u32        r7, r6, r2
+  pool.st.u32    [r1 + r3], r7
+  add.u64        r3, r3, r4
+  mov.imm.u32    r8, 1
+  sub.u32        r5, r5, r8
+  mov.imm.u32    r9, 0
+  setgt.u32      p0, r5, r9
+  bra p0         @fill
+  mov.imm.u64    r10, 60
+  pool.ld.u32    r11, [r1 + r10]
+  cvt.u32.u64    r12, %gid
+  add.u32        r13, r11, r12
+  pool.free      r1
+  pool.alloc     r14, 12
+  mov.imm.u64    r15, 8
+  pool.ld.u32    r16, [r14 + r15]
+  add.u32        r13, r13, r16
+  pool.free      r14
+  st.u32         [%out + %gid*4], r13
+  exit
+)";
+
+TEST_P(DeviceBackend, LaunchScratchIsPerLaneAndZeroFilled) {
+  auto b = start();
+  auto m = test::parse_ok(kScratch);
+  auto out = b->allocate_buffer(8 * 4);
+  KernelArg args[] = {KernelArg::buffer(out)};
+  b->execute_program(m.kernels[0], LaunchConfig::linear(8, 4), args);
+  EXPECT_EQ(b->read<uint32_t>(out), (std::vector<uint32_t>{60, 61, 62, 63, 64, 65, 66, 67}));
+}
+
 INSTANTIATE_TEST_SUITE_P(SpirvBackends, DeviceBackend, ::testing::Values("vulkan", "opencl"),
                          [](const auto &p) { return p.param; });
