@@ -3,6 +3,7 @@
 // synchronize() only drains what another thread may still have queued.
 #include "opencl_backend.h"
 
+#include "../core/dynamic_library.h"
 #include "../core/handle_table.h"
 #include "../core/host_atlas.h"
 #include "../core/launch_args.h"
@@ -74,16 +75,8 @@ struct Api {
   static const Api &get() {
     static const Api api = [] {
       Api a;
-      for (const char *name : {"libOpenCL.so.1", "libOpenCL.so"}) {
-        a.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-        if (a.lib) break;
-      }
-      if (!a.lib) {
-        const char *e = dlerror();
-        a.error = std::string("the OpenCL ICD loader (libOpenCL.so.1) cannot be opened: ") +
-                  (e ? e : "unknown error");
-        return a;
-      }
+      a.lib = open_library({"libOpenCL.so.1", "libOpenCL.so"}, "the OpenCL ICD loader", a.error);
+      if (!a.lib) return a;
 #define HG_CL_LOAD(name)                                                                           \
   a.name = reinterpret_cast<decltype(&::name)>(dlsym(a.lib, #name));                               \
   if (!a.name && a.error.empty()) a.error = "libOpenCL.so.1 has no " #name;

@@ -3,6 +3,7 @@
 // when they have finished, so synchronize() has nothing left to wait for.
 #include "vulkan_backend.h"
 
+#include "../core/dynamic_library.h"
 #include "../core/handle_table.h"
 #include "../core/host_atlas.h"
 #include "../core/launch_args.h"
@@ -97,16 +98,8 @@ struct Loader {
   static const Loader &get() {
     static const Loader loader = [] {
       Loader l;
-      for (const char *name : {"libvulkan.so.1", "libvulkan.so"}) {
-        l.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-        if (l.lib) break;
-      }
-      if (!l.lib) {
-        const char *e = dlerror();
-        l.error = std::string("the Vulkan loader (libvulkan.so.1) cannot be opened: ") +
-                  (e ? e : "unknown error");
-        return l;
-      }
+      l.lib = open_library({"libvulkan.so.1", "libvulkan.so"}, "the Vulkan loader", l.error);
+      if (!l.lib) return l;
       l.get_instance_proc =
           reinterpret_cast<PFN_vkGetInstanceProcAddr>(dlsym(l.lib, "vkGetInstanceProcAddr"));
       if (!l.get_instance_proc) {
