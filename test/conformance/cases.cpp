@@ -744,6 +744,19 @@ uint64_t ulp_distance(float a, float b) {
   return static_cast<uint64_t>(d < 0 ? -d : d);
 }
 
+uint64_t ulp_distance(double a, double b) {
+  if (std::isnan(a) && std::isnan(b)) return 0;
+  if (a == b) return 0;
+  if (std::isnan(a) || std::isnan(b)) return UINT64_MAX;
+  __extension__ typedef __int128 Wide;
+  auto key = [](double f) {
+    Wide u = std::bit_cast<int64_t>(f);
+    return u < 0 ? Wide{INT64_MIN} - u : u;
+  };
+  Wide d = key(a) - key(b);
+  return static_cast<uint64_t>(d < 0 ? -d : d);
+}
+
 Status InterpRunner::run(const isa::Kernel &kernel, const LaunchConfig &launch, CaseData &data) {
   std::vector<interp::ArgValue> args;
   for (const auto &p : kernel.params) {

@@ -73,6 +73,13 @@ std::string format_value(Type t, const std::byte *p) {
     os << f;
     break;
   }
+  case Type::F64: {
+    double f;
+    std::memcpy(&f, p, 8);
+    os.precision(17);
+    os << f;
+    break;
+  }
   case Type::U8: os << static_cast<unsigned>(*reinterpret_cast<const uint8_t *>(p)); break;
   case Type::I32: os << *reinterpret_cast<const int32_t *>(p); break;
   default: os << *reinterpret_cast<const uint32_t *>(p); break;
@@ -113,6 +120,11 @@ std::string compare(const Check &check, Type type, std::span<const std::byte> go
       std::memcpy(&gf, g, 4);
       std::memcpy(&wf, w, 4);
       ok = ulp_distance(gf, wf) <= check.tol.ulps || std::fabs(double{gf} - wf) <= check.tol.abs;
+    } else if (type == Type::F64) {
+      double gd, wd;
+      std::memcpy(&gd, g, 8);
+      std::memcpy(&wd, w, 8);
+      ok = ulp_distance(gd, wd) <= check.tol.ulps || std::fabs(gd - wd) <= check.tol.abs;
     } else {
       ok = std::memcmp(g, w, size) == 0;
     }

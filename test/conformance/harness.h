@@ -132,5 +132,6 @@ private:
 
 /// ULP distance between two floats (0 for equal values and for two NaNs).
 uint64_t ulp_distance(float a, float b);
+uint64_t ulp_distance(double a, double b);
 
 } // namespace hologram::conformance

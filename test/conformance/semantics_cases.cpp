@@ -227,6 +227,57 @@ void semantics_cases(std::vector<Case> &out) {
     out.push_back(c);
   }
   {
+    // f64 transcendentals within 1 ulp of the correctly rounded value (4 for rsqrt and
+    // sigmoid), IEEE special values exactly: against long double evaluation rounded once.
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    constexpr double nan = std::numeric_limits<double>::quiet_NaN();
+    const std::vector<double> a{
+        0.0,   -0.0, 1.0,      -1.0,  0.5,    2.5,   -3.75,  1e-310, 700.5, -740.25,
+        1e300, 1e22, -6.02e23, inf,   -inf,   nan,   5.3e-5, 12.345, 0.875, 3.141592653589793,
+        -5.9,  0.3,  -20.5,    1e-20, 709.78, -705.0};
+    const std::vector<double> b{2.0,  -2.0, 0.5,  3.0,  -1.5,  0.0,  inf, 1e-300, 2.0,
+                                -3.0, 0.25, -0.5, 7.0,  1.0,   -inf, 1.0, nan,    10.0,
+                                -0.0, 2.5,  3.0,  -0.3, -20.0, 1e20, 1.0, -inf};
+    using Fn = long double (*)(long double, long double);
+    static const Fn tight[] = {[](long double x, long double) { return expl(x); },
+                               [](long double x, long double) { return exp2l(x); },
+                               [](long double x, long double) { return logl(x); },
+                               [](long double x, long double) { return log2l(x); },
+                               [](long double x, long double) { return log10l(x); },
+                               [](long double x, long double) { return sqrtl(x); },
+                               [](long double x, long double) { return sinl(x); },
+                               [](long double x, long double) { return cosl(x); },
+                               [](long double x, long double) { return tanl(x); },
+                               [](long double x, long double) { return tanhl(x); },
+                               [](long double x, long double) { return erfl(x); },
+                               [](long double x, long double y) { return powl(x, y); },
+                               [](long double x, long double y) { return atan2l(x, y); }};
+    static const Fn loose[] = {
+        [](long double x, long double) { return 1.0L / sqrtl(x); },
+        [](long double x, long double) { // exactly 0 once exp(-x) overflows f64
+          return expl(-x) > std::numeric_limits<double>::max() ? 0.0L : 1.0L / (1.0L + expl(-x));
+        }};
+    const uint32_t n = static_cast<uint32_t>(a.size());
+    Case c = rule_case("math_f64", n);
+    c.inputs = [=](CaseData &d) {
+      set(d, "a", Type::F64, a);
+      set(d, "b", Type::F64, b);
+      zeros<double>(d, "o", Type::F64, n * std::size(tight));
+      zeros<double>(d, "w", Type::F64, n * std::size(loose));
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &) {
+      std::vector<double> o, w;
+      for (size_t i = 0; i < n; ++i) {
+        for (Fn f : tight) o.push_back(static_cast<double>(f(a[i], b[i])));
+        for (Fn f : loose) w.push_back(static_cast<double>(f(a[i], b[i])));
+      }
+      set(d, "o", Type::F64, o);
+      set(d, "w", Type::F64, w);
+    };
+    c.checks = {{"o", {1, 0}}, {"w", {4, 0}}};
+    out.push_back(c);
+  }
+  {
     Case c = rule_case("call_ret", 6);
     c.inputs = [](CaseData &d) {
       set<uint32_t>(d, "a", Type::U32, {0, 5, 9, 10, 20, 3});

@@ -211,6 +211,24 @@ Id Builder::begin_function(Id ret, Id fn_type, Id fn) {
   return fn;
 }
 
+void Builder::aside(const std::function<void()> &write) {
+  Words header = std::move(fn_header_), locals = std::move(fn_locals_), body = std::move(fn_body_);
+  size_t locals_at = locals_at_;
+  Id label = current_label_;
+  bool in_function = in_function_, in_block = in_block_, first_block = first_block_;
+  in_function_ = in_block_ = false;
+  write();
+  if (in_function_) throw std::logic_error("spirv: a function written aside did not end");
+  fn_header_ = std::move(header);
+  fn_locals_ = std::move(locals);
+  fn_body_ = std::move(body);
+  locals_at_ = locals_at;
+  current_label_ = label;
+  in_function_ = in_function;
+  in_block_ = in_block;
+  first_block_ = first_block;
+}
+
 Id Builder::function_param(Id ty) {
   Id id = fresh();
   append(fn_header_, spv::Op::OpFunctionParameter, {ty, id});

@@ -81,6 +81,9 @@ public:
   // Functions and blocks. Function-scope variables go to the entry block, wherever they are
   // requested.
   Id begin_function(Id ret, Id fn_type, Id fn = 0);
+  /// Runs `write`, which writes one whole function (begin_function .. end_function), while
+  /// another function is being written; the latter goes on where it was afterwards.
+  void aside(const std::function<void()> &write);
   Id function_param(Id type);
   void end_function();
   Id local_variable(Id type); ///< type is the pointee type

@@ -23,6 +23,7 @@
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/opt/lane_analysis.h"
 #include "lowering.h"
+#include "math64.h"
 
 #include <spirv/unified1/GLSL.std.450.h>
 #include <spirv/unified1/OpenCL.std.h>
@@ -120,11 +121,6 @@ private:
             inst.op != Opcode::PoolLd && inst.op != Opcode::PoolSt)
           throw Unsupported(location(k_, inst) +
                             ": register addresses are not supported by the SPIR-V back end");
-      // f64 math to the SPEC's 1 ulp is not written; the device library's kernels use it at
-      // ~1e-15 relative, which their f32 and f64 results need.
-      if (inst.info().family == OpFamily::Math && inst.type == Type::F64 && !library_)
-        throw Unsupported(location(k_, inst) + ": f64 '" + std::string(inst.info().mnemonic) +
-                          "' is not supported by the SPIR-V back end yet");
     }
   }
 
@@ -1303,6 +1299,8 @@ private:
     }
     case Opcode::Pow:
     case Opcode::Atan2: {
+      if (t == Type::F64 && !library_)
+        return call_f64_math(b_, cl_, o == Opcode::Pow ? F64Fn::Pow : F64Fn::Atan2, a, c);
       if (o_.fast_math && t != Type::F64)
         return glsl(ty, o == Opcode::Pow ? GLSLstd450Pow : GLSLstd450Atan2, {a, c});
       // In f64 and rounded once (f32), like the other transcendentals.
@@ -1668,6 +1666,25 @@ private:
     return dsel(lor(flt(x, d(0.0)), isnan(x)), d(NAN), r);
   }
 
+  static F64Fn f64_fn(Opcode o) {
+    switch (o) {
+    case Opcode::Exp: return F64Fn::Exp;
+    case Opcode::Exp2: return F64Fn::Exp2;
+    case Opcode::Log: return F64Fn::Log;
+    case Opcode::Log2: return F64Fn::Log2;
+    case Opcode::Log10: return F64Fn::Log10;
+    case Opcode::Sqrt: return F64Fn::Sqrt;
+    case Opcode::Rsqrt: return F64Fn::Rsqrt;
+    case Opcode::Sin: return F64Fn::Sin;
+    case Opcode::Cos: return F64Fn::Cos;
+    case Opcode::Tan: return F64Fn::Tan;
+    case Opcode::Tanh: return F64Fn::Tanh;
+    case Opcode::Sigmoid: return F64Fn::Sigmoid;
+    case Opcode::Erf: return F64Fn::Erf;
+    default: throw std::logic_error("spirv: not a unary f64 math function");
+    }
+  }
+
   Id math(Opcode o, Type t, Id x) {
     Id ty = rep(t);
     // GLSL.std.450 has no f64 transcendentals and neither has erf.
@@ -1691,11 +1708,11 @@ private:
       }
       }
     }
+    // f64 to the SPEC's 1 ulp in double-double (math64.h); the device library's kernels use
+    // the f64 evaluations below (~1e-15 relative), which their results need, and are faster.
+    if (t == Type::F64 && !library_) return call_f64_math(b_, cl_, f64_fn(o), x);
     if (o == Opcode::Sin || o == Opcode::Cos || o == Opcode::Tan) {
-      // The reduction below is exact for f32 arguments only.
-      if (t == Type::F64)
-        throw Unsupported("f64 '" + std::string(info(o).mnemonic) +
-                          "' is not supported by the SPIR-V back end yet");
+      if (t == Type::F64) throw Unsupported("f64 trigonometry in the device library");
       return op(Op::OpFConvert, f32t(), {trig_f32(o, op(Op::OpFConvert, f64t(), {x}))});
     }
     Id v = t == Type::F64 ? x : op(Op::OpFConvert, f64t(), {x});

@@ -145,20 +145,22 @@ TEST_P(DeviceBackend, MisusedLaunchesAreErrors) {
 
 TEST_P(DeviceBackend, KernelsItCannotCompileAreRefusedWithTheLocation) {
   auto b = start();
-  auto m = test::parse_ok(R"(.kernel uses_f64_sin
-.param %out : buffer<f64> write
-  mov.imm.f64 r1, 0.5
-  sin.f64 r2, r1
-  st.f64 [%out + %gid*8], r2
+  auto m = test::parse_ok(R"(.kernel shared_atomic64
+.param %out : buffer<u64> write
+  mov.imm.u64 r1, 0
+  mov.imm.u64 r2, 1
+  atom.add.u64 r3, [shared + r1], r2
+  st.u64 [%out + %gid*8], r3
   exit
 )");
   auto out = b->allocate_buffer(8);
   KernelArg args[] = {KernelArg::buffer(out)};
+  LaunchConfig one = LaunchConfig::linear(1, 1);
+  one.shared_memory = 8;
   std::string msg;
-  EXPECT_EQ(code_of([&] { b->execute_program(m.kernels[0], LaunchConfig::linear(1), args); }, &msg),
+  EXPECT_EQ(code_of([&] { b->execute_program(m.kernels[0], one, args); }, &msg),
             ErrorCode::InvalidProgram);
-  EXPECT_NE(msg.find("kernel 'uses_f64_sin', line 4:3: f64 'sin' is not supported by the SPIR-V "
-                     "back end yet"),
+  EXPECT_NE(msg.find("kernel 'shared_atomic64', line 5:3: 64-bit atomics on shared memory"),
             std::string::npos)
       << msg;
 }

@@ -1,0 +1,35 @@
+// f64 transcendentals for the SPIR-V back end within SPEC §3.4's bounds (1 ulp of the correctly
+// rounded value; 4 for rsqrt and sigmoid). Neither GLSL.std.450 (no f64 transcendentals) nor
+// OpenCL.std (3-4 ulp for double) is good enough, so each function is evaluated in
+// double-double arithmetic (error-free sums and Dekker products, no fused multiply-add needed)
+// and rounded once. Each function is written once per module and called.
+#pragma once
+
+#include "builder.h"
+
+namespace hologram::codegen::spirv {
+
+enum class F64Fn {
+  Exp,
+  Exp2,
+  Log,
+  Log2,
+  Log10,
+  Sqrt,
+  Rsqrt,
+  Sin,
+  Cos,
+  Tan,
+  Tanh,
+  Sigmoid,
+  Erf,
+  Pow,  ///< pow(x, y)
+  Atan2 ///< atan2(y, x), C's operand order (the ISA's too)
+};
+
+/// Calls the module's f64 function `fn` on x (and y for Pow and Atan2) in the current block of
+/// `builder`, writing the function the first time a module asks for it. `opencl`: the Kernel
+/// flavour (OpenCL.std, no NoContraction decorations).
+Id call_f64_math(Builder &builder, bool opencl, F64Fn fn, Id x, Id y = 0);
+
+} // namespace hologram::codegen::spirv
