@@ -9,9 +9,10 @@
 # header <stem>.h; hologram-cc writes a depfile for each, so editing one source rebuilds only
 # its object and header (and a new hologram-cc rebuilds everything). BUNDLE also writes
 # <target>.hgb, one bundle of all sources, for Backend::load_module; its path is the target's
-# HOLOGRAM_BUNDLE property. Vulkan and OpenCL TARGETS (vulkan1.1, opencl1.2, ...) put SPIR-V
-# into that bundle, so they need BUNDLE. The library links Hologram::runtime. Works with the Ninja and
-# Makefile generators, from a build tree and from an installed package.
+# HOLOGRAM_BUNDLE property. Vulkan and OpenCL TARGETS (vulkan1.1, opencl1.2, ...) compile SPIR-V
+# that each object embeds next to its x86 code (Backend::load_linked_module on the vulkan and
+# opencl backends runs it) and the bundle holds. The library links Hologram::runtime. Works
+# with the Ninja and Makefile generators, from a build tree and from an installed package.
 include_guard(GLOBAL)
 
 function(add_hologram_kernel target)
@@ -30,7 +31,7 @@ function(add_hologram_kernel target)
   if(NOT HGK_TARGETS)
     set(HGK_TARGETS x86-64-v2 x86-64-v3 x86-64-v4)
   endif()
-  # x86 targets make the objects; Vulkan and OpenCL targets add SPIR-V to the bundle.
+  # x86 targets make the objects' code; Vulkan and OpenCL targets add SPIR-V to them.
   set(cpu_targets "")
   set(spirv_targets "")
   foreach(t IN LISTS HGK_TARGETS)
@@ -40,10 +41,6 @@ function(add_hologram_kernel target)
       list(APPEND cpu_targets "${t}")
     endif()
   endforeach()
-  if(spirv_targets AND NOT HGK_BUNDLE)
-    message(FATAL_ERROR "${fn}: targets ${spirv_targets} are SPIR-V, which the runtime loads "
-                        "from a bundle: add BUNDLE (the static library's objects are x86 code)")
-  endif()
   if(NOT cpu_targets)
     message(FATAL_ERROR "${fn}: TARGETS names no x86 target; the library's objects need one "
                         "(x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name)")
@@ -55,8 +52,8 @@ function(add_hologram_kernel target)
                          BASE_DIR "${CMAKE_CURRENT_BINARY_DIR}")
   set(work "${CMAKE_CURRENT_BINARY_DIR}/${target}.hologram")
   file(MAKE_DIRECTORY "${header_dir}" "${work}")
-  list(JOIN cpu_targets "," target_list)
-  list(JOIN HGK_TARGETS "," bundle_target_list)
+  list(JOIN cpu_targets "," header_target_list)
+  list(JOIN HGK_TARGETS "," target_list)
   set(cc "$<TARGET_FILE:Hologram::hologram-cc>")
 
   set(objects "")
@@ -76,17 +73,19 @@ function(add_hologram_kernel target)
     foreach(emit obj header)
       if(emit STREQUAL "obj")
         set(output "${object}")
+        set(targets "${target_list}")
       else()
         set(output "${header}")
+        set(targets "${header_target_list}")
       endif()
       get_filename_component(name "${output}" NAME)
       add_custom_command(
         OUTPUT "${output}"
-        COMMAND "${cc}" "${input}" --emit=${emit} "--target=${target_list}" ${HGK_OPTIONS}
+        COMMAND "${cc}" "${input}" --emit=${emit} "--target=${targets}" ${HGK_OPTIONS}
                 -o "${output}" -MD -MF "${work}/${name}.d"
         DEPENDS "${input}" "${cc}"
         DEPFILE "${work}/${name}.d"
-        COMMENT "hologram-cc ${src} -> ${name} (${target_list})"
+        COMMENT "hologram-cc ${src} -> ${name} (${targets})"
         VERBATIM)
     endforeach()
     list(APPEND objects "${object}")
@@ -98,11 +97,11 @@ function(add_hologram_kernel target)
     set(bundle "${CMAKE_CURRENT_BINARY_DIR}/${target}.hgb")
     add_custom_command(
       OUTPUT "${bundle}"
-      COMMAND "${cc}" ${inputs} --emit=bundle "--target=${bundle_target_list}" ${HGK_OPTIONS}
+      COMMAND "${cc}" ${inputs} --emit=bundle "--target=${target_list}" ${HGK_OPTIONS}
               -o "${bundle}" -MD -MF "${work}/bundle.d"
       DEPENDS ${inputs} "${cc}"
       DEPFILE "${work}/bundle.d"
-      COMMENT "hologram-cc -> ${target}.hgb (${bundle_target_list})"
+      COMMENT "hologram-cc -> ${target}.hgb (${target_list})"
       VERBATIM)
     set(extra "${bundle}")
   endif()

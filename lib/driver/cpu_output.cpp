@@ -74,19 +74,33 @@ Status link_shared(const std::string &object, std::string &bytes) {
 }
 
 /// A SPIR-V module for one Vulkan or OpenCL target, with its reflection (SPEC §10).
-Status add_spirv_payload(const isa::Module &module, const CpuOutputOptions &o,
-                         const codegen::SpirvTarget &target, artifact::Bundle &b) {
+/// The SPIR-V module for `target`, its reflection, and the device features its kernels need.
+Status compile_spirv_for(const isa::Module &module, const CpuOutputOptions &o,
+                         const codegen::SpirvTarget &target, codegen::EmbeddedSpirv &out,
+                         std::vector<std::string> &features) {
   codegen::SpirvModule m;
   if (auto st = codegen::compile_spirv(module, spirv_options(target, o), m); !st) return st;
+  std::set<std::string> needed;
+  for (const auto &k : m.kernels)
+    needed.insert(k.requires_features.begin(), k.requires_features.end());
+  features.assign(needed.begin(), needed.end());
+  out.target = target.name;
+  out.reflection = codegen::spirv_reflection_json(m);
+  out.words = std::move(m.words);
+  return Status::ok();
+}
+
+Status add_spirv_payload(const isa::Module &module, const CpuOutputOptions &o,
+                         const codegen::SpirvTarget &target, artifact::Bundle &b) {
+  codegen::EmbeddedSpirv m;
+  std::vector<std::string> features;
+  if (auto st = compile_spirv_for(module, o, target, m, features); !st) return st;
   artifact::BundlePayload p;
   p.name = target.name;
   p.kind = std::string(target.is_vulkan() ? artifact::kPayloadSpirvVulkan
                                           : artifact::kPayloadSpirvOpenCl);
-  std::set<std::string> features;
-  for (const auto &k : m.kernels)
-    features.insert(k.requires_features.begin(), k.requires_features.end());
-  p.targets.push_back({target.name, {features.begin(), features.end()}});
-  p.reflection = codegen::spirv_reflection_json(m);
+  p.targets.push_back({target.name, std::move(features)});
+  p.reflection = std::move(m.reflection);
   p.bytes.assign(reinterpret_cast<const char *>(m.words.data()), m.words.size() * 4);
   b.payloads.push_back(std::move(p));
   return Status::ok();
@@ -121,7 +135,9 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
   std::vector<codegen::SpirvTarget> spirv_targets;
   for (const auto &name : o.targets) {
     std::string error;
-    if (auto st = codegen::parse_spirv_target(name); st && is_bundle) {
+    // SPIR-V targets go into bundles and, next to the x86 code, into objects and libraries
+    // (the descriptor carries them for the Vulkan and OpenCL backends).
+    if (auto st = codegen::parse_spirv_target(name)) {
       spirv_targets.push_back(*st);
       continue;
     }
@@ -129,8 +145,7 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
       return {ErrorCode::InvalidArgument,
               "target '" + name + "': --emit=" + std::string(emit) +
                   (codegen::is_spirv_target_name(name)
-                       ? " writes x86 code only; SPIR-V goes into bundles (--emit=bundle) or "
-                         "modules (--emit=spirv)"
+                       ? " takes vulkan1.1-1.3 and opencl1.2/2.0/3.0 as SPIR-V targets"
                        : " needs x86 targets: x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU "
                          "name")};
     auto t = codegen::parse_cpu_target(name, error);
@@ -151,6 +166,11 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
               : emit == "bc"  ? codegen::CpuEmit::Bitcode
               : emit == "asm" ? codegen::CpuEmit::Assembly
                               : codegen::CpuEmit::Object;
+  if (co.targets.empty() && !is_bundle)
+    return {ErrorCode::InvalidArgument,
+            "--emit=" + std::string(emit) +
+                " needs an x86 target next to SPIR-V ones (x86-64-v2, x86-64-v3, x86-64-v4 or "
+                "an LLVM CPU name): the code that runs on the CPU"};
   std::string out;
   if (emit == "header") {
     // The least demanding variant decides what the header records as required.
@@ -163,6 +183,13 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
                                       features);
     return {};
   }
+  if (!is_bundle)
+    for (const auto &t : spirv_targets) {
+      codegen::EmbeddedSpirv m;
+      std::vector<std::string> features;
+      if (auto st = compile_spirv_for(module, o, t, m, features); !st) return st;
+      co.spirv.push_back(std::move(m));
+    }
   if (!co.targets.empty() || !is_bundle)
     if (auto st = codegen::emit_cpu(module, co, kind, out); !st) return st;
   if (is_bundle) {

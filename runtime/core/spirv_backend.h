@@ -9,6 +9,7 @@
 #include "launch_args.h"
 
 #include "hologram/artifact/bundle.h"
+#include "hologram/codegen/cpu_abi.h"
 #include "hologram/codegen/spirv.h"
 #include "hologram/codegen/spirv_library.h"
 #include "hologram/interp/interpreter.h"
@@ -61,50 +62,46 @@ public:
     if (auto st = artifact::read_bundle(std::move(*bytes), bundle); !st)
       throw Error(ErrorCode::InvalidModule,
                   "'" + path + "' is not a valid bundle: " + st.message());
-    // The payload of this backend's kind the device takes best.
-    const artifact::BundlePayload *best = nullptr;
-    int best_rank = -1;
-    std::string refused;
-    for (const auto &p : bundle.payloads) {
-      if (p.kind != payload_kind()) continue;
-      std::string why;
-      int rank = payload_rank(p, why);
-      if (rank < 0) refused += "; " + p.name + ": " + why;
-      if (rank > best_rank) {
-        best = &p;
-        best_rank = rank;
-      }
-    }
-    if (!best) {
-      std::string targets;
-      for (const auto &t : bundle.options.targets) targets += (targets.empty() ? "" : ", ") + t;
-      throw Error(ErrorCode::InvalidModule,
-                  "bundle '" + path + "' holds no code the " + backend_name() + " backend runs" +
-                      (refused.empty() ? " (its targets: " + targets + ")" : refused) +
-                      "; add a target for it to --target (such as " + compile_target().name + ")");
-    }
-    auto m = std::make_shared<LoadedModule>();
-    m->origin = path;
-    m->variant = best->name;
-    m->module = bundle.module;
-    std::vector<codegen::SpirvKernelInfo> infos;
-    if (auto st = codegen::parse_spirv_reflection(best->reflection, infos); !st)
-      throw Error(ErrorCode::InvalidModule,
-                  "bundle '" + path + "', payload '" + best->name + "': " + st.message());
-    if (best->bytes.size() % 4 != 0)
-      throw Error(ErrorCode::InvalidModule, "bundle '" + path + "', payload '" + best->name +
-                                                "' is not a whole number of SPIR-V words");
-    std::vector<uint32_t> words(best->bytes.size() / 4);
-    std::memcpy(words.data(), best->bytes.data(), best->bytes.size());
-    for (const auto &k : m->module.kernels)
-      m->programs.emplace(
-          k.name, compiled(k, infos, words, "bundle '" + path + "', payload '" + best->name + "'"));
-    return {modules_.insert(std::move(m))};
+    return load_payloads("bundle '" + path + "'", path, std::move(bundle.module), bundle.payloads,
+                         bundle.options.targets);
   }
 
-  ModuleHandle load_linked_module(const void *) override {
-    throw Error(ErrorCode::InvalidArgument,
-                "linked modules hold x86 code; only the CPU backend runs them");
+  /// A module linked into the application (add_hologram_kernel): its descriptor carries the
+  /// SPIR-V compiled for the library's vulkan and opencl TARGETS next to the x86 code.
+  ModuleHandle load_linked_module(const void *descriptor) override {
+    auto *desc = static_cast<const hg_cpu_module_desc *>(descriptor);
+    if (!desc) throw Error(ErrorCode::InvalidArgument, "a null module descriptor");
+    std::string origin =
+        desc->source_name && *desc->source_name ? desc->source_name : "linked module";
+    std::string what = "linked module '" + origin + "'";
+    if (desc->abi_version != HG_CPU_ABI_VERSION)
+      throw Error(ErrorCode::InvalidModule,
+                  what + " was compiled for ABI version " + std::to_string(desc->abi_version) +
+                      "; this runtime implements version " + std::to_string(HG_CPU_ABI_VERSION) +
+                      " (recompile it with this hologram-cc)");
+    DiagnosticEngine diags;
+    auto parsed = isa::parse_module(desc->isa_text ? desc->isa_text : "", origin, diags);
+    if (!parsed)
+      throw Error(ErrorCode::InvalidModule,
+                  what + " carries damaged kernel metadata:\n" + diags.to_string());
+    std::vector<artifact::BundlePayload> payloads;
+    std::vector<std::string> targets;
+    for (uint32_t i = 0; i < desc->num_spirv; ++i) {
+      const hg_spirv_module_desc &s = desc->spirv[i];
+      artifact::BundlePayload p;
+      p.name = s.target ? s.target : "";
+      auto t = codegen::parse_spirv_target(p.name);
+      if (!t || !s.words || !s.reflection)
+        throw Error(ErrorCode::InvalidModule, what + " carries a damaged SPIR-V module");
+      p.kind = std::string(t->is_vulkan() ? artifact::kPayloadSpirvVulkan
+                                          : artifact::kPayloadSpirvOpenCl);
+      p.reflection = s.reflection;
+      p.bytes.assign(reinterpret_cast<const char *>(s.words), s.num_words * 4);
+      targets.push_back(p.name);
+      payloads.push_back(std::move(p));
+    }
+    for (uint32_t v = 0; v < desc->num_variants; ++v) targets.push_back(desc->variant_names[v]);
+    return load_payloads(what, origin, std::move(*parsed), payloads, targets);
   }
   void unload_module(ModuleHandle m) override { modules_.remove(m.id); }
   ModuleInfo module_info(ModuleHandle m) override {
@@ -243,6 +240,49 @@ private:
     std::shared_ptr<Program> device;
     std::shared_ptr<HostProgram> host;
   };
+  /// Loads the payload of this backend's kind that the device takes best; `what` names the
+  /// container in messages, `targets` are all it was compiled for.
+  ModuleHandle load_payloads(const std::string &what, const std::string &origin, isa::Module module,
+                             const std::vector<artifact::BundlePayload> &all,
+                             const std::vector<std::string> &targets) {
+    const artifact::BundlePayload *best = nullptr;
+    int best_rank = -1;
+    std::string refused;
+    for (const auto &p : all) {
+      if (p.kind != payload_kind()) continue;
+      std::string why;
+      int rank = payload_rank(p, why);
+      if (rank < 0) refused += "; " + p.name + ": " + why;
+      if (rank > best_rank) {
+        best = &p;
+        best_rank = rank;
+      }
+    }
+    if (!best) {
+      std::string list;
+      for (const auto &t : targets) list += (list.empty() ? "" : ", ") + t;
+      throw Error(ErrorCode::InvalidModule,
+                  what + " holds no code the " + backend_name() + " backend runs" +
+                      (refused.empty() ? " (its targets: " + list + ")" : refused) +
+                      "; add a target for it to --target (such as " + compile_target().name + ")");
+    }
+    auto m = std::make_shared<LoadedModule>();
+    m->origin = origin;
+    m->variant = best->name;
+    m->module = std::move(module);
+    std::vector<codegen::SpirvKernelInfo> infos;
+    const std::string where = what + ", payload '" + best->name + "'";
+    if (auto st = codegen::parse_spirv_reflection(best->reflection, infos); !st)
+      throw Error(ErrorCode::InvalidModule, where + ": " + st.message());
+    if (best->bytes.size() % 4 != 0)
+      throw Error(ErrorCode::InvalidModule, where + " is not a whole number of SPIR-V words");
+    std::vector<uint32_t> words(best->bytes.size() / 4);
+    std::memcpy(words.data(), best->bytes.data(), best->bytes.size());
+    for (const auto &k : m->module.kernels)
+      m->programs.emplace(k.name, compiled(k, infos, words, where));
+    return {modules_.insert(std::move(m))};
+  }
+
   struct LoadedModule {
     std::string origin, variant;
     isa::Module module;

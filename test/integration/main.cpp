@@ -1,6 +1,7 @@
 // The integration application: both kernels through their generated headers (statically
 // linked), then the same kernels from the bundle through the runtime on the CPU backend, with
-// every x86 variant this machine runs forced in turn, and on the Vulkan and OpenCL backends.
+// every x86 variant this machine runs forced in turn, and on the Vulkan and OpenCL backends
+// from the bundle and from the SPIR-V linked into the application.
 #include "clamp.h"
 #include "saxpy.h"
 
@@ -76,19 +77,23 @@ int main() {
              "a required backend starts");
       continue;
     }
-    auto m = device->load_module(APP_BUNDLE);
-    expect(device->module_info(m).variant == (name == "vulkan" ? "vulkan1.1" : "opencl1.2"),
-           "the bundle's SPIR-V for the backend is chosen");
-    auto bx = device->allocate_buffer(n * 4), by = device->allocate_buffer(n * 4);
-    std::vector<float> ones(n, 1.0f);
-    device->write<float>(bx, x);
-    device->write<float>(by, ones);
-    hologram::KernelArg args[] = {hologram::KernelArg::buffer(bx), hologram::KernelArg::buffer(by),
-                                  hologram::KernelArg::f32(2.0f), hologram::KernelArg::u32(n)};
-    device->launch(m, "saxpy", hologram::LaunchConfig::linear(n, 128), args);
-    expect(device->read<float>(by) == y, "saxpy from the bundle's SPIR-V matches the header's");
-    std::printf("%s (%s): saxpy from the bundle agrees with the static library\n", name.c_str(),
-                device->device_info().name.c_str());
+    const std::string target = name == "vulkan" ? "vulkan1.1" : "opencl1.2";
+    for (const bool linked : {false, true}) {
+      auto m = linked ? device->load_linked_module(&hologram_module_saxpy)
+                      : device->load_module(APP_BUNDLE);
+      expect(device->module_info(m).variant == target, "the SPIR-V for the backend is chosen");
+      auto bx = device->allocate_buffer(n * 4), by = device->allocate_buffer(n * 4);
+      std::vector<float> ones(n, 1.0f);
+      device->write<float>(bx, x);
+      device->write<float>(by, ones);
+      hologram::KernelArg args[] = {hologram::KernelArg::buffer(bx),
+                                    hologram::KernelArg::buffer(by), hologram::KernelArg::f32(2.0f),
+                                    hologram::KernelArg::u32(n)};
+      device->launch(m, "saxpy", hologram::LaunchConfig::linear(n, 128), args);
+      expect(device->read<float>(by) == y, "saxpy's SPIR-V matches the header's result");
+      std::printf("%s (%s): saxpy from the %s agrees with the static library\n", name.c_str(),
+                  device->device_info().name.c_str(), linked ? "linked SPIR-V" : "bundle");
+    }
   }
   if (failures == 0) std::printf("integration app: all checks passed\n");
   return failures != 0;

@@ -28,6 +28,13 @@ std::optional<CpuTarget> parse_cpu_target(std::string_view name, std::string &er
 /// The host's best level among x86-64-v2/v3/v4 (for a default --target).
 std::string host_cpu_level();
 
+/// A SPIR-V module to embed next to the x86 code (hg_spirv_module_desc).
+struct EmbeddedSpirv {
+  std::string target; ///< "vulkan1.1", "opencl1.2", ...
+  std::vector<uint32_t> words;
+  std::string reflection; ///< codegen::spirv_reflection_json
+};
+
 struct CpuOptions {
   std::vector<CpuTarget> targets; ///< at least one; the first is preferred when several run
   unsigned opt_level = 2;
@@ -43,6 +50,8 @@ struct CpuOptions {
   /// Define the typed C entry points of the generated header (SPEC §8), which call the
   /// runtime's hologram_cpu_call; only for objects and archives linked into applications.
   bool c_entry_points = false;
+  /// SPIR-V modules the descriptor carries for the Vulkan and OpenCL backends.
+  std::vector<EmbeddedSpirv> spirv;
 };
 
 enum class CpuEmit { LlvmIr, Bitcode, Assembly, Object };

@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a layout below changes; the runtime refuses objects of another version. */
-#define HG_CPU_ABI_VERSION 2u
+#define HG_CPU_ABI_VERSION 3u
 
 /** What went wrong inside generated code (hg_cpu_error.kind). */
 enum hg_cpu_error_kind {
@@ -108,6 +108,16 @@ typedef struct hg_cpu_kernel_desc {
   const uint32_t *state_bytes_v;    /* per variant: saved state per chunk (barrier kernels) */
 } hg_cpu_kernel_desc;
 
+/** A SPIR-V module compiled for a Vulkan or OpenCL target alongside the x86 code
+ * (add_hologram_kernel's vulkan and opencl TARGETS): what those backends' load_linked_module
+ * runs. */
+typedef struct hg_spirv_module_desc {
+  const char *target;    /* "vulkan1.1", "opencl1.2", ... */
+  const uint32_t *words; /* the module */
+  uint64_t num_words;
+  const char *reflection; /* JSON, as a bundle manifest's SPIR-V payloads carry it */
+} hg_spirv_module_desc;
+
 typedef struct hg_cpu_module_desc {
   uint32_t abi_version; /* HG_CPU_ABI_VERSION */
   uint32_t num_kernels;
@@ -119,6 +129,8 @@ typedef struct hg_cpu_module_desc {
   const char *isa_text;                /* the module in canonical ISA text */
   const char *source_name;             /* the file it was compiled from */
   const char *options;                 /* compile options, for the manifest */
+  uint32_t num_spirv;                  /* SPIR-V modules for Vulkan and OpenCL (may be 0) */
+  const hg_spirv_module_desc *spirv;
 } hg_cpu_module_desc;
 
 /** Scratch a worker needs for one block of `lanes` lanes with a variant of width `width`. */

@@ -99,7 +99,8 @@ public:
   /// a shared object from `--emit=shared`.
   virtual ModuleHandle load_module(const std::string &path) = 0;
   /// Loads a module linked into the application: `descriptor` is the
-  /// `hologram_module_<name>` object the generated header declares (CPU backend only).
+  /// `hologram_module_<name>` object the generated header declares. The CPU backend runs its
+  /// x86 code; Vulkan and OpenCL run the SPIR-V compiled for their targets next to it.
   virtual ModuleHandle load_linked_module(const void *descriptor) = 0;
   virtual void unload_module(ModuleHandle module) = 0;
   virtual ModuleInfo module_info(ModuleHandle module) = 0;

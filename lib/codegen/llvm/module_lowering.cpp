@@ -136,8 +136,9 @@ private:
     auto *i64 = llvm::Type::getInt64Ty(ctx_);
     auto *kdesc =
         llvm::StructType::create(ctx_, {ptr, i32, i32, i32, i64, ptr, ptr}, "hg_cpu_kernel_desc");
-    auto *mdesc = llvm::StructType::create(ctx_, {i32, i32, ptr, i32, ptr, ptr, ptr, ptr, ptr, ptr},
-                                           "hg_cpu_module_desc");
+    auto *mdesc = llvm::StructType::create(
+        ctx_, {i32, i32, ptr, i32, ptr, ptr, ptr, ptr, ptr, ptr, i32, ptr}, "hg_cpu_module_desc");
+    auto *sdesc = llvm::StructType::create(ctx_, {ptr, ptr, i64, ptr}, "hg_spirv_module_desc");
     const std::string prefix = "hg." + opts_.module_name + ".";
     std::vector<llvm::Constant *> kernels;
     for (size_t k = 0; k < isa_.kernels.size(); ++k) {
@@ -179,6 +180,21 @@ private:
     if (opts_.bounds_check) options += " -fbounds-check";
     if (opts_.check_div) options += " -fcheck-div";
     if (opts_.debug_info) options += " -g";
+    std::vector<llvm::Constant *> spirv;
+    for (const auto &m : opts_.spirv) {
+      auto *words = llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<uint32_t>(m.words));
+      auto *g = new llvm::GlobalVariable(*module_, words->getType(), true,
+                                         llvm::GlobalValue::PrivateLinkage, words,
+                                         prefix + "spirv." + m.target);
+      g->setAlignment(llvm::Align(4));
+      spirv.push_back(llvm::ConstantStruct::get(
+          sdesc, {string(m.target, prefix + "spirv." + m.target + ".target"), g,
+                  llvm::ConstantInt::get(i64, m.words.size()),
+                  string(m.reflection, prefix + "spirv." + m.target + ".reflection")}));
+    }
+    auto *sty = llvm::ArrayType::get(sdesc, spirv.size());
+    auto *stable = new llvm::GlobalVariable(*module_, sty, true, llvm::GlobalValue::PrivateLinkage,
+                                            llvm::ConstantArray::get(sty, spirv), prefix + "spirv");
     auto *desc = llvm::ConstantStruct::get(
         mdesc, {llvm::ConstantInt::get(i32, HG_CPU_ABI_VERSION),
                 llvm::ConstantInt::get(i32, isa_.kernels.size()), ktable,
@@ -187,7 +203,8 @@ private:
                 array(ptr, features, prefix + "variant_features"),
                 array(i32, widths, prefix + "variant_widths"),
                 string(isa::print_module(isa_), prefix + "isa"),
-                string(opts_.source_name, prefix + "source"), string(options, prefix + "options")});
+                string(opts_.source_name, prefix + "source"), string(options, prefix + "options"),
+                llvm::ConstantInt::get(i32, spirv.size()), stable});
     auto *g = new llvm::GlobalVariable(*module_, mdesc, true, llvm::GlobalValue::ExternalLinkage,
                                        desc, module_descriptor_symbol(opts_.module_name));
     g->setVisibility(llvm::GlobalValue::DefaultVisibility);

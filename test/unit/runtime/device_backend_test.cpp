@@ -1,6 +1,7 @@
 // The SPIR-V backends on this machine's devices (Vulkan on lavapipe, OpenCL on PoCL in CI):
 // selection by name, buffers and pools, launches through execute_program, and every misuse as
 // a precise error. Each test runs on both backends.
+#include "hologram/codegen/cpu_abi.h"
 #include "hologram/isa/atlas.h"
 #include "hologram/runtime/backend.h"
 #include "test_util.h"
@@ -141,6 +142,37 @@ TEST_P(DeviceBackend, MisusedLaunchesAreErrors) {
   EXPECT_EQ(code_of([&] { b->execute_program(k, LaunchConfig::linear(4), freed); }),
             ErrorCode::InvalidHandle);
   EXPECT_EQ(code_of([&] { b->load_linked_module(nullptr); }), ErrorCode::InvalidArgument);
+}
+
+TEST_P(DeviceBackend, LinkedModulesWithoutItsSpirvOrOfAnotherAbiAreRefused) {
+  auto b = start();
+  const char *variants[] = {"x86-64-v3"};
+  const char *features[] = {""};
+  const uint32_t widths[] = {8};
+  hg_cpu_module_desc d{};
+  d.abi_version = HG_CPU_ABI_VERSION;
+  d.num_variants = 1;
+  d.variant_names = variants;
+  d.variant_features = features;
+  d.variant_widths = widths;
+  d.isa_text = "";
+  d.source_name = "plain.json";
+  std::string msg;
+  EXPECT_EQ(code_of([&] { b->load_linked_module(&d); }, &msg), ErrorCode::InvalidModule);
+  EXPECT_NE(msg.find("linked module 'plain.json' holds no code the " + GetParam() +
+                     " backend runs (its targets: x86-64-v3)"),
+            std::string::npos)
+      << msg;
+  d.abi_version = HG_CPU_ABI_VERSION - 1;
+  EXPECT_EQ(code_of([&] { b->load_linked_module(&d); }, &msg), ErrorCode::InvalidModule);
+  EXPECT_NE(msg.find("was compiled for ABI version"), std::string::npos) << msg;
+  d.abi_version = HG_CPU_ABI_VERSION;
+  const uint32_t word = 0x07230203;
+  hg_spirv_module_desc bad{"vulkan9.9", &word, 1, "{}"};
+  d.num_spirv = 1;
+  d.spirv = &bad;
+  EXPECT_EQ(code_of([&] { b->load_linked_module(&d); }, &msg), ErrorCode::InvalidModule);
+  EXPECT_NE(msg.find("carries a damaged SPIR-V module"), std::string::npos) << msg;
 }
 
 TEST_P(DeviceBackend, KernelsItCannotCompileAreRefusedWithTheLocation) {
