@@ -441,7 +441,16 @@ private:
     b_.decorate(var, spv::Decoration::DescriptorSet, {0});
     b_.decorate(var, spv::Decoration::Binding, {binding});
     interface_.push_back(var);
+    binding_of_[var] = binding;
     return var;
+  }
+  /// A u64 view of a storage buffer of u32 words (the same binding; Vulkan lets variables of
+  /// different types share one), for 64-bit atomics on pools, the boundary pool and scratch.
+  Id wide_view(Id words_var) {
+    auto it = wide_views_.find(words_var);
+    if (it != wide_views_.end()) return it->second;
+    Id var = storage_array(u64t(), 8, binding_of_.at(words_var), false);
+    return wide_views_[words_var] = var;
   }
 
   /// OpenCL (SPEC §9.2): built-ins are Input vectors of size_t; buffers are CrossWorkgroup
@@ -594,9 +603,11 @@ private:
   static unsigned access_size(const Instruction &inst) {
     return std::max(1u, type_size(inst.type));
   }
-  static bool statically_aligned(const Address &a, const Instruction &inst) {
-    unsigned size = access_size(inst);
-    if (in_words(a)) size = std::min(size, 4u);
+  /// Whether the access is aligned to `align` bytes whatever the registers hold (by default
+  /// what the access needs: its size, at most a word in word storage).
+  static bool statically_aligned(const Address &a, const Instruction &inst, unsigned align = 0) {
+    unsigned size = align ? align : access_size(inst);
+    if (in_words(a) && !align) size = std::min(size, 4u);
     bool idx_ok = a.index == kNoReg || a.scale % size == 0;
     return idx_ok && a.disp % static_cast<int64_t>(size) == 0;
   }
@@ -2120,6 +2131,28 @@ private:
     return op(Op::OpAccessChain, b_.t_pointer(sc, u32t()), {base, cu32(0), word_index32});
   }
 
+  /// A pointer to the u64 at an 8-aligned byte offset of word storage (not Vulkan shared
+  /// memory): OpenCL reinterprets the word pointer, Vulkan indexes a u64 view of the buffer.
+  Id wide_ptr(const Address &a, Id byte_off) {
+    Id word = to32(op(Op::OpShiftRightLogical, u64t(), {byte_off, cu32(2)}));
+    if (cl_) {
+      SC sc = a.base == AddrBase::Shared ? SC::Workgroup : SC::CrossWorkgroup;
+      return bitcast(b_.t_pointer(sc, u64t()), word_ptr(a, word));
+    }
+    Id base = a.base == AddrBase::Pool  ? buffers_.at(a.base_id).var
+              : a.base == AddrBase::Reg ? scratch_
+                                        : boundary_;
+    Id index = to32(op(Op::OpShiftRightLogical, u64t(), {byte_off, cu32(3)}));
+    return op(Op::OpAccessChain, b_.t_pointer(SC::StorageBuffer, u64t()),
+              {wide_view(base), cu32(0), index});
+  }
+  uint32_t word_region(const Address &a) const {
+    return a.base == AddrBase::Shared ? spirv_status::kSharedMemory
+           : a.base == AddrBase::Pool ? uint32_t{a.base_id}
+           : a.base == AddrBase::Reg  ? spirv_status::kLaunchScratch
+                                      : spirv_status::kBoundaryPool;
+  }
+
   Id load_shared(const Instruction &inst, const Address &a, Type t) {
     Place pl = shared_place(inst, a, t);
     unsigned size = type_size(t);
@@ -2219,13 +2252,25 @@ private:
       features_.insert("int64_atomics");
     }
     if (in_words(a)) {
-      if (is64(t))
-        throw Unsupported(location(k_, inst) +
-                          ": 64-bit atomics on shared memory and the boundary pool are not "
-                          "supported by the SPIR-V back end yet");
       Place pl = shared_place(inst, a, t);
-      ptr = word_ptr(a, to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)})));
       ok = pl.ok;
+      if (is64(t)) {
+        // Natural alignment: a u64 atomic at a 4-byte boundary would straddle two words.
+        if (!statically_aligned(a, inst, 8)) {
+          Id aligned = ieq(op(Op::OpBitwiseAnd, u64t(), {pl.ptr, cu64(7)}), cu64(0));
+          record_if(lnot(aligned), spirv_status::Misaligned, word_region(a), pl.ptr, 8);
+          ok = ok ? land(ok, aligned) : aligned;
+        }
+        // Vulkan's shared memory is u32 words with no u64 view without
+        // VK_KHR_workgroup_memory_explicit_layout.
+        if (!cl_ && a.base == AddrBase::Shared)
+          throw Unsupported(location(k_, inst) +
+                            ": 64-bit atomics on shared memory are not supported by the Vulkan "
+                            "flavour of the SPIR-V back end yet (OpenCL runs them)");
+        ptr = wide_ptr(a, pl.ptr);
+      } else {
+        ptr = word_ptr(a, to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)})));
+      }
     } else {
       Place pl = buffer_place(inst, a, t);
       ptr = pl.ptr;
@@ -2313,6 +2358,8 @@ private:
 
   Id ext_ = 0, local_id_ = 0, group_id_ = 0, push_ = 0, status_ = 0, shared_ = 0, shared_words_ = 0,
      boundary_ = 0, atlas_ = 0, cl_phase_ = 0, scratch_ = 0;
+  std::map<Id, uint32_t> binding_of_; ///< storage buffer variable -> its binding
+  std::map<Id, Id> wide_views_;       ///< u32-word buffer variable -> its u64 view
   struct ScratchSite {
     uint32_t site = 0;   ///< its number in handles (from 1)
     uint64_t offset = 0; ///< in each lane's scratch

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <bit>
 #include <cstdlib>
 #include <numeric>
 
@@ -177,22 +178,20 @@ TEST_P(DeviceBackend, LinkedModulesWithoutItsSpirvOrOfAnotherAbiAreRefused) {
 
 TEST_P(DeviceBackend, KernelsItCannotCompileAreRefusedWithTheLocation) {
   auto b = start();
-  auto m = test::parse_ok(R"(.kernel shared_atomic64
+  auto m = test::parse_ok(R"(.kernel raw_address
 .param %out : buffer<u64> write
-  mov.imm.u64 r1, 0
-  mov.imm.u64 r2, 1
-  atom.add.u64 r3, [shared + r1], r2
-  st.u64 [%out + %gid*8], r3
+  mov.imm.u64 r1, 7
+  addr r2, %out
+  st.u64 [%out + %gid*8], r1
   exit
 )");
   auto out = b->allocate_buffer(8);
   KernelArg args[] = {KernelArg::buffer(out)};
-  LaunchConfig one = LaunchConfig::linear(1, 1);
-  one.shared_memory = 8;
   std::string msg;
-  EXPECT_EQ(code_of([&] { b->execute_program(m.kernels[0], one, args); }, &msg),
-            ErrorCode::InvalidProgram);
-  EXPECT_NE(msg.find("kernel 'shared_atomic64', line 5:3: 64-bit atomics on shared memory"),
+  EXPECT_EQ(
+      code_of([&] { b->execute_program(m.kernels[0], LaunchConfig::linear(1, 1), args); }, &msg),
+      ErrorCode::InvalidProgram);
+  EXPECT_NE(msg.find("kernel 'raw_address', line 4:3: raw addresses ('addr') have no meaning"),
             std::string::npos)
       << msg;
 }
@@ -408,6 +407,102 @@ TEST_P(DeviceBackend, PoolParametersAreByteAddressed) {
     float want = i >= 3 && i < 8 ? 2.0f * static_cast<float>(i) + 1.0f : static_cast<float>(i);
     EXPECT_EQ(out[i], want) << i;
   }
+}
+
+// 64-bit atomics on a pool and on the boundary pool (u32-word storage: a u64 view of the same
+// binding on Vulkan, the word pointer reinterpreted on OpenCL): integer and f64, every lane of
+// several blocks, against exact sums; a misaligned one fails naming the lane and offset.
+TEST_P(DeviceBackend, SixtyFourBitAtomicsOnPoolsAndTheBoundaryPool) {
+  auto b = start();
+  auto m = test::parse_ok(R"(.kernel wide_atomics
+.param %p : pool
+  mov.imm.u64    r1, 0
+  mov.imm.u64    r2, 8
+  mov.imm.u64    r3, 16
+  mov.imm.u64    r4, 24
+  mov.u64        r5, %gid
+  atom.add.u64   r6, [%pool:p + r1], r5
+  atom.xor.u64   r6, [%pool:p + r2], r5
+  mov.imm.i64    r7, 100
+  cvt.i64.u64    r8, r5
+  sub.i64        r9, r7, r8
+  atom.min.i64   r10, [%pool:p + r3], r9
+  cvt.f64.u64    r11, r5
+  atom.add.f64   r12, [%pool:p + r4], r11
+  atom.max.u64   r13, [class 3 + r2], r5
+  exit
+)");
+  auto pool = b->allocate_pool(32);
+  const uint32_t n = 512;
+  KernelArg args[] = {KernelArg::pool(pool)};
+  b->execute_program(m.kernels[0], LaunchConfig::linear(n, 128), args);
+  std::array<uint64_t, 4> out{};
+  b->copy_from_pool(pool, 0, std::as_writable_bytes(std::span(out)));
+  EXPECT_EQ(out[0], uint64_t{n} * (n - 1) / 2);
+  uint64_t x = 0;
+  for (uint64_t i = 0; i < n; ++i) x ^= i;
+  EXPECT_EQ(out[1], x);
+  EXPECT_EQ(static_cast<int64_t>(out[2]), 100 - int64_t{n - 1});
+  EXPECT_EQ(std::bit_cast<double>(out[3]), double{n} * (n - 1) / 2);
+  std::array<uint64_t, 2> cls{};
+  b->copy_from_boundary(3 * atlas::kClassBytes, std::as_writable_bytes(std::span(cls)));
+  EXPECT_EQ(cls[1], uint64_t{n - 1});
+
+  // Shared memory: OpenCL reinterprets its words; Vulkan's have no u64 view (refused).
+  auto shared = test::parse_ok(R"(.kernel shared_sum
+.param %out : buffer<u64> write
+  mov.imm.u64    r1, 0
+  cvt.u64.u32    r2, %lane.x
+  setne.u64      p0, r2, r1
+  bra p0         @zeroed
+  sts.u64        [shared + r1], r1
+@zeroed:
+  bar.sync       0
+  mov.u64        r3, %gid
+  atom.add.u64   r4, [shared + r1], r3
+  bar.sync       0
+  bra p0         @done
+  lds.u64        r5, [shared + r1]
+  cvt.u64.u32    r6, %block.x
+  mov.imm.u64    r7, 8
+  mul.u64        r8, r6, r7
+  st.u64         [%out + r8], r5
+@done:
+  exit
+)");
+  auto sums = b->allocate_buffer(4 * 8);
+  KernelArg shared_args[] = {KernelArg::buffer(sums)};
+  LaunchConfig four = LaunchConfig::linear(n, 128);
+  four.shared_memory = 8;
+  std::string why;
+  auto code = code_of([&] { b->execute_program(shared.kernels[0], four, shared_args); }, &why);
+  if (GetParam() == "vulkan") {
+    EXPECT_EQ(code, ErrorCode::InvalidProgram);
+    EXPECT_NE(why.find("64-bit atomics on shared memory are not supported by the Vulkan flavour"),
+              std::string::npos)
+        << why;
+  } else {
+    ASSERT_EQ(code, ErrorCode::Ok) << why;
+    auto got = b->read<uint64_t>(sums);
+    for (uint64_t k = 0; k < 4; ++k)
+      EXPECT_EQ(got[k], 128 * 128 * k + 127 * 128 / 2) << "block " << k;
+  }
+
+  auto skew = test::parse_ok(R"(.kernel skewed_atomic
+.param %p : pool
+  mov.imm.u64    r1, 4
+  mov.imm.u64    r2, 1
+  atom.add.u64   r3, [%pool:p + r1], r2
+  exit
+)");
+  std::string msg;
+  EXPECT_EQ(
+      code_of([&] { b->execute_program(skew.kernels[0], LaunchConfig::linear(1, 1), args); }, &msg),
+      ErrorCode::LaunchFailed);
+  EXPECT_NE(msg.find("kernel 'skewed_atomic', lane 0 (line 5): access of 8 bytes at offset 4 of "
+                     "%p is not aligned to its size"),
+            std::string::npos)
+      << msg;
 }
 
 // Launch scratch (pool.alloc): each lane's zero-filled regions, one per allocation site,
