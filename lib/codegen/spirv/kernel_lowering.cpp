@@ -1310,8 +1310,7 @@ private:
     }
     case Opcode::Pow:
     case Opcode::Atan2: {
-      if (t == Type::F64 && !library_)
-        return call_f64_math(b_, cl_, o == Opcode::Pow ? F64Fn::Pow : F64Fn::Atan2, a, c);
+      if (t == Type::F64 && !library_) return call_f64_math(b_, cl_, o, a, c);
       if (o_.fast_math && t != Type::F64)
         return glsl(ty, o == Opcode::Pow ? GLSLstd450Pow : GLSLstd450Atan2, {a, c});
       // In f64 and rounded once (f32), like the other transcendentals.
@@ -1677,25 +1676,6 @@ private:
     return dsel(lor(flt(x, d(0.0)), isnan(x)), d(NAN), r);
   }
 
-  static F64Fn f64_fn(Opcode o) {
-    switch (o) {
-    case Opcode::Exp: return F64Fn::Exp;
-    case Opcode::Exp2: return F64Fn::Exp2;
-    case Opcode::Log: return F64Fn::Log;
-    case Opcode::Log2: return F64Fn::Log2;
-    case Opcode::Log10: return F64Fn::Log10;
-    case Opcode::Sqrt: return F64Fn::Sqrt;
-    case Opcode::Rsqrt: return F64Fn::Rsqrt;
-    case Opcode::Sin: return F64Fn::Sin;
-    case Opcode::Cos: return F64Fn::Cos;
-    case Opcode::Tan: return F64Fn::Tan;
-    case Opcode::Tanh: return F64Fn::Tanh;
-    case Opcode::Sigmoid: return F64Fn::Sigmoid;
-    case Opcode::Erf: return F64Fn::Erf;
-    default: throw std::logic_error("spirv: not a unary f64 math function");
-    }
-  }
-
   Id math(Opcode o, Type t, Id x) {
     Id ty = rep(t);
     // GLSL.std.450 has no f64 transcendentals and neither has erf.
@@ -1721,7 +1701,7 @@ private:
     }
     // f64 to the SPEC's 1 ulp in double-double (math64.h); the device library's kernels use
     // the f64 evaluations below (~1e-15 relative), which their results need, and are faster.
-    if (t == Type::F64 && !library_) return call_f64_math(b_, cl_, f64_fn(o), x);
+    if (t == Type::F64 && !library_) return call_f64_math(b_, cl_, o, x);
     if (o == Opcode::Sin || o == Opcode::Cos || o == Opcode::Tan) {
       if (t == Type::F64) throw Unsupported("f64 trigonometry in the device library");
       return op(Op::OpFConvert, f32t(), {trig_f32(o, op(Op::OpFConvert, f64t(), {x}))});

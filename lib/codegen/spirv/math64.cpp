@@ -11,6 +11,7 @@
 #include <array>
 #include <bit>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,7 @@ namespace hologram::codegen::spirv {
 namespace {
 
 using Op = spv::Op;
+using isa::Opcode;
 namespace T = math_tables;
 
 struct DD {
@@ -30,25 +32,25 @@ public:
   F64Math(Builder &b, bool opencl)
       : b_(b), cl_(opencl), ext_(b.import(opencl ? "OpenCL.std" : "GLSL.std.450")) {}
 
-  Id emit(F64Fn fn, Id x, Id y) {
+  Id emit(Opcode fn, Id x, Id y) {
     switch (fn) {
-    case F64Fn::Exp: return exp(x);
-    case F64Fn::Exp2: return exp2(x);
-    case F64Fn::Log: return log(x, Base::E);
-    case F64Fn::Log2: return log(x, Base::Two);
-    case F64Fn::Log10: return log(x, Base::Ten);
-    case F64Fn::Sqrt: return sqrt(x);
-    case F64Fn::Rsqrt: return rsqrt(x);
-    case F64Fn::Sin:
-    case F64Fn::Cos:
-    case F64Fn::Tan: return trig(fn, x);
-    case F64Fn::Tanh: return tanh(x);
-    case F64Fn::Sigmoid: return sigmoid(x);
-    case F64Fn::Erf: return erf(x);
-    case F64Fn::Pow: return pow(x, y);
-    case F64Fn::Atan2: return atan2(x, y);
+    case Opcode::Exp: return exp(x);
+    case Opcode::Exp2: return exp2(x);
+    case Opcode::Log: return log(x, Base::E);
+    case Opcode::Log2: return log(x, Base::Two);
+    case Opcode::Log10: return log(x, Base::Ten);
+    case Opcode::Sqrt: return sqrt(x);
+    case Opcode::Rsqrt: return rsqrt(x);
+    case Opcode::Sin:
+    case Opcode::Cos:
+    case Opcode::Tan: return trig(fn, x);
+    case Opcode::Tanh: return tanh(x);
+    case Opcode::Sigmoid: return sigmoid(x);
+    case Opcode::Erf: return erf(x);
+    case Opcode::Pow: return pow(x, y);
+    case Opcode::Atan2: return atan2(x, y);
+    default: throw std::logic_error("spirv: not an f64 transcendental");
     }
-    return x;
   }
 
 private:
@@ -469,17 +471,17 @@ private:
     Id tail = mul(mul(h2, h2), horner(h2, c));
     return add_d(acc, sub(tail, mul(h, r.lo)));
   }
-  Id trig(F64Fn fn, Id x) {
+  Id trig(Opcode fn, Id x) {
     Quadrant red = reduce_pio2(fabs(x));
     DD s = sin_pair(red.r), c = cos_pair(red.r);
     auto is = [&](uint64_t n) { return ieq(red.q, k(n)); };
     Id y;
-    if (fn == F64Fn::Cos) {
+    if (fn == Opcode::Cos) {
       DD v = sel(is(0), c, sel(is(1), dd_neg(s), sel(is(2), dd_neg(c), s)));
       y = v.hi;
     } else {
       Id odd = either(is(1), is(3));
-      if (fn == F64Fn::Sin) {
+      if (fn == Opcode::Sin) {
         DD v = sel(is(0), s, sel(is(1), c, sel(is(2), dd_neg(s), dd_neg(c))));
         y = v.hi;
       } else {
@@ -614,33 +616,13 @@ private:
   Id ext_;
 };
 
-const char *name(F64Fn fn) {
-  switch (fn) {
-  case F64Fn::Exp: return "exp";
-  case F64Fn::Exp2: return "exp2";
-  case F64Fn::Log: return "log";
-  case F64Fn::Log2: return "log2";
-  case F64Fn::Log10: return "log10";
-  case F64Fn::Sqrt: return "sqrt";
-  case F64Fn::Rsqrt: return "rsqrt";
-  case F64Fn::Sin: return "sin";
-  case F64Fn::Cos: return "cos";
-  case F64Fn::Tan: return "tan";
-  case F64Fn::Tanh: return "tanh";
-  case F64Fn::Sigmoid: return "sigmoid";
-  case F64Fn::Erf: return "erf";
-  case F64Fn::Pow: return "pow";
-  case F64Fn::Atan2: return "atan2";
-  }
-  return "?";
-}
-
 } // namespace
 
-Id call_f64_math(Builder &b, bool opencl, F64Fn fn, Id x, Id y) {
-  bool binary = fn == F64Fn::Pow || fn == F64Fn::Atan2;
+Id call_f64_math(Builder &b, bool opencl, Opcode fn, Id x, Id y) {
+  bool binary = fn == Opcode::Pow || fn == Opcode::Atan2;
   Id f64 = b.t_float(64);
-  Id fn_id = b.shared_global(std::string("math64.") + name(fn), [&] {
+  const std::string name(isa::info(fn).mnemonic);
+  Id fn_id = b.shared_global("math64." + name, [&] {
     Id id = b.fresh();
     b.aside([&] {
       Id type = b.t_function(f64, binary ? std::vector<Id>{f64, f64} : std::vector<Id>{f64});
@@ -651,7 +633,7 @@ Id call_f64_math(Builder &b, bool opencl, F64Fn fn, Id x, Id y) {
       b.terminate(spv::Op::OpReturnValue, {r});
       b.end_function();
     });
-    b.name(id, std::string("__hg_f64_") + name(fn));
+    b.name(id, "__hg_f64_" + name);
     return id;
   });
   return b.op(spv::Op::OpFunctionCall, f64, binary ? Words{fn_id, x, y} : Words{fn_id, x});

@@ -6,30 +6,14 @@
 #pragma once
 
 #include "builder.h"
+#include "hologram/isa/opcode.h"
 
 namespace hologram::codegen::spirv {
 
-enum class F64Fn {
-  Exp,
-  Exp2,
-  Log,
-  Log2,
-  Log10,
-  Sqrt,
-  Rsqrt,
-  Sin,
-  Cos,
-  Tan,
-  Tanh,
-  Sigmoid,
-  Erf,
-  Pow,  ///< pow(x, y)
-  Atan2 ///< atan2(y, x), C's operand order (the ISA's too)
-};
-
-/// Calls the module's f64 function `fn` on x (and y for Pow and Atan2) in the current block of
-/// `builder`, writing the function the first time a module asks for it. `opencl`: the Kernel
-/// flavour (OpenCL.std, no NoContraction decorations).
-Id call_f64_math(Builder &builder, bool opencl, F64Fn fn, Id x, Id y = 0);
+/// Calls the module's f64 function for the transcendental `fn` (exp exp2 log log2 log10 sqrt
+/// rsqrt sin cos tan tanh sigmoid erf, and pow and atan2 of x and y in C's operand order) in
+/// the current block of `builder`, writing the function the first time a module asks for it.
+/// `opencl`: the Kernel flavour (OpenCL.std, no NoContraction decorations).
+Id call_f64_math(Builder &builder, bool opencl, isa::Opcode fn, Id x, Id y = 0);
 
 } // namespace hologram::codegen::spirv
