@@ -2051,16 +2051,14 @@ private:
 
   // Shared memory and the boundary pool are arrays of u32 words; narrower values are parts of
   // a word. A class address is an offset in its class's window of the pool.
-  Place shared_place(const Instruction &inst, const Address &a, Type t) {
+  /// `align`: what the access needs (default: its size, at most a word).
+  Place shared_place(const Instruction &inst, const Address &a, Type t, unsigned align = 0) {
     unsigned size = type_size(t);
     Id off = byte_offset(a);
     Id ok = 0;
-    unsigned align = std::min(size, 4u);
-    uint32_t what = a.base == AddrBase::Shared ? spirv_status::kSharedMemory
-                    : a.base == AddrBase::Pool ? uint32_t{a.base_id}
-                    : a.base == AddrBase::Reg  ? spirv_status::kLaunchScratch
-                                               : spirv_status::kBoundaryPool;
-    if (!statically_aligned(a, inst)) {
+    if (!align) align = std::min(size, 4u);
+    uint32_t what = word_region(a);
+    if (!statically_aligned(a, inst, align)) {
       Id aligned = ieq(op(Op::OpBitwiseAnd, u64t(), {off, cu64(align - 1)}), cu64(0));
       record_if(lnot(aligned), spirv_status::Misaligned, what, off, size);
       ok = aligned;
@@ -2126,7 +2124,8 @@ private:
     return op(Op::OpAccessChain, b_.t_pointer(SC::StorageBuffer, u64t()),
               {wide_view(base), cu32(0), index});
   }
-  uint32_t word_region(const Address &a) const {
+  /// The region a failure in word storage names (spirv_status).
+  static uint32_t word_region(const Address &a) {
     return a.base == AddrBase::Shared ? spirv_status::kSharedMemory
            : a.base == AddrBase::Pool ? uint32_t{a.base_id}
            : a.base == AddrBase::Reg  ? spirv_status::kLaunchScratch
@@ -2232,15 +2231,10 @@ private:
       features_.insert("int64_atomics");
     }
     if (in_words(a)) {
-      Place pl = shared_place(inst, a, t);
+      // Natural alignment: a u64 atomic at a 4-byte boundary would straddle two words.
+      Place pl = shared_place(inst, a, t, is64(t) ? 8 : 4);
       ok = pl.ok;
       if (is64(t)) {
-        // Natural alignment: a u64 atomic at a 4-byte boundary would straddle two words.
-        if (!statically_aligned(a, inst, 8)) {
-          Id aligned = ieq(op(Op::OpBitwiseAnd, u64t(), {pl.ptr, cu64(7)}), cu64(0));
-          record_if(lnot(aligned), spirv_status::Misaligned, word_region(a), pl.ptr, 8);
-          ok = ok ? land(ok, aligned) : aligned;
-        }
         // Vulkan's shared memory is u32 words with no u64 view without
         // VK_KHR_workgroup_memory_explicit_layout.
         if (!cl_ && a.base == AddrBase::Shared)
