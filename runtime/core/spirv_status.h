@@ -4,8 +4,10 @@
 
 #include "hologram/codegen/spirv.h"
 #include "hologram/isa/program.h"
+#include "hologram/isa/text.h"
 #include "hologram/runtime/backend.h"
 
+#include <sstream>
 #include <string>
 
 namespace hologram::runtime {
@@ -30,6 +32,16 @@ inline void report_spirv_status(const isa::Kernel &k,
     const char *range = w[3] == 0 ? "0..95" : w[3] == 1 ? "0..47" : "0..255";
     throw Error(ErrorCode::LaunchFailed, where + ": " + what + " " + std::to_string(offset) +
                                              " is out of range (" + range + ")");
+  }
+  case codegen::spirv_status::InvalidAddress: {
+    std::ostringstream value;
+    value << std::hex << offset;
+    bool pool = w[3] & codegen::spirv_status::kPoolHandle;
+    throw Error(
+        ErrorCode::OutOfBounds,
+        where + ": register " +
+            isa::reg_name(static_cast<isa::Reg>(w[3] & ~codegen::spirv_status::kPoolHandle)) +
+            " holds no valid " + (pool ? "pool handle" : "address") + " (0x" + value.str() + ")");
   }
   case codegen::spirv_status::DivisionByZero:
     throw Error(ErrorCode::DivisionByZero, where + ": integer division by zero");

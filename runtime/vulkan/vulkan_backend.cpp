@@ -201,7 +201,7 @@ struct Candidate {
   uint32_t queue_family = 0;
   std::string reason;
   bool float64 = false, int16 = false, int8 = false, storage16 = false, storage8 = false,
-       atomics64 = false;
+       atomics64 = false, shared_atomics64 = false;
 };
 
 Candidate inspect(const Instance &inst, VkPhysicalDevice pd) {
@@ -247,6 +247,7 @@ Candidate inspect(const Instance &inst, VkPhysicalDevice pd) {
     c.int8 = f12.shaderInt8;
     c.storage8 = f12.storageBuffer8BitAccess;
     c.atomics64 = f12.shaderBufferInt64Atomics;
+    c.shared_atomics64 = f12.shaderSharedInt64Atomics;
   }
   return c;
 }
@@ -314,6 +315,7 @@ struct Device {
     f12.shaderInt8 = c.int8;
     f12.storageBuffer8BitAccess = c.storage8;
     f12.shaderBufferInt64Atomics = c.atomics64;
+    f12.shaderSharedInt64Atomics = c.shared_atomics64;
     VkPhysicalDevice16BitStorageFeatures s16{};
     s16.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES;
     s16.storageBuffer16BitAccess = c.storage16;
@@ -329,6 +331,7 @@ struct Device {
     VkDeviceCreateInfo ci{};
     ci.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
     ci.pNext = &f;
+
     ci.queueCreateInfoCount = 1;
     ci.pQueueCreateInfos = &q;
     check(instance->vkCreateDevice(c.device, &ci, nullptr, &handle), "vkCreateDevice");
@@ -378,6 +381,7 @@ struct Device {
     if (f == "storage_buffer_16bit") return cand.storage16;
     if (f == "storage_buffer_8bit") return cand.storage8;
     if (f == "int64_atomics") return cand.atomics64;
+    if (f == "shared_int64_atomics") return cand.shared_atomics64;
     return false;
   }
 

@@ -769,7 +769,8 @@ Status InterpRunner::run(const isa::Kernel &kernel, const LaunchConfig &launch, 
       auto it = data.arrays.find(p.name);
       if (it == data.arrays.end())
         return {ErrorCode::InvalidArgument, "the case gives no array " + p.name};
-      args.push_back(interp::ArgValue::buffer(it->second.bytes));
+      args.push_back(p.kind == isa::ParamKind::Pool ? interp::ArgValue::pool(it->second.bytes)
+                                                    : interp::ArgValue::buffer(it->second.bytes));
     }
   }
   interp::AtlasState atlas;

@@ -8,6 +8,7 @@ Status run_with_backend(Backend &backend, const isa::Kernel &kernel, CaseData &d
                         const std::function<void(std::span<const KernelArg>)> &launch) {
   std::vector<KernelArg> args;
   std::vector<std::pair<std::string, BufferHandle>> arrays;
+  std::vector<std::pair<std::string, PoolHandle>> pools;
   for (const auto &p : kernel.params) {
     if (p.kind == isa::ParamKind::Scalar) {
       auto it = data.scalars.find(p.name);
@@ -19,7 +20,15 @@ Status run_with_backend(Backend &backend, const isa::Kernel &kernel, CaseData &d
     auto it = data.arrays.find(p.name);
     if (it == data.arrays.end())
       return {ErrorCode::InvalidArgument, "the case gives no array " + p.name};
-    auto b = backend.allocate_buffer(std::max<size_t>(it->second.bytes.size(), 1));
+    size_t bytes = std::max<size_t>(it->second.bytes.size(), 1);
+    if (p.kind == isa::ParamKind::Pool) {
+      auto pool = backend.allocate_pool(bytes);
+      backend.copy_to_pool(pool, 0, it->second.bytes);
+      pools.emplace_back(p.name, pool);
+      args.push_back(KernelArg::pool(pool));
+      continue;
+    }
+    auto b = backend.allocate_buffer(bytes);
     backend.copy_to_buffer(b, 0, it->second.bytes);
     arrays.emplace_back(p.name, b);
     args.push_back(KernelArg::buffer(b));
@@ -29,6 +38,10 @@ Status run_with_backend(Backend &backend, const isa::Kernel &kernel, CaseData &d
   for (auto &[name, b] : arrays) {
     backend.copy_from_buffer(b, 0, data.arrays.at(name).bytes);
     backend.free_buffer(b);
+  }
+  for (auto &[name, pool] : pools) {
+    backend.copy_from_pool(pool, 0, data.arrays.at(name).bytes);
+    backend.free_pool(pool);
   }
   backend.copy_from_boundary(0, data.boundary);
   return {};

@@ -37,8 +37,8 @@ struct Array {
   }
 };
 
-/// Inputs and outputs of one run: arrays and scalars by parameter name, and the boundary
-/// pool (classes) for circuits.
+/// Inputs and outputs of one run: arrays (buffers and pools) and scalars by parameter name, and the
+/// boundary pool (classes) for circuits.
 struct CaseData {
   std::map<std::string, Array> arrays;
   std::map<std::string, uint64_t> scalars;

@@ -5,6 +5,7 @@
 // values are written out here, independently of every backend.
 #include "harness.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <limits>
@@ -290,6 +291,91 @@ void semantics_cases(std::vector<Case> &out) {
       set(d, "out", Type::U32, o);
     };
     c.checks = {{"out", {}}};
+    out.push_back(c);
+  }
+  {
+    constexpr uint32_t n = 32;
+    // Normal floats, so the f32 read is exact on every backend; their bytes still vary.
+    auto floats = [](float base) {
+      std::vector<uint32_t> v;
+      for (uint32_t i = 0; i < 2 * n; ++i)
+        v.push_back(std::bit_cast<uint32_t>(base + static_cast<float>(i) * 1.37f));
+      return v;
+    };
+    const std::vector<uint32_t> a = floats(1.0f), b = floats(-300.5f);
+    std::vector<uint32_t> p(2 * n);
+    for (uint32_t i = 0; i < 2 * n; ++i) p[i] = 0x9e3779b9u * (i + 1);
+    Case c = rule_case("addresses", n);
+    c.inputs = [=](CaseData &d) {
+      set(d, "a", Type::U32, a);
+      set(d, "b", Type::U32, b);
+      set(d, "p", Type::U32, p);
+      zeros<uint32_t>(d, "out", Type::U32, 8 * n);
+      zeros<uint32_t>(d, "cnt", Type::U32, 4);
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &) {
+      std::vector<uint32_t> o(8 * n), q = p;
+      for (uint32_t i = 0; i < n; ++i) {
+        const std::vector<uint32_t> &src = i % 2 == 0 ? a : b;
+        auto byte = [&](uint32_t k) { return (src[k / 4] >> (8 * (k % 4))) & 0xff; };
+        auto half = [&](const std::vector<uint32_t> &v, uint32_t k) {
+          return (v[k / 2] >> (16 * (k % 2))) & 0xffff;
+        };
+        uint32_t *w = &o[8 * i];
+        w[0] = src[i];
+        w[1] = byte(i);
+        w[2] = half(src, i + 1);
+        w[3] = std::bit_cast<uint32_t>(std::bit_cast<float>(src[i + 1]) + 0.5f);
+        w[4] = src[2 * i];
+        w[5] = src[2 * i + 1];
+        w[6] = byte(i) << 8;
+        w[7] = 2 * i + 5;
+        q[n + i] ^= p[i] + half(p, i);
+      }
+      set(d, "out", Type::U32, o);
+      set(d, "p", Type::U32, q);
+      set<uint32_t>(d, "cnt", Type::U32, {n, n - 1, n * (n - 1) / 2, 0});
+    };
+    c.checks = {{"out", {}}, {"cnt", {}}, {"p", {}}};
+    out.push_back(c);
+  }
+  {
+    constexpr uint32_t n = 64;
+    Case c = rule_case("shared_wide", n);
+    c.launch.shared_memory = 512;
+    c.inputs = [](CaseData &d) {
+      zeros<uint32_t>(d, "out", Type::U32, 4 * n);
+      zeros<uint64_t>(d, "wide", Type::U64, 16);
+    };
+    c.reference = [](CaseData &d, std::vector<Check> &) {
+      // The shared words when the atomics are done.
+      std::vector<uint32_t> w(128);
+      for (uint32_t i = 0; i < n; ++i) {
+        w[i] = 3 * i;
+        uint32_t s = 64 + 2 * (i % 8);
+        uint64_t slot = (uint64_t{w[s + 1]} << 32 | w[s]) + i;
+        w[s] = static_cast<uint32_t>(slot);
+        w[s + 1] = static_cast<uint32_t>(slot >> 32);
+        w[80 + i % 4] += i;
+        w[84 + i % 4] = std::max(w[84 + i % 4], i);
+        w[100 + i / 4] |= i << (8 * (i % 4));
+      }
+      w[88] = std::bit_cast<uint32_t>(static_cast<float>(n * (n - 1) / 2));
+      std::vector<uint32_t> o;
+      for (uint32_t i = 0; i < n; ++i) {
+        uint32_t e = i & ~1u;
+        o.push_back(w[i]);
+        o.push_back(w[i + 1]);
+        o.push_back(e | (e + 1) << 8);
+        o.push_back(i + w[80 + i % 4] + w[84 + i % 4]);
+      }
+      std::vector<uint64_t> wide;
+      for (uint32_t i = 0; i < 16; ++i)
+        wide.push_back(uint64_t{w[65 + 2 * i]} << 32 | w[64 + 2 * i]);
+      set(d, "out", Type::U32, o);
+      set(d, "wide", Type::U64, wide);
+    };
+    c.checks = {{"out", {}}, {"wide", {}}};
     out.push_back(c);
   }
 }

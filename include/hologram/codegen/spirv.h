@@ -117,9 +117,13 @@ enum Code : uint32_t {
   OutOfBounds = 1,
   DivisionByZero = 2,
   Misaligned = 3,
-  AtlasRange = 4
+  AtlasRange = 4,
+  InvalidAddress = 5
 };
 /// AtlasRange: word 3 says what was out of range (0 class, 1 page, 2 byte), words 4-5 the value.
+/// InvalidAddress: word 3 is the register (| kPoolHandle for pool.ld/pool.st), words 4-5 what
+/// it holds.
+inline constexpr uint32_t kPoolHandle = 0x10000;
 /// Words 1-2: global lane (lo, hi); 3: parameter (or one of the two below); 4-5: byte offset
 /// (lo, hi); 6: access size; 7: instruction index.
 inline constexpr uint32_t kSharedMemory = 0xffffffffu;

@@ -191,6 +191,12 @@ Id Builder::spec_composite(Id ty, const std::vector<Id> &parts) {
   return id;
 }
 
+Id Builder::spec_op(spv::Op o, Id ty, const Words &operands) {
+  Words w{static_cast<uint32_t>(o)};
+  w.insert(w.end(), operands.begin(), operands.end());
+  return constant(spv::Op::OpSpecConstantOp, ty, w);
+}
+
 Id Builder::global_variable(Id pointer_type, spv::StorageClass sc, Id initializer) {
   Id id = fresh();
   Words w{pointer_type, id, static_cast<uint32_t>(sc)};

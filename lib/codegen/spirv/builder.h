@@ -71,6 +71,8 @@ public:
   Id c_composite(Id type, const std::vector<Id> &parts);
   Id spec_u32(uint32_t spec_id, uint32_t default_value);
   Id spec_composite(Id type, const std::vector<Id> &parts);
+  /// OpSpecConstantOp: `o` applied to (specialisation) constants.
+  Id spec_op(spv::Op o, Id type, const Words &operands);
 
   /// The id `make` returns the first time `key` is asked for, then the same id: module-scope
   /// objects every entry point shares (OpenCL built-ins).

@@ -59,6 +59,18 @@ struct Loop {
   int parent = -1;         ///< index of the enclosing loop
 };
 
+/// A buffer or pool as the code reaches it: its variable (OpenCL: pointer) and element type.
+struct Buffer {
+  Id var = 0, elem = 0;
+};
+
+/// A pool.alloc site: its region of every lane's launch scratch.
+struct ScratchSite {
+  uint32_t site = 0;   ///< its number in handles (from 1)
+  uint64_t offset = 0; ///< in each lane's scratch
+  uint64_t size = 0;   ///< bytes it allocates
+};
+
 class KernelLowering {
 public:
   KernelLowering(Builder &b, const Kernel &k, const SpirvOptions &o, bool library)
@@ -74,6 +86,8 @@ public:
     for (uint32_t d = 0; d < 3; ++d) info_.local_size_spec_ids[d] = d;
     info_.shared_words_spec_id = 3;
     check_supported();
+    for (const auto &inst : k_.insts)
+      if (inst.op == Opcode::Addr) addressed_params_.insert(inst.operands[1].index);
     b_.capability(cl_ ? spv::Capability::Kernel : spv::Capability::Shader);
     if (cl_) b_.capability(spv::Capability::Addresses);
     b_.capability(spv::Capability::Int64);
@@ -112,15 +126,6 @@ private:
                           "' is not supported by the SPIR-V back end yet");
       default: break;
       }
-      if (inst.op == Opcode::Addr)
-        throw Unsupported(location(k_, inst) +
-                          ": raw addresses ('addr') have no meaning under SPIR-V's logical "
-                          "addressing; use a parameter address");
-      for (const auto &op : inst.operands)
-        if (op.kind == OperandKind::Addr && op.addr.base == AddrBase::Reg &&
-            inst.op != Opcode::PoolLd && inst.op != Opcode::PoolSt)
-          throw Unsupported(location(k_, inst) +
-                            ": register addresses are not supported by the SPIR-V back end");
     }
   }
 
@@ -422,12 +427,30 @@ private:
     shared_words_ = b_.shared_global("spec.3", [&] {
       return b_.spec_u32(info_.shared_words_spec_id, 1); // always specialised at launch
     });
-    if (uses_shared()) {
-      Id arr = b_.t_array(u32t(), shared_words_);
-      shared_ = b_.global_variable(b_.t_pointer(SC::Workgroup, arr), SC::Workgroup);
-      b_.name(shared_, k_.name + ".shared");
-      interface_.push_back(shared_);
-    }
+    if (!uses_shared()) return;
+    // A kernel with 64-bit atomics on shared memory keeps it in u64 words (a Workgroup array
+    // has one element type unless VK_KHR_workgroup_memory_explicit_layout is there, which
+    // lavapipe lacks); narrower accesses are parts of a word (load_word, store_word_part).
+    wide_shared_ = wide_shared_atomic() != nullptr;
+    Id arr = wide_shared_
+                 ? b_.t_array(u64t(),
+                              b_.spec_op(Op::OpShiftRightLogical, u32t(),
+                                         {b_.spec_op(Op::OpIAdd, u32t(), {shared_words_, cu32(1)}),
+                                          cu32(1)}))
+                 : b_.t_array(u32t(), shared_words_);
+    shared_ = b_.global_variable(b_.t_pointer(SC::Workgroup, arr), SC::Workgroup);
+    interface_.push_back(shared_);
+    b_.name(shared_, k_.name + ".shared");
+  }
+
+  /// The first 64-bit atomic on shared memory, if any (Vulkan).
+  const Instruction *wide_shared_atomic() const {
+    if (cl_) return nullptr;
+    for (const auto &inst : k_.insts)
+      if ((inst.op == Opcode::Atom || inst.op == Opcode::AtomCas) && is64(inst.type) &&
+          inst.operands[1].addr.base == AddrBase::Shared)
+        return &inst;
+    return nullptr;
   }
 
   Id storage_array(Id elem, uint32_t stride, uint32_t binding, bool read_only) {
@@ -444,14 +467,20 @@ private:
     binding_of_[var] = binding;
     return var;
   }
-  /// A u64 view of a storage buffer of u32 words (the same binding; Vulkan lets variables of
-  /// different types share one), for 64-bit atomics on pools, the boundary pool and scratch.
-  Id wide_view(Id words_var) {
-    auto it = wide_views_.find(words_var);
-    if (it != wide_views_.end()) return it->second;
-    Id var = storage_array(u64t(), 8, binding_of_.at(words_var), false);
-    return wide_views_[words_var] = var;
+  /// Vulkan: a view of a storage buffer as an array of `elem` (another variable on the same
+  /// binding, which Vulkan allows): u64 words of pools, the boundary pool and scratch for
+  /// 64-bit atomics, and buffers reached through a register address with another width.
+  Id view(Id var, Id elem, uint32_t stride) {
+    auto [it, fresh] = views_.try_emplace({var, elem}, 0);
+    if (fresh) {
+      uint32_t binding = binding_of_.at(var);
+      it->second = storage_array(elem, stride, binding, false);
+      b_.name(it->second,
+              k_.name + ".binding" + std::to_string(binding) + ".u" + std::to_string(stride * 8));
+    }
+    return it->second;
   }
+  Id wide_view(Id words_var) { return view(words_var, u64t(), 8); }
 
   /// OpenCL (SPEC §9.2): built-ins are Input vectors of size_t; buffers are CrossWorkgroup
   /// pointers and scalars values, in parameter order; then the status buffer, the shared
@@ -556,8 +585,8 @@ private:
     for (uint32_t i = 0; i < k_.insts.size(); ++i) {
       if (k_.insts[i].op != Opcode::PoolAlloc) continue;
       uint64_t size = (k_.insts[i].operands[1].imm + 7) & ~uint64_t{7};
-      scratch_sites_[i] = {static_cast<uint32_t>(scratch_sites_.size() + 1), offset,
-                           k_.insts[i].operands[1].imm};
+      auto site = static_cast<uint32_t>(scratch_sites_.size() + 1);
+      scratch_sites_.emplace(i, ScratchSite{site, offset, k_.insts[i].operands[1].imm});
       offset += size;
     }
     info_.scratch_bytes_per_lane = offset;
@@ -565,8 +594,7 @@ private:
   }
 
   static bool in_words(const Address &a) {
-    // Reg: a launch scratch handle of pool.ld/pool.st (register addresses are refused
-    // elsewhere).
+    // Reg: an address resolved to a launch scratch allocation (through_register).
     return a.base == AddrBase::Shared || a.base == AddrBase::Class ||
            a.base == AddrBase::Boundary || a.base == AddrBase::Pool || a.base == AddrBase::Reg;
   }
@@ -595,9 +623,12 @@ private:
       if (inst.info().family == OpFamily::Atlas && inst.op != Opcode::PhaseGet &&
           inst.op != Opcode::PhaseAdv)
         return true;
+    // Register addresses fail the launch for a register that holds none.
     for (const auto &inst : k_.insts)
       for (const auto &opnd : inst.operands)
-        if (opnd.kind == OperandKind::Addr && !statically_aligned(opnd.addr, inst)) return true;
+        if (opnd.kind == OperandKind::Addr && inst.op != Opcode::Addr &&
+            (opnd.addr.base == AddrBase::Reg || !statically_aligned(opnd.addr, inst)))
+          return true;
     return false;
   }
   static unsigned access_size(const Instruction &inst) {
@@ -634,6 +665,7 @@ private:
 
   Id read_reg(Reg r, Type t) {
     if (r == kPendingReg) return pending_offset_;
+    if (r == kHandleReg) return pending_handle_;
     if (is_special(r)) return special(reg_special(r));
     auto it = regs_.find(opt::Slot{false, r, t});
     if (it == regs_.end()) return b_.c_null(rep(t));
@@ -1042,13 +1074,12 @@ private:
     case Opcode::PhaseGet:
     case Opcode::PhaseAdv:
     case Opcode::BoundMap: return atlas_op(inst);
+    case Opcode::Addr: dst(inst, cu64(param_tag(inst.operands[1].index))); return;
     case Opcode::PoolAlloc: {
-      // handle = site << 48 | the lane's region, zero-filled.
+      // handle = (kTagScratch + site) << 48 (register addresses); its region, zero-filled.
       const auto &site = scratch_sites_.at(inst_index_);
-      Id base = op(Op::OpIAdd, u64t(),
-                   {op(Op::OpIMul, u64t(), {specials_.gid, cu64(info_.scratch_bytes_per_lane)}),
-                    cu64(site.offset)});
-      Id first = to32(op(Op::OpShiftRightLogical, u64t(), {base, cu32(2)}));
+      Id first =
+          to32(op(Op::OpShiftRightLogical, u64t(), {scratch_base(cu64(site.offset)), cu32(2)}));
       Id w_var = b_.local_variable(u32t());
       store(w_var, cu32(0));
       Id w = 0;
@@ -1063,7 +1094,7 @@ private:
             store(word_ptr(scratch, op(Op::OpIAdd, u32t(), {first, w})), cu32(0));
             store(w_var, op(Op::OpIAdd, u32t(), {w, cu32(1)}));
           });
-      dst(inst, op(Op::OpBitwiseOr, u64t(), {base, cu64(uint64_t{site.site} << 48)}));
+      dst(inst, cu64((kTagScratch + site.site) << 48));
       return;
     }
     case Opcode::PoolFree: return; // the region is the site's again; the verifier pairs them
@@ -1963,15 +1994,82 @@ private:
               {status_, cu32(0), cu32(i)});
   }
 
+  // Register addresses (SPEC §3.3). Vulkan's logical addressing has no pointer a register
+  // could hold, so an address is, as in the interpreter, a tag in the top 16 bits and a byte
+  // offset below: `addr %p` yields (p + 1) << 48, pool.alloc (kTagScratch + site) << 48. An
+  // access through a register tests the tag against each region the kernel names that way
+  // (the parameters `addr` takes, the scratch sites) and accesses the one it names.
+  static constexpr uint64_t kTagScratch = 0x8000;
+  static constexpr uint64_t kOffsetMask = (uint64_t{1} << 48) - 1;
+  static uint64_t param_tag(uint32_t p) { return (uint64_t{p} + 1) << 48; }
+
+  /// An address through a register not yet resolved to its region.
+  static bool through_reg(const Address &a) {
+    return a.base == AddrBase::Reg && a.base_id != kHandleReg;
+  }
+
+  /// Runs `body` for each region the register address `a` may name, under a test of its tag,
+  /// with `a` rewritten to that region; what it yields (of `type`, unless 0) is 0 when the
+  /// register names no region, which fails the launch.
+  Id through_register(const Instruction &inst, const Address &a, Id type,
+                      const std::function<Id(const Address &)> &body) {
+    bool pool_op = inst.op == Opcode::PoolLd || inst.op == Opcode::PoolSt;
+    Id v = read_reg(a.base_id, Type::U64);
+    Id tag = to32(op(Op::OpShiftRightLogical, u64t(), {v, cu32(48)}));
+    Id off = op(Op::OpIAdd, u64t(),
+                {op(Op::OpBitwiseAnd, u64t(), {v, cu64(kOffsetMask)}), byte_offset(a)});
+    Id result = type ? b_.local_variable(type) : 0;
+    if (type) store(result, b_.c_null(type));
+    Id named = 0;
+    auto region = [&](Id is, const Address &r, Id offset, Id handle) {
+      named = named ? lor(named, is) : is;
+      if_then(is, [&] {
+        Id saved_offset = pending_offset_, saved_handle = pending_handle_;
+        pending_offset_ = offset;
+        pending_handle_ = handle;
+        Id x = body(r);
+        if (type) store(result, x);
+        pending_offset_ = saved_offset;
+        pending_handle_ = saved_handle;
+      });
+    };
+    for (uint32_t p : addressed_params_) {
+      bool pool = k_.params[p].kind == ParamKind::Pool;
+      if (pool_op && !pool) continue;
+      region(ieq(tag, cu32(static_cast<uint32_t>(param_tag(p) >> 48))),
+             {pool ? AddrBase::Pool : AddrBase::Param, static_cast<uint16_t>(p), kPendingReg, 1, 0},
+             off, 0);
+    }
+    if (!scratch_sites_.empty()) {
+      Id is = land(op(Op::OpUGreaterThan, boolt(), {tag, cu32(kTagScratch)}),
+                   op(Op::OpULessThanEqual, boolt(),
+                      {tag, cu32(static_cast<uint32_t>(kTagScratch + scratch_sites_.size()))}));
+      region(is, {AddrBase::Reg, kHandleReg, kPendingReg, 1, 0}, byte_offset(a), v);
+    }
+    record_if(named ? lnot(named) : ctrue(), spirv_status::InvalidAddress,
+              a.base_id | (pool_op ? spirv_status::kPoolHandle : 0), v, access_size(inst));
+    return type ? load(type, result) : 0;
+  }
+
   /// A guarded access: `ok` says whether it may happen; the load yields 0 otherwise.
   struct Place {
     Id ptr = 0; ///< element pointer (buffers) or word index (shared)
     Id ok = 0;  ///< bool, or 0 when always fine
   };
 
+  /// Buffer p as an array of t's bits: itself, or for a register address that reads it with
+  /// another width, OpenCL's pointer reinterpreted or a Vulkan view of its binding.
+  Buffer buffer_as(uint32_t p, Type t) {
+    const Buffer &buf = buffers_.at(p);
+    Id elem = mem_int(t);
+    if (elem == buf.elem) return buf;
+    if (cl_) return {bitcast(b_.t_pointer(SC::CrossWorkgroup, elem), buf.var), elem};
+    return {view(buf.var, elem, type_size(t)), elem};
+  }
+
   Place buffer_place(const Instruction &inst, const Address &a, Type t) {
     uint32_t p = a.base_id;
-    const auto &buf = buffers_.at(p);
+    const Buffer buf = buffer_as(p, t);
     unsigned size = type_size(t);
     Id index;
     Id ok = 0;
@@ -2037,13 +2135,22 @@ private:
   }
 
   Id load_mem(const Instruction &inst, const Address &a, Type t) {
+    if (through_reg(a))
+      return through_register(inst, a, rep(t),
+                              [&](const Address &r) { return load_mem(inst, r, t); });
     if (in_words(a)) return load_shared(inst, a, t);
     Place pl = buffer_place(inst, a, t);
-    return guarded(pl.ok, rep(t),
-                   [&] { return from_memory(t, load(buffers_.at(a.base_id).elem, pl.ptr)); });
+    return guarded(pl.ok, rep(t), [&] { return from_memory(t, load(mem_int(t), pl.ptr)); });
   }
 
   void store_mem(const Instruction &inst, const Address &a, Type t, Id v) {
+    if (through_reg(a)) {
+      through_register(inst, a, 0, [&](const Address &r) {
+        store_mem(inst, r, t, v);
+        return Id{0};
+      });
+      return;
+    }
     if (in_words(a)) return store_shared(inst, a, t, v);
     Place pl = buffer_place(inst, a, t);
     guarded_void(pl.ok, [&] { store(pl.ptr, to_memory(t, v)); });
@@ -2058,7 +2165,11 @@ private:
     Id ok = 0;
     if (!align) align = std::min(size, 4u);
     uint32_t what = word_region(a);
-    if (!statically_aligned(a, inst, align)) {
+    if (a.base == AddrBase::Reg) // the offset in the scratch allocation
+      off = op(
+          Op::OpIAdd, u64t(),
+          {off, op(Op::OpBitwiseAnd, u64t(), {read_reg(a.base_id, Type::U64), cu64(kOffsetMask)})});
+    if ((a.base == AddrBase::Reg && align > 1) || !statically_aligned(a, inst, align)) {
       Id aligned = ieq(op(Op::OpBitwiseAnd, u64t(), {off, cu64(align - 1)}), cu64(0));
       record_if(lnot(aligned), spirv_status::Misaligned, what, off, size);
       ok = aligned;
@@ -2076,21 +2187,29 @@ private:
     }
     if (a.base == AddrBase::Class)
       off = op(Op::OpIAdd, u64t(), {off, cu64(uint64_t{a.base_id} * atlas::kClassBytes)});
-    if (a.base == AddrBase::Reg) // the lane's region of the launch scratch
-      off = op(Op::OpIAdd, u64t(),
-               {off, op(Op::OpBitwiseAnd, u64t(),
-                        {read_reg(a.base_id, Type::U64), cu64((uint64_t{1} << 48) - 1)})});
+    if (a.base == AddrBase::Reg) // in the lane's region of the launch scratch
+      off = op(
+          Op::OpIAdd, u64t(),
+          {off, scratch_base(scratch_field(read_reg(a.base_id, Type::U64), &ScratchSite::offset))});
     return {off, ok};
   }
-  /// The size of the allocation a scratch handle names (its site in the top 16 bits); 0 for
-  /// a handle that names none.
-  Id scratch_size(Id handle) {
-    Id site = to32(op(Op::OpShiftRightLogical, u64t(), {handle, cu32(48)}));
-    Id size = cu64(0);
+  /// A field of the scratch site a handle names (its tag); 0 for a handle that names none.
+  Id scratch_field(Id handle, uint64_t ScratchSite::*field) {
+    Id tag = to32(op(Op::OpShiftRightLogical, u64t(), {handle, cu32(48)}));
+    Id v = cu64(0);
     for (const auto &[inst, s] : scratch_sites_)
-      size = sel(u64t(), ieq(site, cu32(s.site)), cu64(s.size), size);
-    return size;
+      v = sel(u64t(), ieq(tag, cu32(static_cast<uint32_t>(kTagScratch + s.site))), cu64(s.*field),
+              v);
+    return v;
   }
+  Id scratch_size(Id handle) { return scratch_field(handle, &ScratchSite::size); }
+  /// The byte offset in the launch scratch of this lane's region at `site_offset`.
+  Id scratch_base(Id site_offset) {
+    return op(
+        Op::OpIAdd, u64t(),
+        {op(Op::OpIMul, u64t(), {specials_.gid, cu64(info_.scratch_bytes_per_lane)}), site_offset});
+  }
+
   Id pool_bytes(uint32_t p) {
     if (cl_) return cl_bytes_.at(p);
     return op(Op::OpIMul, u64t(),
@@ -2109,8 +2228,8 @@ private:
     return op(Op::OpAccessChain, b_.t_pointer(sc, u32t()), {base, cu32(0), word_index32});
   }
 
-  /// A pointer to the u64 at an 8-aligned byte offset of word storage (not Vulkan shared
-  /// memory): OpenCL reinterprets the word pointer, Vulkan indexes a u64 view of the buffer.
+  /// A pointer to the u64 at an 8-aligned byte offset of word storage: OpenCL reinterprets the
+  /// word pointer, Vulkan indexes a u64 view of the buffer or of shared memory.
   Id wide_ptr(const Address &a, Id byte_off) {
     Id word = to32(op(Op::OpShiftRightLogical, u64t(), {byte_off, cu32(2)}));
     if (cl_) {
@@ -2121,6 +2240,7 @@ private:
               : a.base == AddrBase::Reg ? scratch_
                                         : boundary_;
     Id index = to32(op(Op::OpShiftRightLogical, u64t(), {byte_off, cu32(3)}));
+    if (a.base == AddrBase::Shared) return shared_u64(index);
     return op(Op::OpAccessChain, b_.t_pointer(SC::StorageBuffer, u64t()),
               {wide_view(base), cu32(0), index});
   }
@@ -2137,10 +2257,10 @@ private:
     unsigned size = type_size(t);
     return guarded(pl.ok, rep(t), [&]() -> Id {
       Id word = to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)}));
-      Id w0 = load(u32t(), word_ptr(a, word));
+      Id w0 = load_word(a, word);
       if (size == 4) return is_float(t) ? bitcast(f32t(), w0) : w0;
       if (size == 8) {
-        Id w1 = load(u32t(), word_ptr(a, op(Op::OpIAdd, u32t(), {word, cu32(1)})));
+        Id w1 = load_word(a, op(Op::OpIAdd, u32t(), {word, cu32(1)}));
         Id v = op(Op::OpBitwiseOr, u64t(),
                   {to64(w0), op(Op::OpShiftLeftLogical, u64t(), {to64(w1), cu32(32)})});
         return is_float(t) ? bitcast(f64t(), v) : v;
@@ -2158,27 +2278,61 @@ private:
     unsigned size = type_size(t);
     guarded_void(pl.ok, [&] {
       Id word = to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)}));
-      if (size == 4) return store(word_ptr(a, word), is_float(t) ? bitcast(u32t(), v) : v);
+      if (size == 4) return store_word(a, word, is_float(t) ? bitcast(u32t(), v) : v);
       if (size == 8) {
         Id bits = is_float(t) ? bitcast(u64t(), v) : v;
-        store(word_ptr(a, word), to32(bits));
-        store(word_ptr(a, op(Op::OpIAdd, u32t(), {word, cu32(1)})),
-              to32(op(Op::OpShiftRightLogical, u64t(), {bits, cu32(32)})));
+        store_word(a, word, to32(bits));
+        store_word(a, op(Op::OpIAdd, u32t(), {word, cu32(1)}),
+                   to32(op(Op::OpShiftRightLogical, u64t(), {bits, cu32(32)})));
         return;
       }
-      // Narrow stores update their part of the word atomically: neighbouring lanes may write
-      // the other parts.
       Id shift = op(Op::OpShiftLeftLogical, u32t(),
                     {op(Op::OpBitwiseAnd, u32t(), {to32(pl.ptr), cu32(3)}), cu32(3)});
       Id mask = op(Op::OpShiftLeftLogical, u32t(), {cu32(size == 1 ? 0xff : 0xffff), shift});
       Id part =
           op(Op::OpBitwiseAnd, u32t(), {op(Op::OpShiftLeftLogical, u32t(), {v, shift}), mask});
-      Id ptr = word_ptr(a, word);
-      Id scope = cu32(static_cast<uint32_t>(a.base == AddrBase::Shared ? spv::Scope::Workgroup
-                                                                       : spv::Scope::Device));
-      op(Op::OpAtomicAnd, u32t(), {ptr, scope, cu32(0), op(Op::OpNot, u32t(), {mask})});
-      op(Op::OpAtomicOr, u32t(), {ptr, scope, cu32(0), part});
+      store_word_part(a, word, mask, part);
     });
+  }
+
+  // Word storage reached a u32 word at a time; in u64-word shared memory (wide_shared_) a u32
+  // word is half of one.
+  bool in_wide_words(const Address &a) const { return wide_shared_ && a.base == AddrBase::Shared; }
+  Id shared_u64(Id index32) {
+    return op(Op::OpAccessChain, b_.t_pointer(SC::Workgroup, u64t()), {shared_, index32});
+  }
+  /// The u64 word holding u32 word `word`, and the shift of that half in it.
+  std::pair<Id, Id> wide_half(Id word) {
+    Id ptr = shared_u64(op(Op::OpShiftRightLogical, u32t(), {word, cu32(1)}));
+    return {ptr, op(Op::OpShiftLeftLogical, u32t(),
+                    {op(Op::OpBitwiseAnd, u32t(), {word, cu32(1)}), cu32(5)})};
+  }
+  Id load_word(const Address &a, Id word) {
+    if (!in_wide_words(a)) return load(u32t(), word_ptr(a, word));
+    auto [ptr, shift] = wide_half(word);
+    return to32(op(Op::OpShiftRightLogical, u64t(), {load(u64t(), ptr), shift}));
+  }
+  void store_word(const Address &a, Id word, Id v) {
+    if (!in_wide_words(a)) return store(word_ptr(a, word), v);
+    store_word_part(a, word, cu32(~0u), v);
+  }
+  /// Stores the bits of `part` under `mask` in a word, atomically: neighbouring lanes may
+  /// write its other parts.
+  void store_word_part(const Address &a, Id word, Id mask, Id part) {
+    Id scope = cu32(static_cast<uint32_t>(a.base == AddrBase::Shared ? spv::Scope::Workgroup
+                                                                     : spv::Scope::Device));
+    Id ptr = 0, t = u32t();
+    if (in_wide_words(a)) {
+      Id shift = 0;
+      std::tie(ptr, shift) = wide_half(word);
+      mask = op(Op::OpShiftLeftLogical, u64t(), {to64(mask), shift});
+      part = op(Op::OpShiftLeftLogical, u64t(), {to64(part), shift});
+      t = u64t();
+    } else {
+      ptr = word_ptr(a, word);
+    }
+    op(Op::OpAtomicAnd, t, {ptr, scope, cu32(0), op(Op::OpNot, t, {mask})});
+    op(Op::OpAtomicOr, t, {ptr, scope, cu32(0), part});
   }
 
   Id reduce_memory(const Instruction &inst) {
@@ -2220,11 +2374,17 @@ private:
   }
 
   Id atomic(const Instruction &inst) {
-    Type t = inst.type;
     const Address &a = inst.operands[1].addr;
+    if (through_reg(a))
+      return through_register(inst, a, rep(inst.type),
+                              [&](const Address &r) { return atomic_at(inst, r); });
+    return atomic_at(inst, a);
+  }
+  Id atomic_at(const Instruction &inst, const Address &a) {
+    Type t = inst.type;
     Id scope = cu32(static_cast<uint32_t>(a.base == AddrBase::Shared ? spv::Scope::Workgroup
                                                                      : spv::Scope::Device));
-    Id ptr, ok;
+    Id ptr, ok, half_shift = 0;
     Id it = is64(t) ? u64t() : u32t();
     if (is64(t)) {
       b_.capability(spv::Capability::Int64Atomics);
@@ -2234,16 +2394,14 @@ private:
       // Natural alignment: a u64 atomic at a 4-byte boundary would straddle two words.
       Place pl = shared_place(inst, a, t, is64(t) ? 8 : 4);
       ok = pl.ok;
+      Id word = to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)}));
       if (is64(t)) {
-        // Vulkan's shared memory is u32 words with no u64 view without
-        // VK_KHR_workgroup_memory_explicit_layout.
-        if (!cl_ && a.base == AddrBase::Shared)
-          throw Unsupported(location(k_, inst) +
-                            ": 64-bit atomics on shared memory are not supported by the Vulkan "
-                            "flavour of the SPIR-V back end yet (OpenCL runs them)");
+        if (a.base == AddrBase::Shared && !cl_) features_.insert("shared_int64_atomics");
         ptr = wide_ptr(a, pl.ptr);
+      } else if (in_wide_words(a)) {
+        std::tie(ptr, half_shift) = wide_half(word);
       } else {
-        ptr = word_ptr(a, to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)})));
+        ptr = word_ptr(a, word);
       }
     } else {
       Place pl = buffer_place(inst, a, t);
@@ -2252,6 +2410,18 @@ private:
     }
     Id v = src(inst, 2);
     Id result = guarded(ok, it, [&]() -> Id {
+      if (half_shift) { // a u32 half of a u64 word: a compare-exchange loop on the word
+        Id keep = op(Op::OpNot, u64t(),
+                     {op(Op::OpShiftLeftLogical, u64t(), {cu64(0xffffffffu), half_shift})});
+        Id old = cas_loop(ptr, scope, u64t(), [&](Id w) {
+          Id half = to32(op(Op::OpShiftRightLogical, u64t(), {w, half_shift}));
+          return op(Op::OpBitwiseOr, u64t(),
+                    {op(Op::OpBitwiseAnd, u64t(), {w, keep}),
+                     op(Op::OpShiftLeftLogical, u64t(),
+                        {to64(atomic_update(inst, it, half)), half_shift})});
+        });
+        return to32(op(Op::OpShiftRightLogical, u64t(), {old, half_shift}));
+      }
       if (inst.op == Opcode::AtomCas) {
         Id cmp = is_float(t) ? bitcast(it, v) : v;
         Id nv = src(inst, 3);
@@ -2276,14 +2446,30 @@ private:
       if (aop == AtomicOp::Xchg)
         return op(Op::OpAtomicExchange, it, {ptr, scope, cu32(0), bitcast(it, v)});
       // Float add/min/max: a compare-exchange loop on the bits.
-      Opcode combine = aop == AtomicOp::Add   ? Opcode::Add
-                       : aop == AtomicOp::Min ? Opcode::Min
-                                              : Opcode::Max;
-      return cas_loop(ptr, scope, it, [&](Id old_bits) {
-        return bitcast(it, binary(combine, t, bitcast(rep(t), old_bits), v));
-      });
+      return cas_loop(ptr, scope, it,
+                      [&](Id old_bits) { return atomic_update(inst, it, old_bits); });
     });
     return is_float(t) ? bitcast(rep(t), result) : result;
+  }
+
+  /// The bits (of integer type `it`) an atomic writes where it found `old_bits`.
+  Id atomic_update(const Instruction &inst, Id it, Id old_bits) {
+    Type t = inst.type;
+    auto bits = [&](Id x) { return is_float(t) ? bitcast(it, x) : x; };
+    Id v = src(inst, 2);
+    if (inst.op == Opcode::AtomCas)
+      return sel(it, ieq(old_bits, bits(v)), bits(src(inst, 3)), old_bits);
+    Opcode combine = Opcode::Add;
+    switch (static_cast<AtomicOp>(inst.sub)) {
+    case AtomicOp::Add: combine = Opcode::Add; break;
+    case AtomicOp::Min: combine = Opcode::Min; break;
+    case AtomicOp::Max: combine = Opcode::Max; break;
+    case AtomicOp::And: combine = Opcode::And; break;
+    case AtomicOp::Or: combine = Opcode::Or; break;
+    case AtomicOp::Xor: combine = Opcode::Xor; break;
+    case AtomicOp::Xchg: return bits(v);
+    }
+    return bits(binary(combine, t, is_float(t) ? bitcast(rep(t), old_bits) : old_bits, v));
   }
 
   Id cas_loop(Id ptr, Id scope, Id it, const std::function<Id(Id)> &update) {
@@ -2311,10 +2497,8 @@ private:
   // ------------------------------------------------------------------------------------------
 
   static constexpr Reg kPendingReg = 0xfffe; ///< "the byte offset in pending_offset_"
+  static constexpr Reg kHandleReg = 0xfffd;  ///< "the scratch handle in pending_handle_"
 
-  struct Buffer {
-    Id var = 0, elem = 0;
-  };
   struct Specials {
     Id lane[3]{}, block[3]{}, grid[3]{}, gid = 0, gid_axis[3]{}, gsize = 0;
   };
@@ -2332,13 +2516,9 @@ private:
 
   Id ext_ = 0, local_id_ = 0, group_id_ = 0, push_ = 0, status_ = 0, shared_ = 0, shared_words_ = 0,
      boundary_ = 0, atlas_ = 0, cl_phase_ = 0, scratch_ = 0;
+  bool wide_shared_ = false;          ///< Vulkan: shared memory is u64 words (wide_shared_atomic)
   std::map<Id, uint32_t> binding_of_; ///< storage buffer variable -> its binding
-  std::map<Id, Id> wide_views_;       ///< u32-word buffer variable -> its u64 view
-  struct ScratchSite {
-    uint32_t site = 0;   ///< its number in handles (from 1)
-    uint64_t offset = 0; ///< in each lane's scratch
-    uint64_t size = 0;   ///< bytes it allocates
-  };
+  std::map<std::pair<Id, Id>, Id> views_;         ///< (storage buffer variable, element) -> a view
   std::map<uint32_t, ScratchSite> scratch_sites_; ///< pool.alloc instruction -> its site
   uint32_t phase_member_ = 0;
   std::vector<Id> inputs_; ///< the Input built-ins
@@ -2364,7 +2544,8 @@ private:
   std::map<opt::Slot, Id> regs_;
   std::map<uint32_t, Id> fn_ids_;
   Specials specials_;
-  Id pending_offset_ = 0;
+  Id pending_offset_ = 0, pending_handle_ = 0;
+  std::set<uint32_t> addressed_params_; ///< parameters whose address `addr` takes
   uint32_t inst_index_ = 0;
 
   bool is_kernel_fn_ = true;
