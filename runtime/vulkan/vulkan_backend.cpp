@@ -516,7 +516,8 @@ struct Program {
   VkShaderModule shader = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
-  std::map<std::array<uint32_t, 4>, VkPipeline> pipelines; ///< by block x/y/z, shared words
+  /// By block x/y/z, shared words, and whether the launch has fewer than 2^32 lanes.
+  std::map<std::array<uint32_t, 5>, VkPipeline> pipelines;
   std::mutex mutex;
 
   ~Program() {
@@ -528,14 +529,21 @@ struct Program {
 
   VkPipeline pipeline(const LaunchConfig &launch, uint32_t shared_words) {
     std::lock_guard lock(mutex);
-    std::array<uint32_t, 4> key{launch.block.x, launch.block.y, launch.block.z, shared_words};
+    // A VkBool32 of 1 for narrow: the lanes of the launch, a 96-bit product, below 2^32.
+    __extension__ typedef unsigned __int128 Wide;
+    Wide lanes = Wide{launch.grid.x} * launch.grid.y * launch.grid.z * launch.block.count();
+    uint32_t narrow = lanes < (Wide{1} << 32) ? 1 : 0;
+    std::array<uint32_t, 5> key{launch.block.x, launch.block.y, launch.block.z, shared_words,
+                                narrow};
     auto it = pipelines.find(key);
     if (it != pipelines.end()) return it->second;
-    std::array<VkSpecializationMapEntry, 4> entries{};
-    for (uint32_t i = 0; i < 4; ++i)
-      entries[i] = {i < 3 ? info.local_size_spec_ids[i] : info.shared_words_spec_id, i * 4, 4};
+    const uint32_t ids[5] = {info.local_size_spec_ids[0], info.local_size_spec_ids[1],
+                             info.local_size_spec_ids[2], info.shared_words_spec_id,
+                             info.narrow_lanes_spec_id};
+    std::array<VkSpecializationMapEntry, 5> entries{};
+    for (uint32_t i = 0; i < 5; ++i) entries[i] = {ids[i], i * 4, 4};
     VkSpecializationInfo spec{};
-    spec.mapEntryCount = 4;
+    spec.mapEntryCount = 5;
     spec.pMapEntries = entries.data();
     spec.dataSize = sizeof(key);
     spec.pData = key.data();

@@ -87,6 +87,9 @@ struct SpirvKernelInfo {
   uint32_t push_constant_bytes = 0;
   uint32_t local_size_spec_ids[3] = {0, 1, 2}; ///< specialisation constants of the block size
   uint32_t shared_words_spec_id = 3;           ///< u32 words of shared memory (static + dynamic)
+  /// Vulkan: a bool, true when the launch has fewer than 2^32 lanes, so lane ids are computed
+  /// in 32-bit arithmetic (64-bit multiplies are several instructions on most devices).
+  uint32_t narrow_lanes_spec_id = 4;
   uint32_t static_shared_bytes = 0;
   bool has_status = false; ///< binding of the status buffer (checks and launch errors)
   uint32_t status_binding = 0;

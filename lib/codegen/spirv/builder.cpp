@@ -183,6 +183,13 @@ Id Builder::spec_u32(uint32_t spec_id, uint32_t default_value) {
   decorate(id, spv::Decoration::SpecId, {spec_id});
   return id;
 }
+Id Builder::spec_bool(uint32_t spec_id, bool default_value) {
+  Id id = fresh();
+  append(globals_, default_value ? spv::Op::OpSpecConstantTrue : spv::Op::OpSpecConstantFalse,
+         {t_bool(), id});
+  decorate(id, spv::Decoration::SpecId, {spec_id});
+  return id;
+}
 Id Builder::spec_composite(Id ty, const std::vector<Id> &parts) {
   Id id = fresh();
   Words w{ty, id};

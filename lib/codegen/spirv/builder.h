@@ -70,6 +70,7 @@ public:
   Id c_null(Id type);
   Id c_composite(Id type, const std::vector<Id> &parts);
   Id spec_u32(uint32_t spec_id, uint32_t default_value);
+  Id spec_bool(uint32_t spec_id, bool default_value);
   Id spec_composite(Id type, const std::vector<Id> &parts);
   /// OpSpecConstantOp: `o` applied to (specialisation) constants.
   Id spec_op(spv::Op o, Id type, const Words &operands);

@@ -706,19 +706,32 @@ private:
       s.grid[d] = push_u32(d);
       s.block[d] = op(Op::OpIAdd, u32t(), {builtin(group_id_, d), push_u32(3 + d)});
     }
-    auto mul64 = [&](Id a, Id c) { return op(Op::OpIMul, u64t(), {a, c}); };
-    auto add64 = [&](Id a, Id c) { return op(Op::OpIAdd, u64t(), {a, c}); };
-    Id lanes = mul64(mul64(to64(bdim_[0]), to64(bdim_[1])), to64(bdim_[2]));
-    Id lane_linear =
-        add64(mul64(add64(mul64(to64(s.lane[2]), to64(bdim_[1])), to64(s.lane[1])), to64(bdim_[0])),
-              to64(s.lane[0]));
-    Id block_linear = add64(
-        mul64(add64(mul64(to64(s.block[2]), to64(s.grid[1])), to64(s.block[1])), to64(s.grid[0])),
-        to64(s.block[0]));
-    s.gid = add64(mul64(block_linear, lanes), lane_linear);
-    for (uint32_t d = 0; d < 3; ++d)
-      s.gid_axis[d] = add64(mul64(to64(s.block[d]), to64(bdim_[d])), to64(s.lane[d]));
-    s.gsize = mul64(mul64(mul64(to64(s.grid[0]), to64(s.grid[1])), to64(s.grid[2])), lanes);
+    // In `width` bits (lane ids of a launch of fewer than 2^32 lanes fit in 32).
+    auto ids = [&](Id t, bool wide, Id &gid, Id(&axis)[3], Id &gsize) {
+      auto mul = [&](Id a, Id c) { return op(Op::OpIMul, t, {a, c}); };
+      auto add = [&](Id a, Id c) { return op(Op::OpIAdd, t, {a, c}); };
+      auto w = [&](Id v) { return wide ? to64(v) : v; };
+      Id lanes = mul(mul(w(bdim_[0]), w(bdim_[1])), w(bdim_[2]));
+      Id lane_linear =
+          add(mul(add(mul(w(s.lane[2]), w(bdim_[1])), w(s.lane[1])), w(bdim_[0])), w(s.lane[0]));
+      Id block_linear = add(mul(add(mul(w(s.block[2]), w(s.grid[1])), w(s.block[1])), w(s.grid[0])),
+                            w(s.block[0]));
+      gid = add(mul(block_linear, lanes), lane_linear);
+      for (uint32_t d = 0; d < 3; ++d) axis[d] = add(mul(w(s.block[d]), w(bdim_[d])), w(s.lane[d]));
+      gsize = mul(mul(mul(w(s.grid[0]), w(s.grid[1])), w(s.grid[2])), lanes);
+    };
+    ids(u64t(), true, s.gid, s.gid_axis, s.gsize);
+    if (cl_) return;
+    // Vulkan: the 32-bit forms when the launch says they fit (specialisation constant 4, so
+    // the driver drops the other).
+    Id narrow =
+        b_.shared_global("spec.4", [&] { return b_.spec_bool(info_.narrow_lanes_spec_id, false); });
+    Id gid32 = 0, axis32[3]{}, gsize32 = 0;
+    ids(u32t(), false, gid32, axis32, gsize32);
+    auto pick = [&](Id &v, Id v32) { v = sel(u64t(), narrow, to64(v32), v); };
+    pick(s.gid, gid32);
+    for (uint32_t d = 0; d < 3; ++d) pick(s.gid_axis[d], axis32[d]);
+    pick(s.gsize, gsize32);
   }
 
   Id special(Special sp) {
