@@ -91,9 +91,11 @@ def gpu_section(data):
         "",
         "These devices are CPU drivers (Mesa's lavapipe and PoCL) on the same two cores as the",
         "CPU rows: the ratios compare code generators on them, not GPUs. No GPU was available.",
-        "Where hologram is behind: every lane computes the 64-bit linear %gid of SPEC §3.3 from",
-        "the 3-D geometry, the library's gemm accumulates in f64 (as the reference does) where",
-        "the peers accumulate in f32, and saxpy on OpenCL goes through the SPIR path's bitcode.",
+        "Where hologram is behind: every lane computes the linear %gid of SPEC §3.3 from the 3-D",
+        "geometry and the dispatch's base block (in 32 bits on Vulkan for launches below 2^32",
+        "lanes, in 64 on OpenCL), the library's gemm accumulates in f64 (as the reference does)",
+        "where the peers accumulate in f32, and saxpy on OpenCL goes through the SPIR path's",
+        "bitcode.",
         "",
     ]
     return lines
