@@ -2029,8 +2029,8 @@ private:
     bool pool_op = inst.op == Opcode::PoolLd || inst.op == Opcode::PoolSt;
     Id v = read_reg(a.base_id, Type::U64);
     Id tag = to32(op(Op::OpShiftRightLogical, u64t(), {v, cu32(48)}));
-    Id off = op(Op::OpIAdd, u64t(),
-                {op(Op::OpBitwiseAnd, u64t(), {v, cu64(kOffsetMask)}), byte_offset(a)});
+    Id disp = byte_offset(a);
+    Id off = op(Op::OpIAdd, u64t(), {op(Op::OpBitwiseAnd, u64t(), {v, cu64(kOffsetMask)}), disp});
     Id result = type ? b_.local_variable(type) : 0;
     if (type) store(result, b_.c_null(type));
     Id named = 0;
@@ -2057,7 +2057,7 @@ private:
       Id is = land(op(Op::OpUGreaterThan, boolt(), {tag, cu32(kTagScratch)}),
                    op(Op::OpULessThanEqual, boolt(),
                       {tag, cu32(static_cast<uint32_t>(kTagScratch + scratch_sites_.size()))}));
-      region(is, {AddrBase::Reg, kHandleReg, kPendingReg, 1, 0}, byte_offset(a), v);
+      region(is, {AddrBase::Reg, kHandleReg, kPendingReg, 1, 0}, disp, v);
     }
     record_if(named ? lnot(named) : ctrue(), spirv_status::InvalidAddress,
               a.base_id | (pool_op ? spirv_status::kPoolHandle : 0), v, access_size(inst));
