@@ -1076,17 +1076,6 @@ private:
       return;
     }
     case Opcode::ReduceMem: dst(inst, reduce_memory(inst)); return;
-    case Opcode::ClsGet:
-    case Opcode::Mirror:
-    case Opcode::UnityTest:
-    case Opcode::NbrCount:
-    case Opcode::NbrGet:
-    case Opcode::NbrLd:
-    case Opcode::NbrSt:
-    case Opcode::ResAccum:
-    case Opcode::PhaseGet:
-    case Opcode::PhaseAdv:
-    case Opcode::BoundMap: return atlas_op(inst);
     case Opcode::Addr: dst(inst, cu64(param_tag(inst.operands[1].index))); return;
     case Opcode::PoolAlloc: {
       // handle = (kTagScratch + site) << 48 (register addresses); its region, zero-filled.
@@ -1119,6 +1108,7 @@ private:
     case OpFamily::Arith:
     case OpFamily::Logic:
     case OpFamily::Math: dst(inst, arith(inst)); return;
+    case OpFamily::Atlas: return atlas_op(inst);
     default: break;
     }
     throw Unsupported(location(k_, inst) + ": '" + std::string(inst.info().mnemonic) +
@@ -2407,14 +2397,15 @@ private:
       // Natural alignment: a u64 atomic at a 4-byte boundary would straddle two words.
       Place pl = shared_place(inst, a, t, is64(t) ? 8 : 4);
       ok = pl.ok;
-      Id word = to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)}));
       if (is64(t)) {
         if (a.base == AddrBase::Shared && !cl_) features_.insert("shared_int64_atomics");
         ptr = wide_ptr(a, pl.ptr);
-      } else if (in_wide_words(a)) {
-        std::tie(ptr, half_shift) = wide_half(word);
       } else {
-        ptr = word_ptr(a, word);
+        Id word = to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)}));
+        if (in_wide_words(a))
+          std::tie(ptr, half_shift) = wide_half(word);
+        else
+          ptr = word_ptr(a, word);
       }
     } else {
       Place pl = buffer_place(inst, a, t);
