@@ -10,7 +10,7 @@ using namespace types;
 constexpr uint8_t L = kFlagLaunchLevel, M = kFlagReadsMemory, S = kFlagWritesMemory;
 
 constexpr std::array<OpcodeInfo, kNumOpcodes> kTable = {{
-#define HG_OPCODE(id, mn, fam, types, sub, sig, flags)                                             \
+#define HG_OPCODE(id, mn, fam, types, sub, sig, flags, names)                                      \
   {Opcode::id, #id, mn, OpFamily::fam, types, SubKind::sub, sig, static_cast<uint8_t>(flags)},
 #include "hologram/isa/opcodes.def"
 #undef HG_OPCODE
@@ -41,30 +41,36 @@ std::span<const std::string_view> sub_names(SubKind kind) {
   return {};
 }
 
-// Operand names for instructions whose operand lists are long enough to need them.
-constexpr std::array<std::string_view, 13> kGemmNames = {
-    "C", "A", "B", "M", "N", "K", "alpha", "beta", "lda", "ldb", "ldc", "transA", "transB"};
-constexpr std::array<std::string_view, 9> kGemvNames = {"y",     "A",    "x",   "M",     "N",
-                                                        "alpha", "beta", "lda", "transA"};
-constexpr std::array<std::string_view, 17> kBatchedGemmNames = {
-    "C",   "A",   "B",   "batch",   "M",       "N",       "K",      "alpha", "beta",
-    "lda", "ldb", "ldc", "strideA", "strideB", "strideC", "transA", "transB"};
-constexpr std::array<std::string_view, 4> kRowsNames = {"y", "x", "rows", "cols"};
-constexpr std::array<std::string_view, 7> kLayerNormNames = {"y",    "x",    "gamma", "beta",
-                                                             "rows", "cols", "eps"};
-constexpr std::array<std::string_view, 6> kRmsNormNames = {"y",    "x",    "gamma",
-                                                           "rows", "cols", "eps"};
-constexpr std::array<std::string_view, 3> kPointwiseNames = {"y", "x", "n"};
-constexpr std::array<std::string_view, 6> kRopeNames = {"y", "x", "cos", "sin", "rows", "dim"};
-constexpr std::array<std::string_view, 11> kAttentionNames = {
-    "out", "Q", "K", "V", "mask", "heads", "seq_q", "seq_k", "head_dim", "scale", "causal"};
-constexpr std::array<std::string_view, 13> kConvNames = {
-    "out", "in", "weight", "bias", "N", "C", "H", "W", "K", "KH", "KW", "stride", "pad"};
-constexpr std::array<std::string_view, 4> kDotNames = {"result", "x", "y", "n"};
-constexpr std::array<std::string_view, 4> kAxpyNames = {"y", "x", "n", "alpha"};
-constexpr std::array<std::string_view, 3> kMapNames = {"dst", "src", "n"};
-constexpr std::array<std::string_view, 4> kMap2Names = {"dst", "a", "b", "n"};
-constexpr std::array<std::string_view, 3> kReduceAllNames = {"result", "src", "n"};
+/// The operand-name column split into names, checked against the signatures when compiled.
+constexpr size_t kMaxOperands = 17;
+struct NameRow {
+  std::array<std::string_view, kMaxOperands> names{};
+  size_t count = 0;
+};
+constexpr std::array<NameRow, kNumOpcodes> kNames = [] {
+  std::array<NameRow, kNumOpcodes> rows{};
+  for (size_t op = 0; op < kNumOpcodes; ++op) {
+    std::string_view list = detail::kOperandNameLists[op];
+    while (!list.empty()) {
+      const size_t end = list.find(' ');
+      rows[op].names[rows[op].count++] = list.substr(0, end);
+      list = end == std::string_view::npos ? std::string_view{} : list.substr(end + 1);
+    }
+  }
+  return rows;
+}();
+constexpr bool names_match_signatures() {
+  for (size_t op = 0; op < kNumOpcodes; ++op) {
+    const NameRow &row = kNames[op];
+    if (row.count != 0 && row.count != kTable[op].signature.size()) return false;
+    for (size_t i = 0; i < row.count; ++i)
+      for (size_t j = 0; j < i; ++j)
+        if (row.names[i].empty() || row.names[i] == row.names[j]) return false;
+  }
+  return true;
+}
+static_assert(names_match_signatures(),
+              "opcodes.def: operand names must be one distinct name per signature character");
 } // namespace
 
 std::span<const OpcodeInfo> opcode_table() {
@@ -110,27 +116,8 @@ unsigned sub_count(SubKind kind) {
 }
 
 std::span<const std::string_view> operand_names(Opcode op) {
-  switch (op) {
-  case Opcode::Gemm: return kGemmNames;
-  case Opcode::Gemv: return kGemvNames;
-  case Opcode::BatchedGemm: return kBatchedGemmNames;
-  case Opcode::Softmax:
-  case Opcode::LogSoftmax: return kRowsNames;
-  case Opcode::LayerNorm: return kLayerNormNames;
-  case Opcode::RmsNorm: return kRmsNormNames;
-  case Opcode::Silu:
-  case Opcode::Gelu:
-  case Opcode::GeluTanh: return kPointwiseNames;
-  case Opcode::Rope: return kRopeNames;
-  case Opcode::Attention: return kAttentionNames;
-  case Opcode::Conv2d: return kConvNames;
-  case Opcode::Dot: return kDotNames;
-  case Opcode::Axpy: return kAxpyNames;
-  case Opcode::Map: return kMapNames;
-  case Opcode::Map2: return kMap2Names;
-  case Opcode::ReduceAll: return kReduceAllNames;
-  default: return {};
-  }
+  const NameRow &row = kNames[static_cast<size_t>(op)];
+  return {row.names.data(), row.count};
 }
 
 } // namespace hologram::isa

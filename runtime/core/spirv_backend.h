@@ -7,6 +7,7 @@
 #include "handle_table.h"
 #include "host_atlas.h"
 #include "launch_args.h"
+#include "library_paths.h"
 
 #include "hologram/artifact/bundle.h"
 #include "hologram/codegen/cpu_abi.h"
@@ -53,6 +54,8 @@ public:
     copy_out(pools_, "pool", p.id, offset, out);
   }
   uint64_t pool_size(PoolHandle p) override { return pools_.get(p.id)->size; }
+
+  LibraryPathCounts library_path_counts() const override { return paths_.snapshot(); }
 
   ModuleHandle load_module(const std::string &path) override {
     std::string err;
@@ -227,6 +230,7 @@ private:
 
   std::mutex boundary_mutex_;
   std::shared_ptr<Memory> boundary_;
+  LibraryPathCounter paths_;
 
   /// A whole-launch kernel: its scalar code for the host, the device library kernels its
   /// instructions launch.
@@ -405,6 +409,7 @@ private:
       check_launch_args(prog->kernel, kargs, [&](uint64_t h) { return buffer_bytes(h); });
       run(*prog, l.launch, kargs);
     }
+    paths_.count(inst.op, plan.schedule);
     if (!plan.has_result) return 0;
     uint64_t bits = 0;
     copy_from_buffer(

@@ -112,14 +112,15 @@ public:
     auto resolved = resolve_args(kernel, args, keep);
     if (mod->desc().kernels[k].flags & HG_CPU_KERNEL_ATLAS) {
       std::lock_guard lock(atlas_mutex_);
-      launch_cpu_kernel(*mod, k, config, resolved, atlas_);
+      launch_cpu_kernel(*mod, k, config, resolved, atlas_, &paths_);
     } else {
       thread_local interp::AtlasState unused; // such kernels never touch it
-      launch_cpu_kernel(*mod, k, config, resolved, unused);
+      launch_cpu_kernel(*mod, k, config, resolved, unused, &paths_);
     }
   }
 
   void synchronize() override {} // launches and copies complete before they return
+  LibraryPathCounts library_path_counts() const override { return paths_.snapshot(); }
 
 private:
   /// Checks every argument against its parameter and resolves handles to memory; `keep` holds
@@ -170,6 +171,7 @@ private:
   HandleTable<Block> buffers_{"buffer"};
   HandleTable<Block> pools_{"pool"};
   HandleTable<CpuModule> modules_{"module"};
+  LibraryPathCounter paths_;
 };
 
 std::string cpu_model_name() {

@@ -146,6 +146,7 @@ uint32_t choose_variant(const hg_cpu_module_desc &d, const std::string &origin) 
 struct LaunchContext {
   const CpuModule *module;
   std::span<const CpuArg> args;
+  LibraryPathCounter *paths;
   std::mutex error_mutex;
   std::string op_error;
   ErrorCode op_code = ErrorCode::LaunchFailed;
@@ -161,7 +162,8 @@ int32_t launch_op(const hg_cpu_launch *launch, uint32_t kernel, uint32_t inst, c
       if (in.operands[i].kind == isa::OperandKind::Reg && in.operands[i].index == r) return regs[i];
     return 0;
   };
-  Status st = run_cpu_launch_op(k, in, cx->args, reg, *result);
+  Status st = run_cpu_launch_op(k, in, cx->args, reg, *result,
+                                CpuLibraryEnv{cx->module->library_level(), cx->paths});
   if (st) return 0;
   std::lock_guard lock(cx->error_mutex);
   cx->op_error = st.message();
@@ -384,6 +386,7 @@ void CpuModule::init(const hg_cpu_module_desc *desc) {
   if (desc->num_variants == 0)
     throw Error(ErrorCode::InvalidModule, "module '" + origin_ + "' has no code variant");
   variant_ = choose_variant(*desc, origin_);
+  library_level_ = runtime::library_level(desc->variant_features[variant_]);
 }
 
 CpuModule::~CpuModule() {
@@ -402,7 +405,8 @@ uint32_t CpuModule::kernel_index(std::string_view name) const {
 }
 
 void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &config,
-                       std::span<const CpuArg> args, interp::AtlasState &atlas) {
+                       std::span<const CpuArg> args, interp::AtlasState &atlas,
+                       LibraryPathCounter *paths) {
   const hg_cpu_kernel_desc &kd = m.desc().kernels[kidx];
   const isa::Kernel &k = m.isa().kernels[kidx];
   LaunchConfig launch = config;
@@ -415,7 +419,7 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
                 "kernel '" + k.name + "': a block of " + std::to_string(launch.block.count()) +
                     " lanes; the CPU backend runs at most 2^30 lanes per block");
 
-  LaunchContext cx{&m, args, {}, {}, ErrorCode::LaunchFailed};
+  LaunchContext cx{&m, args, paths, {}, {}, ErrorCode::LaunchFailed};
   std::vector<void *> pointers(args.size());
   std::vector<uint64_t> sizes(args.size()), bits(args.size());
   for (size_t i = 0; i < args.size(); ++i) {

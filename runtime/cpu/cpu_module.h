@@ -3,6 +3,7 @@
 // the thread pool with errors reported like the interpreter's.
 #pragma once
 
+#include "../core/library_paths.h"
 #include "hologram/codegen/cpu_abi.h"
 #include "hologram/interp/interpreter.h"
 #include "hologram/isa/launch.h"
@@ -34,6 +35,9 @@ public:
   [[nodiscard]] uint32_t variant() const { return variant_; }
   [[nodiscard]] std::string variant_name() const { return desc_->variant_names[variant_]; }
   [[nodiscard]] const std::string &origin() const { return origin_; }
+  /// The x86 level (2, 3 or 4) of the vectorised library kernels that whole-launch operations
+  /// run with: the highest the chosen variant's required features allow.
+  [[nodiscard]] int library_level() const { return library_level_; }
   /// The index of a kernel by name; throws Error naming the kernels there are.
   [[nodiscard]] uint32_t kernel_index(std::string_view name) const;
 
@@ -50,6 +54,7 @@ private:
   const hg_cpu_module_desc *desc_ = nullptr;
   isa::Module isa_;
   uint32_t variant_ = 0;
+  int library_level_ = 2;
   std::string origin_;
 };
 
@@ -61,8 +66,10 @@ struct CpuArg {
 };
 
 /// Runs kernel `k` of `module` over `launch`. `atlas` is the backend's Atlas state (locked by
-/// the caller when the kernel uses it). Throws Error with the failing lane on a fault.
+/// the caller when the kernel uses it). Whole-launch operations count the schedule they took in
+/// `paths` when it is not null. Throws Error with the failing lane on a fault.
 void launch_cpu_kernel(const CpuModule &module, uint32_t k, const LaunchConfig &launch,
-                       std::span<const CpuArg> args, interp::AtlasState &atlas);
+                       std::span<const CpuArg> args, interp::AtlasState &atlas,
+                       LibraryPathCounter *paths = nullptr);
 
 } // namespace hologram::runtime

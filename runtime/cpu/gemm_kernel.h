@@ -2,7 +2,7 @@
 // f32 and f64, and the other vectorised kernels of the CPU library ops. Panels of A and B are
 // packed so the micro-kernel streams them from cache; the micro-kernel keeps an MR x NR tile of C
 // in vector registers (register blocking). The file gemm_kernel.cpp is compiled once per x86 level;
-// cpu_gemm picks the best this CPU runs and spreads blocks of C over the thread pool.
+// cpu_gemm runs the level it is given and spreads blocks of C over the thread pool.
 #pragma once
 
 #include "hologram/isa/opcode.h"
@@ -32,11 +32,12 @@ template <typename T> struct GemmArgs {
   uint64_t ldc = 0;
 };
 
-void cpu_gemm(const GemmArgs<float> &g);
-void cpu_gemm(const GemmArgs<double> &g);
+/// C = alpha * op(A) * op(B) + beta * C with the kernels of x86 level `level` (2, 3 or 4).
+void cpu_gemm(const GemmArgs<float> &g, int level);
+void cpu_gemm(const GemmArgs<double> &g, int level);
 /// Sum of x[i] * y[i], or of x[i] when y is null, vectorised and reassociated.
-float cpu_sum(const float *x, const float *y, uint64_t n);
-double cpu_sum(const double *x, const double *y, uint64_t n);
+float cpu_sum(const float *x, const float *y, uint64_t n, int level);
+double cpu_sum(const double *x, const double *y, uint64_t n, int level);
 
 // The kernels of each x86 level (level_kernels.inc lists them once).
 namespace gemm_v2 {

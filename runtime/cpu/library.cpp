@@ -3,6 +3,7 @@
 // each thread runs the reference on its range. A range's arrays start at its first element
 // and keep the whole buffer's end, so a range fits exactly when the whole operation does;
 // when any range fails, the whole operation reruns alone to report the reference's error.
+// Operands are read by their names in the instruction table (Operands<Op>), never by position.
 #include "library.h"
 
 #include "gemm_kernel.h"
@@ -15,42 +16,67 @@
 #include <mutex>
 #include <optional>
 
-/// Calls fn of the x86 level the CPU runs (gemm_kernel.cpp is built once per level).
-#define HG_LEVEL_CALL(fn, ...)                                                                     \
-  (gemm_level() == 4   ? gemm_v4::fn(__VA_ARGS__)                                                  \
-   : gemm_level() == 3 ? gemm_v3::fn(__VA_ARGS__)                                                  \
-                       : gemm_v2::fn(__VA_ARGS__))
+/// Calls fn of x86 level `level` (gemm_kernel.cpp is built once per level).
+#define HG_LEVEL_CALL(level, fn, ...)                                                              \
+  ((level) == 4   ? gemm_v4::fn(__VA_ARGS__)                                                       \
+   : (level) == 3 ? gemm_v3::fn(__VA_ARGS__)                                                       \
+                  : gemm_v2::fn(__VA_ARGS__))
 
 namespace hologram::runtime {
-
-int gemm_level();
 
 namespace {
 
 using isa::Opcode;
+using RegFn = std::function<uint64_t(isa::Reg)>;
+__extension__ typedef unsigned __int128 Wide;
 
-/// How an operation without a vectorised schedule (integer maps, reductions other than a
-/// float sum, f64 rows) splits: over `count` (the register operand `count_op`) units of `unit`
-/// elements of the buffers `offset_ops`.
-struct Split {
-  size_t count_op = 0;
-  size_t unit_op = SIZE_MAX; ///< register operand holding elements per unit (rows: cols)
-  std::vector<size_t> offset_ops;
-  bool reduces = false; ///< partial results combine (reduce_all)
+/// Position of operand `name` of Op in the instruction table; a name the table does not give
+/// Op does not compile.
+template <Opcode Op> consteval size_t at(std::string_view name) {
+  return isa::operand_index(Op, name);
+}
+
+template <typename T> T scalar_of(uint64_t bits) {
+  if constexpr (std::is_same_v<T, float>)
+    return isa::bits_to_f32(bits);
+  else
+    return isa::bits_to_f64(bits);
+}
+
+/// The operands of one whole-launch instruction, by position from at<Op>(name).
+struct Operands {
+  const isa::Instruction &in;
+  std::span<const CpuArg> args;
+  const RegFn &reg;
+  int level; ///< the x86 level of the vectorised kernels (2, 3 or 4)
+
+  /// The value of a register operand.
+  [[nodiscard]] uint64_t u(size_t pos) const { return reg(in.operands[pos].index); }
+  template <typename T> [[nodiscard]] T scalar(size_t pos) const { return scalar_of<T>(u(pos)); }
+  /// A literal flag (transA, causal).
+  [[nodiscard]] bool flag(size_t pos) const { return in.operands[pos].imm != 0; }
+  /// Whether buffer operand `pos` (or an absent `none`) holds `elems` elements of T.
+  template <typename T> [[nodiscard]] bool holds(size_t pos, Wide elems) const {
+    const auto &o = in.operands[pos];
+    return o.kind != isa::OperandKind::Param || Wide{args[o.index].size} >= elems * sizeof(T);
+  }
+  /// The memory of buffer operand `pos`; null for `none`.
+  template <typename T> [[nodiscard]] T *data(size_t pos) const {
+    const auto &o = in.operands[pos];
+    return o.kind == isa::OperandKind::Param ? static_cast<T *>(args[o.index].data) : nullptr;
+  }
 };
 
-std::optional<Split> split_of(const isa::Instruction &in) {
-  switch (in.op) {
-  case Opcode::Map: return Split{2, SIZE_MAX, {0, 1}, false};
-  case Opcode::Map2: return Split{3, SIZE_MAX, {0, 1, 2}, false};
-  case Opcode::ReduceAll: return Split{2, SIZE_MAX, {1}, true};
-  case Opcode::Softmax:
-  case Opcode::LogSoftmax: return Split{2, 3, {0, 1}, false};
-  case Opcode::RmsNorm: return Split{3, 4, {0, 1}, false};
-  case Opcode::LayerNorm: return Split{4, 5, {0, 1}, false};
-  default: return std::nullopt;
-  }
-}
+/// What the runtime needs to run one whole-launch instruction, and what it reports back: the
+/// schedule that ran (Backend::library_path_counts) and the instruction's result.
+struct OpRun {
+  const isa::Kernel &k;
+  Operands ops;
+  uint64_t &result;
+  std::string_view path = "reference";
+
+  [[nodiscard]] const isa::Instruction &in() const { return ops.in; }
+};
 
 std::vector<interp::ArgValue> values_of(const isa::Kernel &k, std::span<const CpuArg> args) {
   std::vector<interp::ArgValue> v;
@@ -61,6 +87,43 @@ std::vector<interp::ArgValue> values_of(const isa::Kernel &k, std::span<const Cp
                                                            : interp::ArgValue::buffer(mem));
   }
   return v;
+}
+
+/// The reference implementation over the whole operation.
+Status run_reference(OpRun &r) {
+  r.path = "reference";
+  return interp::run_launch_instruction(r.k, r.in(), values_of(r.k, r.ops.args), r.ops.reg,
+                                        r.result);
+}
+
+/// How an operation without a vectorised schedule (integer maps, reductions other than a
+/// float sum, f64 rows) splits: over `count` units of `unit` elements (a register operand, or
+/// 1) of the buffers `offsets`.
+struct Split {
+  size_t count = 0;
+  std::optional<size_t> unit; ///< rows: the operand holding elements per row
+  std::vector<size_t> offsets;
+  bool reduces = false; ///< partial results combine (reduce_all)
+};
+
+template <Opcode Op> Split rows_split() {
+  return Split{at<Op>("rows"), at<Op>("cols"), {at<Op>("y"), at<Op>("x")}, false};
+}
+
+std::optional<Split> split_of(const isa::Instruction &in) {
+  using enum Opcode;
+  switch (in.op) {
+  case Map: return Split{at<Map>("n"), std::nullopt, {at<Map>("dst"), at<Map>("src")}, false};
+  case Map2:
+    return Split{
+        at<Map2>("n"), std::nullopt, {at<Map2>("dst"), at<Map2>("a"), at<Map2>("b")}, false};
+  case ReduceAll: return Split{at<ReduceAll>("n"), std::nullopt, {at<ReduceAll>("src")}, true};
+  case Softmax: return rows_split<Softmax>();
+  case LogSoftmax: return rows_split<LogSoftmax>();
+  case RmsNorm: return rows_split<RmsNorm>();
+  case LayerNorm: return rows_split<LayerNorm>();
+  default: return std::nullopt;
+  }
 }
 
 /// Combines partial results of a reduction of type t.
@@ -104,128 +167,121 @@ uint64_t combine(const isa::Instruction &in, uint64_t a, uint64_t b) {
   }
 }
 
-Status run_split(const isa::Kernel &k, const isa::Instruction &in, std::span<const CpuArg> args,
-                 const std::function<uint64_t(isa::Reg)> &reg, uint64_t &result, const Split &s) {
-  const auto &ops = in.operands;
-  const uint64_t count = reg(ops[s.count_op].index);
-  const uint64_t unit = s.unit_op == SIZE_MAX ? 1 : reg(ops[s.unit_op].index);
-  const uint64_t elem = isa::type_size(in.type);
+Status run_split(OpRun &r, const Split &s) {
+  const auto &ops = r.in().operands;
+  const std::span<const CpuArg> args = r.ops.args;
+  const uint64_t count = r.ops.u(s.count);
+  const uint64_t unit = s.unit ? r.ops.u(*s.unit) : 1;
+  const uint64_t elem = isa::type_size(r.in().type);
   // Ranges of at least 16K elements, at most 4 per thread.
   const uint64_t min_units = std::max<uint64_t>(1, 16384 / std::max<uint64_t>(unit, 1));
   const uint64_t parts =
       std::min<uint64_t>(uint64_t{cpu_threads()} * 4, std::max<uint64_t>(1, count / min_units));
-  auto whole = [&] {
-    return interp::run_launch_instruction(k, in, values_of(k, args), reg, result);
-  };
-  if (parts <= 1) return whole();
+  if (parts <= 1) return run_reference(r);
   std::vector<uint64_t> partial(parts);
   std::atomic<bool> failed{false};
   parallel_for(parts, [&](size_t p) {
     const uint64_t lo = count * p / parts, hi = count * (p + 1) / parts;
     std::vector<CpuArg> sub(args.begin(), args.end());
-    for (size_t o : s.offset_ops) {
+    for (size_t o : s.offsets) {
       if (ops[o].kind != isa::OperandKind::Param) continue;
       auto &a = sub[ops[o].index];
       const uint64_t skip = std::min(a.size, lo * unit * elem);
       a.data = static_cast<std::byte *>(a.data) + skip;
       a.size -= skip;
     }
-    auto sub_reg = [&](isa::Reg r) { return r == ops[s.count_op].index ? hi - lo : reg(r); };
-    if (!interp::run_launch_instruction(k, in, values_of(k, sub), sub_reg, partial[p]))
+    auto sub_reg = [&](isa::Reg reg) {
+      return reg == ops[s.count].index ? hi - lo : r.ops.reg(reg);
+    };
+    if (!interp::run_launch_instruction(r.k, r.in(), values_of(r.k, sub), sub_reg, partial[p]))
       failed = true;
   });
-  if (failed) return whole(); // the reference's own error for the whole operation
+  if (failed) return run_reference(r); // the reference's own error for the whole operation
+  r.path = "split";
   if (s.reduces) {
-    result = partial[0];
-    for (uint64_t p = 1; p < parts; ++p) result = combine(in, result, partial[p]);
+    r.result = partial[0];
+    for (uint64_t p = 1; p < parts; ++p) r.result = combine(r.in(), r.result, partial[p]);
   }
   return {};
 }
 
-template <typename T> T scalar_of(uint64_t bits) {
-  if constexpr (std::is_same_v<T, float>)
-    return isa::bits_to_f32(bits);
-  else
-    return isa::bits_to_f64(bits);
-}
-
-/// gemm through the packed kernel, once the reference's checks pass on an empty run.
-template <typename T>
-Status run_gemm(const isa::Kernel &k, const isa::Instruction &in, std::span<const CpuArg> args,
-                const std::function<uint64_t(isa::Reg)> &reg, uint64_t &result) {
-  const auto &ops = in.operands;
-  const bool batched = in.op == Opcode::BatchedGemm;
-  const size_t base = batched ? 4 : 3;
-  const uint64_t batch = batched ? reg(ops[3].index) : 1;
-  GemmArgs<T> g;
-  g.m = reg(ops[base].index);
-  g.n = reg(ops[base + 1].index);
-  g.k = reg(ops[base + 2].index);
-  g.alpha = scalar_of<T>(reg(ops[base + 3].index));
-  g.beta = scalar_of<T>(reg(ops[base + 4].index));
-  g.lda = reg(ops[base + 5].index);
-  g.ldb = reg(ops[base + 6].index);
-  g.ldc = reg(ops[base + 7].index);
-  uint64_t sa = 0, sb = 0, sc = 0;
-  if (batched) {
-    sa = reg(ops[base + 8].index);
-    sb = reg(ops[base + 9].index);
-    sc = reg(ops[base + 10].index);
+/// gemm and batched_gemm through the packed kernel; anything the reference refuses (leading
+/// dimensions, extents) runs the reference, which reports it with the reference's rules.
+template <typename T, Opcode Op> Status run_gemm(OpRun &r) {
+  constexpr bool batched = Op == Opcode::BatchedGemm;
+  const Operands &o = r.ops;
+  uint64_t batch = 1, sa = 0, sb = 0, sc = 0;
+  if constexpr (batched) {
+    batch = o.u(at<Op>("batch"));
+    sa = o.u(at<Op>("strideA"));
+    sb = o.u(at<Op>("strideB"));
+    sc = o.u(at<Op>("strideC"));
   }
-  g.trans_a = ops[batched ? 15 : 11].imm != 0;
-  g.trans_b = ops[batched ? 16 : 12].imm != 0;
-  // Anything the reference would refuse (leading dimensions, extents) runs the reference,
-  // which reports it; the rules are the reference's.
+  GemmArgs<T> g;
+  g.m = o.u(at<Op>("M"));
+  g.n = o.u(at<Op>("N"));
+  g.k = o.u(at<Op>("K"));
+  g.alpha = o.scalar<T>(at<Op>("alpha"));
+  g.beta = o.scalar<T>(at<Op>("beta"));
+  g.lda = o.u(at<Op>("lda"));
+  g.ldb = o.u(at<Op>("ldb"));
+  g.ldc = o.u(at<Op>("ldc"));
+  g.trans_a = o.flag(at<Op>("transA"));
+  g.trans_b = o.flag(at<Op>("transB"));
   const uint64_t a_rows = g.trans_a ? g.k : g.m, a_cols = g.trans_a ? g.m : g.k;
   const uint64_t b_rows = g.trans_b ? g.n : g.k, b_cols = g.trans_b ? g.k : g.n;
-  if (batch == 0 || g.m == 0 || g.n == 0) return {};
-  if (g.lda < a_cols || g.ldb < b_cols || g.ldc < g.n)
-    return interp::run_launch_instruction(k, in, values_of(k, args), reg, result);
-  __extension__ typedef unsigned __int128 Wide;
+  if (batch == 0 || g.m == 0 || g.n == 0) {
+    r.path = "empty";
+    return {};
+  }
+  if (g.lda < a_cols || g.ldb < b_cols || g.ldc < g.n) return run_reference(r);
   auto extent = [&](uint64_t rows, uint64_t cols, uint64_t ld, uint64_t stride) -> Wide {
     return rows == 0 ? 0 : Wide{batch - 1} * stride + Wide{rows - 1} * ld + cols;
   };
-  auto fits = [&](size_t op, Wide elems) {
-    return Wide{args[ops[op].index].size} >= elems * sizeof(T);
-  };
-  if (!fits(2, extent(g.m, g.n, g.ldc, sc)) || !fits(0, extent(a_rows, a_cols, g.lda, sa)) ||
-      !fits(1, extent(b_rows, b_cols, g.ldb, sb)))
-    return interp::run_launch_instruction(k, in, values_of(k, args), reg, result);
-  auto *A = static_cast<const T *>(args[ops[0].index].data);
-  auto *B = static_cast<const T *>(args[ops[1].index].data);
-  auto *C = static_cast<T *>(args[ops[2].index].data);
+  if (!o.holds<T>(at<Op>("C"), extent(g.m, g.n, g.ldc, sc)) ||
+      !o.holds<T>(at<Op>("A"), extent(a_rows, a_cols, g.lda, sa)) ||
+      !o.holds<T>(at<Op>("B"), extent(b_rows, b_cols, g.ldb, sb)))
+    return run_reference(r);
+  const T *A = o.data<T>(at<Op>("A"));
+  const T *B = o.data<T>(at<Op>("B"));
+  T *C = o.data<T>(at<Op>("C"));
   for (uint64_t b = 0; b < batch; ++b) {
     g.a = A + b * sa;
     g.b = B + b * sb;
     g.c = C + b * sc;
-    cpu_gemm(g);
+    cpu_gemm(g, o.level);
   }
+  r.path = "packed";
   return {};
 }
 
 } // namespace
 
-int gemm_level() {
-  static const int level = cpu_has_feature("avx512f") && cpu_has_feature("avx512bw") &&
-                                   cpu_has_feature("avx512dq") && cpu_has_feature("avx512vl")
-                               ? 4
-                           : cpu_has_feature("avx2") && cpu_has_feature("fma") ? 3
-                                                                               : 2;
-  return level;
+int library_level(std::string_view features) {
+  auto has = [&](std::string_view f) {
+    for (size_t at = features.find(f); at != std::string_view::npos; at = features.find(f, at + 1))
+      if ((at == 0 || features[at - 1] == ',') &&
+          (at + f.size() == features.size() || features[at + f.size()] == ','))
+        return true;
+    return false;
+  };
+  if (has("avx512f") && has("avx512bw") && has("avx512dq") && has("avx512vl")) return 4;
+  if (has("avx2") && has("fma")) return 3;
+  return 2;
 }
 
-void cpu_gemm(const GemmArgs<float> &g) {
-  HG_LEVEL_CALL(gemm, g);
+void cpu_gemm(const GemmArgs<float> &g, int level) {
+  HG_LEVEL_CALL(level, gemm, g);
 }
-void cpu_gemm(const GemmArgs<double> &g) {
-  HG_LEVEL_CALL(gemm, g);
+void cpu_gemm(const GemmArgs<double> &g, int level) {
+  HG_LEVEL_CALL(level, gemm, g);
 }
 
-float cpu_sum(const float *x, const float *y, uint64_t n) {
-  return HG_LEVEL_CALL(sum, x, y, n);
+float cpu_sum(const float *x, const float *y, uint64_t n, int level) {
+  return HG_LEVEL_CALL(level, sum, x, y, n);
 }
-double cpu_sum(const double *x, const double *y, uint64_t n) {
-  return HG_LEVEL_CALL(sum, x, y, n);
+double cpu_sum(const double *x, const double *y, uint64_t n, int level) {
+  return HG_LEVEL_CALL(level, sum, x, y, n);
 }
 
 namespace {
@@ -241,111 +297,119 @@ void ranges(uint64_t n, uint64_t grain, const std::function<void(uint64_t, uint6
   parallel_for(parts, [&](size_t p) { body(n * p / parts, n * (p + 1) / parts); });
 }
 
-__extension__ typedef unsigned __int128 Wide;
-
-/// Whether operand `op` (a buffer or an absent `none`) holds `elems` elements of T.
-template <typename T>
-bool holds(const isa::Instruction &in, std::span<const CpuArg> args, size_t op, Wide elems) {
-  const auto &o = in.operands[op];
-  return o.kind != isa::OperandKind::Param || Wide{args[o.index].size} >= elems * sizeof(T);
-}
-template <typename T>
-T *data_of(const isa::Instruction &in, std::span<const CpuArg> args, size_t op) {
-  const auto &o = in.operands[op];
-  return o.kind == isa::OperandKind::Param ? static_cast<T *>(args[o.index].data) : nullptr;
-}
-
 /// softmax, log_softmax, rmsnorm and layernorm of f32 rows: vectorised per row (f64 vector
 /// exp and sums, as the reference computes in f64), rows spread over the thread pool.
-bool fast_rows(const isa::Instruction &in, std::span<const CpuArg> args,
-               const std::function<uint64_t(isa::Reg)> &reg) {
-  const auto &ops = in.operands;
-  const bool softmax = in.op == Opcode::Softmax || in.op == Opcode::LogSoftmax;
-  const bool layer = in.op == Opcode::LayerNorm;
-  const size_t rows_op = softmax ? 2 : layer ? 4 : 3;
-  const uint64_t rows = reg(ops[rows_op].index), cols = reg(ops[rows_op + 1].index);
+template <Opcode Op> const char *fast_rows(const Operands &o) {
+  constexpr bool softmax = Op == Opcode::Softmax || Op == Opcode::LogSoftmax;
+  constexpr bool layer = Op == Opcode::LayerNorm;
+  const uint64_t rows = o.u(at<Op>("rows")), cols = o.u(at<Op>("cols"));
   const Wide all = Wide{rows} * cols;
-  if (!holds<float>(in, args, 0, all) || !holds<float>(in, args, 1, all)) return false;
-  if (!softmax && (!holds<float>(in, args, 2, cols) || (layer && !holds<float>(in, args, 3, cols))))
-    return false;
-  float *y = data_of<float>(in, args, 0);
-  const float *x = data_of<float>(in, args, 1),
-              *gamma = softmax ? nullptr : data_of<float>(in, args, 2);
-  const float *beta = layer ? data_of<float>(in, args, 3) : nullptr;
-  const double eps = softmax ? 0.0 : isa::bits_to_f32(reg(ops[rows_op + 2].index));
-  const bool log = in.op == Opcode::LogSoftmax;
+  if (!o.holds<float>(at<Op>("y"), all) || !o.holds<float>(at<Op>("x"), all)) return nullptr;
+  float *y = o.data<float>(at<Op>("y"));
+  const float *x = o.data<float>(at<Op>("x"));
+  const float *gamma = nullptr, *beta = nullptr;
+  double eps = 0;
+  if constexpr (!softmax) {
+    if (!o.holds<float>(at<Op>("gamma"), cols)) return nullptr;
+    gamma = o.data<float>(at<Op>("gamma"));
+    eps = o.scalar<float>(at<Op>("eps"));
+  }
+  if constexpr (layer) {
+    if (!o.holds<float>(at<Op>("beta"), cols)) return nullptr;
+    beta = o.data<float>(at<Op>("beta"));
+  }
   ranges(rows, 16384 / std::max<uint64_t>(cols, 1), [&](uint64_t lo, uint64_t hi) {
-    if (softmax)
-      HG_LEVEL_CALL(softmax_rows, x + lo * cols, y + lo * cols, hi - lo, cols, log);
+    if constexpr (softmax)
+      HG_LEVEL_CALL(o.level, softmax_rows, x + lo * cols, y + lo * cols, hi - lo, cols,
+                    Op == Opcode::LogSoftmax);
     else
-      HG_LEVEL_CALL(norm_rows, x + lo * cols, y + lo * cols, gamma, beta, hi - lo, cols, eps,
-                    layer);
+      HG_LEVEL_CALL(o.level, norm_rows, x + lo * cols, y + lo * cols, gamma, beta, hi - lo, cols,
+                    eps, layer);
   });
-  return true;
+  return "rows";
 }
 
-/// map, map2, silu, gelu, gelu_tanh, axpy and rope of f32/f64: vectorised (f64 vectors
-/// rounded once, as the reference evaluates them) and spread over the thread pool.
-template <typename T>
-bool fast_elementwise(const isa::Instruction &in, std::span<const CpuArg> args,
-                      const std::function<uint64_t(isa::Reg)> &reg) {
-  const auto &ops = in.operands;
-  if (in.op == Opcode::Rope) {
-    const uint64_t rows = reg(ops[4].index), dim = reg(ops[5].index), half = dim / 2;
-    if (dim % 2 || !holds<T>(in, args, 0, Wide{rows} * dim) ||
-        !holds<T>(in, args, 1, Wide{rows} * dim) || !holds<T>(in, args, 2, Wide{rows} * half) ||
-        !holds<T>(in, args, 3, Wide{rows} * half))
-      return false;
-    T *y = data_of<T>(in, args, 0);
-    const T *x = data_of<T>(in, args, 1), *cs = data_of<T>(in, args, 2),
-            *sn = data_of<T>(in, args, 3);
-    ranges(rows, 16384 / std::max<uint64_t>(dim, 1), [&](uint64_t lo, uint64_t hi) {
-      HG_LEVEL_CALL(rope_rows, y + lo * dim, x + lo * dim, cs + lo * half, sn + lo * half, hi - lo,
-                    dim);
-    });
-    return true;
-  }
-  const bool binary = in.op == Opcode::Map2;
-  const uint64_t n = reg(ops[binary ? 3 : 2].index);
-  for (size_t i = 0; i < (binary ? 3u : 2u); ++i)
-    if (!holds<T>(in, args, i, n)) return false;
-  T *y = data_of<T>(in, args, 0);
-  const T *a = data_of<T>(in, args, 1);
-  const T *b = binary ? data_of<T>(in, args, 2) : nullptr;
-  if (in.op == Opcode::Axpy) {
-    const T alpha = scalar_of<T>(reg(ops[3].index));
-    ranges(n, 16384,
-           [&](uint64_t lo, uint64_t hi) { HG_LEVEL_CALL(axpy, y + lo, a + lo, hi - lo, alpha); });
-    return true;
-  }
-  MapKind kind = MapKind::Silu;
-  if (in.op == Opcode::Map) kind = map_kind(static_cast<isa::MapUnaryOp>(in.sub));
-  if (in.op == Opcode::Gelu) kind = MapKind::Gelu;
-  if (in.op == Opcode::GeluTanh) kind = MapKind::GeluTanh;
-  const auto kind2 = static_cast<MapKind2>(in.sub);
-  ranges(n, 16384, [&](uint64_t lo, uint64_t hi) {
-    if (binary)
-      HG_LEVEL_CALL(map2, kind2, a + lo, b + lo, y + lo, hi - lo);
-    else
-      HG_LEVEL_CALL(map, kind, a + lo, y + lo, hi - lo);
+/// rope of f32/f64 rows, vectorised and spread over the thread pool.
+template <typename T> const char *fast_rope(const Operands &o) {
+  constexpr Opcode Op = Opcode::Rope;
+  const uint64_t rows = o.u(at<Op>("rows")), dim = o.u(at<Op>("dim")), half = dim / 2;
+  if (dim % 2 || !o.holds<T>(at<Op>("y"), Wide{rows} * dim) ||
+      !o.holds<T>(at<Op>("x"), Wide{rows} * dim) || !o.holds<T>(at<Op>("cos"), Wide{rows} * half) ||
+      !o.holds<T>(at<Op>("sin"), Wide{rows} * half))
+    return nullptr;
+  T *y = o.data<T>(at<Op>("y"));
+  const T *x = o.data<T>(at<Op>("x")), *cs = o.data<T>(at<Op>("cos")),
+          *sn = o.data<T>(at<Op>("sin"));
+  ranges(rows, 16384 / std::max<uint64_t>(dim, 1), [&](uint64_t lo, uint64_t hi) {
+    HG_LEVEL_CALL(o.level, rope_rows, y + lo * dim, x + lo * dim, cs + lo * half, sn + lo * half,
+                  hi - lo, dim);
   });
-  return true;
+  return "vector";
+}
+
+/// axpy of f32/f64, vectorised and spread over the thread pool.
+template <typename T> const char *fast_axpy(const Operands &o) {
+  constexpr Opcode Op = Opcode::Axpy;
+  const uint64_t n = o.u(at<Op>("n"));
+  if (!o.holds<T>(at<Op>("y"), n) || !o.holds<T>(at<Op>("x"), n)) return nullptr;
+  T *y = o.data<T>(at<Op>("y"));
+  const T *x = o.data<T>(at<Op>("x"));
+  const T alpha = o.scalar<T>(at<Op>("alpha"));
+  ranges(n, 16384, [&](uint64_t lo, uint64_t hi) {
+    HG_LEVEL_CALL(o.level, axpy, y + lo, x + lo, hi - lo, alpha);
+  });
+  return "vector";
+}
+
+/// map, silu, gelu and gelu_tanh of f32/f64: vectorised (f64 vectors rounded once, as the
+/// reference evaluates them) and spread over the thread pool.
+template <typename T, Opcode Op> const char *fast_unary(const Operands &o, MapKind kind) {
+  constexpr bool map = Op == Opcode::Map;
+  const uint64_t n = o.u(at<Op>("n"));
+  size_t dst = 0, src = 0;
+  if constexpr (map) {
+    dst = at<Op>("dst");
+    src = at<Op>("src");
+  } else {
+    dst = at<Op>("y");
+    src = at<Op>("x");
+  }
+  if (!o.holds<T>(dst, n) || !o.holds<T>(src, n)) return nullptr;
+  T *y = o.data<T>(dst);
+  const T *x = o.data<T>(src);
+  ranges(n, 16384, [&](uint64_t lo, uint64_t hi) {
+    HG_LEVEL_CALL(o.level, map, kind, x + lo, y + lo, hi - lo);
+  });
+  return "vector";
+}
+
+/// map2 of f32/f64, vectorised and spread over the thread pool.
+template <typename T> const char *fast_map2(const Operands &o) {
+  constexpr Opcode Op = Opcode::Map2;
+  const uint64_t n = o.u(at<Op>("n"));
+  if (!o.holds<T>(at<Op>("dst"), n) || !o.holds<T>(at<Op>("a"), n) || !o.holds<T>(at<Op>("b"), n))
+    return nullptr;
+  T *y = o.data<T>(at<Op>("dst"));
+  const T *a = o.data<T>(at<Op>("a")), *b = o.data<T>(at<Op>("b"));
+  const auto kind = static_cast<MapKind2>(o.in.sub);
+  ranges(n, 16384, [&](uint64_t lo, uint64_t hi) {
+    HG_LEVEL_CALL(o.level, map2, kind, a + lo, b + lo, y + lo, hi - lo);
+  });
+  return "vector";
 }
 
 /// gemv: rows as vectorised dot products, or, transposed, as a one-row GEMM.
-template <typename T>
-bool fast_gemv(const isa::Instruction &in, std::span<const CpuArg> args,
-               const std::function<uint64_t(isa::Reg)> &reg) {
-  const auto &ops = in.operands;
-  const uint64_t m = reg(ops[3].index), n = reg(ops[4].index), lda = reg(ops[7].index);
-  const T alpha = scalar_of<T>(reg(ops[5].index)), beta = scalar_of<T>(reg(ops[6].index));
-  const bool trans = ops[8].imm != 0;
+template <typename T> const char *fast_gemv(const Operands &o) {
+  constexpr Opcode Op = Opcode::Gemv;
+  const uint64_t m = o.u(at<Op>("M")), n = o.u(at<Op>("N")), lda = o.u(at<Op>("lda"));
+  const T alpha = o.scalar<T>(at<Op>("alpha")), beta = o.scalar<T>(at<Op>("beta"));
+  const bool trans = o.flag(at<Op>("transA"));
   const uint64_t rows = trans ? n : m, cols = trans ? m : n;
-  if (lda < n || !holds<T>(in, args, 0, rows) || !holds<T>(in, args, 2, cols) ||
-      !holds<T>(in, args, 1, m ? Wide{m - 1} * lda + n : 0))
-    return false;
-  T *y = data_of<T>(in, args, 0);
-  const T *A = data_of<T>(in, args, 1), *x = data_of<T>(in, args, 2);
+  if (lda < n || !o.holds<T>(at<Op>("y"), rows) || !o.holds<T>(at<Op>("x"), cols) ||
+      !o.holds<T>(at<Op>("A"), m ? Wide{m - 1} * lda + n : 0))
+    return nullptr;
+  T *y = o.data<T>(at<Op>("y"));
+  const T *A = o.data<T>(at<Op>("A")), *x = o.data<T>(at<Op>("x"));
   if (trans) {
     cpu_gemm(GemmArgs<T>{.m = 1,
                          .n = n,
@@ -357,37 +421,36 @@ bool fast_gemv(const isa::Instruction &in, std::span<const CpuArg> args,
                          .b = A,
                          .ldb = lda,
                          .c = y,
-                         .ldc = n});
-    return true;
+                         .ldc = n},
+             o.level);
+    return "gemm";
   }
   ranges(m, 16384 / std::max<uint64_t>(n, 1), [&](uint64_t lo, uint64_t hi) {
     for (uint64_t i = lo; i < hi; ++i) {
-      T acc = cpu_sum(A + i * lda, x, n);
+      T acc = cpu_sum(A + i * lda, x, n, o.level);
       y[i] = alpha * acc + (beta == T{0} ? T{0} : beta * y[i]);
     }
   });
-  return true;
+  return "dot";
 }
 
 /// attention: per head, scores by GEMM (Q Kᵀ scale), masked softmax rows in f64 with vector
 /// exp, then the output by GEMM (P V).
-template <typename T>
-bool fast_attention(const isa::Instruction &in, std::span<const CpuArg> args,
-                    const std::function<uint64_t(isa::Reg)> &reg) {
-  const auto &ops = in.operands;
-  const uint64_t heads = reg(ops[5].index), sq = reg(ops[6].index), sk = reg(ops[7].index),
-                 d = reg(ops[8].index);
-  const T scale = scalar_of<T>(reg(ops[9].index));
-  const bool causal = ops[10].imm != 0;
-  if (!holds<T>(in, args, 0, Wide{heads} * sq * d) ||
-      !holds<T>(in, args, 1, Wide{heads} * sq * d) ||
-      !holds<T>(in, args, 2, Wide{heads} * sk * d) ||
-      !holds<T>(in, args, 3, Wide{heads} * sk * d) || !holds<T>(in, args, 4, Wide{sq} * sk))
-    return false;
-  T *out = data_of<T>(in, args, 0);
-  const T *Q = data_of<T>(in, args, 1), *K = data_of<T>(in, args, 2), *V = data_of<T>(in, args, 3);
-  const T *mask = data_of<T>(in, args, 4);
-  if (sq == 0 || d == 0 || heads == 0) return true;
+template <typename T> const char *fast_attention(const Operands &o) {
+  constexpr Opcode Op = Opcode::Attention;
+  const uint64_t heads = o.u(at<Op>("heads")), sq = o.u(at<Op>("seq_q")), sk = o.u(at<Op>("seq_k")),
+                 d = o.u(at<Op>("head_dim"));
+  const T scale = o.scalar<T>(at<Op>("scale"));
+  const bool causal = o.flag(at<Op>("causal"));
+  if (!o.holds<T>(at<Op>("out"), Wide{heads} * sq * d) ||
+      !o.holds<T>(at<Op>("Q"), Wide{heads} * sq * d) ||
+      !o.holds<T>(at<Op>("K"), Wide{heads} * sk * d) ||
+      !o.holds<T>(at<Op>("V"), Wide{heads} * sk * d) || !o.holds<T>(at<Op>("mask"), Wide{sq} * sk))
+    return nullptr;
+  T *out = o.data<T>(at<Op>("out"));
+  const T *Q = o.data<T>(at<Op>("Q")), *K = o.data<T>(at<Op>("K")), *V = o.data<T>(at<Op>("V"));
+  const T *mask = o.data<T>(at<Op>("mask"));
+  if (sq == 0 || d == 0 || heads == 0) return "empty";
   std::vector<T> scores(sq * std::max<uint64_t>(sk, 1));
   const uint64_t shift = sk - std::min(sk, sq);
   for (uint64_t h = 0; h < heads; ++h) {
@@ -405,7 +468,8 @@ bool fast_attention(const isa::Instruction &in, std::span<const CpuArg> args,
                          .b = K + h * sk * d,
                          .ldb = d,
                          .c = scores.data(),
-                         .ldc = sk});
+                         .ldc = sk},
+             o.level);
     ranges(sq, 16384 / sk, [&](uint64_t lo, uint64_t hi) {
       thread_local std::vector<double> row;
       row.resize(sk);
@@ -423,7 +487,7 @@ bool fast_attention(const isa::Instruction &in, std::span<const CpuArg> args,
           continue;
         }
         for (auto &v : row) v -= mx;
-        HG_LEVEL_CALL(map, map_kind(isa::MapUnaryOp::Exp), row.data(), row.data(), sk);
+        HG_LEVEL_CALL(o.level, map, map_kind(isa::MapUnaryOp::Exp), row.data(), row.data(), sk);
         double sum = 0;
         for (double v : row) sum += v;
         for (uint64_t j = 0; j < sk; ++j) si[j] = static_cast<T>(sum > 0 ? row[j] / sum : 0.0);
@@ -437,33 +501,33 @@ bool fast_attention(const isa::Instruction &in, std::span<const CpuArg> args,
                          .b = V + h * sk * d,
                          .ldb = d,
                          .c = out + h * sq * d,
-                         .ldc = d});
+                         .ldc = d},
+             o.level);
   }
-  return true;
+  return "gemm";
 }
 
 /// conv2d (NCHW): per image, the patches are unrolled (im2col) and multiplied by the weights
 /// with the GEMM; the bias is added after.
-template <typename T>
-bool fast_conv2d(const isa::Instruction &in, std::span<const CpuArg> args,
-                 const std::function<uint64_t(isa::Reg)> &reg) {
-  const auto &ops = in.operands;
-  const uint64_t N = reg(ops[4].index), C = reg(ops[5].index), H = reg(ops[6].index),
-                 W = reg(ops[7].index), K = reg(ops[8].index), KH = reg(ops[9].index),
-                 KW = reg(ops[10].index), stride = reg(ops[11].index), pad = reg(ops[12].index);
+template <typename T> const char *fast_conv2d(const Operands &o) {
+  constexpr Opcode Op = Opcode::Conv2d;
+  const uint64_t N = o.u(at<Op>("N")), C = o.u(at<Op>("C")), H = o.u(at<Op>("H")),
+                 W = o.u(at<Op>("W")), K = o.u(at<Op>("K")), KH = o.u(at<Op>("KH")),
+                 KW = o.u(at<Op>("KW")), stride = o.u(at<Op>("stride")), pad = o.u(at<Op>("pad"));
   const Wide ph = Wide{H} + 2 * Wide{pad}, pw = Wide{W} + 2 * Wide{pad};
   if (stride == 0 || ph < KH || pw < KW || ph >= (Wide{1} << 40) || pw >= (Wide{1} << 40))
-    return false; // the reference reports it
+    return nullptr; // the reference reports it
   const uint64_t OH = static_cast<uint64_t>((ph - KH) / stride + 1);
   const uint64_t OW = static_cast<uint64_t>((pw - KW) / stride + 1);
   const Wide patch = Wide{C} * KH * KW, pixels = Wide{OH} * OW;
-  if (!holds<T>(in, args, 0, Wide{N} * K * pixels) || !holds<T>(in, args, 1, Wide{N} * C * H * W) ||
-      !holds<T>(in, args, 2, Wide{K} * patch) || !holds<T>(in, args, 3, K) ||
+  if (!o.holds<T>(at<Op>("out"), Wide{N} * K * pixels) ||
+      !o.holds<T>(at<Op>("in"), Wide{N} * C * H * W) ||
+      !o.holds<T>(at<Op>("weight"), Wide{K} * patch) || !o.holds<T>(at<Op>("bias"), K) ||
       patch * pixels > (Wide{1} << 31))
-    return false;
-  T *out = data_of<T>(in, args, 0);
-  const T *img = data_of<T>(in, args, 1), *w = data_of<T>(in, args, 2),
-          *bias = data_of<T>(in, args, 3);
+    return nullptr;
+  T *out = o.data<T>(at<Op>("out"));
+  const T *img = o.data<T>(at<Op>("in")), *w = o.data<T>(at<Op>("weight")),
+          *bias = o.data<T>(at<Op>("bias"));
   const uint64_t P = static_cast<uint64_t>(patch), Q = static_cast<uint64_t>(pixels);
   std::vector<T> cols(P * Q);
   for (uint64_t n = 0; n < N; ++n) {
@@ -491,54 +555,61 @@ bool fast_conv2d(const isa::Instruction &in, std::span<const CpuArg> args,
                          .b = cols.data(),
                          .ldb = Q,
                          .c = out + n * K * Q,
-                         .ldc = Q});
+                         .ldc = Q},
+             o.level);
     if (bias)
       for (uint64_t k = 0; k < K; ++k)
         for (uint64_t q = 0; q < Q; ++q) out[(n * K + k) * Q + q] += bias[k];
   }
-  return true;
+  return "im2col";
 }
 
-template <typename T>
-bool fast_library(const isa::Instruction &in, std::span<const CpuArg> args,
-                  const std::function<uint64_t(isa::Reg)> &reg) {
-  switch (in.op) {
-  case Opcode::Map:
-  case Opcode::Map2:
-  case Opcode::Silu:
-  case Opcode::Gelu:
-  case Opcode::GeluTanh:
-  case Opcode::Axpy:
-  case Opcode::Rope: return fast_elementwise<T>(in, args, reg);
-  case Opcode::Gemv: return fast_gemv<T>(in, args, reg);
-  case Opcode::Attention: return fast_attention<T>(in, args, reg);
-  case Opcode::Conv2d: return fast_conv2d<T>(in, args, reg);
-  case Opcode::Softmax:
-  case Opcode::LogSoftmax:
-  case Opcode::RmsNorm:
-  case Opcode::LayerNorm:
-    if constexpr (std::is_same_v<T, float>) return fast_rows(in, args, reg);
-    return false;
-  default: return false;
+/// The vectorised schedule of a float library op; the name of the schedule that ran, or null
+/// when the op has none for T (or its arrays are too short, which the reference reports).
+template <typename T> const char *fast_library(const Operands &o) {
+  using enum Opcode;
+  switch (o.in.op) {
+  case Map: return fast_unary<T, Map>(o, map_kind(static_cast<isa::MapUnaryOp>(o.in.sub)));
+  case Silu: return fast_unary<T, Silu>(o, MapKind::Silu);
+  case Gelu: return fast_unary<T, Gelu>(o, MapKind::Gelu);
+  case GeluTanh: return fast_unary<T, GeluTanh>(o, MapKind::GeluTanh);
+  case Map2: return fast_map2<T>(o);
+  case Axpy: return fast_axpy<T>(o);
+  case Rope: return fast_rope<T>(o);
+  case Gemv: return fast_gemv<T>(o);
+  case Attention: return fast_attention<T>(o);
+  case Conv2d: return fast_conv2d<T>(o);
+  case Softmax:
+  case LogSoftmax:
+  case RmsNorm:
+  case LayerNorm:
+    if constexpr (!std::is_same_v<T, float>) return nullptr;
+    if (o.in.op == Softmax) return fast_rows<Softmax>(o);
+    if (o.in.op == LogSoftmax) return fast_rows<LogSoftmax>(o);
+    if (o.in.op == RmsNorm) return fast_rows<RmsNorm>(o);
+    return fast_rows<LayerNorm>(o);
+  default: return nullptr;
   }
 }
 
 /// reduce_all.add and dot of floats: vectorised ranges over the thread pool. nullopt when
 /// the arrays are too short (the reference then reports it).
-template <typename T>
-std::optional<uint64_t> fast_sum(const isa::Instruction &in, std::span<const CpuArg> args,
-                                 const std::function<uint64_t(isa::Reg)> &reg) {
-  const bool is_dot = in.op == Opcode::Dot;
-  const auto &ops = in.operands;
-  const uint64_t n = reg(ops[is_dot ? 3 : 2].index);
-  if (!holds<T>(in, args, 1, n) || (is_dot && !holds<T>(in, args, 2, n))) return std::nullopt;
-  const T *x = data_of<T>(in, args, 1);
-  const T *y = is_dot ? data_of<T>(in, args, 2) : nullptr;
+template <typename T, Opcode Op> std::optional<uint64_t> fast_sum(const Operands &o) {
+  constexpr bool is_dot = Op == Opcode::Dot;
+  const size_t xs = is_dot ? at<Opcode::Dot>("x") : at<Opcode::ReduceAll>("src");
+  const uint64_t n = o.u(at<Op>("n"));
+  if (!o.holds<T>(xs, n)) return std::nullopt;
+  const T *x = o.data<T>(xs);
+  const T *y = nullptr;
+  if constexpr (is_dot) {
+    if (!o.holds<T>(at<Op>("y"), n)) return std::nullopt;
+    y = o.data<T>(at<Op>("y"));
+  }
   const uint64_t parts = parts_of(n, 65536);
   std::vector<T> partial(parts);
   parallel_for(parts, [&](size_t p) {
     const uint64_t lo = n * p / parts, hi = n * (p + 1) / parts;
-    partial[p] = cpu_sum(x + lo, y ? y + lo : nullptr, hi - lo);
+    partial[p] = cpu_sum(x + lo, y ? y + lo : nullptr, hi - lo, o.level);
   });
   T total = 0;
   for (T v : partial) total += v;
@@ -548,30 +619,48 @@ std::optional<uint64_t> fast_sum(const isa::Instruction &in, std::span<const Cpu
     return isa::f64_bits(total);
 }
 
+template <typename T> Status run_float_op(OpRun &r) {
+  using enum Opcode;
+  const Operands &o = r.ops;
+  switch (o.in.op) {
+  case Gemm: return run_gemm<T, Gemm>(r);
+  case BatchedGemm: return run_gemm<T, BatchedGemm>(r);
+  case Dot:
+  case ReduceAll: {
+    if (o.in.op == ReduceAll && o.in.sub != static_cast<uint8_t>(isa::ReduceOp::Add)) break;
+    auto sum = o.in.op == Dot ? fast_sum<T, Dot>(o) : fast_sum<T, ReduceAll>(o);
+    if (!sum) return run_reference(r);
+    r.result = *sum;
+    r.path = "vector";
+    return {};
+  }
+  default:
+    if (const char *path = fast_library<T>(o)) {
+      r.path = path;
+      return {};
+    }
+  }
+  if (auto s = split_of(o.in)) return run_split(r, *s);
+  return run_reference(r);
+}
+
 } // namespace
 
 Status run_cpu_launch_op(const isa::Kernel &k, const isa::Instruction &in,
                          std::span<const CpuArg> args, const std::function<uint64_t(isa::Reg)> &reg,
-                         uint64_t &result) {
-  const bool f32 = in.type == isa::Type::F32, f64 = in.type == isa::Type::F64;
-  if (in.op == Opcode::Gemm || in.op == Opcode::BatchedGemm) {
-    if (f32) return run_gemm<float>(k, in, args, reg, result);
-    if (f64) return run_gemm<double>(k, in, args, reg, result);
-  }
-  const bool float_sum =
-      in.op == Opcode::Dot ||
-      (in.op == Opcode::ReduceAll && in.sub == static_cast<uint8_t>(isa::ReduceOp::Add));
-  if (float_sum && (f32 || f64)) {
-    auto r = f32 ? fast_sum<float>(in, args, reg) : fast_sum<double>(in, args, reg);
-    if (r) {
-      result = *r;
-      return {};
-    }
-  }
-  if (f32 && fast_library<float>(in, args, reg)) return {};
-  if (f64 && fast_library<double>(in, args, reg)) return {};
-  if (auto s = split_of(in)) return run_split(k, in, args, reg, result, *s);
-  return interp::run_launch_instruction(k, in, values_of(k, args), reg, result);
+                         uint64_t &result, const CpuLibraryEnv &env) {
+  OpRun r{k, Operands{in, args, reg, env.level}, result};
+  Status st;
+  if (in.type == isa::Type::F32)
+    st = run_float_op<float>(r);
+  else if (in.type == isa::Type::F64)
+    st = run_float_op<double>(r);
+  else if (auto s = split_of(in))
+    st = run_split(r, *s);
+  else
+    st = run_reference(r);
+  if (env.paths && st) env.paths->count(in.op, r.path);
+  return st;
 }
 
 } // namespace hologram::runtime

@@ -57,6 +57,9 @@ struct LibraryPlan {
   bool has_result = false; ///< reduce_all, dot: the result register's value
   uint32_t result_scratch = 0;
   isa::Type result_type = isa::Type::None; ///< the type stored there (dot: f64)
+  /// The schedule the launches follow ("tiled", "row-block", "per-item", "two-stage"), or
+  /// "empty" when there is nothing to do; reported by Backend::library_path_counts().
+  std::string schedule = "empty";
 };
 
 /// Plans `inst` (a whole-launch instruction of `kernel`) with register values from `reg`.

@@ -12,13 +12,13 @@
 namespace hologram::isa {
 
 enum class Opcode : uint16_t {
-#define HG_OPCODE(id, mn, fam, types, sub, sig, flags) id,
+#define HG_OPCODE(id, mn, fam, types, sub, sig, flags, names) id,
 #include "hologram/isa/opcodes.def"
 #undef HG_OPCODE
 };
 
 inline constexpr unsigned kNumOpcodes = 0
-#define HG_OPCODE(id, mn, fam, types, sub, sig, flags) +1
+#define HG_OPCODE(id, mn, fam, types, sub, sig, flags, names) +1
 #include "hologram/isa/opcodes.def"
 #undef HG_OPCODE
     ;
@@ -147,8 +147,36 @@ constexpr bool is_unordered(CmpCode c) {
   return c >= CmpCode::Equ;
 }
 
-/// Human-readable operand names of an instruction, used in diagnostics and documentation
-/// (e.g. gemm: C, A, B, M, N, K, alpha, beta, lda, ldb, ldc, transA, transB).
+/// Operand names of an instruction from the table (e.g. gemm: C, A, B, M, N, K, alpha, beta,
+/// lda, ldb, ldc, transA, transB); empty for instructions without names.
 std::span<const std::string_view> operand_names(Opcode op);
+
+namespace detail {
+/// The table's operand-name column, indexed by opcode: names separated by single spaces.
+inline constexpr std::string_view kOperandNameLists[] = {
+#define HG_OPCODE(id, mn, fam, types, sub, sig, flags, names) names,
+#include "hologram/isa/opcodes.def"
+#undef HG_OPCODE
+};
+} // namespace detail
+
+/// Position of the operand of `op` called `name`; nullopt when the table names none so.
+constexpr std::optional<size_t> operand_position(Opcode op, std::string_view name) {
+  std::string_view list = detail::kOperandNameLists[static_cast<size_t>(op)];
+  for (size_t pos = 0; !list.empty(); ++pos) {
+    const size_t end = list.find(' ');
+    if (list.substr(0, end) == name) return pos;
+    list = end == std::string_view::npos ? std::string_view{} : list.substr(end + 1);
+  }
+  return std::nullopt;
+}
+
+/// Position of operand `name` of `op`, for a name known when the program is compiled: a name
+/// the table does not give `op` is a compile error, never a wrong operand.
+consteval size_t operand_index(Opcode op, std::string_view name) {
+  const auto pos = operand_position(op, name);
+  if (!pos) throw "opcodes.def names no operand of this opcode so";
+  return *pos;
+}
 
 } // namespace hologram::isa

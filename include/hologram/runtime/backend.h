@@ -12,6 +12,7 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -61,6 +62,11 @@ struct KernelArg {
   static KernelArg u64(uint64_t v) { return scalar(isa::Type::U64, v); }
   static KernelArg i64(int64_t v) { return scalar(isa::Type::I64, static_cast<uint64_t>(v)); }
 };
+
+/// How often each schedule of the whole-launch operations (map, map2, reduce_all and the library
+/// ops of SPEC §3.8) has run on a backend, keyed "mnemonic:schedule": "gemm:packed",
+/// "gemm:reference", "softmax:rows", ... A debug query: the tests use it to prove which path ran.
+using LibraryPathCounts = std::map<std::string, uint64_t>;
 
 enum class DeviceKind { Cpu, Gpu, Other };
 
@@ -113,6 +119,9 @@ public:
                                std::span<const KernelArg> args) = 0;
   /// Waits until every launch and copy issued so far has finished.
   virtual void synchronize() = 0;
+  /// The schedules that whole-launch operations have taken on this backend since it was created
+  /// (see LibraryPathCounts); a schedule that never ran is absent.
+  [[nodiscard]] virtual LibraryPathCounts library_path_counts() const = 0;
 
   // Atlas state (SPEC §4), kept across launches.
   virtual std::array<double, atlas::kNumClasses> resonance() = 0;

@@ -1101,6 +1101,7 @@ struct Planner {
     l.grid = {static_cast<uint32_t>(blocks), 1, 1};
     l.block = {kRowBlock, 1, 1};
     plan.launches.push_back({kernel, l, std::move(args)});
+    plan.schedule = "per-item";
     return {};
   }
   /// One block of 256 lanes per row.
@@ -1112,6 +1113,7 @@ struct Planner {
     l.grid = {static_cast<uint32_t>(rows), 1, 1};
     l.block = {kRowBlock, 1, 1};
     plan.launches.push_back({kernel, l, std::move(args)});
+    plan.schedule = "row-block";
     return {};
   }
   /// Two stages over n elements of `src` into scratch `result` (one element).
@@ -1134,6 +1136,7 @@ struct Planner {
     plan.launches.push_back({second, one, {scratch(result), scratch(partial), u64(blocks)}});
     plan.has_result = true;
     plan.result_scratch = result;
+    plan.schedule = "two-stage";
   }
 
   Status gemm(bool batched) {
@@ -1166,6 +1169,7 @@ struct Planner {
          l,
          {buf(0), buf(1), buf(2), u64(M), u64(N), u64(K), f64(as_f64(6 + o)), f64(as_f64(7 + o)),
           u64(lda), u64(ldb), u64(ldc), u64(sa), u64(sb), u64(sc), u32(ta), u32(tb)}});
+    plan.schedule = "tiled";
     return {};
   }
 
