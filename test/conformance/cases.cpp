@@ -729,6 +729,7 @@ std::vector<Case> all_cases() {
   circuit_cases(cases);
   semantics_cases(cases);
   library_cases(cases);
+  fast_path_cases(cases);
   return cases;
 }
 

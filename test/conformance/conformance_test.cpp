@@ -135,6 +135,40 @@ std::string compare(const Check &check, Type type, std::span<const std::byte> go
   return errors.str();
 }
 
+/// The schedules of a run as "gemm:packed, softmax:rows".
+std::string keys_of(const std::set<std::string> &keys) {
+  std::string s;
+  for (const auto &k : keys) s += (s.empty() ? "" : ", ") + k;
+  return s.empty() ? "none" : s;
+}
+
+/// Read-only inputs must come back bit for bit: a fast path that writes a `read` buffer (as
+/// the CPU gemm once overwrote B) fails here whatever the outputs say.
+void expect_read_only_unchanged(const Case &c, const Runner &runner, const isa::Kernel &kernel,
+                                const CaseData &given, const CaseData &got) {
+  for (const auto &p : kernel.params) {
+    if (p.kind == isa::ParamKind::Scalar || p.access != isa::Access::Read) continue;
+    const auto before = given.arrays.find(p.name), after = got.arrays.find(p.name);
+    if (before == given.arrays.end() || after == got.arrays.end()) continue;
+    EXPECT_TRUE(before->second.bytes == after->second.bytes)
+        << c.name << " on " << runner.name() << ": read-only parameter %" << p.name
+        << " changed during the launch";
+  }
+}
+
+/// The schedules the run took must be exactly those the case names for this kind of backend.
+void expect_paths(const Case &c, const Runner &runner) {
+  const std::set<std::string> &want = runner.kind() == RunnerKind::Cpu ? c.cpu_paths
+                                      : runner.kind() == RunnerKind::Device
+                                          ? c.device_paths
+                                          : std::set<std::string>{};
+  if (want.empty()) return;
+  std::set<std::string> got;
+  for (const auto &[key, count] : runner.last_paths()) got.insert(key);
+  EXPECT_EQ(got, want) << c.name << " on " << runner.name() << " took " << keys_of(got)
+                       << ", expected " << keys_of(want);
+}
+
 class Conformance : public ::testing::TestWithParam<std::pair<size_t, size_t>> {};
 
 TEST_P(Conformance, MatchesReference) {
@@ -152,12 +186,15 @@ TEST_P(Conformance, MatchesReference) {
 
   CaseData data;
   c.inputs(data);
+  const CaseData given = data;
   CaseData expected = data;
   std::vector<Check> checks = c.checks;
   c.reference(expected, checks);
 
   auto st = runner.run(*kernel, c.launch, data);
   ASSERT_TRUE(st.is_ok()) << runner.name() << ": " << st.message();
+  expect_read_only_unchanged(c, runner, *kernel, given, data);
+  expect_paths(c, runner);
   for (const auto &check : checks) {
     std::string diff;
     if (check.name.size() > 1 && check.name[0] == 'c' &&

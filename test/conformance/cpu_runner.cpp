@@ -42,6 +42,7 @@ std::string shared_object(const isa::Kernel &kernel) {
 } // namespace
 
 Status CpuRunner::run(const isa::Kernel &kernel, const LaunchConfig &launch, CaseData &data) {
+  paths_.clear();
   try {
     std::string path = shared_object(kernel);
     runtime::set_cpu_isa(level_);
@@ -57,6 +58,7 @@ Status CpuRunner::run(const isa::Kernel &kernel, const LaunchConfig &launch, Cas
                                    });
         !st)
       return st;
+    paths_ = backend->library_path_counts();
   } catch (const Error &e) {
     runtime::set_cpu_isa("");
     return {e.code(), e.what()};

@@ -11,9 +11,12 @@ public:
   explicit CpuRunner(std::string level) : level_(std::move(level)) {}
   [[nodiscard]] std::string name() const override { return "cpu_v" + level_.substr(8); }
   Status run(const isa::Kernel &kernel, const LaunchConfig &launch, CaseData &data) override;
+  [[nodiscard]] RunnerKind kind() const override { return RunnerKind::Cpu; }
+  [[nodiscard]] LibraryPathCounts last_paths() const override { return paths_; }
 
 private:
   std::string level_;
+  LibraryPathCounts paths_;
 };
 
 } // namespace hologram::conformance

@@ -59,9 +59,18 @@ std::unique_ptr<DeviceRunner> DeviceRunner::start(const std::string &name, std::
 
 Status DeviceRunner::run(const isa::Kernel &kernel, const LaunchConfig &launch, CaseData &data) {
   try {
-    return run_with_backend(*backend_, kernel, data, [&](std::span<const KernelArg> args) {
+    // The backend lives for the whole suite: this run's schedules are the counts it added.
+    const LibraryPathCounts before = backend_->library_path_counts();
+    auto st = run_with_backend(*backend_, kernel, data, [&](std::span<const KernelArg> args) {
       backend_->execute_program(kernel, launch, args);
     });
+    paths_.clear();
+    for (const auto &[key, count] : backend_->library_path_counts()) {
+      auto it = before.find(key);
+      if (const uint64_t added = count - (it == before.end() ? 0 : it->second); added)
+        paths_[key] = added;
+    }
+    return st;
   } catch (const Error &e) {
     return {e.code(), e.what()};
   }

@@ -16,12 +16,15 @@ public:
   [[nodiscard]] std::string name() const override { return name_; }
   Status run(const isa::Kernel &kernel, const LaunchConfig &launch, CaseData &data) override;
   std::string unsupported(const isa::Kernel &kernel) override;
+  [[nodiscard]] RunnerKind kind() const override { return RunnerKind::Device; }
+  [[nodiscard]] LibraryPathCounts last_paths() const override { return paths_; }
 
 private:
   DeviceRunner(std::string name, std::unique_ptr<Backend> backend)
       : name_(std::move(name)), backend_(std::move(backend)) {}
   std::string name_;
   std::unique_ptr<Backend> backend_;
+  LibraryPathCounts paths_;
 };
 
 } // namespace hologram::conformance

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -75,7 +76,15 @@ struct Case {
   /// Turns a copy of the inputs into the expected outputs, and may tighten tolerances.
   std::function<void(CaseData &, std::vector<Check> &)> reference;
   std::vector<Check> checks;
+  /// The schedules ("gemm:packed") the compiled CPU backend must take for the case's
+  /// whole-launch operations, and no others (Backend::library_path_counts); empty: not checked.
+  std::set<std::string> cpu_paths;
+  /// The same for the Vulkan and OpenCL backends ("gemm:tiled").
+  std::set<std::string> device_paths;
 };
+
+/// What kind of backend a runner drives: which of a case's expected schedules apply to it.
+enum class RunnerKind { Interpreter, Cpu, Device };
 
 /// A backend that can run corpus programs.
 class Runner {
@@ -86,12 +95,16 @@ public:
   /// Why this runner cannot run `kernel` yet ("" when it can): the test is then skipped,
   /// visibly, with this reason.
   virtual std::string unsupported(const isa::Kernel &) { return ""; }
+  [[nodiscard]] virtual RunnerKind kind() const = 0;
+  /// The schedules whole-launch operations took in the last run().
+  [[nodiscard]] virtual LibraryPathCounts last_paths() const { return {}; }
 };
 
 /// The reference interpreter.
 class InterpRunner final : public Runner {
 public:
   [[nodiscard]] std::string name() const override { return "interp"; }
+  [[nodiscard]] RunnerKind kind() const override { return RunnerKind::Interpreter; }
   Status run(const isa::Kernel &kernel, const LaunchConfig &launch, CaseData &data) override;
 };
 
@@ -106,6 +119,9 @@ std::vector<Case> all_cases();
 void semantics_cases(std::vector<Case> &out);
 /// Library operations with sizes as parameters (semantics_cases.cpp).
 void library_cases(std::vector<Case> &out);
+/// Whole-launch operations in shapes that reach every schedule of every backend
+/// (fast_path_cases.cpp).
+void fast_path_cases(std::vector<Case> &out);
 
 /// Deterministic inputs (xorshift; the same on every platform).
 class Random {

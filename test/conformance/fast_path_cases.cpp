@@ -1,0 +1,412 @@
+// Cases that reach every schedule of every backend's whole-launch operations
+// (semantics/fast_paths.hasm), in f32 and f64: gemm and batched_gemm with each transA/transB
+// pair, alpha and beta other than 1 and 0, leading dimensions wider than the rows (the columns
+// past them must stay as they were); gemv both ways; the row ops; the element-wise ops and the
+// float sums; attention; conv2d. The references are plain loops in long double, written from
+// the SPEC, not from any backend. Each case names the schedules it must take (cpu_paths,
+// device_paths), so a fast path that silently falls back to the reference fails.
+#include "harness.h"
+
+#include <cmath>
+#include <limits>
+
+namespace hologram::conformance {
+
+namespace {
+
+using LD = long double;
+
+constexpr const char *kFile = "semantics/fast_paths.hasm";
+
+template <typename T> constexpr Type type_of() {
+  return std::is_same_v<T, float> ? Type::F32 : Type::F64;
+}
+template <typename T> std::string suffix() {
+  return std::is_same_v<T, float> ? "f32" : "f64";
+}
+template <typename T> constexpr double eps() {
+  return std::numeric_limits<T>::epsilon();
+}
+template <typename T> uint64_t bits_of(T v) {
+  if constexpr (std::is_same_v<T, float>)
+    return std::bit_cast<uint32_t>(v);
+  else
+    return std::bit_cast<uint64_t>(v);
+}
+template <typename T> Array values(Random &r, size_t n, float lo, float hi) {
+  auto f = r.floats(n, lo, hi);
+  return Array::of(type_of<T>(), std::vector<T>(f.begin(), f.end()));
+}
+
+Case fast_case(const std::string &name, const std::string &kernel) {
+  Case c;
+  c.name = name;
+  c.file = kFile;
+  c.kernel = kernel;
+  return c;
+}
+
+/// C := alpha * op(A) * op(B) + beta * C over `batch` matrices, columns past N untouched.
+/// Returns the largest sum of |terms| of an element (for the tolerance).
+template <typename T>
+LD gemm_ref(std::span<T> C, std::span<const T> A, std::span<const T> B, uint32_t batch, uint32_t M,
+            uint32_t N, uint32_t K, T alpha, T beta, uint32_t lda, uint32_t ldb, uint32_t ldc,
+            uint32_t sa, uint32_t sb, uint32_t sc, bool ta, bool tb) {
+  LD worst = 0;
+  for (uint32_t b = 0; b < batch; ++b)
+    for (uint32_t i = 0; i < M; ++i)
+      for (uint32_t j = 0; j < N; ++j) {
+        LD acc = 0, mag = 0;
+        for (uint32_t k = 0; k < K; ++k) {
+          LD a = ta ? A[b * sa + k * lda + i] : A[b * sa + i * lda + k];
+          LD v = tb ? B[b * sb + j * ldb + k] : B[b * sb + k * ldb + j];
+          acc += a * v;
+          mag += std::fabs(a * v);
+        }
+        T &c = C[b * sc + i * ldc + j];
+        const LD cv = c;
+        c = static_cast<T>(LD{alpha} * acc + LD{beta} * cv);
+        worst = std::max(worst, std::fabs(LD{alpha}) * mag + std::fabs(LD{beta} * cv));
+      }
+  return worst;
+}
+
+struct GemmShape {
+  uint32_t batch, m, n, k, lda, ldb, ldc, sa, sb, sc;
+  float alpha, beta;
+};
+
+const char *const kGemmOuts[] = {"c00", "c01", "c10", "c11"};
+
+template <typename T> Case gemm_case(const std::string &name, GemmShape s, bool batched) {
+  Case c = fast_case(name + "_" + suffix<T>(), (batched ? "batched_gemm_" : "gemm_") + suffix<T>());
+  const uint32_t rows = std::max(s.m, s.k), brows = std::max(s.k, s.n);
+  const uint32_t a_size = batched ? s.batch * s.sa : rows * s.lda;
+  const uint32_t b_size = batched ? s.batch * s.sb : brows * s.ldb;
+  const uint32_t c_size = batched ? s.batch * s.sc : s.m * s.ldc;
+  c.inputs = [=](CaseData &d) {
+    Random r(1234 + s.m);
+    d.arrays["a"] = values<T>(r, a_size, -1, 1);
+    d.arrays["b"] = values<T>(r, b_size, -1, 1);
+    for (const char *o : kGemmOuts) d.arrays[o] = values<T>(r, c_size, -2, 2);
+    const std::pair<const char *, uint32_t> sizes[] = {
+        {"batch", s.batch}, {"m", s.m},     {"n", s.n},   {"k", s.k},   {"lda", s.lda},
+        {"ldb", s.ldb},     {"ldc", s.ldc}, {"sa", s.sa}, {"sb", s.sb}, {"sc", s.sc}};
+    for (auto [key, v] : sizes) d.scalars[key] = v;
+    if (!batched)
+      for (const char *key : {"batch", "sa", "sb", "sc"}) d.scalars.erase(key);
+    d.scalars["alpha"] = bits_of<T>(static_cast<T>(s.alpha));
+    d.scalars["beta"] = bits_of<T>(static_cast<T>(s.beta));
+  };
+  c.reference = [=](CaseData &d, std::vector<Check> &checks) {
+    auto A = d.array<T>("a"), B = d.array<T>("b");
+    for (int t = 0; t < 4; ++t) {
+      LD worst = gemm_ref<T>(d.array<T>(kGemmOuts[t]), A, B, batched ? s.batch : 1, s.m, s.n, s.k,
+                             static_cast<T>(s.alpha), static_cast<T>(s.beta), s.lda, s.ldb, s.ldc,
+                             s.sa, s.sb, s.sc, t & 2, t & 1);
+      checks[t].tol.abs = static_cast<double>((s.k + 2) * eps<T>() * worst);
+    }
+  };
+  for (const char *o : kGemmOuts) c.checks.push_back({o, {}});
+  const std::string op = batched ? "batched_gemm" : "gemm";
+  c.cpu_paths = {op + ":packed"};
+  c.device_paths = {op + ":tiled"};
+  return c;
+}
+
+template <typename T> Case gemv_case() {
+  const uint32_t m = 300, n = 70, lda = 80;
+  const T alpha = 2, beta = -0.75;
+  Case c = fast_case("fast_gemv_" + suffix<T>(), "gemv_" + suffix<T>());
+  c.inputs = [=](CaseData &d) {
+    Random r(5);
+    d.arrays["a"] = values<T>(r, m * lda, -1, 1);
+    d.arrays["x"] = values<T>(r, n, -1, 1);
+    d.arrays["xt"] = values<T>(r, m, -1, 1);
+    d.arrays["y"] = values<T>(r, m, -1, 1);
+    d.arrays["yt"] = values<T>(r, n, -1, 1);
+    d.scalars["m"] = m;
+    d.scalars["n"] = n;
+    d.scalars["lda"] = lda;
+    d.scalars["alpha"] = bits_of(alpha);
+    d.scalars["beta"] = bits_of(beta);
+  };
+  c.reference = [=](CaseData &d, std::vector<Check> &checks) {
+    auto A = d.array<T>("a");
+    // y = alpha A x + beta y (m rows); yt = alpha Aᵀ xt + beta yt (n rows).
+    auto run = [&](std::span<T> y, std::span<T> x, bool trans) {
+      LD worst = 0;
+      for (uint32_t i = 0; i < (trans ? n : m); ++i) {
+        LD acc = 0, mag = 0;
+        for (uint32_t j = 0; j < (trans ? m : n); ++j) {
+          LD t = LD{trans ? A[j * lda + i] : A[i * lda + j]} * x[j];
+          acc += t;
+          mag += std::fabs(t);
+        }
+        worst = std::max(worst, std::fabs(LD{alpha}) * mag + std::fabs(LD{beta} * y[i]));
+        y[i] = static_cast<T>(LD{alpha} * acc + LD{beta} * y[i]);
+      }
+      return static_cast<double>((m + 2) * eps<T>() * worst);
+    };
+    checks[0].tol.abs = run(d.array<T>("y"), d.array<T>("x"), false);
+    checks[1].tol.abs = run(d.array<T>("yt"), d.array<T>("xt"), true);
+  };
+  c.checks = {{"y", {}}, {"yt", {}}};
+  c.cpu_paths = {"gemv:dot", "gemv:gemm"};
+  c.device_paths = {"gemv:per-item"};
+  return c;
+}
+
+template <typename T> Case rows_case() {
+  const uint32_t rows = 64, cols = 1000;
+  const T epsilon = static_cast<T>(1e-5);
+  Case c = fast_case("fast_rows_" + suffix<T>(), "rows_" + suffix<T>());
+  c.inputs = [=](CaseData &d) {
+    Random r(6);
+    d.arrays["x"] = values<T>(r, rows * cols, -4, 4);
+    d.arrays["gamma"] = values<T>(r, cols, 0.5f, 1.5f);
+    d.arrays["beta"] = values<T>(r, cols, -0.5f, 0.5f);
+    for (const char *o : {"sm", "lsm", "rms", "rms0", "ln", "ln0"})
+      d.arrays[o] = Array::of(type_of<T>(), std::vector<T>(rows * cols));
+    d.scalars["rows"] = rows;
+    d.scalars["cols"] = cols;
+    d.scalars["eps"] = bits_of(epsilon);
+  };
+  c.reference = [=](CaseData &d, std::vector<Check> &) {
+    auto x = d.array<T>("x"), g = d.array<T>("gamma"), b = d.array<T>("beta");
+    for (uint32_t r = 0; r < rows; ++r) {
+      auto row = x.subspan(r * cols, cols);
+      LD mx = -INFINITY, sum = 0, mean = 0, sq = 0, var = 0;
+      for (T v : row) mx = std::max<LD>(mx, v);
+      for (T v : row) sum += std::exp(LD{v} - mx);
+      for (T v : row) mean += v, sq += LD{v} * v;
+      mean /= cols;
+      for (T v : row) var += (v - mean) * (v - mean);
+      const LD rms = 1 / std::sqrt(sq / cols + LD{epsilon});
+      const LD inv = 1 / std::sqrt(var / cols + LD{epsilon});
+      for (uint32_t k = 0; k < cols; ++k) {
+        const LD v = row[k];
+        const uint32_t i = r * cols + k;
+        d.array<T>("sm")[i] = static_cast<T>(std::exp(v - mx) / sum);
+        d.array<T>("lsm")[i] = static_cast<T>(v - mx - std::log(sum));
+        d.array<T>("rms")[i] = static_cast<T>(v * rms * g[k]);
+        d.array<T>("rms0")[i] = static_cast<T>(v * rms);
+        d.array<T>("ln")[i] = static_cast<T>((v - mean) * inv * g[k] + b[k]);
+        d.array<T>("ln0")[i] = static_cast<T>((v - mean) * inv);
+      }
+    }
+  };
+  // Sums over a row of 1000 in f64 (f32 rows) or reassociated (f64 rows): a few ulp of the
+  // row's scale.
+  const double row_tol = 64 * eps<T>();
+  c.checks = {{"sm", {16, row_tol / 64}},  {"lsm", {16, 16 * row_tol}}, {"rms", {16, 4 * row_tol}},
+              {"rms0", {16, 4 * row_tol}}, {"ln", {16, 4 * row_tol}},   {"ln0", {16, 4 * row_tol}}};
+  // f32 rows have vectorised kernels; f64 rows run the reference over ranges of rows.
+  const std::string how = std::is_same_v<T, float> ? ":rows" : ":split";
+  for (const char *op : {"softmax", "log_softmax", "rmsnorm", "layernorm"})
+    c.cpu_paths.insert(op + how);
+  c.device_paths = {"softmax:row-block", "log_softmax:row-block", "rmsnorm:row-block",
+                    "layernorm:row-block"};
+  return c;
+}
+
+template <typename T> Case pointwise_case() {
+  const uint32_t n = 40000, rows = 300, dim = 64;
+  const T alpha = static_cast<T>(-1.5);
+  Case c = fast_case("fast_pointwise_" + suffix<T>(), "pointwise_" + suffix<T>());
+  c.inputs = [=](CaseData &d) {
+    Random r(7);
+    d.arrays["x"] = values<T>(r, n, -6, 6);
+    d.arrays["p"] = values<T>(r, n, 0.1f, 4);
+    d.arrays["ax"] = values<T>(r, n, -6, 6);
+    d.arrays["rx"] = values<T>(r, rows * dim, -2, 2);
+    d.arrays["cs"] = values<T>(r, rows * dim / 2, -1, 1);
+    d.arrays["sn"] = values<T>(r, rows * dim / 2, -1, 1);
+    for (const char *o : {"ex", "sg", "pw", "at", "si", "ge", "gt"})
+      d.arrays[o] = Array::of(type_of<T>(), std::vector<T>(n));
+    d.arrays["ry"] = Array::of(type_of<T>(), std::vector<T>(rows * dim));
+    d.arrays["sums"] = Array::of(type_of<T>(), std::vector<T>(3));
+    d.scalars["n"] = n;
+    d.scalars["rows"] = rows;
+    d.scalars["dim"] = dim;
+    d.scalars["alpha"] = bits_of(alpha);
+  };
+  c.reference = [=](CaseData &d, std::vector<Check> &checks) {
+    auto x = d.array<T>("x"), p = d.array<T>("p"), ax = d.array<T>("ax");
+    LD sum = 0, mag = 0, mx = -INFINITY, dot = 0, dmag = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      const LD v = x[i], q = p[i];
+      const LD sig = 1 / (1 + std::exp(-v));
+      d.array<T>("ex")[i] = static_cast<T>(std::exp(v));
+      d.array<T>("sg")[i] = static_cast<T>(sig);
+      d.array<T>("pw")[i] = static_cast<T>(std::pow(q, v));
+      d.array<T>("at")[i] = static_cast<T>(std::atan2(v, q));
+      d.array<T>("si")[i] = static_cast<T>(v * sig);
+      d.array<T>("ge")[i] = static_cast<T>(v / 2 * std::erfc(-v / std::sqrt(LD{2})));
+      const LD u = std::sqrt(2 / std::acos(LD{-1})) * (v + LD{0.044715} * v * v * v);
+      d.array<T>("gt")[i] = static_cast<T>(v / 2 * (1 + std::tanh(u)));
+      ax[i] = static_cast<T>(LD{alpha} * v + ax[i]);
+      sum += v;
+      mag += std::fabs(v);
+      mx = std::max(mx, v);
+      dot += v * q;
+      dmag += std::fabs(v * q);
+    }
+    auto rx = d.array<T>("rx"), cs = d.array<T>("cs"), sn = d.array<T>("sn");
+    auto ry = d.array<T>("ry");
+    for (uint32_t r = 0; r < rows; ++r)
+      for (uint32_t i = 0; i < dim / 2; ++i) {
+        const LD x0 = rx[r * dim + 2 * i], x1 = rx[r * dim + 2 * i + 1];
+        const LD cv = cs[r * dim / 2 + i], sv = sn[r * dim / 2 + i];
+        ry[r * dim + 2 * i] = static_cast<T>(x0 * cv - x1 * sv);
+        ry[r * dim + 2 * i + 1] = static_cast<T>(x0 * sv + x1 * cv);
+      }
+    auto sums = d.array<T>("sums");
+    sums[0] = static_cast<T>(sum);
+    sums[1] = static_cast<T>(mx);
+    sums[2] = static_cast<T>(dot);
+    checks.back().tol.abs = static_cast<double>(n * eps<T>() * std::max(mag, dmag));
+  };
+  // Transcendentals within the SPEC's bounds (4 ulp); the activations and rope within a few
+  // ulp of their inputs' scale, where 1 + erf and the rotations cancel.
+  const double e = eps<T>();
+  c.checks = {{"ex", {4, 0}},     {"sg", {4, 0}},     {"pw", {4, 0}},     {"at", {4, 0}},
+              {"si", {8, 8 * e}}, {"ge", {8, 8 * e}}, {"gt", {8, 8 * e}}, {"ax", {1, 16 * e}},
+              {"ry", {2, 8 * e}}, {"sums", {}}};
+  c.cpu_paths = {"map:vector",       "map2:vector", "silu:vector", "gelu:vector",
+                 "gelu_tanh:vector", "axpy:vector", "rope:vector", "reduce_all:vector",
+                 "reduce_all:split", "dot:vector"};
+  c.device_paths = {"map:per-item",  "map2:per-item",        "silu:per-item",
+                    "gelu:per-item", "gelu_tanh:per-item",   "axpy:per-item",
+                    "rope:per-item", "reduce_all:two-stage", "dot:two-stage"};
+  return c;
+}
+
+template <typename T> Case attention_case() {
+  const uint32_t heads = 3, sq = 20, sk = 28, dd = 16;
+  const T scale = static_cast<T>(0.25);
+  Case c = fast_case("fast_attention_" + suffix<T>(), "attention_" + suffix<T>());
+  c.inputs = [=](CaseData &d) {
+    Random r(8);
+    d.arrays["q"] = values<T>(r, heads * sq * dd, -1, 1);
+    d.arrays["k"] = values<T>(r, heads * sk * dd, -1, 1);
+    d.arrays["v"] = values<T>(r, heads * sk * dd, -1, 1);
+    d.arrays["mask"] = values<T>(r, sq * sk, -2, 0);
+    d.arrays["out"] = Array::of(type_of<T>(), std::vector<T>(heads * sq * dd));
+    d.arrays["outc"] = Array::of(type_of<T>(), std::vector<T>(heads * sq * dd));
+    const std::pair<const char *, uint32_t> sizes[] = {
+        {"heads", heads}, {"sq", sq}, {"sk", sk}, {"d", dd}};
+    for (auto [key, v] : sizes) d.scalars[key] = v;
+    d.scalars["scale"] = bits_of(scale);
+  };
+  c.reference = [=](CaseData &d, std::vector<Check> &checks) {
+    auto q = d.array<T>("q"), k = d.array<T>("k"), v = d.array<T>("v");
+    auto mask = d.array<T>("mask");
+    for (int causal = 0; causal < 2; ++causal) {
+      auto o = d.array<T>(causal ? "outc" : "out");
+      for (uint32_t h = 0; h < heads; ++h)
+        for (uint32_t i = 0; i < sq; ++i) {
+          std::vector<LD> s(sk);
+          LD mx = -INFINITY;
+          for (uint32_t j = 0; j < sk; ++j) {
+            LD acc = 0;
+            for (uint32_t t = 0; t < dd; ++t)
+              acc += LD{q[(h * sq + i) * dd + t]} * k[(h * sk + j) * dd + t];
+            s[j] = acc * LD{scale} + (causal ? LD{0} : LD{mask[i * sk + j]});
+            if (causal && j > i + (sk - sq)) s[j] = -INFINITY;
+            mx = std::max(mx, s[j]);
+          }
+          LD sum = 0;
+          for (auto &e : s) sum += (e = std::exp(e - mx));
+          for (uint32_t t = 0; t < dd; ++t) {
+            LD acc = 0;
+            for (uint32_t j = 0; j < sk; ++j) acc += s[j] * v[(h * sk + j) * dd + t];
+            o[(h * sq + i) * dd + t] = static_cast<T>(acc / sum);
+          }
+        }
+    }
+    // Scores and the weighted sums are T GEMMs on the compiled backends.
+    checks[0].tol.abs = checks[1].tol.abs = 64 * sk * eps<T>();
+  };
+  c.checks = {{"out", {}}, {"outc", {}}};
+  c.cpu_paths = {"attention:gemm"};
+  c.device_paths = {"attention:per-item"};
+  return c;
+}
+
+template <typename T> Case conv2d_case() {
+  const uint32_t N = 2, C = 3, H = 9, W = 11, K = 4, KS = 3, stride = 2, pad = 1;
+  const uint32_t OH = (H + 2 * pad - KS) / stride + 1, OW = (W + 2 * pad - KS) / stride + 1;
+  Case c = fast_case("fast_conv2d_" + suffix<T>(), "conv2d_" + suffix<T>());
+  c.inputs = [=](CaseData &d) {
+    Random r(9);
+    d.arrays["in"] = values<T>(r, N * C * H * W, -1, 1);
+    d.arrays["w"] = values<T>(r, K * C * KS * KS, -1, 1);
+    d.arrays["bias"] = values<T>(r, K, -1, 1);
+    d.arrays["out"] = Array::of(type_of<T>(), std::vector<T>(N * K * OH * OW));
+    d.arrays["out0"] = Array::of(type_of<T>(), std::vector<T>(N * K * OH * OW));
+    const std::pair<const char *, uint32_t> sizes[] = {
+        {"N", N},   {"C", C},   {"H", H},           {"W", W},    {"K", K},
+        {"KH", KS}, {"KW", KS}, {"stride", stride}, {"pad", pad}};
+    for (auto [key, v] : sizes) d.scalars[key] = v;
+  };
+  c.reference = [=](CaseData &d, std::vector<Check> &checks) {
+    auto in = d.array<T>("in"), w = d.array<T>("w"), bias = d.array<T>("bias");
+    LD worst = 0;
+    for (int with_bias = 0; with_bias < 2; ++with_bias) {
+      auto o = d.array<T>(with_bias ? "out" : "out0");
+      for (uint32_t n = 0; n < N; ++n)
+        for (uint32_t k = 0; k < K; ++k)
+          for (uint32_t oy = 0; oy < OH; ++oy)
+            for (uint32_t ox = 0; ox < OW; ++ox) {
+              LD acc = with_bias ? LD{bias[k]} : 0, mag = std::fabs(acc);
+              for (uint32_t ch = 0; ch < C; ++ch)
+                for (uint32_t ky = 0; ky < KS; ++ky)
+                  for (uint32_t kx = 0; kx < KS; ++kx) {
+                    const int iy = static_cast<int>(oy * stride + ky) - static_cast<int>(pad);
+                    const int ix = static_cast<int>(ox * stride + kx) - static_cast<int>(pad);
+                    if (iy < 0 || ix < 0 || iy >= static_cast<int>(H) || ix >= static_cast<int>(W))
+                      continue;
+                    const LD t = LD{in[((n * C + ch) * H + iy) * W + ix]} *
+                                 w[((k * C + ch) * KS + ky) * KS + kx];
+                    acc += t;
+                    mag += std::fabs(t);
+                  }
+              o[((n * K + k) * OH + oy) * OW + ox] = static_cast<T>(acc);
+              worst = std::max(worst, mag);
+            }
+    }
+    checks[0].tol.abs = checks[1].tol.abs = static_cast<double>(2 * C * KS * KS * eps<T>() * worst);
+  };
+  c.checks = {{"out", {}}, {"out0", {}}};
+  c.cpu_paths = {"conv2d:im2col"};
+  c.device_paths = {"conv2d:per-item"};
+  return c;
+}
+
+template <typename T> void typed_cases(std::vector<Case> &out) {
+  // Non-square, every trans pair, alpha/beta other than 1/0, lda/ldb/ldc wider than the rows.
+  out.push_back(
+      gemm_case<T>("fast_gemm", {1, 37, 29, 45, 50, 48, 33, 0, 0, 0, 1.5f, -0.5f}, false));
+  // Square, contiguous, alpha 1 and beta 0 (the repro of issue 17's shape, larger).
+  out.push_back(
+      gemm_case<T>("fast_gemm_square", {1, 64, 64, 64, 64, 64, 64, 0, 0, 0, 1, 0}, false));
+  // Batches with gaps between the matrices.
+  out.push_back(gemm_case<T>(
+      "fast_batched_gemm",
+      {3, 13, 11, 17, 20, 19, 15, 20 * 17 + 5, 19 * 17 + 3, 13 * 15 + 4, -0.75f, 2}, true));
+  out.push_back(gemv_case<T>());
+  out.push_back(rows_case<T>());
+  out.push_back(pointwise_case<T>());
+  out.push_back(attention_case<T>());
+  out.push_back(conv2d_case<T>());
+}
+
+} // namespace
+
+void fast_path_cases(std::vector<Case> &out) {
+  typed_cases<float>(out);
+  typed_cases<double>(out);
+}
+
+} // namespace hologram::conformance
