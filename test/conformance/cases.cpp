@@ -572,6 +572,39 @@ void nn_cases(std::vector<Case> &out) {
 
 void structure_cases(std::vector<Case> &out) {
   {
+    // Python's floor division and C's remainder (JSON "floor_div" and "mod"), with divisors
+    // that divide exactly (6 // -3 = -2) next to those that do not, zero, and INT_MIN / -1.
+    const std::vector<int32_t> a = {6, -6, -6, 6, 7,         -7,        -7,        7,
+                                    0, -1, 1,  5, INT32_MIN, INT32_MIN, INT32_MAX, -7};
+    const std::vector<int32_t> b = {-3, -3, 3, 3, -3, 3, -3, 3, -3, 5, -5, 0, -1, 1, -1, 2};
+    const auto n = static_cast<uint32_t>(a.size());
+    Case c = kernel_case("structure", "floor_division");
+    c.launch = LaunchConfig::linear(n, 8);
+    c.inputs = [=](CaseData &d) {
+      d.arrays["a"] = Array::of(Type::I32, a);
+      d.arrays["b"] = Array::of(Type::I32, b);
+      d.arrays["q"] = Array::of(Type::I32, std::vector<int32_t>(n));
+      d.arrays["r"] = Array::of(Type::I32, std::vector<int32_t>(n));
+      d.scalars["n"] = n;
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &) {
+      auto q = d.array<int32_t>("q"), r = d.array<int32_t>("r");
+      for (uint32_t i = 0; i < n; ++i) {
+        const int64_t x = a[i], y = b[i];
+        if (y == 0) { // division by zero gives 0 (SPEC 3.4)
+          q[i] = r[i] = 0;
+          continue;
+        }
+        int64_t fq = x / y;
+        if (fq * y != x && ((x < 0) != (y < 0))) --fq;          // floor, in 64 bits
+        q[i] = static_cast<int32_t>(static_cast<uint32_t>(fq)); // INT_MIN / -1 wraps
+        r[i] = static_cast<int32_t>(x - (x / y) * y);           // the sign of the dividend
+      }
+    };
+    c.checks = {{"q", {}}, {"r", {}}};
+    out.push_back(c);
+  }
+  {
     const uint32_t w = 37, h = 23;
     Case c = kernel_case("structure", "stencil2d");
     c.launch = LaunchConfig::grid_2d(w, h, 8, 4);

@@ -164,6 +164,64 @@ void semantics_cases(std::vector<Case> &out) {
     out.push_back(c);
   }
   {
+    // Saturation at the exact boundaries: 2^31 is one past i32's largest value, -2^31 is its
+    // smallest, 2^32 - 256 is the largest f32 below u32's limit; NaN -> 0.
+    const std::vector<float> f = {0x1p31f,       -0x1p31f,      0x1p32f,   0x1p63f,   -0x1p63f,
+                                  0x1p64f,       128.0f,        -128.0f,   -129.0f,   256.0f,
+                                  255.0f,        32768.0f,      -32768.0f, -32769.0f, 65536.0f,
+                                  0x1p31f - 128, 0x1p32f - 256, -0.99f,    kNan,      -1.0f};
+    const std::vector<double> dv = {0x1p31,         0x1p31 - 1,    2147483647.5,  -0x1p31,
+                                    -2147483648.5,  -2147483649.0, 0x1p32,        0x1p32 - 1,
+                                    4294967295.5,   0x1p63,        0x1p63 - 1024, -0x1p63,
+                                    -0x1p63 - 2048, 0x1p64,        0x1p64 - 2048, 128.0,
+                                    256.0,          65536.0,       -0.5,          std::nan("")};
+    const auto n = static_cast<uint32_t>(f.size());
+    Case c = rule_case("cvt_boundaries", n);
+    auto each_target = [](auto &&fn) {
+      fn(int32_t{}, "i32", Type::I32);
+      fn(uint32_t{}, "u32", Type::U32);
+      fn(int64_t{}, "i64", Type::I64);
+      fn(uint64_t{}, "u64", Type::U64);
+      fn(int16_t{}, "i16", Type::I16);
+      fn(uint16_t{}, "u16", Type::U16);
+      fn(int8_t{}, "i8", Type::I8);
+      fn(uint8_t{}, "u8", Type::U8);
+    };
+    c.inputs = [=](CaseData &d) {
+      set<float>(d, "f", Type::F32, f);
+      set<double>(d, "d", Type::F64, dv);
+      each_target([&](auto tag, const std::string &t, Type type) {
+        zeros<decltype(tag)>(d, "f_" + t, type, n);
+        zeros<decltype(tag)>(d, "d_" + t, type, n);
+      });
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &) {
+      each_target([&](auto tag, const std::string &t, Type type) {
+        using I = decltype(tag);
+        // Truncate exactly (long double holds every f32 and f64 here), then clamp.
+        auto sat = [](long double v) -> I {
+          if (std::isnan(v)) return 0;
+          const long double r = std::trunc(v);
+          if (r > static_cast<long double>(std::numeric_limits<I>::max()))
+            return std::numeric_limits<I>::max();
+          if (r < static_cast<long double>(std::numeric_limits<I>::min()))
+            return std::numeric_limits<I>::min();
+          return static_cast<I>(r);
+        };
+        std::vector<I> from_f, from_d;
+        for (float v : f) from_f.push_back(sat(v));
+        for (double v : dv) from_d.push_back(sat(v));
+        set<I>(d, "f_" + t, type, from_f);
+        set<I>(d, "d_" + t, type, from_d);
+      });
+    };
+    for (const char *t : {"i32", "u32", "i64", "u64", "i16", "u16", "i8", "u8"}) {
+      c.checks.push_back({std::string("f_") + t, {}});
+      c.checks.push_back({std::string("d_") + t, {}});
+    }
+    out.push_back(c);
+  }
+  {
     // a * b + c where the product's rounding matters: (1 + 2^-12)^2 - (1 + 2^-11).
     const float x = 1.0f + std::ldexp(1.0f, -12);
     Case c = rule_case("fma_mad", 3);

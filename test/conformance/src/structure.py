@@ -49,3 +49,9 @@ def countdown(out: DeviceArray[i32], n: u32):
                 break
             total += j
         out[i] = total - i32(i)
+
+def floor_division(a: DeviceArray[i32], b: DeviceArray[i32], q: DeviceArray[i32], r: DeviceArray[i32], n: u32):
+    i = get_global_id()
+    if i < n:
+        q[i] = a[i] // b[i]
+        r[i] = a[i] % b[i]

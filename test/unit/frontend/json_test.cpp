@@ -67,6 +67,14 @@ TEST(JsonFrontend, IntegerDivisionAndModulo) {
   EXPECT_EQ(op("floor_div", -7, 2), -4); // floors
   EXPECT_EQ(op("floor_div", 7, -2), -4);
   EXPECT_EQ(op("floor_div", 7, 2), 3);
+  // Exact divisors need no adjustment whatever the signs.
+  EXPECT_EQ(op("floor_div", 6, -3), -2);
+  EXPECT_EQ(op("floor_div", -6, -3), 2);
+  EXPECT_EQ(op("floor_div", -6, 3), -2);
+  EXPECT_EQ(op("floor_div", 0, -3), 0);
+  EXPECT_EQ(op("floor_div", -7, -3), 2);
+  EXPECT_EQ(op("floor_div", 7, 0), 0);
+  EXPECT_EQ(op("floor_div", INT32_MIN, -1), INT32_MIN);
   EXPECT_EQ(op("div", 7, 0), 0); // division by zero gives 0
 }
 

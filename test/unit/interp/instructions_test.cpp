@@ -108,6 +108,34 @@ TEST(Instructions, ConversionsSaturateAndTruncate) {
   EXPECT_EQ((cvt<double, float>(0.1f)), static_cast<double>(0.1f));
 }
 
+TEST(Instructions, ConversionsSaturateAtTheExactBoundary) {
+  // One past the largest value saturates; the smallest value and the largest float below the
+  // limit convert exactly (a `>` where `>=` belongs gets 2^31 wrong).
+  EXPECT_EQ((cvt<int32_t, float>(0x1p31f)), L<int32_t>::max());
+  EXPECT_EQ((cvt<int32_t, float>(-0x1p31f)), L<int32_t>::min());
+  EXPECT_EQ((cvt<int32_t, float>(0x1p31f - 128)), 2147483520);
+  EXPECT_EQ((cvt<int32_t, double>(0x1p31)), L<int32_t>::max());
+  EXPECT_EQ((cvt<int32_t, double>(0x1p31 - 1)), L<int32_t>::max());
+  EXPECT_EQ((cvt<int32_t, double>(-2147483648.5)), L<int32_t>::min());
+  EXPECT_EQ((cvt<int32_t, double>(-2147483649.0)), L<int32_t>::min());
+  EXPECT_EQ((cvt<uint32_t, float>(0x1p32f)), L<uint32_t>::max());
+  EXPECT_EQ((cvt<uint32_t, float>(0x1p32f - 256)), 4294967040u);
+  EXPECT_EQ((cvt<uint32_t, double>(4294967295.5)), L<uint32_t>::max());
+  EXPECT_EQ((cvt<int64_t, float>(0x1p63f)), L<int64_t>::max());
+  EXPECT_EQ((cvt<int64_t, float>(-0x1p63f)), L<int64_t>::min());
+  EXPECT_EQ((cvt<int64_t, double>(0x1p63 - 1024)), 9223372036854774784);
+  EXPECT_EQ((cvt<uint64_t, double>(0x1p64)), L<uint64_t>::max());
+  EXPECT_EQ((cvt<uint64_t, double>(0x1p64 - 2048)), 18446744073709549568u);
+  EXPECT_EQ((cvt<int8_t, float>(128.0f)), 127);
+  EXPECT_EQ((cvt<int8_t, float>(-128.0f)), -128);
+  EXPECT_EQ((cvt<int8_t, float>(-129.0f)), -128);
+  EXPECT_EQ((cvt<uint8_t, float>(256.0f)), 255);
+  EXPECT_EQ((cvt<uint8_t, float>(255.0f)), 255);
+  EXPECT_EQ((cvt<int16_t, double>(32768.0)), 32767);
+  EXPECT_EQ((cvt<uint16_t, double>(65536.0)), 65535);
+  EXPECT_EQ((cvt<uint8_t, float>(-0.99f)), 0);
+}
+
 TEST(Instructions, HalfAndBfloatStorageRoundTrips) {
   auto via = [](const std::string &t, const std::string &v) {
     return run_out<float>("  mov.imm.f32 r1, " + v + "\n  cvt." + t + ".f32 r2, r1\n  cvt.f32." +
