@@ -1329,8 +1329,27 @@ private:
       }
       Id one = is64(t) ? cu64(1) : cu32(1);
       Id divisor = sel(ty, unsafe, one, c);
-      Op dop = o == Opcode::Div ? (s ? Op::OpSDiv : Op::OpUDiv) : (s ? Op::OpSRem : Op::OpUMod);
-      Id r = op(dop, ty, {a, divisor});
+      Id r = 0;
+      if (o == Opcode::Rem && s && !cl_) {
+        // Vulkan leaves OpSRem undefined when an operand is negative (its SPIR-V environment,
+        // "Precision and Operation"): the remainder of the magnitudes, with the dividend's sign.
+        // Each operand is built in its own statement: the ids come out in one order whatever
+        // the compiler's order of evaluating arguments.
+        Id zero_t = b_.c_null(ty);
+        Id a_negative = op(Op::OpSLessThan, boolt(), {a, zero_t});
+        auto magnitude = [&](Id v, Id negative) {
+          Id negated = op(Op::OpISub, ty, {zero_t, v});
+          return sel(ty, negative, negated, v);
+        };
+        Id ma = magnitude(a, a_negative);
+        Id mb = magnitude(divisor, op(Op::OpSLessThan, boolt(), {divisor, zero_t}));
+        Id m = op(Op::OpUMod, ty, {ma, mb});
+        Id negated = op(Op::OpISub, ty, {zero_t, m});
+        r = sel(ty, a_negative, negated, m);
+      } else {
+        Op dop = o == Opcode::Div ? (s ? Op::OpSDiv : Op::OpUDiv) : (s ? Op::OpSRem : Op::OpUMod);
+        r = op(dop, ty, {a, divisor});
+      }
       // MIN / -1 = MIN (the division by one above keeps a); MIN rem -1 = 0 (a rem 1 is 0).
       return wrap(sel(ty, by_zero, zero, r));
     }
