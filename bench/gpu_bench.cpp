@@ -3,8 +3,9 @@
 // the driver), in one process. The GLSL peers follow hologram's Vulkan interface
 // (docs/spirv.md) and are launched through the same runtime, so only the code differs; the
 // OpenCL C peers run through the OpenCL API directly. Also: the dispatch overhead of an empty
-// kernel and host<->device transfer rates. bench/report.py turns the JSON into
-// docs/performance.md.
+// kernel and host<->device transfer rates. Every row checks its result against a
+// double-precision reference before it is timed (verify.h; `--verify` checks and times nothing).
+// bench/report.py turns the JSON into docs/performance.md.
 #include "data.h"
 #include "hologram/artifact/bundle.h"
 #include "hologram/codegen/spirv.h"
@@ -12,6 +13,7 @@
 #include "hologram/runtime/backend.h"
 #include "hologram/support/diagnostics.h"
 #include "hologram/support/file_io.h"
+#include "verify.h"
 
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
@@ -40,8 +42,8 @@ const uint32_t kN = 1u << 22; ///< elements of the streaming workloads
   std::exit(1);
 }
 
-std::vector<float> data(size_t n) {
-  return bench_data(n, -0.5f, 0.5f);
+std::vector<float> data(size_t n, uint64_t seed = 0) {
+  return bench_data(n, -0.5f, 0.5f, seed);
 }
 
 /// A bundle holding one GLSL peer (its SPIR-V) with the reflection of its signature in
@@ -114,6 +116,14 @@ struct OpenClPeer {
     for (const char *k : {"vector_add", "saxpy", "sum_partial", "gemm", "empty"})
       kernels[k] = clCreateKernel(prog, k, &e);
   }
+  std::vector<float> read(cl_mem m, size_t n) {
+    std::vector<float> v(n);
+    clEnqueueReadBuffer(q, m, CL_TRUE, 0, n * 4, v.data(), 0, nullptr, nullptr);
+    return v;
+  }
+  void write(cl_mem m, const std::vector<float> &v) {
+    clEnqueueWriteBuffer(q, m, CL_TRUE, 0, v.size() * 4, v.data(), 0, nullptr, nullptr);
+  }
   cl_mem buffer(const std::vector<float> &v) {
     cl_int e = CL_SUCCESS;
     cl_mem m =
@@ -133,18 +143,44 @@ struct OpenClPeer {
   }
 };
 
-void add(const std::string &name, std::function<void()> body, double bytes = 0, double flops = 0) {
-  benchmark::RegisterBenchmark(
-      name.c_str(),
-      [=](benchmark::State &st) {
-        for (auto _ : st) body();
-        if (bytes > 0) st.SetBytesProcessed(static_cast<int64_t>(bytes) * st.iterations());
-        if (flops > 0)
-          st.counters["FLOPS"] =
-              benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
-      })
-      ->UseRealTime()
-      ->Unit(benchmark::kMicrosecond);
+void add(const std::string &name, std::function<void()> body, RowCheck check, double bytes = 0,
+         double flops = 0) {
+  add_checked_row(name, std::move(body), std::move(check), bytes, flops);
+}
+
+constexpr double kEps = 1.1920928955078125e-07; // f32
+
+/// Element-wise reference within `ulps` f32 roundings of its magnitude.
+Expected elementwise(size_t n, const std::function<double(size_t)> &f, double ulps) {
+  Expected e;
+  for (size_t i = 0; i < n; ++i) {
+    e.want.push_back(f(i));
+    e.tol.push_back(ulps * kEps * std::fabs(e.want.back()));
+  }
+  return e;
+}
+
+/// C = A B for m x m row-major matrices, each element within m * eps of its |products|.
+Expected gemm_reference(const std::vector<float> &a, const std::vector<float> &b, size_t m) {
+  Expected e;
+  e.want.assign(m * m, 0);
+  e.tol.assign(m * m, 0);
+  for (size_t i = 0; i < m; ++i)
+    for (size_t k = 0; k < m; ++k)
+      for (size_t j = 0; j < m; ++j) {
+        const double t = double{a[i * m + k]} * b[k * m + j];
+        e.want[i * m + j] += t;
+        e.tol[i * m + j] += std::fabs(t);
+      }
+  for (auto &t : e.tol) t *= static_cast<double>(m) * kEps;
+  return e;
+}
+
+/// The sum of x in double and the tolerance a reassociated f32 sum gets here.
+std::pair<double, double> sum_reference(const std::vector<float> &x) {
+  double s = 0, mag = 0;
+  for (float v : x) s += v, mag += std::fabs(v);
+  return {s, 1e-5 * mag};
 }
 
 /// hologram's kernels (and, on Vulkan, the GLSL peers) through the runtime on one backend.
@@ -164,7 +200,12 @@ void register_backend(const std::string &backend, const isa::Module &peers,
   if (backend == "vulkan")
     for (const char *k : {"vector_add", "saxpy", "sum_partial", "gemm", "empty"})
       glsl[k] = b->load_module(glsl_bundle(peers, k));
-  auto x = data(kN), y = data(kN);
+  auto x = data(kN), y = data(kN, 1);
+  auto sums =
+      std::make_shared<Expected>(elementwise(kN, [&](size_t i) { return double{x[i]} + y[i]; }, 1));
+  auto saxpys =
+      std::make_shared<Expected>(elementwise(kN, [&](size_t i) { return 0.5 * x[i] + y[i]; }, 2));
+  const auto [total, total_tol] = sum_reference(x);
   auto bx = b->allocate_buffer(kN * 4), by = b->allocate_buffer(kN * 4),
        bc = b->allocate_buffer(kN * 4), partial = b->allocate_buffer(256 * 4),
        out = b->allocate_buffer(4);
@@ -177,38 +218,71 @@ void register_backend(const std::string &backend, const isa::Module &peers,
   KernelArg sx[] = {KernelArg::buffer(bx), KernelArg::buffer(by), KernelArg::f32(0.5f),
                     KernelArg::u32(kN)};
   KernelArg sum[] = {KernelArg::buffer(bx), KernelArg::buffer(out), KernelArg::u32(kN)};
-  add("vector_add/" + n + h, [=] { b->launch(holo, "vector_add", lin, va); }, 12.0 * kN);
-  add("saxpy/" + n + h, [=] { b->launch(holo, "saxpy", lin, sx); }, 12.0 * kN, 2.0 * kN);
-  add("sum/" + n + h, [=] { b->launch(holo, "sum", LaunchConfig::linear(1), sum); }, 4.0 * kN);
-  add("dispatch/empty" + h, [=] { b->launch(holo, "empty", LaunchConfig::linear(1, 1), {}); });
+  // Checks: vector_add's c, saxpy's y from its initial value, sum's result; the empty kernel
+  // has no output, its check is that the launch completes.
+  auto vadd_check = [=](std::function<void()> run) -> RowCheck {
+    return [=] {
+      b->write<float>(by, y); // saxpy's rows update y in place
+      b->write<float>(bc, std::vector<float>(kN, std::nanf("")));
+      run();
+      return mismatches("c", b->read<float>(bc), *sums);
+    };
+  };
+  auto saxpy_check = [=](std::function<void()> run) -> RowCheck {
+    return [=] {
+      b->write<float>(by, y);
+      run();
+      return mismatches("y", b->read<float>(by), *saxpys);
+    };
+  };
+  auto sum_check = [=](std::function<float()> run) -> RowCheck {
+    return [=] { return mismatch("sum", run(), total, total_tol); };
+  };
+  auto read_out = [=] {
+    float r = 0;
+    b->copy_from_buffer(out, 0, std::as_writable_bytes(std::span(&r, 1)));
+    return r;
+  };
+  auto launched = [](std::function<void()> run) -> RowCheck {
+    return [=] {
+      run();
+      return std::string();
+    };
+  };
+  auto holo_vadd = [=] { b->launch(holo, "vector_add", lin, va); };
+  auto holo_saxpy = [=] { b->launch(holo, "saxpy", lin, sx); };
+  auto holo_sum = [=] { b->launch(holo, "sum", LaunchConfig::linear(1), sum); };
+  auto holo_empty = [=] { b->launch(holo, "empty", LaunchConfig::linear(1, 1), {}); };
+  add("vector_add/" + n + h, holo_vadd, vadd_check(holo_vadd), 12.0 * kN);
+  add("saxpy/" + n + h, holo_saxpy, saxpy_check(holo_saxpy), 12.0 * kN, 2.0 * kN);
+  add("sum/" + n + h, holo_sum, sum_check([=] {
+        holo_sum();
+        return read_out();
+      }),
+      4.0 * kN);
+  add("dispatch/empty" + h, holo_empty, launched(holo_empty));
   if (!glsl.empty()) {
     const std::string g = "/glsl_" + backend;
-    add(
-        "vector_add/" + n + g, [=] { b->launch(glsl.at("vector_add"), "vector_add", lin, va); },
-        12.0 * kN);
-    add(
-        "saxpy/" + n + g, [=] { b->launch(glsl.at("saxpy"), "saxpy", lin, sx); }, 12.0 * kN,
-        2.0 * kN);
+    auto glsl_vadd = [=] { b->launch(glsl.at("vector_add"), "vector_add", lin, va); };
+    auto glsl_saxpy = [=] { b->launch(glsl.at("saxpy"), "saxpy", lin, sx); };
     // The same two stages hologram's sum runs, then the result read back.
+    auto glsl_sum = [=] {
+      KernelArg s1[] = {KernelArg::buffer(bx), KernelArg::buffer(partial), KernelArg::u32(kN)};
+      b->launch(glsl.at("sum_partial"), "sum_partial", LaunchConfig::linear(256 * 256, 256), s1);
+      KernelArg s2[] = {KernelArg::buffer(partial), KernelArg::buffer(out), KernelArg::u32(256)};
+      b->launch(glsl.at("sum_partial"), "sum_partial", LaunchConfig::linear(256, 256), s2);
+      return read_out();
+    };
+    auto glsl_empty = [=] { b->launch(glsl.at("empty"), "empty", LaunchConfig::linear(1, 1), {}); };
+    add("vector_add/" + n + g, glsl_vadd, vadd_check(glsl_vadd), 12.0 * kN);
+    add("saxpy/" + n + g, glsl_saxpy, saxpy_check(glsl_saxpy), 12.0 * kN, 2.0 * kN);
     add(
-        "sum/" + n + g,
-        [=] {
-          KernelArg s1[] = {KernelArg::buffer(bx), KernelArg::buffer(partial), KernelArg::u32(kN)};
-          b->launch(glsl.at("sum_partial"), "sum_partial", LaunchConfig::linear(256 * 256, 256),
-                    s1);
-          KernelArg s2[] = {KernelArg::buffer(partial), KernelArg::buffer(out),
-                            KernelArg::u32(256)};
-          b->launch(glsl.at("sum_partial"), "sum_partial", LaunchConfig::linear(256, 256), s2);
-          float r = 0;
-          b->copy_from_buffer(out, 0, std::as_writable_bytes(std::span(&r, 1)));
-          benchmark::DoNotOptimize(r);
-        },
+        "sum/" + n + g, [=] { benchmark::DoNotOptimize(glsl_sum()); }, sum_check(glsl_sum),
         4.0 * kN);
-    add("dispatch/empty" + g,
-        [=] { b->launch(glsl.at("empty"), "empty", LaunchConfig::linear(1, 1), {}); });
+    add("dispatch/empty" + g, glsl_empty, launched(glsl_empty));
   }
   for (uint32_t m : {256u, 512u}) {
-    auto a = data(size_t{m} * m), bb = data(size_t{m} * m);
+    auto a = data(size_t{m} * m), bb = data(size_t{m} * m, 1);
     auto ga = b->allocate_buffer(size_t{m} * m * 4), gb = b->allocate_buffer(size_t{m} * m * 4),
          gc = b->allocate_buffer(size_t{m} * m * 4);
     b->write<float>(ga, a);
@@ -216,53 +290,92 @@ void register_backend(const std::string &backend, const isa::Module &peers,
     KernelArg args[] = {KernelArg::buffer(ga), KernelArg::buffer(gb), KernelArg::buffer(gc),
                         KernelArg::u32(m)};
     const double flops = 2.0 * m * m * m;
-    add(
-        "gemm/" + std::to_string(m) + h,
-        [=] { b->launch(holo, "gemm", LaunchConfig::linear(1), args); }, 0, flops);
+    auto want = std::make_shared<Expected>(gemm_reference(a, bb, m));
+    // C, and A and B unchanged: a gemm that writes its inputs is wrong whatever C says.
+    auto gemm_check = [=](std::function<void()> run) -> RowCheck {
+      return [=] {
+        b->write<float>(gc, std::vector<float>(size_t{m} * m, std::nanf("")));
+        run();
+        std::string why = mismatches("C", b->read<float>(gc), *want);
+        if (why.empty() && (b->read<float>(ga) != a || b->read<float>(gb) != bb))
+          why = "the read-only inputs A or B changed";
+        return why;
+      };
+    };
+    auto holo_gemm = [=] { b->launch(holo, "gemm", LaunchConfig::linear(1), args); };
+    add("gemm/" + std::to_string(m) + h, holo_gemm, gemm_check(holo_gemm), 0, flops);
     if (!glsl.empty()) {
       LaunchConfig tiles;
       tiles.grid = {m / 16, m / 16, 1};
       tiles.block = {16, 16, 1};
-      add(
-          "gemm/" + std::to_string(m) + "/glsl_" + backend,
-          [=] { b->launch(glsl.at("gemm"), "gemm", tiles, args); }, 0, flops);
+      auto glsl_gemm = [=] { b->launch(glsl.at("gemm"), "gemm", tiles, args); };
+      add("gemm/" + std::to_string(m) + "/glsl_" + backend, glsl_gemm, gemm_check(glsl_gemm), 0,
+          flops);
     }
   }
   // Transfers: 64 MiB to and from the device.
   const size_t bytes = size_t{64} << 20;
   auto big = b->allocate_buffer(bytes);
   auto host = std::make_shared<std::vector<std::byte>>(bytes, std::byte{1});
-  add("transfer/64MiB_to_device" + h, [=] { b->copy_to_buffer(big, 0, *host); }, bytes);
-  add("transfer/64MiB_from_device" + h, [=] { b->copy_from_buffer(big, 0, *host); }, bytes);
+  // A copy there and back must return every byte.
+  RowCheck round_trip = [=] {
+    std::vector<std::byte> pattern(bytes), back(bytes);
+    for (size_t i = 0; i < bytes; ++i) pattern[i] = static_cast<std::byte>(i * 131 + (i >> 12));
+    b->copy_to_buffer(big, 0, pattern);
+    b->copy_from_buffer(big, 0, back);
+    return back == pattern ? std::string() : std::string("the bytes read back differ");
+  };
+  add("transfer/64MiB_to_device" + h, [=] { b->copy_to_buffer(big, 0, *host); }, round_trip, bytes);
+  add(
+      "transfer/64MiB_from_device" + h, [=] { b->copy_from_buffer(big, 0, *host); }, round_trip,
+      bytes);
 
   if (backend == "opencl") {
     auto peer = std::make_shared<OpenClPeer>(b->device_info().name);
     cl_mem px = peer->buffer(x), py = peer->buffer(y), pc = peer->buffer(std::vector<float>(kN)),
            pp = peer->buffer(std::vector<float>(256)), po = peer->buffer(std::vector<float>(1));
     const std::string o = "/openclc_" + backend;
+    auto cl_vadd = [=] { peer->run("vector_add", kN, 1, 256, 1, px, py, pc, kN); };
+    auto cl_saxpy = [=] { peer->run("saxpy", kN, 1, 256, 1, px, py, 0.5f, kN); };
+    auto cl_sum = [=] {
+      peer->run("sum_partial", 256 * 256, 1, 256, 1, px, pp, kN);
+      peer->run("sum_partial", 256, 1, 256, 1, pp, po, 256u);
+      return peer->read(po, 1)[0];
+    };
+    auto cl_empty = [=] { peer->run("empty", 1, 1, 1, 1); };
     add(
-        "vector_add/" + n + o, [=] { peer->run("vector_add", kN, 1, 256, 1, px, py, pc, kN); },
+        "vector_add/" + n + o, cl_vadd,
+        [=] {
+          peer->write(py, y); // saxpy's rows update y in place
+          peer->write(pc, std::vector<float>(kN, std::nanf("")));
+          cl_vadd();
+          return mismatches("c", peer->read(pc, kN), *sums);
+        },
         12.0 * kN);
     add(
-        "saxpy/" + n + o, [=] { peer->run("saxpy", kN, 1, 256, 1, px, py, 0.5f, kN); }, 12.0 * kN,
-        2.0 * kN);
-    add(
-        "sum/" + n + o,
+        "saxpy/" + n + o, cl_saxpy,
         [=] {
-          peer->run("sum_partial", 256 * 256, 1, 256, 1, px, pp, kN);
-          peer->run("sum_partial", 256, 1, 256, 1, pp, po, 256u);
-          float r = 0;
-          clEnqueueReadBuffer(peer->q, po, CL_TRUE, 0, 4, &r, 0, nullptr, nullptr);
-          benchmark::DoNotOptimize(r);
+          peer->write(py, y);
+          cl_saxpy();
+          return mismatches("y", peer->read(py, kN), *saxpys);
         },
-        4.0 * kN);
-    add("dispatch/empty" + o, [=] { peer->run("empty", 1, 1, 1, 1); });
+        12.0 * kN, 2.0 * kN);
+    add("sum/" + n + o, [=] { benchmark::DoNotOptimize(cl_sum()); }, sum_check(cl_sum), 4.0 * kN);
+    add("dispatch/empty" + o, cl_empty, launched(cl_empty));
     for (uint32_t m : {256u, 512u}) {
-      cl_mem a = peer->buffer(data(size_t{m} * m)), bb = peer->buffer(data(size_t{m} * m)),
+      auto av = data(size_t{m} * m), bv = data(size_t{m} * m, 1);
+      auto want = std::make_shared<Expected>(gemm_reference(av, bv, m));
+      cl_mem a = peer->buffer(av), bb = peer->buffer(bv),
              c = peer->buffer(std::vector<float>(size_t{m} * m));
+      auto cl_gemm = [=] { peer->run("gemm", m, m, 16, 16, a, bb, c, m); };
       add(
-          "gemm/" + std::to_string(m) + o, [=] { peer->run("gemm", m, m, 16, 16, a, bb, c, m); }, 0,
-          2.0 * m * m * m);
+          "gemm/" + std::to_string(m) + o, cl_gemm,
+          [=] {
+            peer->write(c, std::vector<float>(size_t{m} * m, std::nanf("")));
+            cl_gemm();
+            return mismatches("C", peer->read(c, size_t{m} * m), *want);
+          },
+          0, 2.0 * m * m * m);
     }
   }
 }
@@ -279,6 +392,7 @@ int main(int argc, char **argv) {
   if (!peers) die(diags.to_string());
   std::vector<std::shared_ptr<Backend>> keep;
   for (const char *backend : {"vulkan", "opencl"}) register_backend(backend, *peers, keep);
+  if (int status = verify_only(argc, argv); status >= 0) return status;
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

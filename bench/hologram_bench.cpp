@@ -1,11 +1,13 @@
 // Benchmarks of SPEC §14: each workload runs through hologram-cc output (the generated
 // header's entry points, statically linked) and through its peers in the same process, single
-// threaded and on all cores. bench/report.py turns the JSON output into the ratio table of
-// docs/performance.md.
+// threaded and on all cores. Every row checks its result against a double-precision reference
+// before it is timed (verify.h; `--verify` checks every row and times nothing).
+// bench/report.py turns the JSON output into the ratio table of docs/performance.md.
 #include "bench.h"
 #include "data.h"
 #include "hologram/runtime/cpu.h"
 #include "peers/peers.h"
+#include "verify.h"
 
 #include <benchmark/benchmark.h>
 #include <cblas.h>
@@ -14,6 +16,7 @@
 #include <cstdlib>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,8 +25,13 @@ extern "C" void openblas_set_num_threads(int);
 
 namespace {
 
-std::vector<float> data(size_t n, float lo = -1, float hi = 1) {
-  return bench_data(n, lo, hi);
+using Data = std::shared_ptr<std::vector<float>>;
+
+std::vector<float> data(size_t n, float lo = -1, float hi = 1, uint64_t seed = 0) {
+  return bench_data(n, lo, hi, seed);
+}
+Data shared(std::vector<float> v) {
+  return std::make_shared<std::vector<float>>(std::move(v));
 }
 
 void check(int rc) {
@@ -41,182 +49,277 @@ void split(size_t n, const std::function<void(size_t, size_t)> &f) {
   for (auto &th : threads) th.join();
 }
 
-/// Registers "<workload>/<size>/<impl>" with bytes or flops per iteration.
-void add(const std::string &name, const std::function<void()> &body, double bytes, double flops,
-         bool single_thread_hologram = false) {
-  benchmark::RegisterBenchmark(
-      name.c_str(),
-      [=](benchmark::State &st) {
-        hologram::runtime::set_cpu_threads(single_thread_hologram ? 1 : 0);
-        for (auto _ : st) body();
-        if (bytes > 0) st.SetBytesProcessed(static_cast<int64_t>(bytes) * st.iterations());
-        if (flops > 0)
-          st.counters["FLOPS"] =
-              benchmark::Counter(flops, benchmark::Counter::kIsIterationInvariantRate);
-        hologram::runtime::set_cpu_threads(0);
-      })
-      ->UseRealTime()
-      ->Unit(benchmark::kMicrosecond);
+/// Registers "<workload>/<size>/<impl>" with bytes or flops per iteration; `check` runs the row
+/// once and compares its result with the workload's reference before the row is timed.
+void add(const std::string &name, const std::function<void()> &body, const RowCheck &check,
+         double bytes, double flops, bool single_thread_hologram = false) {
+  auto threads = [=] { hologram::runtime::set_cpu_threads(single_thread_hologram ? 1 : 0); };
+  auto reset = [] { hologram::runtime::set_cpu_threads(0); };
+  RowCheck checked = [=] {
+    threads();
+    std::string why = check();
+    reset();
+    return why;
+  };
+  add_checked_row(name, body, checked, bytes, flops, threads, reset);
 }
 
-void register_all() {
+/// A workload's reference, computed on first use and shared by all its rows.
+using Reference = std::function<const Expected &()>;
+Reference once(std::function<Expected()> compute) {
+  auto cache = std::make_shared<std::optional<Expected>>();
+  return [=]() -> const Expected & {
+    if (!*cache) *cache = compute();
+    return **cache;
+  };
+}
+
+/// A check that fills `out` with NaN, runs `prepare` and `body` once, and compares `out` with
+/// the reference.
+RowCheck outputs(
+    const Data &out, const std::function<void()> &body, const Reference &expected,
+    const std::function<void()> &prepare = [] {}) {
+  return [=] {
+    std::fill(out->begin(), out->end(), std::nanf(""));
+    prepare();
+    body();
+    return mismatches("output", *out, expected());
+  };
+}
+
+/// Element-wise reference: want[i] = f(i), within `rel` of its magnitude (and `abs`).
+Expected elementwise(size_t n, const std::function<double(size_t)> &f, double rel, double abs) {
+  Expected e;
+  e.want.resize(n);
+  e.tol.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    e.want[i] = f(i);
+    e.tol[i] = rel * std::fabs(e.want[i]) + abs;
+  }
+  return e;
+}
+
+/// A check of a row whose result is a returned value, against a sum computed in double.
+RowCheck value(const std::function<double()> &run, const Data &x, const Data &y) {
+  return [=] {
+    double want = 0, mag = 0;
+    for (size_t i = 0; i < x->size(); ++i) {
+      const double t = y ? double{(*x)[i]} * (*y)[i] : (*x)[i];
+      want += t;
+      mag += std::fabs(t);
+    }
+    // Reassociated f32 sums: far inside the SPEC's n * eps * sum|x|, far outside a wrong sum.
+    return mismatch("result", run(), want, 1e-5 * mag);
+  };
+}
+
+constexpr double kEps = 1.1920928955078125e-07; // f32
+
+void register_streams() {
   for (size_t n : {size_t{1} << 16, size_t{1} << 24}) {
-    auto a = std::make_shared<std::vector<float>>(data(n)),
-         b = std::make_shared<std::vector<float>>(data(n)),
-         c = std::make_shared<std::vector<float>>(n);
+    auto a = shared(data(n)), b = shared(data(n, -1, 1, 1)), c = shared(std::vector<float>(n));
+    auto c0 = shared(data(n, -2, 2)); // saxpy's y before the checked run
     std::string sz = std::to_string(n);
     const double bytes = 12.0 * n;
     auto u = static_cast<uint32_t>(n);
-    add(
-        "vector_add/" + sz + "/hologram_1t",
-        [=] { check(vector_add(a->data(), b->data(), c->data(), u, nullptr)); }, bytes, 0, true);
-    add(
-        "vector_add/" + sz + "/hologram_mt",
-        [=] { check(vector_add(a->data(), b->data(), c->data(), u, nullptr)); }, bytes, 0);
-    add(
-        "vector_add/" + sz + "/clang_O3_1t",
-        [=] { peer_vector_add(a->data(), b->data(), c->data(), n); }, bytes, 0);
-    add(
-        "vector_add/" + sz + "/clang_O3_mt",
-        [=] {
-          split(n, [&](size_t lo, size_t hi) {
-            peer_vector_add(a->data() + lo, b->data() + lo, c->data() + lo, hi - lo);
-          });
-        },
-        bytes, 0);
-    add(
-        "saxpy/" + sz + "/hologram_1t",
-        [=] { check(saxpy(a->data(), c->data(), 0.5f, u, nullptr)); }, bytes, 2.0 * n, true);
-    add(
-        "saxpy/" + sz + "/hologram_mt",
-        [=] { check(saxpy(a->data(), c->data(), 0.5f, u, nullptr)); }, bytes, 2.0 * n);
-    add(
-        "saxpy/" + sz + "/clang_O3_1t", [=] { peer_saxpy(a->data(), c->data(), 0.5f, n); }, bytes,
-        2.0 * n);
-    add(
-        "saxpy/" + sz + "/clang_O3_mt",
-        [=] {
-          split(n, [&](size_t lo, size_t hi) {
-            peer_saxpy(a->data() + lo, c->data() + lo, 0.5f, hi - lo);
-          });
-        },
-        bytes, 2.0 * n);
+    auto sum_ref = once([=] {
+      return elementwise(n, [=](size_t i) { return double{(*a)[i]} + (*b)[i]; }, kEps, 0);
+    });
+    auto vadd = [&](const std::string &impl, std::function<void()> f, bool one = false) {
+      add("vector_add/" + sz + "/" + impl, f, outputs(c, f, sum_ref), bytes, 0, one);
+    };
+    vadd(
+        "hologram_1t", [=] { check(vector_add(a->data(), b->data(), c->data(), u, nullptr)); },
+        true);
+    vadd("hologram_mt", [=] { check(vector_add(a->data(), b->data(), c->data(), u, nullptr)); });
+    vadd("clang_O3_1t", [=] { peer_vector_add(a->data(), b->data(), c->data(), n); });
+    vadd("clang_O3_mt", [=] {
+      split(n, [&](size_t lo, size_t hi) {
+        peer_vector_add(a->data() + lo, b->data() + lo, c->data() + lo, hi - lo);
+      });
+    });
+    // y := 0.5 x + y from y = c0, rounded once (fma) or twice.
+    auto saxpy_ref = once([=] {
+      return elementwise(n, [=](size_t i) { return 0.5 * (*a)[i] + (*c0)[i]; }, 2 * kEps, 0);
+    });
+    auto restore = [=] { std::copy(c0->begin(), c0->end(), c->begin()); };
+    auto saxpy_row = [&](const std::string &impl, std::function<void()> f, bool one = false) {
+      add("saxpy/" + sz + "/" + impl, f, outputs(c, f, saxpy_ref, restore), bytes, 2.0 * n, one);
+    };
+    saxpy_row("hologram_1t", [=] { check(saxpy(a->data(), c->data(), 0.5f, u, nullptr)); }, true);
+    saxpy_row("hologram_mt", [=] { check(saxpy(a->data(), c->data(), 0.5f, u, nullptr)); });
+    saxpy_row("clang_O3_1t", [=] { peer_saxpy(a->data(), c->data(), 0.5f, n); });
+    saxpy_row("clang_O3_mt", [=] {
+      split(n, [&](size_t lo, size_t hi) {
+        peer_saxpy(a->data() + lo, c->data() + lo, 0.5f, hi - lo);
+      });
+    });
   }
   {
     const size_t n = size_t{1} << 24;
-    auto a = std::make_shared<std::vector<float>>(n),
-         b = std::make_shared<std::vector<float>>(data(n)),
-         c = std::make_shared<std::vector<float>>(data(n));
+    auto a = shared(std::vector<float>(n)), b = shared(data(n)), c = shared(data(n, -1, 1, 1));
     auto u = static_cast<uint32_t>(n);
     const double bytes = 12.0 * n;
-    add(
-        "stream_triad/16777216/hologram_1t",
-        [=] { check(triad(a->data(), b->data(), c->data(), 3.0f, u, nullptr)); }, bytes, 0, true);
-    add(
-        "stream_triad/16777216/hologram_mt",
-        [=] { check(triad(a->data(), b->data(), c->data(), 3.0f, u, nullptr)); }, bytes, 0);
-    add(
-        "stream_triad/16777216/clang_O3_1t",
-        [=] { peer_triad(a->data(), b->data(), c->data(), 3.0f, n); }, bytes, 0);
-    add(
-        "stream_triad/16777216/clang_O3_mt",
-        [=] {
-          split(n, [&](size_t lo, size_t hi) {
-            peer_triad(a->data() + lo, b->data() + lo, c->data() + lo, 3.0f, hi - lo);
-          });
-        },
-        bytes, 0);
+    auto ref = once([=] {
+      return elementwise(n, [=](size_t i) { return (*b)[i] + 3.0 * (*c)[i]; }, 2 * kEps, 0);
+    });
+    auto triad_row = [&](const std::string &impl, std::function<void()> f, bool one = false) {
+      add("stream_triad/16777216/" + impl, f, outputs(a, f, ref), bytes, 0, one);
+    };
+    triad_row(
+        "hologram_1t", [=] { check(triad(a->data(), b->data(), c->data(), 3.0f, u, nullptr)); },
+        true);
+    triad_row("hologram_mt",
+              [=] { check(triad(a->data(), b->data(), c->data(), 3.0f, u, nullptr)); });
+    triad_row("clang_O3_1t", [=] { peer_triad(a->data(), b->data(), c->data(), 3.0f, n); });
+    triad_row("clang_O3_mt", [=] {
+      split(n, [&](size_t lo, size_t hi) {
+        peer_triad(a->data() + lo, b->data() + lo, c->data() + lo, 3.0f, hi - lo);
+      });
+    });
   }
+}
+
+void register_maps_and_sums() {
   {
     const size_t n = size_t{1} << 20;
-    auto x = std::make_shared<std::vector<float>>(data(n, -8, 8)),
-         y = std::make_shared<std::vector<float>>(n);
+    auto x = shared(data(n, -8, 8)), y = shared(std::vector<float>(n));
     auto u = static_cast<uint32_t>(n);
-    add(
-        "sigmoid_map/1048576/hologram_1t",
-        [=] { check(sigmoid_map(x->data(), y->data(), u, nullptr)); }, 8.0 * n, 0, true);
-    add(
-        "sigmoid_map/1048576/hologram_mt",
-        [=] { check(sigmoid_map(x->data(), y->data(), u, nullptr)); }, 8.0 * n, 0);
-    add(
-        "sigmoid_map/1048576/clang_O3_fastmath_1t", [=] { peer_sigmoid(x->data(), y->data(), n); },
-        8.0 * n, 0);
-    add(
-        "exp_map/1048576/hologram_1t", [=] { check(exp_map(x->data(), y->data(), u, nullptr)); },
-        8.0 * n, 0, true);
-    add(
-        "exp_map/1048576/hologram_mt", [=] { check(exp_map(x->data(), y->data(), u, nullptr)); },
-        8.0 * n, 0);
-    add(
-        "exp_map/1048576/clang_O3_fastmath_1t", [=] { peer_exp(x->data(), y->data(), n); }, 8.0 * n,
-        0);
+    // libmvec under -ffast-math is within a few ulp; 1e-5 relative leaves room for it.
+    auto sigmoid_ref = once([=] {
+      return elementwise(
+          n, [=](size_t i) { return 1 / (1 + std::exp(-double{(*x)[i]})); }, 1e-5, 0);
+    });
+    auto exp_ref = once([=] {
+      return elementwise(n, [=](size_t i) { return std::exp(double{(*x)[i]}); }, 1e-5, 0);
+    });
+    auto map_row = [&](const std::string &name, Reference ref, std::function<void()> f,
+                       bool one = false) { add(name, f, outputs(y, f, ref), 8.0 * n, 0, one); };
+    map_row(
+        "sigmoid_map/1048576/hologram_1t", sigmoid_ref,
+        [=] { check(sigmoid_map(x->data(), y->data(), u, nullptr)); }, true);
+    map_row("sigmoid_map/1048576/hologram_mt", sigmoid_ref,
+            [=] { check(sigmoid_map(x->data(), y->data(), u, nullptr)); });
+    map_row("sigmoid_map/1048576/clang_O3_fastmath_1t", sigmoid_ref,
+            [=] { peer_sigmoid(x->data(), y->data(), n); });
+    map_row(
+        "exp_map/1048576/hologram_1t", exp_ref,
+        [=] { check(exp_map(x->data(), y->data(), u, nullptr)); }, true);
+    map_row("exp_map/1048576/hologram_mt", exp_ref,
+            [=] { check(exp_map(x->data(), y->data(), u, nullptr)); });
+    map_row("exp_map/1048576/clang_O3_fastmath_1t", exp_ref,
+            [=] { peer_exp(x->data(), y->data(), n); });
   }
   {
     const size_t n = size_t{1} << 24;
-    auto x = std::make_shared<std::vector<float>>(data(n)),
-         y = std::make_shared<std::vector<float>>(data(n));
-    auto out = std::make_shared<std::vector<float>>(1);
+    auto x = shared(data(n)), y = shared(data(n, -1, 1, 1));
+    auto out = shared(std::vector<float>(1));
     auto u = static_cast<uint32_t>(n);
+    auto holo_sum = [=] {
+      check(sum(x->data(), out->data(), u, nullptr));
+      return double{(*out)[0]};
+    };
+    auto holo_dot = [=] {
+      check(dot(x->data(), y->data(), out->data(), u, nullptr));
+      return double{(*out)[0]};
+    };
+    add("sum/16777216/hologram_1t", holo_sum, value(holo_sum, x, nullptr), 4.0 * n, 0, true);
+    add("sum/16777216/hologram_mt", holo_sum, value(holo_sum, x, nullptr), 4.0 * n, 0);
+    auto peer = [=] { return double{peer_sum(x->data(), n)}; };
     add(
-        "sum/16777216/hologram_1t", [=] { check(sum(x->data(), out->data(), u, nullptr)); },
-        4.0 * n, 0, true);
+        "sum/16777216/clang_O3_fastmath_1t", [=] { benchmark::DoNotOptimize(peer()); },
+        value(peer, x, nullptr), 4.0 * n, 0);
+    add("dot/16777216/hologram_1t", holo_dot, value(holo_dot, x, y), 8.0 * n, 2.0 * n, true);
+    add("dot/16777216/hologram_mt", holo_dot, value(holo_dot, x, y), 8.0 * n, 2.0 * n);
+    auto peer_d = [=] { return double{peer_dot(x->data(), y->data(), n)}; };
     add(
-        "sum/16777216/hologram_mt", [=] { check(sum(x->data(), out->data(), u, nullptr)); },
-        4.0 * n, 0);
+        "dot/16777216/clang_O3_fastmath_1t", [=] { benchmark::DoNotOptimize(peer_d()); },
+        value(peer_d, x, y), 8.0 * n, 2.0 * n);
+    auto blas_dot = [=] {
+      openblas_set_num_threads(1);
+      return double{cblas_sdot(static_cast<int>(n), x->data(), 1, y->data(), 1)};
+    };
     add(
-        "sum/16777216/clang_O3_fastmath_1t",
-        [=] { benchmark::DoNotOptimize(peer_sum(x->data(), n)); }, 4.0 * n, 0);
-    add(
-        "dot/16777216/hologram_1t",
-        [=] { check(dot(x->data(), y->data(), out->data(), u, nullptr)); }, 8.0 * n, 2.0 * n, true);
-    add(
-        "dot/16777216/hologram_mt",
-        [=] { check(dot(x->data(), y->data(), out->data(), u, nullptr)); }, 8.0 * n, 2.0 * n);
-    add(
-        "dot/16777216/clang_O3_fastmath_1t",
-        [=] { benchmark::DoNotOptimize(peer_dot(x->data(), y->data(), n)); }, 8.0 * n, 2.0 * n);
-    add(
-        "dot/16777216/openblas_1t",
-        [=] {
-          openblas_set_num_threads(1);
-          benchmark::DoNotOptimize(cblas_sdot(static_cast<int>(n), x->data(), 1, y->data(), 1));
-        },
-        8.0 * n, 2.0 * n);
+        "dot/16777216/openblas_1t", [=] { benchmark::DoNotOptimize(blas_dot()); },
+        value(blas_dot, x, y), 8.0 * n, 2.0 * n);
   }
-  {
-    const size_t rows = 4096, cols = 1024;
-    auto x = std::make_shared<std::vector<float>>(data(rows * cols, -4, 4)),
-         y = std::make_shared<std::vector<float>>(rows * cols),
-         g = std::make_shared<std::vector<float>>(data(cols, 0.5f, 1.5f));
-    const double bytes = 8.0 * rows * cols;
-    add(
-        "softmax_rows/4096x1024/hologram_1t",
-        [=] { check(softmax_rows(x->data(), y->data(), rows, cols, nullptr)); }, bytes, 0, true);
-    add(
-        "softmax_rows/4096x1024/hologram_mt",
-        [=] { check(softmax_rows(x->data(), y->data(), rows, cols, nullptr)); }, bytes, 0);
-    add(
-        "softmax_rows/4096x1024/clang_O3_1t",
-        [=] { peer_softmax_rows(x->data(), y->data(), rows, cols); }, bytes, 0);
-    add(
-        "rmsnorm_rows/4096x1024/hologram_1t",
-        [=] { check(rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols, nullptr)); }, bytes,
-        0, true);
-    add(
-        "rmsnorm_rows/4096x1024/hologram_mt",
-        [=] { check(rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols, nullptr)); }, bytes,
-        0);
-    add(
-        "rmsnorm_rows/4096x1024/clang_O3_1t",
-        [=] { peer_rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols); }, bytes, 0);
-  }
+}
+
+void register_rows() {
+  const size_t rows = 4096, cols = 1024;
+  auto x = shared(data(rows * cols, -4, 4)), y = shared(std::vector<float>(rows * cols)),
+       g = shared(data(cols, 0.5f, 1.5f));
+  const double bytes = 8.0 * rows * cols;
+  auto softmax_ref = once([=] {
+    Expected e;
+    for (size_t r = 0; r < rows; ++r) {
+      const float *row = x->data() + r * cols;
+      double mx = -INFINITY, s = 0;
+      for (size_t k = 0; k < cols; ++k) mx = std::max(mx, double{row[k]});
+      for (size_t k = 0; k < cols; ++k) s += std::exp(row[k] - mx);
+      for (size_t k = 0; k < cols; ++k) {
+        e.want.push_back(std::exp(row[k] - mx) / s);
+        e.tol.push_back(1e-5 * e.want.back() + 1e-9);
+      }
+    }
+    return e;
+  });
+  auto rmsnorm_ref = once([=] {
+    Expected e;
+    for (size_t r = 0; r < rows; ++r) {
+      const float *row = x->data() + r * cols;
+      double sq = 0;
+      for (size_t k = 0; k < cols; ++k) sq += double{row[k]} * row[k];
+      const double inv = 1 / std::sqrt(sq / cols + 1e-5);
+      for (size_t k = 0; k < cols; ++k) {
+        e.want.push_back(row[k] * inv * (*g)[k]);
+        e.tol.push_back(1e-5 * std::fabs(e.want.back()) + 1e-6);
+      }
+    }
+    return e;
+  });
+  auto row = [&](const std::string &name, Reference ref, std::function<void()> f,
+                 bool one = false) { add(name, f, outputs(y, f, ref), bytes, 0, one); };
+  row(
+      "softmax_rows/4096x1024/hologram_1t", softmax_ref,
+      [=] { check(softmax_rows(x->data(), y->data(), rows, cols, nullptr)); }, true);
+  row("softmax_rows/4096x1024/hologram_mt", softmax_ref,
+      [=] { check(softmax_rows(x->data(), y->data(), rows, cols, nullptr)); });
+  row("softmax_rows/4096x1024/clang_O3_1t", softmax_ref,
+      [=] { peer_softmax_rows(x->data(), y->data(), rows, cols); });
+  row(
+      "rmsnorm_rows/4096x1024/hologram_1t", rmsnorm_ref,
+      [=] { check(rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols, nullptr)); }, true);
+  row("rmsnorm_rows/4096x1024/hologram_mt", rmsnorm_ref,
+      [=] { check(rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols, nullptr)); });
+  row("rmsnorm_rows/4096x1024/clang_O3_1t", rmsnorm_ref,
+      [=] { peer_rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols); });
+}
+
+void register_gemm() {
   for (size_t n : {size_t{512}, size_t{1024}}) {
-    auto a = std::make_shared<std::vector<float>>(data(n * n)),
-         b = std::make_shared<std::vector<float>>(data(n * n)),
-         c = std::make_shared<std::vector<float>>(n * n);
+    auto a = shared(data(n * n)), b = shared(data(n * n, -1, 1, 1)),
+         c = shared(std::vector<float>(n * n));
     std::string sz = std::to_string(n);
     const double flops = 2.0 * n * n * n;
     auto u = static_cast<uint32_t>(n);
+    // C = A B (row-major), each element within n * eps of the sum of its |products|.
+    auto ref = once([=] {
+      Expected e;
+      e.want.assign(n * n, 0);
+      e.tol.assign(n * n, 0);
+      for (size_t i = 0; i < n; ++i)
+        for (size_t k = 0; k < n; ++k) {
+          const double aik = (*a)[i * n + k];
+          for (size_t j = 0; j < n; ++j) {
+            const double t = aik * (*b)[k * n + j];
+            e.want[i * n + j] += t;
+            e.tol[i * n + j] += std::fabs(t);
+          }
+        }
+      for (auto &t : e.tol) t *= static_cast<double>(n) * kEps;
+      return e;
+    });
     auto blas = [=](int threads) {
       openblas_set_num_threads(threads);
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<int>(n),
@@ -224,24 +327,38 @@ void register_all() {
                   b->data(), static_cast<int>(n), 0.0f, c->data(), static_cast<int>(n));
     };
     const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    add(
-        "gemm/" + sz + "/hologram_1t",
-        [=] { check(gemm(a->data(), b->data(), c->data(), u, nullptr)); }, 0, flops, true);
-    add(
-        "gemm/" + sz + "/hologram_mt",
-        [=] { check(gemm(a->data(), b->data(), c->data(), u, nullptr)); }, 0, flops);
-    add(
-        "gemm/" + sz + "/clang_O3_1t", [=] { peer_gemm(a->data(), b->data(), c->data(), n); }, 0,
-        flops);
-    add("gemm/" + sz + "/openblas_1t", [=] { blas(1); }, 0, flops);
-    add("gemm/" + sz + "/openblas_mt", [=] { blas(all); }, 0, flops);
+    auto gemm_row = [&](const std::string &impl, std::function<void()> f, bool one = false) {
+      // Inputs must come back unchanged too: a gemm that writes A or B is wrong whatever C says.
+      RowCheck out = outputs(c, f, ref);
+      RowCheck inputs_kept = [=] {
+        auto a0 = *a, b0 = *b;
+        std::string why = out();
+        if (why.empty() && (*a != a0 || *b != b0)) why = "the read-only inputs A or B changed";
+        return why;
+      };
+      add("gemm/" + sz + "/" + impl, f, inputs_kept, 0, flops, one);
+    };
+    gemm_row(
+        "hologram_1t", [=] { check(gemm(a->data(), b->data(), c->data(), u, nullptr)); }, true);
+    gemm_row("hologram_mt", [=] { check(gemm(a->data(), b->data(), c->data(), u, nullptr)); });
+    gemm_row("clang_O3_1t", [=] { peer_gemm(a->data(), b->data(), c->data(), n); });
+    gemm_row("openblas_1t", [=] { blas(1); });
+    gemm_row("openblas_mt", [=] { blas(all); });
   }
+}
+
+void register_all() {
+  register_streams();
+  register_maps_and_sums();
+  register_rows();
+  register_gemm();
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   register_all();
+  if (int status = verify_only(argc, argv); status >= 0) return status;
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
