@@ -197,7 +197,8 @@ TEST_P(Conformance, MatchesReference) {
   expect_paths(c, runner);
   for (const auto &check : checks) {
     std::string diff;
-    if (check.name.size() > 1 && check.name[0] == 'c' &&
+    // "cK" names class K of a circuit's boundary pool, unless the case has an array so named.
+    if (!data.arrays.contains(check.name) && check.name.size() > 1 && check.name[0] == 'c' &&
         std::isdigit(static_cast<unsigned char>(check.name[1]))) {
       uint32_t k = static_cast<uint32_t>(std::stoul(check.name.substr(1)));
       auto bytes = [&](CaseData &d) {

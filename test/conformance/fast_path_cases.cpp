@@ -76,7 +76,7 @@ struct GemmShape {
   float alpha, beta;
 };
 
-const char *const kGemmOuts[] = {"c00", "c01", "c10", "c11"};
+const char *const kGemmOuts[] = {"c_nn", "c_nt", "c_tn", "c_tt"};
 
 template <typename T> Case gemm_case(const std::string &name, GemmShape s, bool batched) {
   Case c = fast_case(name + "_" + suffix<T>(), (batched ? "batched_gemm_" : "gemm_") + suffix<T>());

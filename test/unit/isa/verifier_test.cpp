@@ -147,6 +147,25 @@ TEST(Verifier, CallDepthLimit) {
   EXPECT_NE(verify_text(text).find("nests calls 71 deep"), std::string::npos) << verify_text(text);
 }
 
+TEST(Verifier, CallDepthLimitIsExactlyTheReturnStack) {
+  // `depth` nested calls; the innermost function stores 7.
+  auto chain = [](int depth) {
+    std::string text = ".kernel k\n.param %out : buffer<u32> write\n  call @f1\n  exit\n";
+    for (int i = 1; i < depth; ++i)
+      text += "@f" + std::to_string(i) + ":\n  call @f" + std::to_string(i + 1) + "\n  ret\n";
+    return text + "@f" + std::to_string(depth) +
+           ":\n  mov.imm.u32 r1, 7\n  st.u32 [%out], r1\n  ret\n";
+  };
+  EXPECT_EQ(verify_text(chain(64)), "");
+  EXPECT_NE(verify_text(chain(65)).find("nests calls 65 deep"), std::string::npos)
+      << verify_text(chain(65));
+  // The interpreter's return stack holds the 64 calls the verifier allows.
+  std::vector<uint32_t> out(1);
+  auto st = run_text(chain(64), {}, {interp::ArgValue::buffer_of(out)});
+  EXPECT_TRUE(st.is_ok()) << st.message();
+  EXPECT_EQ(out[0], 7u);
+}
+
 TEST(Verifier, BuilderProgramsAreVerifiedToo) {
   isa::KernelBuilder b("k");
   unsigned out = b.buffer("out", Type::F32, isa::Access::Write);
