@@ -175,12 +175,8 @@ template <typename T> struct Ops {
 
   Status run_library(uint64_t &result) {
     switch (inst.op) {
-    case Opcode::Gemm:
-      return gemm(0, 1, 2, 1, u(3), u(4), u(5), s(6), s(7), u(8), u(9), u(10), 0, 0, 0, imm(11),
-                  imm(12));
-    case Opcode::BatchedGemm:
-      return gemm(0, 1, 2, u(3), u(4), u(5), u(6), s(7), s(8), u(9), u(10), u(11), u(12), u(13),
-                  u(14), imm(15), imm(16));
+    case Opcode::Gemm: return gemm_of<Opcode::Gemm>();
+    case Opcode::BatchedGemm: return gemm_of<Opcode::BatchedGemm>();
     case Opcode::Gemv: {
       uint64_t m = u(3), n = u(4), lda = u(7);
       bool tr = imm(8);
@@ -382,6 +378,23 @@ template <typename T> struct Ops {
   }
 
   // C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b], row-major with leading dimensions.
+  /// gemm and batched_gemm with their operands taken by name from the instruction table.
+  template <Opcode Op> Status gemm_of() {
+    uint64_t batch = 1, sa = 0, sb = 0, sc = 0;
+    if constexpr (Op == Opcode::BatchedGemm) {
+      batch = u(operand_index(Op, "batch"));
+      sa = u(operand_index(Op, "strideA"));
+      sb = u(operand_index(Op, "strideB"));
+      sc = u(operand_index(Op, "strideC"));
+    }
+    return gemm(operand_index(Op, "C"), operand_index(Op, "A"), operand_index(Op, "B"), batch,
+                u(operand_index(Op, "M")), u(operand_index(Op, "N")), u(operand_index(Op, "K")),
+                s(operand_index(Op, "alpha")), s(operand_index(Op, "beta")),
+                u(operand_index(Op, "lda")), u(operand_index(Op, "ldb")),
+                u(operand_index(Op, "ldc")), sa, sb, sc, imm(operand_index(Op, "transA")) != 0,
+                imm(operand_index(Op, "transB")) != 0);
+  }
+
   Status gemm(size_t ci, size_t ai, size_t bi, uint64_t batch, uint64_t M, uint64_t N, uint64_t K,
               T alpha, T beta, uint64_t lda, uint64_t ldb, uint64_t ldc, uint64_t sa, uint64_t sb,
               uint64_t sc, bool ta, bool tb) {

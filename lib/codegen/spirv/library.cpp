@@ -1139,14 +1139,22 @@ struct Planner {
     plan.schedule = "two-stage";
   }
 
-  Status gemm(bool batched) {
-    // gemm C, A, B, M, N, K, alpha, beta, lda, ldb, ldc, ta, tb
-    // batched_gemm C, A, B, batch, M, N, K, alpha, beta, lda, ldb, ldc, sa, sb, sc, ta, tb
-    size_t o = batched ? 1 : 0;
-    uint64_t batch = batched ? u(3) : 1, M = u(3 + o), N = u(4 + o), K = u(5 + o);
-    uint64_t lda = u(8 + o), ldb = u(9 + o), ldc = u(10 + o);
-    uint64_t sa = batched ? u(12) : 0, sb = batched ? u(13) : 0, sc = batched ? u(14) : 0;
-    bool ta = imm(batched ? 15 : 11), tb = imm(batched ? 16 : 12);
+  /// gemm and batched_gemm, operands by their names in the instruction table.
+  template <Opcode Op> Status gemm() {
+    uint64_t batch = 1, sa = 0, sb = 0, sc = 0;
+    if constexpr (Op == Opcode::BatchedGemm) {
+      batch = u(operand_index(Op, "batch"));
+      sa = u(operand_index(Op, "strideA"));
+      sb = u(operand_index(Op, "strideB"));
+      sc = u(operand_index(Op, "strideC"));
+    }
+    const uint64_t M = u(operand_index(Op, "M")), N = u(operand_index(Op, "N")),
+                   K = u(operand_index(Op, "K"));
+    const uint64_t lda = u(operand_index(Op, "lda")), ldb = u(operand_index(Op, "ldb")),
+                   ldc = u(operand_index(Op, "ldc"));
+    const bool ta = imm(operand_index(Op, "transA")), tb = imm(operand_index(Op, "transB"));
+    constexpr size_t C = operand_index(Op, "C"), A = operand_index(Op, "A"),
+                     B = operand_index(Op, "B");
     if (batch == 0 || M == 0 || N == 0) return {};
     uint64_t a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
     if (lda < a_cols || ldb < b_cols || ldc < N)
@@ -1155,9 +1163,9 @@ struct Planner {
       return rows == 0 ? 0
                        : add_sat(add_sat(mul_sat(batch - 1, stride), mul_sat(rows - 1, ld)), cols);
     };
-    need(0, extent(M, N, ldc, sc));
-    need(1, extent(a_rows, a_cols, lda, sa));
-    need(2, extent(b_rows, b_cols, ldb, sb));
+    need(C, extent(M, N, ldc, sc));
+    need(A, extent(a_rows, a_cols, lda, sa));
+    need(B, extent(b_rows, b_cols, ldb, sb));
     uint64_t gx = ceil_div(N, kTile), gy = ceil_div(M, kTile);
     if (gx > UINT32_MAX || gy > UINT32_MAX || batch > UINT32_MAX)
       return fail("gemm is too large for one launch");
@@ -1167,8 +1175,9 @@ struct Planner {
     plan.launches.push_back(
         {"__hg_gemm_" + tn,
          l,
-         {buf(0), buf(1), buf(2), u64(M), u64(N), u64(K), f64(as_f64(6 + o)), f64(as_f64(7 + o)),
-          u64(lda), u64(ldb), u64(ldc), u64(sa), u64(sb), u64(sc), u32(ta), u32(tb)}});
+         {buf(C), buf(A), buf(B), u64(M), u64(N), u64(K), f64(as_f64(operand_index(Op, "alpha"))),
+          f64(as_f64(operand_index(Op, "beta"))), u64(lda), u64(ldb), u64(ldc), u64(sa), u64(sb),
+          u64(sc), u32(ta), u32(tb)}});
     plan.schedule = "tiled";
     return {};
   }
@@ -1203,8 +1212,8 @@ struct Planner {
       plan.result_type = Type::F64;
       return {};
     }
-    case Opcode::Gemm: return gemm(false);
-    case Opcode::BatchedGemm: return gemm(true);
+    case Opcode::Gemm: return gemm<Opcode::Gemm>();
+    case Opcode::BatchedGemm: return gemm<Opcode::BatchedGemm>();
     case Opcode::Gemv: {
       uint64_t m = u(3), n = u(4), lda = u(7);
       bool tr = imm(8);
