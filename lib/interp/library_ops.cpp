@@ -1,6 +1,7 @@
 // Reference implementations of the whole-launch operations: map, map2, reduce_all and the
 // library ops of SPEC §3.8. Straightforward loops in double-free, single-rounding style: the
 // interpreter is the oracle, not the fast path.
+#include "hologram/isa/gemm_operands.h"
 #include "machine.h"
 #include "semantics.h"
 
@@ -175,8 +176,8 @@ template <typename T> struct Ops {
 
   Status run_library(uint64_t &result) {
     switch (inst.op) {
-    case Opcode::Gemm: return gemm_of<Opcode::Gemm>();
-    case Opcode::BatchedGemm: return gemm_of<Opcode::BatchedGemm>();
+    case Opcode::Gemm:
+    case Opcode::BatchedGemm: return gemm_of();
     case Opcode::Gemv: {
       uint64_t m = u(3), n = u(4), lda = u(7);
       bool tr = imm(8);
@@ -378,21 +379,12 @@ template <typename T> struct Ops {
   }
 
   // C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b], row-major with leading dimensions.
-  /// gemm and batched_gemm with their operands taken by name from the instruction table.
-  template <Opcode Op> Status gemm_of() {
-    uint64_t batch = 1, sa = 0, sb = 0, sc = 0;
-    if constexpr (Op == Opcode::BatchedGemm) {
-      batch = u(operand_index(Op, "batch"));
-      sa = u(operand_index(Op, "strideA"));
-      sb = u(operand_index(Op, "strideB"));
-      sc = u(operand_index(Op, "strideC"));
-    }
-    return gemm(operand_index(Op, "C"), operand_index(Op, "A"), operand_index(Op, "B"), batch,
-                u(operand_index(Op, "M")), u(operand_index(Op, "N")), u(operand_index(Op, "K")),
-                s(operand_index(Op, "alpha")), s(operand_index(Op, "beta")),
-                u(operand_index(Op, "lda")), u(operand_index(Op, "ldb")),
-                u(operand_index(Op, "ldc")), sa, sb, sc, imm(operand_index(Op, "transA")) != 0,
-                imm(operand_index(Op, "transB")) != 0);
+  /// gemm and batched_gemm with their operands taken by name (gemm_operands.h).
+  Status gemm_of() {
+    const GemmOperands g = gemm_operands(inst, reg);
+    return gemm(g.c, g.a, g.b, g.batch, g.m, g.n, g.k, sem::from_bits<T>(g.alpha_bits),
+                sem::from_bits<T>(g.beta_bits), g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b,
+                g.stride_c, g.trans_a, g.trans_b);
   }
 
   Status gemm(size_t ci, size_t ai, size_t bi, uint64_t batch, uint64_t M, uint64_t N, uint64_t K,

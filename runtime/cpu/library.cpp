@@ -7,6 +7,7 @@
 #include "library.h"
 
 #include "gemm_kernel.h"
+#include "hologram/isa/gemm_operands.h"
 #include "hologram/isa/numeric.h"
 #include "thread_pool.h"
 
@@ -207,27 +208,21 @@ Status run_split(OpRun &r, const Split &s) {
 
 /// gemm and batched_gemm through the packed kernel; anything the reference refuses (leading
 /// dimensions, extents) runs the reference, which reports it with the reference's rules.
-template <typename T, Opcode Op> Status run_gemm(OpRun &r) {
-  constexpr bool batched = Op == Opcode::BatchedGemm;
+template <typename T> Status run_gemm(OpRun &r) {
   const Operands &o = r.ops;
-  uint64_t batch = 1, sa = 0, sb = 0, sc = 0;
-  if constexpr (batched) {
-    batch = o.u(at<Op>("batch"));
-    sa = o.u(at<Op>("strideA"));
-    sb = o.u(at<Op>("strideB"));
-    sc = o.u(at<Op>("strideC"));
-  }
+  const isa::GemmOperands op = isa::gemm_operands(o.in, o.reg);
   GemmArgs<T> g;
-  g.m = o.u(at<Op>("M"));
-  g.n = o.u(at<Op>("N"));
-  g.k = o.u(at<Op>("K"));
-  g.alpha = o.scalar<T>(at<Op>("alpha"));
-  g.beta = o.scalar<T>(at<Op>("beta"));
-  g.lda = o.u(at<Op>("lda"));
-  g.ldb = o.u(at<Op>("ldb"));
-  g.ldc = o.u(at<Op>("ldc"));
-  g.trans_a = o.flag(at<Op>("transA"));
-  g.trans_b = o.flag(at<Op>("transB"));
+  g.m = op.m;
+  g.n = op.n;
+  g.k = op.k;
+  g.alpha = scalar_of<T>(op.alpha_bits);
+  g.beta = scalar_of<T>(op.beta_bits);
+  g.lda = op.lda;
+  g.ldb = op.ldb;
+  g.ldc = op.ldc;
+  g.trans_a = op.trans_a;
+  g.trans_b = op.trans_b;
+  const uint64_t batch = op.batch, sa = op.stride_a, sb = op.stride_b, sc = op.stride_c;
   const uint64_t a_rows = g.trans_a ? g.k : g.m, a_cols = g.trans_a ? g.m : g.k;
   const uint64_t b_rows = g.trans_b ? g.n : g.k, b_cols = g.trans_b ? g.k : g.n;
   if (batch == 0 || g.m == 0 || g.n == 0) {
@@ -238,13 +233,13 @@ template <typename T, Opcode Op> Status run_gemm(OpRun &r) {
   auto extent = [&](uint64_t rows, uint64_t cols, uint64_t ld, uint64_t stride) -> Wide {
     return rows == 0 ? 0 : Wide{batch - 1} * stride + Wide{rows - 1} * ld + cols;
   };
-  if (!o.holds<T>(at<Op>("C"), extent(g.m, g.n, g.ldc, sc)) ||
-      !o.holds<T>(at<Op>("A"), extent(a_rows, a_cols, g.lda, sa)) ||
-      !o.holds<T>(at<Op>("B"), extent(b_rows, b_cols, g.ldb, sb)))
+  if (!o.holds<T>(op.c, extent(g.m, g.n, g.ldc, sc)) ||
+      !o.holds<T>(op.a, extent(a_rows, a_cols, g.lda, sa)) ||
+      !o.holds<T>(op.b, extent(b_rows, b_cols, g.ldb, sb)))
     return run_reference(r);
-  const T *A = o.data<T>(at<Op>("A"));
-  const T *B = o.data<T>(at<Op>("B"));
-  T *C = o.data<T>(at<Op>("C"));
+  const T *A = o.data<T>(op.a);
+  const T *B = o.data<T>(op.b);
+  T *C = o.data<T>(op.c);
   for (uint64_t b = 0; b < batch; ++b) {
     g.a = A + b * sa;
     g.b = B + b * sb;
@@ -623,8 +618,8 @@ template <typename T> Status run_float_op(OpRun &r) {
   using enum Opcode;
   const Operands &o = r.ops;
   switch (o.in.op) {
-  case Gemm: return run_gemm<T, Gemm>(r);
-  case BatchedGemm: return run_gemm<T, BatchedGemm>(r);
+  case Gemm:
+  case BatchedGemm: return run_gemm<T>(r);
   case Dot:
   case ReduceAll: {
     if (o.in.op == ReduceAll && o.in.sub != static_cast<uint8_t>(isa::ReduceOp::Add)) break;

@@ -8,6 +8,7 @@
 // accumulated in f64 and rounded once, like the reference implementations.
 #include "hologram/codegen/spirv_library.h"
 
+#include "hologram/isa/gemm_operands.h"
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
 #include "hologram/support/diagnostics.h"
@@ -1068,8 +1069,9 @@ struct Planner {
   bool present(size_t i) const { return inst.operands[i].kind == OperandKind::Param; }
   uint32_t param(size_t i) const { return inst.operands[i].index; }
   /// A T register as an f64 (the kernels take T scalars as f64).
-  uint64_t as_f64(size_t i) const {
-    uint64_t bits = u(i);
+  uint64_t as_f64(size_t i) const { return bits_as_f64(u(i)); }
+  /// The bits of a T value as those of an f64.
+  uint64_t bits_as_f64(uint64_t bits) const {
     double v = inst.type == Type::F32
                    ? static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(bits)))
                    : std::bit_cast<double>(bits);
@@ -1140,21 +1142,11 @@ struct Planner {
   }
 
   /// gemm and batched_gemm, operands by their names in the instruction table.
-  template <Opcode Op> Status gemm() {
-    uint64_t batch = 1, sa = 0, sb = 0, sc = 0;
-    if constexpr (Op == Opcode::BatchedGemm) {
-      batch = u(operand_index(Op, "batch"));
-      sa = u(operand_index(Op, "strideA"));
-      sb = u(operand_index(Op, "strideB"));
-      sc = u(operand_index(Op, "strideC"));
-    }
-    const uint64_t M = u(operand_index(Op, "M")), N = u(operand_index(Op, "N")),
-                   K = u(operand_index(Op, "K"));
-    const uint64_t lda = u(operand_index(Op, "lda")), ldb = u(operand_index(Op, "ldb")),
-                   ldc = u(operand_index(Op, "ldc"));
-    const bool ta = imm(operand_index(Op, "transA")), tb = imm(operand_index(Op, "transB"));
-    constexpr size_t C = operand_index(Op, "C"), A = operand_index(Op, "A"),
-                     B = operand_index(Op, "B");
+  Status gemm() {
+    const GemmOperands g = gemm_operands(inst, reg);
+    const uint64_t batch = g.batch, M = g.m, N = g.n, K = g.k, lda = g.lda, ldb = g.ldb,
+                   ldc = g.ldc, sa = g.stride_a, sb = g.stride_b, sc = g.stride_c;
+    const bool ta = g.trans_a, tb = g.trans_b;
     if (batch == 0 || M == 0 || N == 0) return {};
     uint64_t a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
     if (lda < a_cols || ldb < b_cols || ldc < N)
@@ -1163,9 +1155,9 @@ struct Planner {
       return rows == 0 ? 0
                        : add_sat(add_sat(mul_sat(batch - 1, stride), mul_sat(rows - 1, ld)), cols);
     };
-    need(C, extent(M, N, ldc, sc));
-    need(A, extent(a_rows, a_cols, lda, sa));
-    need(B, extent(b_rows, b_cols, ldb, sb));
+    need(g.c, extent(M, N, ldc, sc));
+    need(g.a, extent(a_rows, a_cols, lda, sa));
+    need(g.b, extent(b_rows, b_cols, ldb, sb));
     uint64_t gx = ceil_div(N, kTile), gy = ceil_div(M, kTile);
     if (gx > UINT32_MAX || gy > UINT32_MAX || batch > UINT32_MAX)
       return fail("gemm is too large for one launch");
@@ -1175,9 +1167,9 @@ struct Planner {
     plan.launches.push_back(
         {"__hg_gemm_" + tn,
          l,
-         {buf(C), buf(A), buf(B), u64(M), u64(N), u64(K), f64(as_f64(operand_index(Op, "alpha"))),
-          f64(as_f64(operand_index(Op, "beta"))), u64(lda), u64(ldb), u64(ldc), u64(sa), u64(sb),
-          u64(sc), u32(ta), u32(tb)}});
+         {buf(g.c), buf(g.a), buf(g.b), u64(M), u64(N), u64(K), f64(bits_as_f64(g.alpha_bits)),
+          f64(bits_as_f64(g.beta_bits)), u64(lda), u64(ldb), u64(ldc), u64(sa), u64(sb), u64(sc),
+          u32(ta), u32(tb)}});
     plan.schedule = "tiled";
     return {};
   }
@@ -1212,8 +1204,8 @@ struct Planner {
       plan.result_type = Type::F64;
       return {};
     }
-    case Opcode::Gemm: return gemm<Opcode::Gemm>();
-    case Opcode::BatchedGemm: return gemm<Opcode::BatchedGemm>();
+    case Opcode::Gemm:
+    case Opcode::BatchedGemm: return gemm();
     case Opcode::Gemv: {
       uint64_t m = u(3), n = u(4), lda = u(7);
       bool tr = imm(8);
