@@ -742,6 +742,11 @@ void circuit_cases(std::vector<Case> &out) {
   out.push_back(circuit("paged", {40, 41}, [&](CaseData &d) {
     for (size_t i = 0; i < 64; ++i) d.klass(41)[5 * 64 + i] = d.klass(40)[2 * 64 + i];
   }));
+  // merge reads c01 between the two copies into it: c03 = c02 + c00, then c01 = c04.
+  out.push_back(circuit("merge_chain", {0, 1, 2, 3, 4}, [&](CaseData &d) {
+    each(d, 3, [&](size_t i) { return d.klass(2)[i] + d.klass(0)[i]; });
+    each(d, 1, [&](size_t i) { return d.klass(4)[i]; });
+  }));
   out.push_back(circuit("h_squared", {5, 6, 21},
                         [&](CaseData &d) { each(d, 6, [&](size_t i) { return d.klass(5)[i]; }); }));
   out.push_back(circuit("sigil_post", {8, 16, 17, 18, 19}, [&](CaseData &d) {
