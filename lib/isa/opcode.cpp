@@ -1,6 +1,7 @@
 // The instruction table (built from opcodes.def) and the names of sub-operations.
 #include "hologram/isa/opcode.h"
 
+#include <algorithm>
 #include <array>
 
 namespace hologram::isa {
@@ -42,26 +43,18 @@ std::span<const std::string_view> sub_names(SubKind kind) {
 }
 
 /// The operand-name column split into names, checked against the signatures when compiled.
-constexpr size_t kMaxOperands = 17;
-struct NameRow {
-  std::array<std::string_view, kMaxOperands> names{};
-  size_t count = 0;
-};
-constexpr std::array<NameRow, kNumOpcodes> kNames = [] {
-  std::array<NameRow, kNumOpcodes> rows{};
-  for (size_t op = 0; op < kNumOpcodes; ++op) {
-    std::string_view list = detail::kOperandNameLists[op];
-    while (!list.empty()) {
-      const size_t end = list.find(' ');
-      rows[op].names[rows[op].count++] = list.substr(0, end);
-      list = end == std::string_view::npos ? std::string_view{} : list.substr(end + 1);
-    }
-  }
+constexpr std::array<detail::OperandNames, kNumOpcodes> kNames = [] {
+  std::array<detail::OperandNames, kNumOpcodes> rows{};
+  for (size_t op = 0; op < kNumOpcodes; ++op)
+    rows[op] = detail::split_operand_names(detail::kOperandNameLists[op]);
   return rows;
 }();
 constexpr bool names_match_signatures() {
   for (size_t op = 0; op < kNumOpcodes; ++op) {
-    const NameRow &row = kNames[op];
+    const detail::OperandNames &row = kNames[op];
+    const std::string_view list = detail::kOperandNameLists[op];
+    const size_t spaces = static_cast<size_t>(std::count(list.begin(), list.end(), ' '));
+    if (!list.empty() && spaces + 1 != row.count) return false; // more names than fit
     if (row.count != 0 && row.count != kTable[op].signature.size()) return false;
     for (size_t i = 0; i < row.count; ++i)
       for (size_t j = 0; j < i; ++j)
@@ -116,7 +109,7 @@ unsigned sub_count(SubKind kind) {
 }
 
 std::span<const std::string_view> operand_names(Opcode op) {
-  const NameRow &row = kNames[static_cast<size_t>(op)];
+  const detail::OperandNames &row = kNames[static_cast<size_t>(op)];
   return {row.names.data(), row.count};
 }
 

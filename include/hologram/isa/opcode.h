@@ -3,6 +3,7 @@
 
 #include "hologram/isa/type.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -158,16 +159,30 @@ inline constexpr std::string_view kOperandNameLists[] = {
 #include "hologram/isa/opcodes.def"
 #undef HG_OPCODE
 };
+
+/// One opcode's operand names, split.
+struct OperandNames {
+  static constexpr size_t kMax = 17; ///< the longest signature (batched_gemm)
+  std::array<std::string_view, kMax> names{};
+  size_t count = 0;
+};
+/// Splits a list of the name column; the one reader of its format.
+constexpr OperandNames split_operand_names(std::string_view list) {
+  OperandNames row;
+  while (!list.empty() && row.count < OperandNames::kMax) {
+    const size_t end = list.find(' ');
+    row.names[row.count++] = list.substr(0, end);
+    list = end == std::string_view::npos ? std::string_view{} : list.substr(end + 1);
+  }
+  return row;
+}
 } // namespace detail
 
 /// Position of the operand of `op` called `name`; nullopt when the table names none so.
 constexpr std::optional<size_t> operand_position(Opcode op, std::string_view name) {
-  std::string_view list = detail::kOperandNameLists[static_cast<size_t>(op)];
-  for (size_t pos = 0; !list.empty(); ++pos) {
-    const size_t end = list.find(' ');
-    if (list.substr(0, end) == name) return pos;
-    list = end == std::string_view::npos ? std::string_view{} : list.substr(end + 1);
-  }
+  const auto row = detail::split_operand_names(detail::kOperandNameLists[static_cast<size_t>(op)]);
+  for (size_t pos = 0; pos < row.count; ++pos)
+    if (row.names[pos] == name) return pos;
   return std::nullopt;
 }
 
