@@ -2,6 +2,7 @@
 // includes only <stddef.h> and <stdint.h> (and <stdexcept> in C++), compiles as C99 and
 // C++17, and checks the sizes of the ABI structures at compile time.
 #include "hologram/artifact/header.h"
+#include "hologram/support/unreachable.h"
 
 #include <algorithm>
 #include <array>
@@ -77,8 +78,10 @@ std::string c_type_name(isa::Type t) {
   case isa::Type::U64: return "uint64_t";
   case isa::Type::F32: return "float";
   case isa::Type::F64: return "double";
-  default: return "void";
+  case isa::Type::None:
+  case isa::Type::Pred: return "void";
   }
+  unreachable_enum("Type");
 }
 
 std::string generate_header(const isa::Module &module, std::string_view module_name,

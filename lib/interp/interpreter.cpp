@@ -331,53 +331,33 @@ private:
     case Opcode::Param: setr(0, args_[ops[1].index].bits); break;
     case Opcode::Addr: setr(0, (uint64_t{ops[1].index} + 1) << 48); break;
 
-    // Arithmetic and logic ---------------------------------------------------------------------
+    // Arithmetic, logic and math ---------------------------------------------------------------
     case Opcode::Add:
     case Opcode::Sub:
     case Opcode::Mul:
     case Opcode::Div:
     case Opcode::Rem:
-    case Opcode::Min:
-    case Opcode::Max:
-    case Opcode::And:
-    case Opcode::Or:
-    case Opcode::Xor:
-    case Opcode::Pow:
-    case Opcode::Atan2: {
-      uint64_t out = 0;
-      if (auto st = binary(l, inst, reg(1), reg(2), out); !st) return st;
-      setr(0, out);
-      break;
-    }
-    case Opcode::Shl:
-    case Opcode::Shr:
-      setr(0, sem::with_type(t, [&](auto tag) -> uint64_t {
-             using T = decltype(tag);
-             if constexpr (std::is_integral_v<T>) {
-               unsigned s = static_cast<uint32_t>(reg(2)) % (sizeof(T) * 8);
-               T a = sem::from_bits<T>(reg(1));
-               if (inst.op == Opcode::Shl)
-                 return sem::to_bits(
-                     static_cast<T>(static_cast<sem::U<T>>(static_cast<sem::U<T>>(a) << s)));
-               return sem::to_bits(static_cast<T>(a >> s));
-             }
-             return 0;
-           }));
-      break;
     case Opcode::Mad:
     case Opcode::Fma:
     case Opcode::Fms:
-    case Opcode::Clamp:
-    case Opcode::Lerp: setr(0, ternary(inst, reg(1), reg(2), reg(3))); break;
+    case Opcode::Min:
+    case Opcode::Max:
     case Opcode::Abs:
     case Opcode::Neg:
-    case Opcode::Not:
     case Opcode::Rcp:
+    case Opcode::Clamp:
+    case Opcode::Lerp:
     case Opcode::Sign:
     case Opcode::Floor:
     case Opcode::Ceil:
     case Opcode::Round:
     case Opcode::Trunc:
+    case Opcode::And:
+    case Opcode::Or:
+    case Opcode::Xor:
+    case Opcode::Not:
+    case Opcode::Shl:
+    case Opcode::Shr:
     case Opcode::Exp:
     case Opcode::Exp2:
     case Opcode::Log:
@@ -390,7 +370,15 @@ private:
     case Opcode::Tan:
     case Opcode::Tanh:
     case Opcode::Sigmoid:
-    case Opcode::Erf: setr(0, unary(inst, reg(1))); break;
+    case Opcode::Erf:
+    case Opcode::Pow:
+    case Opcode::Atan2: {
+      bool div_by_zero = false;
+      setr(0, compute(l, inst, div_by_zero));
+      if (div_by_zero && opts_.check_div)
+        return fail(l, l.pc, ErrorCode::DivisionByZero, "integer division by zero");
+      break;
+    }
     case Opcode::Set:
       l.preds[ops[0].index] = sem::with_type(t, [&](auto tag) {
         using T = decltype(tag);
@@ -451,24 +439,9 @@ private:
         nv = old == reg(2) ? reg(3) : old;
       } else {
         switch (static_cast<AtomicOp>(inst.sub)) {
-        case AtomicOp::Add: {
-          uint64_t o = 0;
-          (void)binary_op(Opcode::Add, t, old, v, o);
-          nv = o;
-          break;
-        }
-        case AtomicOp::Min: {
-          uint64_t o = 0;
-          (void)binary_op(Opcode::Min, t, old, v, o);
-          nv = o;
-          break;
-        }
-        case AtomicOp::Max: {
-          uint64_t o = 0;
-          (void)binary_op(Opcode::Max, t, old, v, o);
-          nv = o;
-          break;
-        }
+        case AtomicOp::Add: nv = arith_bits(ArithOpcode::Add, t, old, v); break;
+        case AtomicOp::Min: nv = arith_bits(ArithOpcode::Min, t, old, v); break;
+        case AtomicOp::Max: nv = arith_bits(ArithOpcode::Max, t, old, v); break;
         case AtomicOp::And: nv = old & v; break;
         case AtomicOp::Or: nv = old | v; break;
         case AtomicOp::Xor: nv = old ^ v; break;
@@ -617,169 +590,49 @@ private:
     return {};
   }
 
-  Status binary_op(Opcode op, Type t, uint64_t a, uint64_t b, uint64_t &out) const {
-    bool div_by_zero = false;
-    out = sem::with_type(t, [&](auto tag) -> uint64_t {
-      using T = decltype(tag);
-      T x = sem::from_bits<T>(a), y = sem::from_bits<T>(b);
-      switch (op) {
-      case Opcode::Add:
-        if constexpr (std::is_integral_v<T>)
-          return sem::to_bits(sem::wrap_add(x, y));
-        else
-          return sem::to_bits(static_cast<T>(x + y));
-      case Opcode::Sub:
-        if constexpr (std::is_integral_v<T>)
-          return sem::to_bits(sem::wrap_sub(x, y));
-        else
-          return sem::to_bits(static_cast<T>(x - y));
-      case Opcode::Mul:
-        if constexpr (std::is_integral_v<T>)
-          return sem::to_bits(sem::wrap_mul(x, y));
-        else
-          return sem::to_bits(static_cast<T>(x * y));
-      case Opcode::Div:
-        if constexpr (std::is_integral_v<T>) {
-          div_by_zero = y == 0;
-          return sem::to_bits(sem::int_div(x, y));
-        } else
-          return sem::to_bits(static_cast<T>(x / y));
-      case Opcode::Rem:
-        if constexpr (std::is_integral_v<T>) {
-          div_by_zero = y == 0;
-          return sem::to_bits(sem::int_rem(x, y));
-        } else
-          return sem::to_bits(static_cast<T>(std::fmod(x, y)));
-      case Opcode::Min: return sem::to_bits(sem::num_min(x, y));
-      case Opcode::Max: return sem::to_bits(sem::num_max(x, y));
-      case Opcode::And:
-        if constexpr (std::is_integral_v<T>)
-          return sem::to_bits(static_cast<T>(x & y));
-        else
-          return 0;
-      case Opcode::Or:
-        if constexpr (std::is_integral_v<T>)
-          return sem::to_bits(static_cast<T>(x | y));
-        else
-          return 0;
-      case Opcode::Xor:
-        if constexpr (std::is_integral_v<T>)
-          return sem::to_bits(static_cast<T>(x ^ y));
-        else
-          return 0;
-      case Opcode::Pow:
-        if constexpr (std::is_same_v<T, float>)
-          return sem::to_bits(static_cast<float>(std::pow(double{x}, double{y})));
-        else if constexpr (std::is_same_v<T, double>)
-          return sem::to_bits(std::pow(x, y));
-        else
-          return 0;
-      case Opcode::Atan2:
-        if constexpr (std::is_same_v<T, float>)
-          return sem::to_bits(static_cast<float>(std::atan2(double{x}, double{y})));
-        else if constexpr (std::is_same_v<T, double>)
-          return sem::to_bits(std::atan2(x, y));
-        else
-          return 0;
-      default: return 0;
-      }
-    });
-    if (div_by_zero && opts_.check_div)
-      return {ErrorCode::DivisionByZero, "integer division by zero"};
-    return {};
-  }
-
-  Status binary(Lane &l, const Instruction &inst, uint64_t a, uint64_t b, uint64_t &out) {
-    auto st = binary_op(inst.op, inst.type, a, b, out);
-    if (!st) return fail(l, l.pc, st.code(), st.message());
-    return {};
-  }
-
-  static uint64_t ternary(const Instruction &inst, uint64_t a, uint64_t b, uint64_t c) {
+  /// The value of an Arith, integer Logic or Math instruction on lane l's registers.
+  static uint64_t compute(const Lane &l, const Instruction &inst, bool &div_by_zero) {
+    const auto &ops = inst.operands;
+    auto src = [&](size_t i) { return i < ops.size() ? l.regs[ops[i].index] : uint64_t{0}; };
     return sem::with_type(inst.type, [&](auto tag) -> uint64_t {
       using T = decltype(tag);
-      T x = sem::from_bits<T>(a), y = sem::from_bits<T>(b), z = sem::from_bits<T>(c);
-      switch (inst.op) {
-      case Opcode::Mad:
-        if constexpr (std::is_integral_v<T>)
-          return sem::to_bits(sem::wrap_add(sem::wrap_mul(x, y), z));
-        else {
-          volatile T p = x * y; // rounded product, then a rounded sum
-          return sem::to_bits(static_cast<T>(p + z));
-        }
-      case Opcode::Fma:
-        if constexpr (std::is_floating_point_v<T>)
-          return sem::to_bits(std::fma(x, y, z));
-        else
-          return 0;
-      case Opcode::Fms:
-        if constexpr (std::is_floating_point_v<T>)
-          return sem::to_bits(std::fma(x, y, -z));
-        else
-          return 0;
-      case Opcode::Clamp: return sem::to_bits(sem::num_min(sem::num_max(x, y), z));
-      case Opcode::Lerp:
-        if constexpr (std::is_floating_point_v<T>) {
-          volatile T d = y - x;
-          volatile T m = d * z;
-          return sem::to_bits(static_cast<T>(x + m));
-        } else
-          return 0;
-      default: return 0;
+      const T x = sem::from_bits<T>(src(1)), y = sem::from_bits<T>(src(2)),
+              z = sem::from_bits<T>(src(3));
+      switch (family_of(inst.op)) {
+      case OpFamily::Arith:
+        return sem::to_bits(sem::arith(as_family<ArithOpcode>(inst.op), x, y, z, div_by_zero));
+      case OpFamily::Logic:
+        return sem::to_bits(
+            sem::logic(as_family<LogicOpcode>(inst.op), x, y, static_cast<uint32_t>(src(2))));
+      case OpFamily::Math: return sem::to_bits(sem::math(as_family<MathOpcode>(inst.op), x, y));
+      case OpFamily::Move:
+      case OpFamily::Control:
+      case OpFamily::Sync:
+      case OpFamily::Atomic:
+      case OpFamily::Atlas:
+      case OpFamily::Reduce:
+      case OpFamily::Pool:
+      case OpFamily::HigherOrder:
+      case OpFamily::Library: break; // not a computation on registers
       }
+      return uint64_t{0};
     });
   }
 
-  static uint64_t unary(const Instruction &inst, uint64_t a) {
-    return sem::with_type(inst.type, [&](auto tag) -> uint64_t {
+  /// x op y for the arithmetic of reductions and atomics (integer division cannot occur).
+  static uint64_t arith_bits(ArithOpcode op, Type t, uint64_t a, uint64_t b) {
+    return sem::with_type(t, [&](auto tag) -> uint64_t {
       using T = decltype(tag);
-      T x = sem::from_bits<T>(a);
-      switch (inst.op) {
-      case Opcode::Abs:
-        if constexpr (std::is_floating_point_v<T>)
-          return sem::to_bits(std::fabs(x));
-        else if constexpr (std::is_signed_v<T>)
-          return sem::to_bits(x < 0 ? sem::wrap_sub(T{0}, x) : x);
-        else
-          return sem::to_bits(x);
-      case Opcode::Neg:
-        if constexpr (std::is_floating_point_v<T>)
-          return sem::to_bits(static_cast<T>(-x));
-        else
-          return sem::to_bits(sem::wrap_sub(T{0}, x));
-      case Opcode::Not:
-        if constexpr (std::is_integral_v<T>)
-          return sem::to_bits(static_cast<T>(~x));
-        else
-          return 0;
-      case Opcode::Sign:
-        if constexpr (std::is_floating_point_v<T>)
-          return sem::to_bits(x > 0 ? T{1} : x < 0 ? T{-1} : x);
-        else if constexpr (std::is_signed_v<T>)
-          return sem::to_bits(static_cast<T>(x > 0 ? 1 : x < 0 ? -1 : 0));
-        else
-          return sem::to_bits(static_cast<T>(x > 0 ? 1 : 0));
-      default: break;
-      }
-      if constexpr (std::is_floating_point_v<T>) {
-        switch (inst.op) {
-        case Opcode::Rcp: return sem::to_bits(static_cast<T>(T{1} / x));
-        case Opcode::Floor: return sem::to_bits(std::floor(x));
-        case Opcode::Ceil: return sem::to_bits(std::ceil(x));
-        case Opcode::Round: return sem::to_bits(std::round(x));
-        case Opcode::Trunc: return sem::to_bits(std::trunc(x));
-        default: return sem::to_bits(sem::math1(inst.op, x));
-        }
-      }
-      return 0;
+      bool div_by_zero = false;
+      return sem::to_bits(
+          sem::arith(op, sem::from_bits<T>(a), sem::from_bits<T>(b), T{}, div_by_zero));
     });
   }
 
   uint64_t fold(ReduceOp op, Type t, uint64_t acc, uint64_t v) const {
-    static constexpr Opcode kOps[] = {Opcode::Add, Opcode::Mul, Opcode::Min, Opcode::Max};
-    uint64_t out = 0;
-    (void)binary_op(kOps[static_cast<int>(op)], t, acc, v, out);
-    return out;
+    static constexpr ArithOpcode kOps[] = {ArithOpcode::Add, ArithOpcode::Mul, ArithOpcode::Min,
+                                           ArithOpcode::Max};
+    return arith_bits(kOps[static_cast<int>(op)], t, acc, v);
   }
 
   const Kernel &k_;

@@ -36,20 +36,20 @@ template <typename T> struct Ops {
       switch (op) {
       case MapUnaryOp::Abs: return std::fabs(x);
       case MapUnaryOp::Neg: return -x;
-      case MapUnaryOp::Sqrt: return sem::math1(Opcode::Sqrt, x);
-      case MapUnaryOp::Rsqrt: return sem::math1(Opcode::Rsqrt, x);
+      case MapUnaryOp::Sqrt: return sem::math(MathOpcode::Sqrt, x, x);
+      case MapUnaryOp::Rsqrt: return sem::math(MathOpcode::Rsqrt, x, x);
       case MapUnaryOp::Rcp: return T{1} / x;
-      case MapUnaryOp::Exp: return sem::math1(Opcode::Exp, x);
-      case MapUnaryOp::Exp2: return sem::math1(Opcode::Exp2, x);
-      case MapUnaryOp::Log: return sem::math1(Opcode::Log, x);
-      case MapUnaryOp::Log2: return sem::math1(Opcode::Log2, x);
-      case MapUnaryOp::Log10: return sem::math1(Opcode::Log10, x);
-      case MapUnaryOp::Sin: return sem::math1(Opcode::Sin, x);
-      case MapUnaryOp::Cos: return sem::math1(Opcode::Cos, x);
-      case MapUnaryOp::Tan: return sem::math1(Opcode::Tan, x);
-      case MapUnaryOp::Tanh: return sem::math1(Opcode::Tanh, x);
-      case MapUnaryOp::Sigmoid: return sem::math1(Opcode::Sigmoid, x);
-      case MapUnaryOp::Erf: return sem::math1(Opcode::Erf, x);
+      case MapUnaryOp::Exp: return sem::math(MathOpcode::Exp, x, x);
+      case MapUnaryOp::Exp2: return sem::math(MathOpcode::Exp2, x, x);
+      case MapUnaryOp::Log: return sem::math(MathOpcode::Log, x, x);
+      case MapUnaryOp::Log2: return sem::math(MathOpcode::Log2, x, x);
+      case MapUnaryOp::Log10: return sem::math(MathOpcode::Log10, x, x);
+      case MapUnaryOp::Sin: return sem::math(MathOpcode::Sin, x, x);
+      case MapUnaryOp::Cos: return sem::math(MathOpcode::Cos, x, x);
+      case MapUnaryOp::Tan: return sem::math(MathOpcode::Tan, x, x);
+      case MapUnaryOp::Tanh: return sem::math(MathOpcode::Tanh, x, x);
+      case MapUnaryOp::Sigmoid: return sem::math(MathOpcode::Sigmoid, x, x);
+      case MapUnaryOp::Erf: return sem::math(MathOpcode::Erf, x, x);
       case MapUnaryOp::Relu: return x > 0 ? x : (std::isnan(x) ? x : T{0});
       case MapUnaryOp::Floor: return std::floor(x);
       case MapUnaryOp::Ceil: return std::ceil(x);
@@ -63,7 +63,24 @@ template <typename T> struct Ops {
         return x;
       case MapUnaryOp::Neg: return sem::wrap_sub(T{0}, x);
       case MapUnaryOp::Relu: return x > 0 ? x : T{0};
-      default: return x;
+      case MapUnaryOp::Ceil:
+      case MapUnaryOp::Cos:
+      case MapUnaryOp::Erf:
+      case MapUnaryOp::Exp:
+      case MapUnaryOp::Exp2:
+      case MapUnaryOp::Floor:
+      case MapUnaryOp::Log:
+      case MapUnaryOp::Log10:
+      case MapUnaryOp::Log2:
+      case MapUnaryOp::Rcp:
+      case MapUnaryOp::Round:
+      case MapUnaryOp::Rsqrt:
+      case MapUnaryOp::Sigmoid:
+      case MapUnaryOp::Sin:
+      case MapUnaryOp::Sqrt:
+      case MapUnaryOp::Tan:
+      case MapUnaryOp::Tanh:
+      case MapUnaryOp::Trunc: return x;
       }
     }
     return x;
@@ -126,8 +143,30 @@ template <typename T> struct Ops {
   }
 
   Status run(uint64_t &result) {
-    switch (inst.op) {
-    case Opcode::Map: {
+    switch (family_of(inst.op)) {
+    case OpFamily::HigherOrder:
+      return run_higher_order(as_family<HigherOrderOpcode>(inst.op), result);
+    case OpFamily::Library:
+      if constexpr (std::is_floating_point_v<T>)
+        return run_library(as_family<LibraryOpcode>(inst.op), result);
+      return {ErrorCode::LaunchFailed, "library operation on a non-float type"};
+    case OpFamily::Move:
+    case OpFamily::Arith:
+    case OpFamily::Logic:
+    case OpFamily::Control:
+    case OpFamily::Sync:
+    case OpFamily::Atomic:
+    case OpFamily::Atlas:
+    case OpFamily::Reduce:
+    case OpFamily::Math:
+    case OpFamily::Pool: break;
+    }
+    return {ErrorCode::LaunchFailed, "not a whole-launch operation"};
+  }
+
+  Status run_higher_order(HigherOrderOpcode which, uint64_t &result) {
+    switch (which) {
+    case HigherOrderOpcode::Map: {
       uint64_t n = u(2);
       T *dst, *src;
       if (auto st = arr(0, n, dst); !st) return st;
@@ -136,7 +175,7 @@ template <typename T> struct Ops {
         dst[i] = unary_map(static_cast<MapUnaryOp>(inst.sub), src[i]);
       return {};
     }
-    case Opcode::Map2: {
+    case HigherOrderOpcode::Map2: {
       uint64_t n = u(3);
       T *dst, *a, *b;
       if (auto st = arr(0, n, dst); !st) return st;
@@ -146,7 +185,7 @@ template <typename T> struct Ops {
         dst[i] = binary_map(static_cast<MapBinaryOp>(inst.sub), a[i], b[i]);
       return {};
     }
-    case Opcode::ReduceAll: {
+    case HigherOrderOpcode::ReduceAll: {
       uint64_t n = u(2);
       T *src;
       if (auto st = arr(1, n, src); !st) return st;
@@ -168,17 +207,15 @@ template <typename T> struct Ops {
       result = sem::to_bits(acc);
       return {};
     }
-    default: break;
     }
-    if constexpr (std::is_floating_point_v<T>) return run_library(result);
-    return {ErrorCode::LaunchFailed, "library operation on a non-float type"};
+    return {};
   }
 
-  Status run_library(uint64_t &result) {
-    switch (inst.op) {
-    case Opcode::Gemm:
-    case Opcode::BatchedGemm: return gemm_of();
-    case Opcode::Gemv: {
+  Status run_library(LibraryOpcode op, uint64_t &result) {
+    switch (op) {
+    case LibraryOpcode::Gemm:
+    case LibraryOpcode::BatchedGemm: return gemm_of();
+    case LibraryOpcode::Gemv: {
       uint64_t m = u(3), n = u(4), lda = u(7);
       bool tr = imm(8);
       uint64_t rows = tr ? n : m, cols = tr ? m : n; // y has `rows` elements, x has `cols`
@@ -194,8 +231,8 @@ template <typename T> struct Ops {
       }
       return {};
     }
-    case Opcode::Softmax:
-    case Opcode::LogSoftmax: {
+    case LibraryOpcode::Softmax:
+    case LibraryOpcode::LogSoftmax: {
       uint64_t rows = u(2), cols = u(3);
       T *y, *x;
       if (auto st = arr(0, prod(rows, cols), y); !st) return st;
@@ -215,8 +252,8 @@ template <typename T> struct Ops {
       }
       return {};
     }
-    case Opcode::LayerNorm:
-    case Opcode::RmsNorm: {
+    case LibraryOpcode::LayerNorm:
+    case LibraryOpcode::RmsNorm: {
       bool ln = inst.op == Opcode::LayerNorm;
       uint64_t rows = u(ln ? 4 : 3), cols = u(ln ? 5 : 4);
       double eps = s(ln ? 6 : 5);
@@ -245,9 +282,9 @@ template <typename T> struct Ops {
       }
       return {};
     }
-    case Opcode::Silu:
-    case Opcode::Gelu:
-    case Opcode::GeluTanh: {
+    case LibraryOpcode::Silu:
+    case LibraryOpcode::Gelu:
+    case LibraryOpcode::GeluTanh: {
       uint64_t n = u(2);
       T *y, *x;
       if (auto st = arr(0, n, y); !st) return st;
@@ -264,7 +301,7 @@ template <typename T> struct Ops {
       }
       return {};
     }
-    case Opcode::Rope: {
+    case LibraryOpcode::Rope: {
       uint64_t rows = u(4), dim = u(5), half = dim / 2;
       T *y, *x, *cs, *sn;
       if (dim % 2)
@@ -283,7 +320,7 @@ template <typename T> struct Ops {
         }
       return {};
     }
-    case Opcode::Attention: {
+    case LibraryOpcode::Attention: {
       uint64_t heads = u(5), sq = u(6), sk = u(7), d = u(8);
       double scale = s(9);
       bool causal = imm(10);
@@ -318,7 +355,7 @@ template <typename T> struct Ops {
         }
       return {};
     }
-    case Opcode::Conv2d: {
+    case LibraryOpcode::Conv2d: {
       uint64_t N = u(4), C = u(5), H = u(6), W = u(7), K = u(8), KH = u(9), KW = u(10),
                stride = u(11), pad = u(12);
       if (stride == 0) return {ErrorCode::LaunchFailed, "conv2d stride must be positive"};
@@ -355,7 +392,7 @@ template <typename T> struct Ops {
             }
       return {};
     }
-    case Opcode::Dot: {
+    case LibraryOpcode::Dot: {
       uint64_t n = u(3);
       T *x, *y;
       if (auto st = arr(1, n, x); !st) return st;
@@ -365,7 +402,7 @@ template <typename T> struct Ops {
       result = sem::to_bits(static_cast<T>(acc));
       return {};
     }
-    case Opcode::Axpy: {
+    case LibraryOpcode::Axpy: {
       uint64_t n = u(2);
       T alpha = s(3);
       T *y, *x;
@@ -374,8 +411,8 @@ template <typename T> struct Ops {
       for (uint64_t i = 0; i < n; ++i) y[i] = std::fma(alpha, x[i], y[i]);
       return {};
     }
-    default: return {ErrorCode::LaunchFailed, "not a library operation"};
     }
+    return {};
   }
 
   // C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b], row-major with leading dimensions.

@@ -77,33 +77,174 @@ template <typename T> T sigmoid(T x) {
   return static_cast<T>(1.0 / (1.0 + e));
 }
 
-/// Unary math on f32 evaluates in double and rounds once; f64 uses libm directly.
-template <typename T> T math1(isa::Opcode op, T x) {
-  using isa::Opcode;
-  using C = double;
-  C v = x;
-  C r;
-  switch (op) {
-  case Opcode::Exp: r = std::exp(v); break;
-  case Opcode::Exp2: r = std::exp2(v); break;
-  case Opcode::Log: r = std::log(v); break;
-  case Opcode::Log2: r = std::log2(v); break;
-  case Opcode::Log10: r = std::log10(v); break;
-  case Opcode::Sqrt: r = std::sqrt(v); break;
-  case Opcode::Rsqrt: r = 1.0 / std::sqrt(v); break;
-  case Opcode::Sin: r = std::sin(v); break;
-  case Opcode::Cos: r = std::cos(v); break;
-  case Opcode::Tan: r = std::tan(v); break;
-  case Opcode::Tanh: r = std::tanh(v); break;
-  case Opcode::Erf: r = std::erf(v); break;
-  case Opcode::Sigmoid: return sigmoid(x);
-  default: r = v; break;
-  }
-  if constexpr (std::is_same_v<T, double>) {
-    if (op == Opcode::Rsqrt) return 1.0 / std::sqrt(x);
-    return r;
+/// A Math instruction: on f32 it evaluates in double and rounds once; f64 uses libm directly.
+/// `y` is the second source of pow and atan2, ignored by the others.
+template <typename T> T math(isa::MathOpcode op, T x, T y) {
+  using enum isa::MathOpcode;
+  if constexpr (!std::is_floating_point_v<T>) {
+    return T{}; // the verifier admits float types only
   } else {
+    const double v = x, w = y;
+    double r = 0;
+    switch (op) {
+    case Exp: r = std::exp(v); break;
+    case Exp2: r = std::exp2(v); break;
+    case Log: r = std::log(v); break;
+    case Log2: r = std::log2(v); break;
+    case Log10: r = std::log10(v); break;
+    case Sqrt: r = std::sqrt(v); break;
+    case Rsqrt:
+      if constexpr (std::is_same_v<T, double>) return 1.0 / std::sqrt(x);
+      r = 1.0 / std::sqrt(v);
+      break;
+    case Sin: r = std::sin(v); break;
+    case Cos: r = std::cos(v); break;
+    case Tan: r = std::tan(v); break;
+    case Tanh: r = std::tanh(v); break;
+    case Erf: r = std::erf(v); break;
+    case Sigmoid: return sigmoid(x);
+    case Pow: r = std::pow(v, w); break;
+    case Atan2: r = std::atan2(v, w); break;
+    }
     return static_cast<T>(r);
+  }
+}
+
+/// An Arith instruction on its sources x, y, z (those it does not have are ignored); an
+/// integer div or rem by zero sets `div_by_zero` (the result is 0, SPEC §3.4).
+template <typename T> T arith(isa::ArithOpcode op, T x, T y, T z, bool &div_by_zero) {
+  using enum isa::ArithOpcode;
+  constexpr bool kInt = std::is_integral_v<T>;
+  constexpr bool kFloat = std::is_floating_point_v<T>;
+  switch (op) {
+  case Add:
+    if constexpr (kInt)
+      return wrap_add(x, y);
+    else
+      return static_cast<T>(x + y);
+  case Sub:
+    if constexpr (kInt)
+      return wrap_sub(x, y);
+    else
+      return static_cast<T>(x - y);
+  case Mul:
+    if constexpr (kInt)
+      return wrap_mul(x, y);
+    else
+      return static_cast<T>(x * y);
+  case Div:
+    if constexpr (kInt) {
+      div_by_zero = y == 0;
+      return int_div(x, y);
+    } else {
+      return static_cast<T>(x / y);
+    }
+  case Rem:
+    if constexpr (kInt) {
+      div_by_zero = y == 0;
+      return int_rem(x, y);
+    } else {
+      return static_cast<T>(std::fmod(x, y));
+    }
+  case Mad:
+    if constexpr (kInt) {
+      return wrap_add(wrap_mul(x, y), z);
+    } else {
+      volatile T p = x * y; // rounded product, then a rounded sum
+      return static_cast<T>(p + z);
+    }
+  case Fma:
+    if constexpr (kFloat)
+      return std::fma(x, y, z);
+    else
+      return T{};
+  case Fms:
+    if constexpr (kFloat)
+      return std::fma(x, y, -z);
+    else
+      return T{};
+  case Min: return num_min(x, y);
+  case Max: return num_max(x, y);
+  case Abs:
+    if constexpr (kFloat)
+      return std::fabs(x);
+    else if constexpr (std::is_signed_v<T>)
+      return x < 0 ? wrap_sub(T{0}, x) : x;
+    else
+      return x;
+  case Neg:
+    if constexpr (kFloat)
+      return static_cast<T>(-x);
+    else
+      return wrap_sub(T{0}, x);
+  case Rcp:
+    if constexpr (kFloat)
+      return static_cast<T>(T{1} / x);
+    else
+      return T{};
+  case Clamp: return num_min(num_max(x, y), z);
+  case Lerp:
+    if constexpr (kFloat) {
+      volatile T d = y - x;
+      volatile T m = d * z;
+      return static_cast<T>(x + m);
+    } else {
+      return T{};
+    }
+  case Sign:
+    if constexpr (kFloat)
+      return x > 0 ? T{1} : x < 0 ? T{-1} : x;
+    else if constexpr (std::is_signed_v<T>)
+      return static_cast<T>(x > 0 ? 1 : x < 0 ? -1 : 0);
+    else
+      return static_cast<T>(x > 0 ? 1 : 0);
+  case Floor:
+    if constexpr (kFloat)
+      return std::floor(x);
+    else
+      return T{};
+  case Ceil:
+    if constexpr (kFloat)
+      return std::ceil(x);
+    else
+      return T{};
+  case Round:
+    if constexpr (kFloat)
+      return std::round(x);
+    else
+      return T{};
+  case Trunc:
+    if constexpr (kFloat)
+      return std::trunc(x);
+    else
+      return T{};
+  }
+  return T{};
+}
+
+/// A Logic instruction on integer values: x and y are its sources, `shift` the u32 amount of
+/// shl/shr. The comparison, selection and predicate instructions have no integer result; the
+/// interpreter evaluates them itself.
+template <typename T> T logic(isa::LogicOpcode op, T x, T y, uint32_t shift) {
+  using enum isa::LogicOpcode;
+  if constexpr (!std::is_integral_v<T>) {
+    return T{}; // the verifier admits integer types only
+  } else {
+    switch (op) {
+    case And: return static_cast<T>(x & y);
+    case Or: return static_cast<T>(x | y);
+    case Xor: return static_cast<T>(x ^ y);
+    case Not: return static_cast<T>(~x);
+    case Shl:
+      return static_cast<T>(static_cast<U<T>>(static_cast<U<T>>(x) << (shift % (sizeof(T) * 8))));
+    case Shr: return static_cast<T>(x >> (shift % (sizeof(T) * 8)));
+    case Set:
+    case Sel:
+    case PAnd:
+    case POr:
+    case PNot: return T{};
+    }
+    return T{};
   }
 }
 

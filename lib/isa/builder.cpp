@@ -2,6 +2,7 @@
 #include "hologram/isa/builder.h"
 
 #include "hologram/isa/numeric.h"
+#include "hologram/support/unreachable.h"
 
 namespace hologram::isa {
 
@@ -106,8 +107,18 @@ uint64_t float_bits(Type type, double value) {
   case Type::BF16: return double_to_bf16(value);
   case Type::F32: return f32_bits(static_cast<float>(value));
   case Type::F64: return f64_bits(value);
-  default: return 0;
+  case Type::I16:
+  case Type::I32:
+  case Type::I64:
+  case Type::I8:
+  case Type::None:
+  case Type::Pred:
+  case Type::U16:
+  case Type::U32:
+  case Type::U64:
+  case Type::U8: return 0;
   }
+  unreachable_enum("Type");
 }
 
 } // namespace hologram::isa

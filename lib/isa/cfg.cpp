@@ -26,16 +26,8 @@ Cfg build_cfg(const Kernel &k) {
   };
   for (const auto &l : k.labels)
     if (l.target <= n) leader[l.target] = true;
-  for (uint32_t i = 0; i < n; ++i) {
-    switch (k.insts[i].op) {
-    case Opcode::Bra:
-    case Opcode::Call:
-    case Opcode::Ret:
-    case Opcode::Exit:
-    case Opcode::Loop: leader[i + 1] = true; break;
-    default: break;
-    }
-  }
+  for (uint32_t i = 0; i < n; ++i)
+    if (k.insts[i].info().ends_block()) leader[i + 1] = true;
   Cfg cfg;
   cfg.block_of.assign(n + 1, kNoBlock);
   for (uint32_t i = 0; i <= n; ++i) {
@@ -57,16 +49,20 @@ Cfg build_cfg(const Kernel &k) {
       continue;
     }
     const auto &last = k.insts[bb.end - 1];
-    switch (last.op) {
-    case Opcode::Bra:
+    if (!last.info().ends_block()) {
+      bb.succs.push_back(next);
+      continue;
+    }
+    switch (as_family<ControlOpcode>(last.op)) {
+    case ControlOpcode::Bra:
       bb.succs.push_back(cfg.block_of[target_of(last)]);
       if (last.guard.present) bb.succs.push_back(next);
       break;
-    case Opcode::Loop:
+    case ControlOpcode::Loop:
       bb.succs.push_back(cfg.block_of[target_of(last)]);
       bb.succs.push_back(next);
       break;
-    case Opcode::Call:
+    case ControlOpcode::Call:
       bb.call_target = cfg.block_of[target_of(last)];
       bb.succs.push_back(next);
       cfg.return_sites.push_back(next);
@@ -74,9 +70,8 @@ Cfg build_cfg(const Kernel &k) {
           cfg.function_entries.end())
         cfg.function_entries.push_back(bb.call_target);
       break;
-    case Opcode::Ret: bb.ends_in_ret = true; break;
-    case Opcode::Exit: bb.ends_in_exit = true; break;
-    default: bb.succs.push_back(next); break;
+    case ControlOpcode::Ret: bb.ends_in_ret = true; break;
+    case ControlOpcode::Exit: bb.ends_in_exit = true; break;
     }
     // Two identical successors (a guarded branch to the next block) count once.
     if (bb.succs.size() == 2 && bb.succs[0] == bb.succs[1]) bb.succs.pop_back();

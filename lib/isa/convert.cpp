@@ -36,7 +36,16 @@ Wide widen(Type t, uint64_t bits) {
     w.is_float = true;
     w.f = bits_to_f64(bits);
     break;
-  default:
+  case Type::None:
+  case Type::Pred:
+  case Type::I8:
+  case Type::I16:
+  case Type::I32:
+  case Type::I64:
+  case Type::U8:
+  case Type::U16:
+  case Type::U32:
+  case Type::U64:
     with_type(t, [&](auto tag) {
       using T = decltype(tag);
       T v = from_bits<T>(bits);
@@ -101,7 +110,16 @@ uint64_t convert_bits(Type dst, Type src, uint64_t bits) {
                           : (w.is_signed ? static_cast<float>(w.i) : static_cast<float>(w.u)));
     case Type::F16: return double_to_f16(w.is_float ? w.f : int_to_double_sticky(w));
     case Type::BF16: return double_to_bf16(w.is_float ? w.f : int_to_double_sticky(w));
-    default: return 0;
+    case Type::None:
+    case Type::Pred:
+    case Type::I8:
+    case Type::I16:
+    case Type::I32:
+    case Type::I64:
+    case Type::U8:
+    case Type::U16:
+    case Type::U32:
+    case Type::U64: return 0;
     }
   }
   return with_type(dst, [&](auto tag) -> uint64_t {

@@ -8,13 +8,14 @@ namespace hologram::isa {
 
 namespace {
 using namespace types;
-constexpr uint8_t L = kFlagLaunchLevel, M = kFlagReadsMemory, S = kFlagWritesMemory;
+constexpr uint8_t L = kFlagLaunchLevel, M = kFlagReadsMemory, S = kFlagWritesMemory,
+                  T = kFlagTerminator, B = kFlagBarrier, V = kFlagLaneVarying, E = kFlagEffect,
+                  C = kFlagCommutative;
 
 constexpr std::array<OpcodeInfo, kNumOpcodes> kTable = {{
 #define HG_OPCODE(id, mn, fam, types, sub, sig, flags, names)                                      \
   {Opcode::id, #id, mn, OpFamily::fam, types, SubKind::sub, sig, static_cast<uint8_t>(flags)},
 #include "hologram/isa/opcodes.def"
-#undef HG_OPCODE
 }};
 
 constexpr std::array<std::string_view, 12> kCmp = {"eq",  "ne",  "lt",  "le",  "gt",  "ge",
@@ -64,6 +65,31 @@ constexpr bool names_match_signatures() {
 }
 static_assert(names_match_signatures(),
               "opcodes.def: operand names must be one distinct name per signature character");
+
+/// The flags agree with the signatures: the two sources of a commutative instruction have one
+/// role, a lane-varying result is a result, a whole-launch instruction transfers no control, and
+/// the control family is exactly the instructions that end a block, and the whole-launch
+/// instructions exactly the HigherOrder and Library families (code that switches over
+/// ControlOpcode or LaunchOpcode after asking ends_block() or launch_level() relies on it).
+constexpr bool flags_match_signatures() {
+  for (const OpcodeInfo &row : kTable) {
+    const std::string_view sig = row.signature;
+    const size_t first_src = sig.find_first_of("spuwf");
+    if (row.commutative() && (first_src == std::string_view::npos || first_src + 1 >= sig.size() ||
+                              sig[first_src] != sig[first_src + 1]))
+      return false;
+    if (row.lane_varying() && sig.find_first_of("dPUWX") != 0) return false;
+    if (row.launch_level() && (row.flags & (T | B)) != 0) return false;
+    if (row.ends_block() != (row.family == OpFamily::Control)) return false;
+    if (row.launch_level() !=
+        (row.family == OpFamily::HigherOrder || row.family == OpFamily::Library))
+      return false;
+  }
+  return true;
+}
+static_assert(flags_match_signatures(),
+              "opcodes.def: a flag disagrees with the instruction's signature");
+
 } // namespace
 
 std::span<const OpcodeInfo> opcode_table() {

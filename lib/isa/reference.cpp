@@ -4,6 +4,7 @@
 
 #include <array>
 #include <string>
+#include <utility>
 
 namespace hologram::isa {
 
@@ -66,6 +67,24 @@ std::string subs_text(SubKind kind) {
   return kind == SubKind::Cmp ? "`<cc>` glued: " + s : s;
 }
 
+/// The flags column in words.
+std::string properties_text(uint8_t flags) {
+  static constexpr std::array<std::pair<uint8_t, std::string_view>, 8> kWords = {{
+      {kFlagLaunchLevel, "whole-launch"},
+      {kFlagReadsMemory, "reads memory"},
+      {kFlagWritesMemory, "writes memory"},
+      {kFlagTerminator, "ends a block"},
+      {kFlagBarrier, "barrier"},
+      {kFlagLaneVarying, "lane-varying result"},
+      {kFlagEffect, "side effect"},
+      {kFlagCommutative, "commutative"},
+  }};
+  std::string s;
+  for (const auto &[flag, word] : kWords)
+    if (flags & flag) s += (s.empty() ? "" : ", ") + std::string(word);
+  return s.empty() ? "pure" : s;
+}
+
 } // namespace
 
 std::string instruction_reference_markdown() {
@@ -75,15 +94,19 @@ std::string instruction_reference_markdown() {
   for (const auto &row : opcode_table()) {
     if (first || row.family != current) {
       out += std::string(first ? "" : "\n") + "### " + std::string(family_name(row.family)) +
-             "\n\n| mnemonic | operands | types | sub-operations |\n|---|---|---|---|\n";
+             "\n\n| mnemonic | operands | types | sub-operations | properties "
+             "|\n|---|---|---|---|---|\n";
       current = row.family;
       first = false;
     }
+    const auto names = operand_names(row.opcode);
     std::string operands;
     for (size_t i = 0; i < row.num_operands(); ++i)
-      operands += (i ? ", " : "") + operand_text(row.role(i));
+      operands += (i ? ", " : "") + (i < names.size() ? std::string(names[i]) + " " : "") +
+                  operand_text(row.role(i));
     out += "| `" + std::string(row.mnemonic) + "` | " + (operands.empty() ? "—" : operands) +
-           " | " + types_text(row.types) + " | " + subs_text(row.sub) + " |\n";
+           " | " + types_text(row.types) + " | " + subs_text(row.sub) + " | " +
+           properties_text(row.flags) + " |\n";
   }
   return out;
 }

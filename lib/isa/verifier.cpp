@@ -44,7 +44,18 @@ void instruction_uses(const Instruction &inst, std::vector<RegAccess> &uses) {
         uses.push_back({false, static_cast<Reg>(op.index + k), inst.type});
       break;
     }
-    default: break;
+    case OperandRole::BufferParam:
+    case OperandRole::Count:
+    case OperandRole::CvtDst:
+    case OperandRole::DstPred:
+    case OperandRole::DstT:
+    case OperandRole::DstU32:
+    case OperandRole::DstU64:
+    case OperandRole::Label:
+    case OperandRole::LiteralT:
+    case OperandRole::MemParam:
+    case OperandRole::OptBufferParam:
+    case OperandRole::ScalarParam: break;
     }
   }
 }
@@ -61,7 +72,21 @@ void instruction_defs(const Instruction &inst, std::vector<RegAccess> &defs) {
     case OperandRole::LoopCounter: defs.push_back({false, op.index, Type::U32}); break;
     case OperandRole::DstU64: defs.push_back({false, op.index, Type::U64}); break;
     case OperandRole::CvtDst: defs.push_back({false, op.index, inst.type}); break;
-    default: break;
+    case OperandRole::Address:
+    case OperandRole::BufferParam:
+    case OperandRole::Count:
+    case OperandRole::CvtSrc:
+    case OperandRole::Label:
+    case OperandRole::LiteralT:
+    case OperandRole::MemParam:
+    case OperandRole::OptBufferParam:
+    case OperandRole::RegWindow:
+    case OperandRole::ScalarParam:
+    case OperandRole::SrcF64:
+    case OperandRole::SrcPred:
+    case OperandRole::SrcT:
+    case OperandRole::SrcU32:
+    case OperandRole::SrcU64: break;
     }
   }
 }

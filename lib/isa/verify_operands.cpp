@@ -4,6 +4,7 @@
 #include "verify_context.h"
 
 #include "hologram/isa/atlas.h"
+#include "hologram/support/unreachable.h"
 
 namespace hologram::isa::detail {
 
@@ -21,8 +22,19 @@ OperandKind expected_kind(OperandRole role) {
   case OperandRole::OptBufferParam:
   case OperandRole::MemParam: return OperandKind::Param;
   case OperandRole::Address: return OperandKind::Addr;
-  default: return OperandKind::Reg;
+  case OperandRole::CvtDst:
+  case OperandRole::CvtSrc:
+  case OperandRole::DstT:
+  case OperandRole::DstU32:
+  case OperandRole::DstU64:
+  case OperandRole::LoopCounter:
+  case OperandRole::RegWindow:
+  case OperandRole::SrcF64:
+  case OperandRole::SrcT:
+  case OperandRole::SrcU32:
+  case OperandRole::SrcU64: return OperandKind::Reg;
   }
+  unreachable_enum("OperandRole");
 }
 
 bool is_def_role(OperandRole r) {
@@ -223,7 +235,23 @@ private:
               name + " is buffer<" + std::string(type_name(p->type)) + ">");
       }
       return;
-    default: return;
+    case OperandRole::Address:
+    case OperandRole::Count:
+    case OperandRole::CvtDst:
+    case OperandRole::CvtSrc:
+    case OperandRole::DstPred:
+    case OperandRole::DstT:
+    case OperandRole::DstU32:
+    case OperandRole::DstU64:
+    case OperandRole::Label:
+    case OperandRole::LiteralT:
+    case OperandRole::LoopCounter:
+    case OperandRole::RegWindow:
+    case OperandRole::SrcF64:
+    case OperandRole::SrcPred:
+    case OperandRole::SrcT:
+    case OperandRole::SrcU32:
+    case OperandRole::SrcU64: return;
     }
   }
 
@@ -292,42 +320,38 @@ private:
              "] for an element index, or [base + rI] for a byte offset"});
   }
 
+  /// Ranges of the literals the signature cannot state (an `n` is any non-negative integer),
+  /// each read by its name in the table.
   void check_specific() {
+    using enum Opcode;
     auto imm = [&](size_t j) { return inst_.operands[j].imm; };
-    switch (inst_.op) {
-    case Opcode::NbrGet:
-      if (imm(2) >= atlas::kMaxNeighbours)
-        error("neighbour index " + std::to_string(imm(2)) + " is out of range (0..4)");
-      break;
-    case Opcode::NbrLd:
-      if (imm(2) >= atlas::kMaxNeighbours)
-        error("neighbour index " + std::to_string(imm(2)) + " is out of range (0..4)");
-      break;
-    case Opcode::NbrSt:
-      if (imm(1) >= atlas::kMaxNeighbours)
-        error("neighbour index " + std::to_string(imm(1)) + " is out of range (0..4)");
-      break;
-    case Opcode::BarSync:
-      if (imm(0) >= 16) error("barrier id " + std::to_string(imm(0)) + " is out of range (0..15)");
-      break;
-    case Opcode::PoolAlloc:
-      if (imm(1) == 0 || imm(1) > (uint64_t{1} << 32))
+    auto neighbour = [&](size_t j) {
+      if (imm(j) >= atlas::kMaxNeighbours)
+        error("neighbour index " + std::to_string(imm(j)) + " is out of range (0..4)");
+    };
+    auto flag = [&](size_t j, const std::string &what) {
+      if (imm(j) > 1) error(what + " is 0 or 1");
+    };
+    const Opcode op = inst_.op;
+    if (op == NbrGet) neighbour(operand_index(NbrGet, "nbr"));
+    if (op == NbrLd) neighbour(operand_index(NbrLd, "nbr"));
+    if (op == NbrSt) neighbour(operand_index(NbrSt, "nbr"));
+    if (op == BarSync && imm(operand_index(BarSync, "barrier")) >= 16)
+      error("barrier id " + std::to_string(imm(operand_index(BarSync, "barrier"))) +
+            " is out of range (0..15)");
+    if (op == PoolAlloc) {
+      const uint64_t bytes = imm(operand_index(PoolAlloc, "bytes"));
+      if (bytes == 0 || bytes > (uint64_t{1} << 32))
         error("pool.alloc size must be between 1 byte and 4 GiB");
-      break;
-    case Opcode::Gemm:
-      if (imm(11) > 1 || imm(12) > 1) error("transpose flags of gemm are 0 or 1");
-      break;
-    case Opcode::BatchedGemm:
-      if (imm(15) > 1 || imm(16) > 1) error("transpose flags of batched_gemm are 0 or 1");
-      break;
-    case Opcode::Gemv:
-      if (imm(8) > 1) error("the transpose flag of gemv is 0 or 1");
-      break;
-    case Opcode::Attention:
-      if (imm(10) > 1) error("the causal flag of attention is 0 or 1");
-      break;
-    default: break;
     }
+    if (op == Gemm &&
+        (imm(operand_index(Gemm, "transA")) > 1 || imm(operand_index(Gemm, "transB")) > 1))
+      error("transpose flags of gemm are 0 or 1");
+    if (op == BatchedGemm && (imm(operand_index(BatchedGemm, "transA")) > 1 ||
+                              imm(operand_index(BatchedGemm, "transB")) > 1))
+      error("transpose flags of batched_gemm are 0 or 1");
+    if (op == Gemv) flag(operand_index(Gemv, "transA"), "the transpose flag of gemv");
+    if (op == Attention) flag(operand_index(Attention, "causal"), "the causal flag of attention");
   }
 
   VerifyContext &cx_;

@@ -47,46 +47,46 @@ private:
       if (report) cx_.error_at(i, m, std::move(notes));
     };
     auto alloc_line = [&](unsigned a) { return std::to_string(k_.insts[allocs_[a]].loc.line); };
-    switch (inst.op) {
-    case Opcode::PoolAlloc: {
-      unsigned a = alloc_id_.at(i);
-      if (s.live & (uint64_t{1} << a))
-        err("pool.alloc runs again while its previous allocation may still be live",
-            {"free it with pool.free before allocating again"});
-      s.live |= uint64_t{1} << a;
-      s.freed &= ~(uint64_t{1} << a);
-      s.origin[inst.operands[0].index] = uint64_t{1} << a;
-      return;
-    }
-    case Opcode::PoolFree: {
-      Reg r = inst.operands[0].index;
-      uint64_t o = is_special(r) ? kOther : s.origin[r];
-      if (o & kOther || o == 0) {
-        err("pool.free needs a handle produced by pool.alloc; " + reg_name(r) +
-            " may hold something else");
+    if (family_of(inst.op) == OpFamily::Pool) switch (as_family<PoolOpcode>(inst.op)) {
+      case PoolOpcode::PoolAlloc: {
+        unsigned a = alloc_id_.at(i);
+        if (s.live & (uint64_t{1} << a))
+          err("pool.alloc runs again while its previous allocation may still be live",
+              {"free it with pool.free before allocating again"});
+        s.live |= uint64_t{1} << a;
+        s.freed &= ~(uint64_t{1} << a);
+        s.origin[inst.operands[0].index] = uint64_t{1} << a;
         return;
       }
-      for (unsigned a = 0; a < allocs_.size(); ++a)
-        if ((o >> a & 1) && (s.freed >> a & 1))
-          err("the scratch pool allocated at line " + alloc_line(a) + " may already be freed here");
-      s.live &= ~o;
-      s.freed |= o;
-      return;
-    }
-    case Opcode::PoolLd:
-    case Opcode::PoolSt: {
-      const Address &ad = inst.operands[inst.op == Opcode::PoolLd ? 1 : 0].addr;
-      if (ad.base == AddrBase::Reg && !is_special(ad.base_id)) {
-        uint64_t o = s.origin[ad.base_id];
+      case PoolOpcode::PoolFree: {
+        Reg r = inst.operands[0].index;
+        uint64_t o = is_special(r) ? kOther : s.origin[r];
+        if (o & kOther || o == 0) {
+          err("pool.free needs a handle produced by pool.alloc; " + reg_name(r) +
+              " may hold something else");
+          return;
+        }
         for (unsigned a = 0; a < allocs_.size(); ++a)
           if ((o >> a & 1) && (s.freed >> a & 1))
             err("the scratch pool allocated at line " + alloc_line(a) +
-                " may be used after pool.free");
+                " may already be freed here");
+        s.live &= ~o;
+        s.freed |= o;
+        return;
       }
-      break;
-    }
-    default: break;
-    }
+      case PoolOpcode::PoolLd:
+      case PoolOpcode::PoolSt: {
+        const Address &ad = inst.operands[inst.op == Opcode::PoolLd ? 1 : 0].addr;
+        if (ad.base == AddrBase::Reg && !is_special(ad.base_id)) {
+          uint64_t o = s.origin[ad.base_id];
+          for (unsigned a = 0; a < allocs_.size(); ++a)
+            if ((o >> a & 1) && (s.freed >> a & 1))
+              err("the scratch pool allocated at line " + alloc_line(a) +
+                  " may be used after pool.free");
+        }
+        break;
+      }
+      }
     if (inst.op == Opcode::Mov && inst.type == Type::U64 && !is_special(inst.operands[1].index)) {
       s.origin[inst.operands[0].index] = s.origin[inst.operands[1].index];
       return;

@@ -1,7 +1,7 @@
 // Verifier rule family: uniformity. A forward taint analysis finds the values that provably
-// differ between the lanes of a block (derived from %lane.*, %gid*, or atomics' results, or
-// defined under lane-varying control flow); a bar.sync inside the region controlled by a
-// branch on such a value is rejected, since not every lane of the block would reach it.
+// differ between the lanes of a block (derived from %lane.*, %gid*, results the table marks
+// lane-varying, or defined under lane-varying control flow); a barrier inside the region
+// controlled by a branch on such a value is rejected, since not every lane would reach it.
 #include "dataflow.h"
 #include "verify_context.h"
 
@@ -24,7 +24,7 @@ public:
 
   void run() {
     bool has_barrier = false;
-    for (const auto &inst : k_.insts) has_barrier |= inst.op == Opcode::BarSync;
+    for (const auto &inst : k_.insts) has_barrier |= (inst.info().flags & kFlagBarrier) != 0;
     if (!has_barrier) return;
     influenced_.assign(cfg_.blocks.size(), kNoBlock);
     // Iterate: values defined under varying control become varying, which can make more
@@ -36,7 +36,7 @@ public:
     for (uint32_t b = 0; b < cfg_.blocks.size(); ++b) {
       if (influenced_[b] == kNoBlock) continue;
       for (uint32_t i = cfg_.blocks[b].begin; i < cfg_.blocks[b].end; ++i)
-        if (k_.insts[i].op == Opcode::BarSync) {
+        if (k_.insts[i].info().flags & kFlagBarrier) {
           uint32_t br = cfg_.blocks[influenced_[b]].end - 1;
           cx_.error_at(i, "bar.sync is under lane-varying control flow",
                        {"the branch at line " + std::to_string(k_.insts[br].loc.line) + " ('" +
@@ -59,7 +59,7 @@ private:
     for (uint32_t i = cfg_.blocks[b].begin; i < end; ++i) {
       const auto &inst = k_.insts[i];
       instruction_uses(inst, uses_);
-      bool v = influenced_[b] != kNoBlock || inst.op == Opcode::Atom || inst.op == Opcode::AtomCas;
+      bool v = influenced_[b] != kNoBlock || inst.info().lane_varying();
       for (const auto &u : uses_) v = v || varying_use(t, u);
       instruction_defs(inst, defs_);
       for (const auto &d : defs_)

@@ -16,18 +16,6 @@ using namespace isa;
 
 namespace {
 
-bool ends_block(Opcode op) {
-  switch (op) {
-  case Opcode::Bra:
-  case Opcode::Loop:
-  case Opcode::Call:
-  case Opcode::Ret:
-  case Opcode::Exit:
-  case Opcode::BarSync: return true;
-  default: return false;
-  }
-}
-
 void build_blocks(const Kernel &k, LaneAnalysis &a) {
   const auto n = static_cast<uint32_t>(k.insts.size());
   std::vector<bool> leader(n + 1, false);
@@ -35,7 +23,7 @@ void build_blocks(const Kernel &k, LaneAnalysis &a) {
   for (const auto &l : k.labels)
     if (l.target <= n) leader[l.target] = true;
   for (uint32_t i = 0; i < n; ++i)
-    if (ends_block(k.insts[i].op)) leader[i + 1] = true;
+    if (k.insts[i].info().ends_lane_block()) leader[i + 1] = true;
   a.block_of.assign(n + 1, kExitBlock);
   for (uint32_t i = 0; i < n || (n == 0 && i == 0); ++i) {
     if (leader[i]) a.blocks.push_back({i, i, {}, kExitBlock});
@@ -50,19 +38,22 @@ void build_blocks(const Kernel &k, LaneAnalysis &a) {
       continue;
     }
     const Instruction &last = k.insts[b.end - 1];
-    switch (last.op) {
-    case Opcode::Bra:
+    if (!last.info().ends_block()) { // falls through, a barrier included
+      b.succs.push_back(b.fallthrough);
+      continue;
+    }
+    switch (as_family<ControlOpcode>(last.op)) {
+    case ControlOpcode::Bra:
       b.succs.push_back(a.target_block(k, last.operands[0]));
       if (last.guard.present) b.succs.push_back(b.fallthrough);
       break;
-    case Opcode::Loop:
+    case ControlOpcode::Loop:
       b.succs.push_back(a.target_block(k, last.operands[1]));
       b.succs.push_back(b.fallthrough);
       break;
-    case Opcode::Call: b.succs.push_back(a.target_block(k, last.operands[0])); break;
-    case Opcode::Ret:
-    case Opcode::Exit: break;
-    default: b.succs.push_back(b.fallthrough); break;
+    case ControlOpcode::Call: b.succs.push_back(a.target_block(k, last.operands[0])); break;
+    case ControlOpcode::Ret:
+    case ControlOpcode::Exit: break;
     }
   }
 }
@@ -280,11 +271,6 @@ bool special_varies(Reg r) {
   return is_special(r) && special_varies_in_block(reg_special(r));
 }
 
-/// Instructions whose result differs between lanes whatever their operands.
-bool always_varying(Opcode op) {
-  return op == Opcode::Atom || op == Opcode::AtomCas || op == Opcode::PoolAlloc;
-}
-
 class Divergence {
 public:
   Divergence(const Kernel &k, LaneAnalysis &a) : k_(k), a_(a) {}
@@ -309,7 +295,7 @@ public:
         for (uint32_t i = a_.blocks[b].begin; i < a_.blocks[b].end; ++i) {
           const Instruction &inst = k_.insts[i];
           instruction_uses(inst, uses);
-          bool varying = a_.divergent[b] || always_varying(inst.op);
+          bool varying = a_.divergent[b] || inst.info().lane_varying();
           for (const auto &u : uses) varying = varying || !uniform(u);
           if (!varying) continue;
           instruction_defs(inst, defs);
@@ -390,7 +376,7 @@ LaneAnalysis analyse_lanes(const Kernel &kernel) {
   LaneAnalysis a;
   for (const auto &inst : kernel.insts) {
     a.has_calls |= inst.op == Opcode::Call || inst.op == Opcode::Ret;
-    a.has_barriers |= inst.op == Opcode::BarSync;
+    a.has_barriers |= (inst.info().flags & kFlagBarrier) != 0;
   }
   build_blocks(kernel, a);
   BlockOrder(kernel, a).run();

@@ -9,6 +9,7 @@
 #include "gemm_kernel.h"
 #include "hologram/isa/gemm_operands.h"
 #include "hologram/isa/numeric.h"
+#include "hologram/support/unreachable.h"
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -26,6 +27,8 @@
 namespace hologram::runtime {
 
 namespace {
+
+using isa::LaunchOpcode;
 
 using isa::Opcode;
 using RegFn = std::function<uint64_t(isa::Reg)>;
@@ -113,18 +116,31 @@ template <Opcode Op> Split rows_split() {
 
 std::optional<Split> split_of(const isa::Instruction &in) {
   using enum Opcode;
-  switch (in.op) {
-  case Map: return Split{at<Map>("n"), std::nullopt, {at<Map>("dst"), at<Map>("src")}, false};
-  case Map2:
+  switch (isa::as_launch(in.op)) {
+  case LaunchOpcode::Map:
+    return Split{at<Map>("n"), std::nullopt, {at<Map>("dst"), at<Map>("src")}, false};
+  case LaunchOpcode::Map2:
     return Split{
         at<Map2>("n"), std::nullopt, {at<Map2>("dst"), at<Map2>("a"), at<Map2>("b")}, false};
-  case ReduceAll: return Split{at<ReduceAll>("n"), std::nullopt, {at<ReduceAll>("src")}, true};
-  case Softmax: return rows_split<Softmax>();
-  case LogSoftmax: return rows_split<LogSoftmax>();
-  case RmsNorm: return rows_split<RmsNorm>();
-  case LayerNorm: return rows_split<LayerNorm>();
-  default: return std::nullopt;
+  case LaunchOpcode::ReduceAll:
+    return Split{at<ReduceAll>("n"), std::nullopt, {at<ReduceAll>("src")}, true};
+  case LaunchOpcode::Softmax: return rows_split<Softmax>();
+  case LaunchOpcode::LogSoftmax: return rows_split<LogSoftmax>();
+  case LaunchOpcode::RmsNorm: return rows_split<RmsNorm>();
+  case LaunchOpcode::LayerNorm: return rows_split<LayerNorm>();
+  case LaunchOpcode::Gemm:
+  case LaunchOpcode::Gemv:
+  case LaunchOpcode::BatchedGemm:
+  case LaunchOpcode::Silu:
+  case LaunchOpcode::Gelu:
+  case LaunchOpcode::GeluTanh:
+  case LaunchOpcode::Rope:
+  case LaunchOpcode::Attention:
+  case LaunchOpcode::Conv2d:
+  case LaunchOpcode::Dot:
+  case LaunchOpcode::Axpy: return std::nullopt;
   }
+  unreachable_enum("LaunchOpcode");
 }
 
 /// Combines partial results of a reduction of type t.
@@ -164,8 +180,13 @@ uint64_t combine(const isa::Instruction &in, uint64_t a, uint64_t b) {
     return static_cast<uint16_t>(fold(static_cast<uint16_t>(a), static_cast<uint16_t>(b)));
   case isa::Type::U32:
     return static_cast<uint32_t>(fold(static_cast<uint32_t>(a), static_cast<uint32_t>(b)));
-  default: return fold(a, b);
+  case isa::Type::BF16:
+  case isa::Type::F16:
+  case isa::Type::None:
+  case isa::Type::Pred:
+  case isa::Type::U64: return fold(a, b);
   }
+  unreachable_enum("Type");
 }
 
 Status run_split(OpRun &r, const Split &s) {
@@ -563,28 +584,33 @@ template <typename T> const char *fast_conv2d(const Operands &o) {
 /// when the op has none for T (or its arrays are too short, which the reference reports).
 template <typename T> const char *fast_library(const Operands &o) {
   using enum Opcode;
-  switch (o.in.op) {
-  case Map: return fast_unary<T, Map>(o, map_kind(static_cast<isa::MapUnaryOp>(o.in.sub)));
-  case Silu: return fast_unary<T, Silu>(o, MapKind::Silu);
-  case Gelu: return fast_unary<T, Gelu>(o, MapKind::Gelu);
-  case GeluTanh: return fast_unary<T, GeluTanh>(o, MapKind::GeluTanh);
-  case Map2: return fast_map2<T>(o);
-  case Axpy: return fast_axpy<T>(o);
-  case Rope: return fast_rope<T>(o);
-  case Gemv: return fast_gemv<T>(o);
-  case Attention: return fast_attention<T>(o);
-  case Conv2d: return fast_conv2d<T>(o);
-  case Softmax:
-  case LogSoftmax:
-  case RmsNorm:
-  case LayerNorm:
+  switch (isa::as_launch(o.in.op)) {
+  case LaunchOpcode::Map:
+    return fast_unary<T, Map>(o, map_kind(static_cast<isa::MapUnaryOp>(o.in.sub)));
+  case LaunchOpcode::Silu: return fast_unary<T, Silu>(o, MapKind::Silu);
+  case LaunchOpcode::Gelu: return fast_unary<T, Gelu>(o, MapKind::Gelu);
+  case LaunchOpcode::GeluTanh: return fast_unary<T, GeluTanh>(o, MapKind::GeluTanh);
+  case LaunchOpcode::Map2: return fast_map2<T>(o);
+  case LaunchOpcode::Axpy: return fast_axpy<T>(o);
+  case LaunchOpcode::Rope: return fast_rope<T>(o);
+  case LaunchOpcode::Gemv: return fast_gemv<T>(o);
+  case LaunchOpcode::Attention: return fast_attention<T>(o);
+  case LaunchOpcode::Conv2d: return fast_conv2d<T>(o);
+  case LaunchOpcode::Softmax:
+  case LaunchOpcode::LogSoftmax:
+  case LaunchOpcode::RmsNorm:
+  case LaunchOpcode::LayerNorm:
     if constexpr (!std::is_same_v<T, float>) return nullptr;
     if (o.in.op == Softmax) return fast_rows<Softmax>(o);
     if (o.in.op == LogSoftmax) return fast_rows<LogSoftmax>(o);
     if (o.in.op == RmsNorm) return fast_rows<RmsNorm>(o);
     return fast_rows<LayerNorm>(o);
-  default: return nullptr;
+  case LaunchOpcode::ReduceAll:
+  case LaunchOpcode::Gemm:
+  case LaunchOpcode::BatchedGemm:
+  case LaunchOpcode::Dot: return nullptr;
   }
+  unreachable_enum("LaunchOpcode");
 }
 
 /// reduce_all.add and dot of floats: vectorised ranges over the thread pool. nullopt when
@@ -617,11 +643,11 @@ template <typename T, Opcode Op> std::optional<uint64_t> fast_sum(const Operands
 template <typename T> Status run_float_op(OpRun &r) {
   using enum Opcode;
   const Operands &o = r.ops;
-  switch (o.in.op) {
-  case Gemm:
-  case BatchedGemm: return run_gemm<T>(r);
-  case Dot:
-  case ReduceAll: {
+  switch (isa::as_launch(o.in.op)) {
+  case LaunchOpcode::Gemm:
+  case LaunchOpcode::BatchedGemm: return run_gemm<T>(r);
+  case LaunchOpcode::Dot:
+  case LaunchOpcode::ReduceAll: {
     if (o.in.op == ReduceAll && o.in.sub != static_cast<uint8_t>(isa::ReduceOp::Add)) break;
     auto sum = o.in.op == Dot ? fast_sum<T, Dot>(o) : fast_sum<T, ReduceAll>(o);
     if (!sum) return run_reference(r);
@@ -629,11 +655,25 @@ template <typename T> Status run_float_op(OpRun &r) {
     r.path = "vector";
     return {};
   }
-  default:
+  case LaunchOpcode::Map:
+  case LaunchOpcode::Map2:
+  case LaunchOpcode::Gemv:
+  case LaunchOpcode::Softmax:
+  case LaunchOpcode::LogSoftmax:
+  case LaunchOpcode::LayerNorm:
+  case LaunchOpcode::RmsNorm:
+  case LaunchOpcode::Silu:
+  case LaunchOpcode::Gelu:
+  case LaunchOpcode::GeluTanh:
+  case LaunchOpcode::Rope:
+  case LaunchOpcode::Attention:
+  case LaunchOpcode::Conv2d:
+  case LaunchOpcode::Axpy:
     if (const char *path = fast_library<T>(o)) {
       r.path = path;
       return {};
     }
+    break;
   }
   if (auto s = split_of(o.in)) return run_split(r, *s);
   return run_reference(r);
@@ -644,6 +684,9 @@ template <typename T> Status run_float_op(OpRun &r) {
 Status run_cpu_launch_op(const isa::Kernel &k, const isa::Instruction &in,
                          std::span<const CpuArg> args, const std::function<uint64_t(isa::Reg)> &reg,
                          uint64_t &result, const CpuLibraryEnv &env) {
+  if (!in.info().launch_level())
+    return {ErrorCode::LaunchFailed,
+            "'" + std::string(in.info().mnemonic) + "' is not a whole-launch operation"};
   OpRun r{k, Operands{in, args, reg, env.level}, result};
   Status st;
   if (in.type == isa::Type::F32)

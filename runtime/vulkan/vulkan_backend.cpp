@@ -22,6 +22,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <utility>
 
 namespace hologram::runtime {
 
@@ -119,17 +120,21 @@ struct Loader {
 };
 
 std::string vk_result_name(VkResult r) {
-  switch (r) {
-  case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
-  case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
-  case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
-  case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
-  case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
-  case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
-  case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
-  case VK_ERROR_INVALID_SHADER_NV: return "VK_ERROR_INVALID_SHADER_NV";
-  default: return "VkResult " + std::to_string(static_cast<int>(r));
-  }
+  // The results this backend can meet, by name (VkResult is the driver's enum, so a lookup
+  // rather than a switch that -Wswitch-enum would ask to list all of it).
+  static constexpr std::pair<VkResult, const char *> kNames[] = {
+      {VK_ERROR_OUT_OF_HOST_MEMORY, "VK_ERROR_OUT_OF_HOST_MEMORY"},
+      {VK_ERROR_OUT_OF_DEVICE_MEMORY, "VK_ERROR_OUT_OF_DEVICE_MEMORY"},
+      {VK_ERROR_INITIALIZATION_FAILED, "VK_ERROR_INITIALIZATION_FAILED"},
+      {VK_ERROR_DEVICE_LOST, "VK_ERROR_DEVICE_LOST"},
+      {VK_ERROR_INCOMPATIBLE_DRIVER, "VK_ERROR_INCOMPATIBLE_DRIVER"},
+      {VK_ERROR_FEATURE_NOT_PRESENT, "VK_ERROR_FEATURE_NOT_PRESENT"},
+      {VK_ERROR_EXTENSION_NOT_PRESENT, "VK_ERROR_EXTENSION_NOT_PRESENT"},
+      {VK_ERROR_INVALID_SHADER_NV, "VK_ERROR_INVALID_SHADER_NV"},
+  };
+  for (const auto &[code, name] : kNames)
+    if (code == r) return name;
+  return "VkResult " + std::to_string(static_cast<int>(r));
 }
 
 void check(VkResult r, const std::string &what) {
@@ -267,12 +272,11 @@ std::vector<Candidate> candidates(const Instance &inst) {
   for (auto pd : pds) out.push_back(inspect(inst, pd));
   // Discrete GPUs first, then integrated and virtual ones, then everything else.
   auto rank = [](const Candidate &c) {
-    switch (c.props.deviceType) {
-    case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
-    case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 1;
-    case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
-    default: return 3;
-    }
+    const VkPhysicalDeviceType type = c.props.deviceType;
+    if (type == VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU) return 0;
+    if (type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU) return 1;
+    if (type == VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU) return 2;
+    return 3;
   };
   // Ordered by rank, then by the loader's order (std::stable_sort warns under clang with
   // libstdc++ 12, so the index breaks ties).

@@ -82,7 +82,16 @@ std::string format_value(Type t, const std::byte *p) {
   }
   case Type::U8: os << static_cast<unsigned>(*reinterpret_cast<const uint8_t *>(p)); break;
   case Type::I32: os << *reinterpret_cast<const int32_t *>(p); break;
-  default: os << *reinterpret_cast<const uint32_t *>(p); break;
+  case Type::BF16:
+  case Type::F16:
+  case Type::I16:
+  case Type::I64:
+  case Type::I8:
+  case Type::None:
+  case Type::Pred:
+  case Type::U16:
+  case Type::U32:
+  case Type::U64: os << *reinterpret_cast<const uint32_t *>(p); break;
   }
   return os.str();
 }

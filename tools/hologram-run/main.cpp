@@ -123,13 +123,22 @@ std::vector<std::byte> parse_array(const isa::Param &p, const std::string &value
 }
 
 std::string element_json(Type t, uint64_t bits) {
-  double v;
+  double v = 0;
   switch (t) {
   case Type::F16: v = isa::f16_to_float(static_cast<uint16_t>(bits)); break;
   case Type::BF16: v = isa::bf16_to_float(static_cast<uint16_t>(bits)); break;
   case Type::F32: v = isa::bits_to_f32(bits); break;
   case Type::F64: v = isa::bits_to_f64(bits); break;
-  default: return isa::format_literal(t, bits);
+  case Type::I16:
+  case Type::I32:
+  case Type::I64:
+  case Type::I8:
+  case Type::None:
+  case Type::Pred:
+  case Type::U16:
+  case Type::U32:
+  case Type::U64:
+  case Type::U8: return isa::format_literal(t, bits);
   }
   if (std::isnan(v)) return "\"nan\"";
   if (std::isinf(v)) return v > 0 ? "\"inf\"" : "\"-inf\"";

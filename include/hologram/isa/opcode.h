@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -15,13 +16,11 @@ namespace hologram::isa {
 enum class Opcode : uint16_t {
 #define HG_OPCODE(id, mn, fam, types, sub, sig, flags, names) id,
 #include "hologram/isa/opcodes.def"
-#undef HG_OPCODE
 };
 
 inline constexpr unsigned kNumOpcodes = 0
 #define HG_OPCODE(id, mn, fam, types, sub, sig, flags, names) +1
 #include "hologram/isa/opcodes.def"
-#undef HG_OPCODE
     ;
 
 enum class OpFamily : uint8_t {
@@ -38,6 +37,134 @@ enum class OpFamily : uint8_t {
   HigherOrder,
   Library
 };
+
+// One enum per family, with the values of the opcodes it holds. Code that handles one family
+// switches over that family's enum, so a new instruction breaks the build (-Wswitch-enum)
+// exactly in the switches of its family, and a new family in every switch over OpFamily.
+enum class MoveOpcode : uint16_t {
+#define HG_MOVE(id, ...) id = static_cast<uint16_t>(Opcode::id),
+#include "hologram/isa/opcodes.def"
+};
+enum class ArithOpcode : uint16_t {
+#define HG_ARITH(id, ...) id = static_cast<uint16_t>(Opcode::id),
+#include "hologram/isa/opcodes.def"
+};
+enum class LogicOpcode : uint16_t {
+#define HG_LOGIC(id, ...) id = static_cast<uint16_t>(Opcode::id),
+#include "hologram/isa/opcodes.def"
+};
+enum class ControlOpcode : uint16_t {
+#define HG_CONTROL(id, ...) id = static_cast<uint16_t>(Opcode::id),
+#include "hologram/isa/opcodes.def"
+};
+enum class SyncOpcode : uint16_t {
+#define HG_SYNC(id, ...) id = static_cast<uint16_t>(Opcode::id),
+#include "hologram/isa/opcodes.def"
+};
+enum class AtomicOpcode : uint16_t {
+#define HG_ATOMIC(id, ...) id = static_cast<uint16_t>(Opcode::id),
+#include "hologram/isa/opcodes.def"
+};
+enum class AtlasOpcode : uint16_t {
+#define HG_ATLAS(id, ...) id = static_cast<uint16_t>(Opcode::id),
+#include "hologram/isa/opcodes.def"
+};
+enum class ReduceOpcode : uint16_t {
+#define HG_REDUCE(id, ...) id = static_cast<uint16_t>(Opcode::id),
+#include "hologram/isa/opcodes.def"
+};
+enum class MathOpcode : uint16_t {
+#define HG_MATH(id, ...) id = static_cast<uint16_t>(Opcode::id),
+#include "hologram/isa/opcodes.def"
+};
+enum class PoolOpcode : uint16_t {
+#define HG_POOL(id, ...) id = static_cast<uint16_t>(Opcode::id),
+#include "hologram/isa/opcodes.def"
+};
+enum class HigherOrderOpcode : uint16_t {
+#define HG_HIGHER_ORDER(id, ...) id = static_cast<uint16_t>(Opcode::id),
+#include "hologram/isa/opcodes.def"
+};
+enum class LibraryOpcode : uint16_t {
+#define HG_LIBRARY(id, ...) id = static_cast<uint16_t>(Opcode::id),
+#include "hologram/isa/opcodes.def"
+};
+
+/// The whole-launch instructions (flag L: the HigherOrder and Library families), for the code
+/// that runs them as launches of their own (the CPU library, the SPIR-V device library).
+enum class LaunchOpcode : uint16_t {
+#define HG_HIGHER_ORDER(id, ...) id = static_cast<uint16_t>(Opcode::id),
+#define HG_LIBRARY(id, ...) id = static_cast<uint16_t>(Opcode::id),
+#include "hologram/isa/opcodes.def"
+};
+
+namespace detail {
+/// The family column, indexed by opcode.
+inline constexpr OpFamily kFamilies[] = {
+#define HG_OPCODE(id, mn, fam, ...) OpFamily::fam,
+#include "hologram/isa/opcodes.def"
+};
+template <class E> struct FamilyOf;
+template <> struct FamilyOf<MoveOpcode> {
+  static constexpr OpFamily value = OpFamily::Move;
+};
+template <> struct FamilyOf<ArithOpcode> {
+  static constexpr OpFamily value = OpFamily::Arith;
+};
+template <> struct FamilyOf<LogicOpcode> {
+  static constexpr OpFamily value = OpFamily::Logic;
+};
+template <> struct FamilyOf<ControlOpcode> {
+  static constexpr OpFamily value = OpFamily::Control;
+};
+template <> struct FamilyOf<SyncOpcode> {
+  static constexpr OpFamily value = OpFamily::Sync;
+};
+template <> struct FamilyOf<AtomicOpcode> {
+  static constexpr OpFamily value = OpFamily::Atomic;
+};
+template <> struct FamilyOf<AtlasOpcode> {
+  static constexpr OpFamily value = OpFamily::Atlas;
+};
+template <> struct FamilyOf<ReduceOpcode> {
+  static constexpr OpFamily value = OpFamily::Reduce;
+};
+template <> struct FamilyOf<MathOpcode> {
+  static constexpr OpFamily value = OpFamily::Math;
+};
+template <> struct FamilyOf<PoolOpcode> {
+  static constexpr OpFamily value = OpFamily::Pool;
+};
+template <> struct FamilyOf<HigherOrderOpcode> {
+  static constexpr OpFamily value = OpFamily::HigherOrder;
+};
+template <> struct FamilyOf<LibraryOpcode> {
+  static constexpr OpFamily value = OpFamily::Library;
+};
+} // namespace detail
+
+/// The family of an opcode.
+constexpr OpFamily family_of(Opcode op) {
+  return detail::kFamilies[static_cast<size_t>(op)];
+}
+
+/// `op` as a member of its family's enum E (e.g. MathOpcode); `op` must be of that family, which
+/// a caller knows from a switch over family_of(op).
+template <class E> constexpr E as_family(Opcode op) {
+  if (family_of(op) != detail::FamilyOf<E>::value) throw std::logic_error("opcode family mismatch");
+  return static_cast<E>(op);
+}
+/// `op` as a whole-launch instruction; `op` must be one (OpcodeInfo::launch_level()).
+constexpr LaunchOpcode as_launch(Opcode op) {
+  if (family_of(op) != OpFamily::HigherOrder && family_of(op) != OpFamily::Library)
+    throw std::logic_error("not a whole-launch opcode");
+  return static_cast<LaunchOpcode>(op);
+}
+/// The opcode of a family enum's value.
+template <class E> constexpr Opcode to_opcode(E family_op) {
+  (void)detail::FamilyOf<E>::value; // only family enums
+  return static_cast<Opcode>(family_op);
+}
 
 /// What the sub-operation component of a mnemonic selects.
 enum class SubKind : uint8_t { None, Cmp, Scope, AtomicOp, ReduceOp, MapUnary, MapBinary };
@@ -72,12 +199,22 @@ enum class MapUnaryOp : uint8_t {
 };
 enum class MapBinaryOp : uint8_t { Add, Sub, Mul, Div, Min, Max, Pow, Atan2 };
 
-/// Instruction flags from the table.
+/// Instruction flags from the table (the letters of its flags column).
 enum OpFlag : uint8_t {
-  kFlagLaunchLevel = 1, ///< whole-launch operation: the kernel runs once per launch
-  kFlagReadsMemory = 2,
-  kFlagWritesMemory = 4,
+  kFlagLaunchLevel = 1,   ///< L: whole-launch operation: the kernel runs once per launch
+  kFlagReadsMemory = 2,   ///< M
+  kFlagWritesMemory = 4,  ///< S
+  kFlagTerminator = 8,    ///< T: transfers control, so it ends a basic block
+  kFlagBarrier = 16,      ///< B: the lanes of a block meet here; it ends an SPMD block
+  kFlagLaneVarying = 32,  ///< V: the result differs between lanes whatever the operands
+  kFlagEffect = 64,       ///< E: an effect beyond the destinations and memory
+  kFlagCommutative = 128, ///< C: the first two sources may be swapped
 };
+
+/// The flags that make an instruction more than a function of its sources.
+inline constexpr uint8_t kImpureFlags = kFlagLaunchLevel | kFlagReadsMemory | kFlagWritesMemory |
+                                        kFlagTerminator | kFlagBarrier | kFlagLaneVarying |
+                                        kFlagEffect;
 
 /// The role of one operand, as written in a signature string of opcodes.def.
 enum class OperandRole : char {
@@ -115,10 +252,21 @@ struct OpcodeInfo {
   std::string_view signature;
   uint8_t flags;
 
-  [[nodiscard]] size_t num_operands() const { return signature.size(); }
-  [[nodiscard]] OperandRole role(size_t i) const { return static_cast<OperandRole>(signature[i]); }
-  [[nodiscard]] bool typed() const { return !types.empty(); }
-  [[nodiscard]] bool launch_level() const { return flags & kFlagLaunchLevel; }
+  [[nodiscard]] constexpr size_t num_operands() const { return signature.size(); }
+  [[nodiscard]] constexpr OperandRole role(size_t i) const {
+    return static_cast<OperandRole>(signature[i]);
+  }
+  [[nodiscard]] constexpr bool typed() const { return !types.empty(); }
+  [[nodiscard]] constexpr bool launch_level() const { return flags & kFlagLaunchLevel; }
+  [[nodiscard]] constexpr bool ends_block() const { return flags & kFlagTerminator; }
+  /// Ends a block of the SPMD lowering: a control transfer or a barrier.
+  [[nodiscard]] constexpr bool ends_lane_block() const {
+    return flags & (kFlagTerminator | kFlagBarrier);
+  }
+  [[nodiscard]] constexpr bool lane_varying() const { return flags & kFlagLaneVarying; }
+  [[nodiscard]] constexpr bool commutative() const { return flags & kFlagCommutative; }
+  /// Pure: the destinations depend only on the sources; nothing else happens.
+  [[nodiscard]] constexpr bool pure() const { return (flags & kImpureFlags) == 0; }
 };
 
 /// The whole table, indexed by opcode.
@@ -157,7 +305,6 @@ namespace detail {
 inline constexpr std::string_view kOperandNameLists[] = {
 #define HG_OPCODE(id, mn, fam, types, sub, sig, flags, names) names,
 #include "hologram/isa/opcodes.def"
-#undef HG_OPCODE
 };
 
 /// One opcode's operand names, split.

@@ -6,6 +6,7 @@
 #include "hologram/isa/numeric.h"
 #include "hologram/isa/opcode.h"
 #include "hologram/isa/type.h"
+#include "hologram/support/unreachable.h"
 
 #include <cstdint>
 #include <type_traits>
@@ -42,8 +43,12 @@ template <typename F> decltype(auto) with_type(Type t, F &&f) {
   case Type::U64: return f(uint64_t{});
   case Type::F32: return f(float{});
   case Type::F64: return f(double{});
-  default: return f(uint16_t{});
+  case Type::F16:
+  case Type::BF16:
+  case Type::None:
+  case Type::Pred: return f(uint16_t{});
   }
+  unreachable_enum("Type");
 }
 
 /// The identity of a reduction of type t (0, 1, +inf/MAX for min, -inf/MIN for max), as bits.

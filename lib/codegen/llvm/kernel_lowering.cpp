@@ -11,6 +11,7 @@
 #include "hologram/isa/atlas.h"
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/opt/lane_analysis.h"
+#include "hologram/support/unreachable.h"
 #include "lowering.h"
 
 #include <llvm/IR/DIBuilder.h>
@@ -112,8 +113,9 @@ private:
     case Type::F32: return b_.getFloatTy();
     case Type::F64: return b_.getDoubleTy();
     case Type::Pred: return i1();
-    default: throw LoweringError("no LLVM type for ISA type " + std::string(type_name(t)));
+    case Type::None: throw LoweringError("no LLVM type for ISA type " + std::string(type_name(t)));
     }
+    unreachable_enum("Type");
   }
   static bool is_fp(Type t) { return t == Type::F32 || t == Type::F64; }
 
@@ -887,11 +889,21 @@ private:
   // Instructions
 
   void emit_instruction(const Instruction &inst);
-  V binary(Opcode op, Type t, V x, V y);
+  /// The two-operand instructions that map onto one LLVM binary operator.
+  enum class BinaryOp { Add, Sub, Mul, Div, Rem, And, Or, Xor };
+  V binary(BinaryOp op, Type t, V x, V y);
+  void set_binary(const Instruction &inst, BinaryOp op) {
+    set(inst, 0, inst.type,
+        binary(op, inst.type, src(inst, 1, inst.type), src(inst, 2, inst.type)));
+  }
   V fold(ReduceOp op, Type t, V acc, V x) {
-    static constexpr Opcode kOps[] = {Opcode::Add, Opcode::Mul, Opcode::Min, Opcode::Max};
-    if (op == ReduceOp::Min || op == ReduceOp::Max) return min_max(op == ReduceOp::Min, t, acc, x);
-    return binary(kOps[static_cast<int>(op)], t, acc, x);
+    switch (op) {
+    case ReduceOp::Add: return binary(BinaryOp::Add, t, acc, x);
+    case ReduceOp::Mul: return binary(BinaryOp::Mul, t, acc, x);
+    case ReduceOp::Min: return min_max(true, t, acc, x);
+    case ReduceOp::Max: return min_max(false, t, acc, x);
+    }
+    unreachable_enum("ReduceOp");
   }
   /// Whether any instruction addresses shared memory (only then is it cleared per block).
   bool uses_shared() const {
@@ -989,14 +1001,14 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
     return;
 
   // Arithmetic and logic ----------------------------------------------------------------------
-  case Opcode::Add:
-  case Opcode::Sub:
-  case Opcode::Mul:
-  case Opcode::Div:
-  case Opcode::Rem:
-  case Opcode::And:
-  case Opcode::Or:
-  case Opcode::Xor: set(inst, 0, t, binary(inst.op, t, src(inst, 1, t), src(inst, 2, t))); return;
+  case Opcode::Add: set_binary(inst, BinaryOp::Add); return;
+  case Opcode::Sub: set_binary(inst, BinaryOp::Sub); return;
+  case Opcode::Mul: set_binary(inst, BinaryOp::Mul); return;
+  case Opcode::Div: set_binary(inst, BinaryOp::Div); return;
+  case Opcode::Rem: set_binary(inst, BinaryOp::Rem); return;
+  case Opcode::And: set_binary(inst, BinaryOp::And); return;
+  case Opcode::Or: set_binary(inst, BinaryOp::Or); return;
+  case Opcode::Xor: set_binary(inst, BinaryOp::Xor); return;
   case Opcode::Min:
   case Opcode::Max:
     set(inst, 0, t, min_max(inst.op == Opcode::Min, t, src(inst, 1, t), src(inst, 2, t)));
@@ -1132,13 +1144,14 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
   case Opcode::Tanh:
   case Opcode::Sigmoid:
   case Opcode::Erf:
-    set(inst, 0, t,
-        lift({src(inst, 1, t)}, [&](auto &v) { return emit_math(b_, target_, inst.op, {v[0]}); }));
+    set(inst, 0, t, lift({src(inst, 1, t)}, [&](auto &v) {
+          return emit_math(b_, target_, as_family<MathOpcode>(inst.op), {v[0]});
+        }));
     return;
   case Opcode::Pow:
   case Opcode::Atan2:
     set(inst, 0, t, lift({src(inst, 1, t), src(inst, 2, t)}, [&](auto &v) {
-          return emit_math(b_, target_, inst.op, {v[0], v[1]});
+          return emit_math(b_, target_, as_family<MathOpcode>(inst.op), {v[0], v[1]});
         }));
     return;
 
@@ -1241,8 +1254,8 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
   throw LoweringError("unhandled opcode");
 }
 
-V KernelLowering::binary(Opcode op, Type t, V x, V y) {
-  if ((op == Opcode::Div || op == Opcode::Rem) && !is_fp(t)) {
+V KernelLowering::binary(BinaryOp op, Type t, V x, V y) {
+  if ((op == BinaryOp::Div || op == BinaryOp::Rem) && !is_fp(t)) {
     // Division by zero gives 0 and MIN / -1 gives MIN (MIN rem -1 gives 0): the divisor is
     // replaced by 1 where the hardware would trap, and the quotient by 0 where it was zero.
     if (opts_.check_div) {
@@ -1263,7 +1276,7 @@ V KernelLowering::binary(Opcode op, Type t, V x, V y) {
                                        b_.CreateICmpEQ(d, llvm::Constant::getAllOnesValue(ty)));
         d = b_.CreateSelect(overflow, one, d);
       }
-      Value *q = op == Opcode::Div
+      Value *q = op == BinaryOp::Div
                      ? (is_signed_int(t) ? b_.CreateSDiv(v[0], d) : b_.CreateUDiv(v[0], d))
                      : (is_signed_int(t) ? b_.CreateSRem(v[0], d) : b_.CreateURem(v[0], d));
       return b_.CreateSelect(by_zero, zero, q);
@@ -1272,16 +1285,16 @@ V KernelLowering::binary(Opcode op, Type t, V x, V y) {
   return lift({x, y}, [&](auto &v) -> Value * {
     const bool fp = is_fp(t);
     switch (op) {
-    case Opcode::Add: return fp ? b_.CreateFAdd(v[0], v[1]) : b_.CreateAdd(v[0], v[1]);
-    case Opcode::Sub: return fp ? b_.CreateFSub(v[0], v[1]) : b_.CreateSub(v[0], v[1]);
-    case Opcode::Mul: return fp ? b_.CreateFMul(v[0], v[1]) : b_.CreateMul(v[0], v[1]);
-    case Opcode::Div: return b_.CreateFDiv(v[0], v[1]);
-    case Opcode::Rem: return b_.CreateFRem(v[0], v[1]);
-    case Opcode::And: return b_.CreateAnd(v[0], v[1]);
-    case Opcode::Or: return b_.CreateOr(v[0], v[1]);
-    case Opcode::Xor: return b_.CreateXor(v[0], v[1]);
-    default: throw LoweringError("not a binary opcode");
+    case BinaryOp::Add: return fp ? b_.CreateFAdd(v[0], v[1]) : b_.CreateAdd(v[0], v[1]);
+    case BinaryOp::Sub: return fp ? b_.CreateFSub(v[0], v[1]) : b_.CreateSub(v[0], v[1]);
+    case BinaryOp::Mul: return fp ? b_.CreateFMul(v[0], v[1]) : b_.CreateMul(v[0], v[1]);
+    case BinaryOp::Div: return b_.CreateFDiv(v[0], v[1]);
+    case BinaryOp::Rem: return b_.CreateFRem(v[0], v[1]);
+    case BinaryOp::And: return b_.CreateAnd(v[0], v[1]);
+    case BinaryOp::Or: return b_.CreateOr(v[0], v[1]);
+    case BinaryOp::Xor: return b_.CreateXor(v[0], v[1]);
     }
+    unreachable_enum("BinaryOp");
   });
 }
 
@@ -1523,8 +1536,8 @@ void KernelLowering::emit_atlas(const Instruction &inst) {
         },
         atlas::kNumClasses);
   };
-  switch (inst.op) {
-  case Opcode::ClsGet: {
+  switch (as_family<AtlasOpcode>(inst.op)) {
+  case AtlasOpcode::ClsGet: {
     V x = src(inst, 1, Type::U32);
     V bad = lift({x}, [&](auto &v) {
       return b_.CreateICmpUGT(v[0], llvm::ConstantInt::get(v[0]->getType(), 255));
@@ -1535,27 +1548,29 @@ void KernelLowering::emit_atlas(const Instruction &inst) {
                      "class_of_byte"));
     return;
   }
-  case Opcode::Mirror: set(inst, 0, Type::U32, class_lookup(inst, "mirror", atlas::mirror)); return;
-  case Opcode::UnityTest: {
+  case AtlasOpcode::Mirror:
+    set(inst, 0, Type::U32, class_lookup(inst, "mirror", atlas::mirror));
+    return;
+  case AtlasOpcode::UnityTest: {
     V u = class_lookup(inst, "unity", [](uint32_t x) { return uint32_t{atlas::is_unity(x)}; });
     set_pred(ops[0].index, lift({u}, [&](auto &v) {
                return b_.CreateICmpNE(v[0], llvm::Constant::getNullValue(v[0]->getType()));
              }));
     return;
   }
-  case Opcode::NbrCount:
+  case AtlasOpcode::NbrCount:
     set(inst, 0, Type::U32,
         class_lookup(inst, "degree", [](uint32_t x) { return atlas::neighbours(x).count; }));
     return;
-  case Opcode::NbrGet: {
+  case AtlasOpcode::NbrGet: {
     V c = src(inst, 1, Type::U32);
     check_class(c);
     set(inst, 0, Type::U32,
         table_lookup(neighbour_k(ops[2].imm), c, "neighbour" + std::to_string(ops[2].imm)));
     return;
   }
-  case Opcode::NbrLd:
-  case Opcode::NbrSt: {
+  case AtlasOpcode::NbrLd:
+  case AtlasOpcode::NbrSt: {
     const bool is_ld = inst.op == Opcode::NbrLd;
     const Type t = inst.type;
     V c = src(inst, is_ld ? 1 : 0, Type::U32);
@@ -1582,7 +1597,7 @@ void KernelLowering::emit_atlas(const Instruction &inst) {
       store(t, acc, src(inst, 3, t));
     return;
   }
-  case Opcode::ResAccum: {
+  case AtlasOpcode::ResAccum: {
     V c = src(inst, 0, Type::U32);
     check_class(c);
     V v = src(inst, 1, Type::F64);
@@ -1594,10 +1609,10 @@ void KernelLowering::emit_atlas(const Instruction &inst) {
     });
     return;
   }
-  case Opcode::PhaseGet:
+  case AtlasOpcode::PhaseGet:
     set(inst, 0, Type::U32, {load_field(abi_.launch, launch_, LPhase, i32()), true});
     return;
-  case Opcode::PhaseAdv: {
+  case AtlasOpcode::PhaseAdv: {
     // Every active lane adds its amount (SPEC §4); the runtime applies the sum at the end.
     Value *mask = b_.CreateLoad(vec(i1()), mask_);
     Value *lanes = b_.CreateZExt(
@@ -1608,7 +1623,7 @@ void KernelLowering::emit_atlas(const Instruction &inst) {
                        llvm::MaybeAlign(8), llvm::AtomicOrdering::Monotonic);
     return;
   }
-  case Opcode::BoundMap: {
+  case AtlasOpcode::BoundMap: {
     V c = src(inst, 1, Type::U32), p = src(inst, 2, Type::U32), by = src(inst, 3, Type::U32);
     check_class(c);
     auto ge = [&](V x, uint32_t n) {
@@ -1630,7 +1645,6 @@ void KernelLowering::emit_atlas(const Instruction &inst) {
     set(inst, 0, Type::U64, r);
     return;
   }
-  default: throw LoweringError("not an Atlas opcode");
   }
 }
 
@@ -1712,7 +1726,23 @@ void KernelLowering::emit_launch_op(const Instruction &inst) {
       case OperandRole::SrcU64: t = Type::U64; break;
       case OperandRole::SrcU32: t = Type::U32; break;
       case OperandRole::SrcF64: t = Type::F64; break;
-      default: break;
+      case OperandRole::Address:
+      case OperandRole::BufferParam:
+      case OperandRole::Count:
+      case OperandRole::CvtDst:
+      case OperandRole::CvtSrc:
+      case OperandRole::DstPred:
+      case OperandRole::DstT:
+      case OperandRole::DstU32:
+      case OperandRole::DstU64:
+      case OperandRole::Label:
+      case OperandRole::LiteralT:
+      case OperandRole::LoopCounter:
+      case OperandRole::MemParam:
+      case OperandRole::OptBufferParam:
+      case OperandRole::RegWindow:
+      case OperandRole::ScalarParam:
+      case OperandRole::SrcPred: break;
       }
       if (t != Type::None) {
         V v = get(op.index, t);

@@ -40,7 +40,7 @@ LoweredKernel lower_kernel(llvm::Module &module, const AbiTypes &abi, const isa:
 
 /// A call of the vector (or, for a uniform value, scalar) math library for `op` on `args`,
 /// which are all scalars or all vectors of the target's width.
-llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, isa::Opcode op,
+llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, isa::MathOpcode op,
                        llvm::ArrayRef<llvm::Value *> args);
 
 } // namespace hologram::codegen::detail

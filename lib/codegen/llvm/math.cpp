@@ -12,24 +12,28 @@ namespace hologram::codegen::detail {
 
 namespace {
 
-using isa::Opcode;
+using isa::MathOpcode;
 
-const char *math_name(Opcode op) {
+/// The libm / SLEEF base name of a function the lowering calls.
+const char *math_name(MathOpcode op) {
   switch (op) {
-  case Opcode::Exp: return "exp";
-  case Opcode::Exp2: return "exp2";
-  case Opcode::Log: return "log";
-  case Opcode::Log2: return "log2";
-  case Opcode::Log10: return "log10";
-  case Opcode::Sin: return "sin";
-  case Opcode::Cos: return "cos";
-  case Opcode::Tan: return "tan";
-  case Opcode::Tanh: return "tanh";
-  case Opcode::Erf: return "erf";
-  case Opcode::Pow: return "pow";
-  case Opcode::Atan2: return "atan2";
-  default: throw LoweringError("no math library function for this opcode");
+  case MathOpcode::Exp: return "exp";
+  case MathOpcode::Exp2: return "exp2";
+  case MathOpcode::Log: return "log";
+  case MathOpcode::Log2: return "log2";
+  case MathOpcode::Log10: return "log10";
+  case MathOpcode::Sin: return "sin";
+  case MathOpcode::Cos: return "cos";
+  case MathOpcode::Tan: return "tan";
+  case MathOpcode::Tanh: return "tanh";
+  case MathOpcode::Erf: return "erf";
+  case MathOpcode::Pow: return "pow";
+  case MathOpcode::Atan2: return "atan2";
+  case MathOpcode::Sqrt:
+  case MathOpcode::Rsqrt:
+  case MathOpcode::Sigmoid: break; // built from LLVM intrinsics and exp (emit_math)
   }
+  throw LoweringError("no math library function for this opcode");
 }
 
 /// Lanes of one SLEEF call for the element type: a chunk's f32 lanes fill one register of
@@ -42,7 +46,7 @@ const char *sleef_isa(const CpuTarget &t) {
   return t.width == 16 ? "avx512f" : t.width == 8 ? "avx2" : "sse4";
 }
 
-llvm::Value *call_library(llvm::IRBuilder<> &b, const CpuTarget &target, Opcode op,
+llvm::Value *call_library(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode op,
                           llvm::ArrayRef<llvm::Value *> args) {
   llvm::Module &m = *b.GetInsertBlock()->getModule();
   llvm::Type *ty = args[0]->getType();
@@ -90,13 +94,13 @@ llvm::Value *call_library(llvm::IRBuilder<> &b, const CpuTarget &target, Opcode 
 
 } // namespace
 
-llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, Opcode op,
+llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode op,
                        llvm::ArrayRef<llvm::Value *> args) {
   llvm::Type *ty = args[0]->getType();
   llvm::Value *x = args[0];
   switch (op) {
-  case Opcode::Sqrt: return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
-  case Opcode::Rsqrt: {
+  case MathOpcode::Sqrt: return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+  case MathOpcode::Rsqrt: {
     if (ty->getScalarType()->isFloatTy()) {
       llvm::Type *wide = ty->isVectorTy() ? llvm::VectorType::get(b.getDoubleTy(),
                                                                   llvm::cast<llvm::VectorType>(ty))
@@ -109,12 +113,12 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, Opcode op,
     return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
                         b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
   }
-  case Opcode::Sigmoid: {
-    llvm::Value *e = call_library(b, target, Opcode::Exp, {b.CreateFNeg(x)});
+  case MathOpcode::Sigmoid: {
+    llvm::Value *e = call_library(b, target, MathOpcode::Exp, {b.CreateFNeg(x)});
     return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
                         b.CreateFAdd(llvm::ConstantFP::get(ty, 1.0), e));
   }
-  case Opcode::Erf:
+  case MathOpcode::Erf:
     if (ty->getScalarType()->isFloatTy()) {
       // gelu's 1 + erf(x) cancels for negative x: erf of f32 is computed in f64 and rounded
       // once, so the sum keeps its relative accuracy (as the interpreter's does).
@@ -124,8 +128,19 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, Opcode op,
       return b.CreateFPTrunc(call_library(b, target, op, {b.CreateFPExt(x, wide)}), ty);
     }
     return call_library(b, target, op, args);
-  default: return call_library(b, target, op, args);
+  case MathOpcode::Exp:
+  case MathOpcode::Exp2:
+  case MathOpcode::Log:
+  case MathOpcode::Log2:
+  case MathOpcode::Log10:
+  case MathOpcode::Sin:
+  case MathOpcode::Cos:
+  case MathOpcode::Tan:
+  case MathOpcode::Tanh:
+  case MathOpcode::Pow:
+  case MathOpcode::Atan2: return call_library(b, target, op, args);
   }
+  throw LoweringError("unhandled math opcode");
 }
 
 } // namespace hologram::codegen::detail

@@ -232,7 +232,20 @@ private:
         switch (p.type) {
         case isa::Type::F32: params.push_back(llvm::Type::getFloatTy(ctx_)); break;
         case isa::Type::F64: params.push_back(llvm::Type::getDoubleTy(ctx_)); break;
-        default: params.push_back(llvm::Type::getIntNTy(ctx_, isa::type_size(p.type) * 8)); break;
+        case isa::Type::BF16:
+        case isa::Type::F16:
+        case isa::Type::I16:
+        case isa::Type::I32:
+        case isa::Type::I64:
+        case isa::Type::I8:
+        case isa::Type::None:
+        case isa::Type::Pred:
+        case isa::Type::U16:
+        case isa::Type::U32:
+        case isa::Type::U64:
+        case isa::Type::U8:
+          params.push_back(llvm::Type::getIntNTy(ctx_, isa::type_size(p.type) * 8));
+          break;
         }
       }
       params.push_back(ptr);

@@ -165,12 +165,10 @@ Id Builder::c_null(Id ty) {
   auto it = type_defs_.find(ty);
   if (it != type_defs_.end()) {
     const Words &def = it->second;
-    switch (static_cast<spv::Op>(def[0])) {
-    case spv::Op::OpTypeBool: return c_bool(false);
-    case spv::Op::OpTypeInt: return c_int(def[1], 0);
-    case spv::Op::OpTypeFloat: return c_float(def[1], 0);
-    default: break;
-    }
+    const auto type_op = static_cast<spv::Op>(def[0]);
+    if (type_op == spv::Op::OpTypeBool) return c_bool(false);
+    if (type_op == spv::Op::OpTypeInt) return c_int(def[1], 0);
+    if (type_op == spv::Op::OpTypeFloat) return c_float(def[1], 0);
   }
   return constant(spv::Op::OpConstantNull, ty, {});
 }

@@ -22,6 +22,7 @@
 #include "hologram/isa/cfg.h"
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/opt/lane_analysis.h"
+#include "hologram/support/unreachable.h"
 #include "lowering.h"
 #include "math64.h"
 
@@ -34,6 +35,7 @@
 #include <functional>
 #include <map>
 #include <set>
+#include <utility>
 
 namespace hologram::codegen::spirv {
 
@@ -133,7 +135,16 @@ private:
       case OpFamily::Library:
         throw Unsupported(location(k_, inst) + ": '" + std::string(inst.info().mnemonic) +
                           "' is not supported by the SPIR-V back end yet");
-      default: break;
+      case OpFamily::Arith:
+      case OpFamily::Atlas:
+      case OpFamily::Atomic:
+      case OpFamily::Control:
+      case OpFamily::Logic:
+      case OpFamily::Math:
+      case OpFamily::Move:
+      case OpFamily::Pool:
+      case OpFamily::Reduce:
+      case OpFamily::Sync: break;
       }
     }
   }
@@ -165,8 +176,17 @@ private:
     case Type::U64: return u64t();
     case Type::F32: return f32t();
     case Type::F64: return f64t();
-    default: return u32t();
+    case Type::BF16:
+    case Type::F16:
+    case Type::I16:
+    case Type::I32:
+    case Type::I8:
+    case Type::None:
+    case Type::U16:
+    case Type::U32:
+    case Type::U8: return u32t();
     }
+    unreachable_enum("Type");
   }
   /// The unsigned integer type of t's bits in memory.
   Id mem_int(Type t) {
@@ -203,8 +223,18 @@ private:
     case Type::F64: use_f64(); return b_.c_float(64, bits);
     case Type::I64:
     case Type::U64: return cu64(bits);
-    default: return cu32(static_cast<uint32_t>(normalize_const(t, bits)));
+    case Type::BF16:
+    case Type::F16:
+    case Type::I16:
+    case Type::I32:
+    case Type::I8:
+    case Type::None:
+    case Type::Pred:
+    case Type::U16:
+    case Type::U32:
+    case Type::U8: return cu32(static_cast<uint32_t>(normalize_const(t, bits)));
     }
+    unreachable_enum("Type");
   }
   static uint64_t normalize_const(Type t, uint64_t bits) {
     switch (t) {
@@ -214,8 +244,16 @@ private:
     case Type::U16:
     case Type::F16:
     case Type::BF16: return bits & 0xffff;
-    default: return bits & 0xffffffffu;
+    case Type::F32:
+    case Type::F64:
+    case Type::I32:
+    case Type::I64:
+    case Type::None:
+    case Type::Pred:
+    case Type::U32:
+    case Type::U64: return bits & 0xffffffffu;
     }
+    unreachable_enum("Type");
   }
 
   // ------------------------------------------------------------------------------------------
@@ -245,31 +283,23 @@ private:
     return b_.ext(ext_, t, opencl_std(f), w);
   }
   static uint32_t opencl_std(GLSLstd450 f) {
-    switch (f) {
-    case GLSLstd450Atan2: return OpenCLLIB::Atan2;
-    case GLSLstd450Ceil: return OpenCLLIB::Ceil;
-    case GLSLstd450Cos: return OpenCLLIB::Cos;
-    case GLSLstd450Exp: return OpenCLLIB::Exp;
-    case GLSLstd450Exp2: return OpenCLLIB::Exp2;
-    case GLSLstd450FAbs: return OpenCLLIB::Fabs;
-    case GLSLstd450FClamp: return OpenCLLIB::FClamp;
-    case GLSLstd450FMin: return OpenCLLIB::Fmin;
-    case GLSLstd450FSign: return OpenCLLIB::Sign;
-    case GLSLstd450Floor: return OpenCLLIB::Floor;
-    case GLSLstd450Fma: return OpenCLLIB::Fma;
-    case GLSLstd450InverseSqrt: return OpenCLLIB::Rsqrt;
-    case GLSLstd450Ldexp: return OpenCLLIB::Ldexp;
-    case GLSLstd450Log: return OpenCLLIB::Log;
-    case GLSLstd450Log2: return OpenCLLIB::Log2;
-    case GLSLstd450Pow: return OpenCLLIB::Pow;
-    case GLSLstd450Sin: return OpenCLLIB::Sin;
-    case GLSLstd450Sqrt: return OpenCLLIB::Sqrt;
-    case GLSLstd450Tan: return OpenCLLIB::Tan;
-    case GLSLstd450Tanh: return OpenCLLIB::Tanh;
-    case GLSLstd450Trunc: return OpenCLLIB::Trunc;
-    case GLSLstd450UMin: return OpenCLLIB::UMin;
-    default: throw std::logic_error("spirv: no OpenCL.std twin for a GLSL.std.450 function");
-    }
+    // GLSL.std.450 is Khronos' enum, so a lookup rather than a switch over all of it.
+    static constexpr std::pair<GLSLstd450, uint32_t> kTwins[] = {
+        {GLSLstd450Atan2, OpenCLLIB::Atan2},   {GLSLstd450Ceil, OpenCLLIB::Ceil},
+        {GLSLstd450Cos, OpenCLLIB::Cos},       {GLSLstd450Exp, OpenCLLIB::Exp},
+        {GLSLstd450Exp2, OpenCLLIB::Exp2},     {GLSLstd450FAbs, OpenCLLIB::Fabs},
+        {GLSLstd450FClamp, OpenCLLIB::FClamp}, {GLSLstd450FMin, OpenCLLIB::Fmin},
+        {GLSLstd450FSign, OpenCLLIB::Sign},    {GLSLstd450Floor, OpenCLLIB::Floor},
+        {GLSLstd450Fma, OpenCLLIB::Fma},       {GLSLstd450InverseSqrt, OpenCLLIB::Rsqrt},
+        {GLSLstd450Ldexp, OpenCLLIB::Ldexp},   {GLSLstd450Log, OpenCLLIB::Log},
+        {GLSLstd450Log2, OpenCLLIB::Log2},     {GLSLstd450Pow, OpenCLLIB::Pow},
+        {GLSLstd450Sin, OpenCLLIB::Sin},       {GLSLstd450Sqrt, OpenCLLIB::Sqrt},
+        {GLSLstd450Tan, OpenCLLIB::Tan},       {GLSLstd450Tanh, OpenCLLIB::Tanh},
+        {GLSLstd450Trunc, OpenCLLIB::Trunc},   {GLSLstd450UMin, OpenCLLIB::UMin},
+    };
+    for (const auto &[glsl, ocl] : kTwins)
+      if (glsl == f) return ocl;
+    throw std::logic_error("spirv: no OpenCL.std twin for a GLSL.std.450 function");
   }
   Id sel(Id t, Id c, Id a, Id bv) { return op(Op::OpSelect, t, {c, a, bv}); }
   Id ieq(Id a, Id bv) { return op(Op::OpIEqual, boolt(), {a, bv}); }
@@ -297,8 +327,16 @@ private:
     case Type::U16:
     case Type::F16:
     case Type::BF16: return op(Op::OpBitwiseAnd, u32t(), {v, cu32(0xffff)});
-    default: return v;
+    case Type::F32:
+    case Type::F64:
+    case Type::I32:
+    case Type::I64:
+    case Type::None:
+    case Type::Pred:
+    case Type::U32:
+    case Type::U64: return v;
     }
+    unreachable_enum("Type");
   }
 
   /// A loop construct inside one instruction: while (condition()) body(); `condition` emits
@@ -778,8 +816,22 @@ private:
     case OperandRole::SrcF64: return read_reg(opnd.index, Type::F64);
     case OperandRole::CvtSrc: return read_reg(opnd.index, inst.type2);
     case OperandRole::LiteralT: return constant(inst.type, opnd.imm);
-    default: return read_reg(opnd.index, inst.type);
+    case OperandRole::Address:
+    case OperandRole::BufferParam:
+    case OperandRole::Count:
+    case OperandRole::CvtDst:
+    case OperandRole::DstPred:
+    case OperandRole::DstT:
+    case OperandRole::DstU32:
+    case OperandRole::DstU64:
+    case OperandRole::Label:
+    case OperandRole::MemParam:
+    case OperandRole::OptBufferParam:
+    case OperandRole::RegWindow:
+    case OperandRole::ScalarParam:
+    case OperandRole::SrcT: return read_reg(opnd.index, inst.type);
     }
+    unreachable_enum("OperandRole");
   }
   void dst(const Instruction &inst, Id v) {
     const Operand &opnd = inst.operands[0];
@@ -787,7 +839,24 @@ private:
     case OperandRole::DstPred: write_pred(opnd.index, v); break;
     case OperandRole::DstU32: write_reg(opnd.index, Type::U32, v); break;
     case OperandRole::DstU64: write_reg(opnd.index, Type::U64, v); break;
-    default: write_reg(opnd.index, inst.type, v); break;
+    case OperandRole::Address:
+    case OperandRole::BufferParam:
+    case OperandRole::Count:
+    case OperandRole::CvtDst:
+    case OperandRole::CvtSrc:
+    case OperandRole::DstT:
+    case OperandRole::Label:
+    case OperandRole::LiteralT:
+    case OperandRole::LoopCounter:
+    case OperandRole::MemParam:
+    case OperandRole::OptBufferParam:
+    case OperandRole::RegWindow:
+    case OperandRole::ScalarParam:
+    case OperandRole::SrcF64:
+    case OperandRole::SrcPred:
+    case OperandRole::SrcT:
+    case OperandRole::SrcU32:
+    case OperandRole::SrcU64: write_reg(opnd.index, inst.type, v); break;
     }
   }
 
@@ -965,8 +1034,8 @@ private:
       const Instruction &inst = k_.insts[i];
       inst_index_ = i;
       try {
-        if (inst.info().family == OpFamily::Control) {
-          emit_control(inst, block);
+        if (inst.info().ends_block()) {
+          emit_control(as_family<ControlOpcode>(inst.op), inst, block);
           return;
         }
         emit_instruction(inst);
@@ -990,10 +1059,10 @@ private:
     return cfg_.block_of[k_.insts.size()];
   }
 
-  void emit_control(const Instruction &inst, const BasicBlock &block) {
+  void emit_control(ControlOpcode which, const Instruction &inst, const BasicBlock &block) {
     uint32_t next = cfg_.block_of[block.end];
-    switch (inst.op) {
-    case Opcode::Bra:
+    switch (which) {
+    case ControlOpcode::Bra:
       if (!inst.guard.present) {
         go_to(label_block(inst));
       } else {
@@ -1003,7 +1072,7 @@ private:
         store(cur_, sel(u32t(), p, cu32(label_block(inst)), cu32(next)));
       }
       return;
-    case Opcode::Loop: {
+    case ControlOpcode::Loop: {
       Reg r = inst.operands[0].index;
       Id c = read_reg(r, Type::U32);
       Id more = op(Op::OpUGreaterThan, boolt(), {c, cu32(0)});
@@ -1012,7 +1081,7 @@ private:
       store(cur_, sel(u32t(), more, cu32(label_block(inst)), cu32(next)));
       return;
     }
-    case Opcode::Call: {
+    case ControlOpcode::Call: {
       Words call{fn_ids_.at(block.call_target)};
       for (const auto &c : context_) call.push_back(*c.ref);
       b_.op(Op::OpFunctionCall, b_.t_void(), call);
@@ -1020,8 +1089,8 @@ private:
       go_to(next);
       return;
     }
-    case Opcode::Ret: b_.terminate(Op::OpReturn, {}); return;
-    default: emit_exit(); return;
+    case ControlOpcode::Ret: b_.terminate(Op::OpReturn, {}); return;
+    case ControlOpcode::Exit: emit_exit(); return;
     }
   }
 
@@ -1111,17 +1180,85 @@ private:
     case Opcode::PoolFree: return; // the region is the site's again; the verifier pairs them
     case Opcode::PoolLd: dst(inst, load_mem(inst, inst.operands[1].addr, t)); return;
     case Opcode::PoolSt: store_mem(inst, inst.operands[0].addr, t, src(inst, 1)); return;
-    default: break;
+    case Opcode::Add:
+    case Opcode::Sub:
+    case Opcode::Mul:
+    case Opcode::Div:
+    case Opcode::Rem:
+    case Opcode::Mad:
+    case Opcode::Fma:
+    case Opcode::Fms:
+    case Opcode::Min:
+    case Opcode::Max:
+    case Opcode::Abs:
+    case Opcode::Neg:
+    case Opcode::Rcp:
+    case Opcode::Clamp:
+    case Opcode::Lerp:
+    case Opcode::Sign:
+    case Opcode::Floor:
+    case Opcode::Ceil:
+    case Opcode::Round:
+    case Opcode::Trunc:
+    case Opcode::And:
+    case Opcode::Or:
+    case Opcode::Xor:
+    case Opcode::Not:
+    case Opcode::Shl:
+    case Opcode::Shr:
+    case Opcode::Exp:
+    case Opcode::Exp2:
+    case Opcode::Log:
+    case Opcode::Log2:
+    case Opcode::Log10:
+    case Opcode::Sqrt:
+    case Opcode::Rsqrt:
+    case Opcode::Sin:
+    case Opcode::Cos:
+    case Opcode::Tan:
+    case Opcode::Tanh:
+    case Opcode::Sigmoid:
+    case Opcode::Erf:
+    case Opcode::Pow:
+    case Opcode::Atan2: dst(inst, arith(inst)); return;
+    case Opcode::ClsGet:
+    case Opcode::Mirror:
+    case Opcode::UnityTest:
+    case Opcode::NbrCount:
+    case Opcode::NbrGet:
+    case Opcode::NbrLd:
+    case Opcode::NbrSt:
+    case Opcode::ResAccum:
+    case Opcode::PhaseGet:
+    case Opcode::PhaseAdv:
+    case Opcode::BoundMap: return atlas_op(as_family<AtlasOpcode>(inst.op), inst);
+    case Opcode::Bra:
+    case Opcode::Call:
+    case Opcode::Ret:
+    case Opcode::Loop:
+    case Opcode::Exit:
+      throw std::logic_error("spirv: control instructions end their block (emit_control)");
+    case Opcode::Map:
+    case Opcode::Map2:
+    case Opcode::ReduceAll:
+    case Opcode::Gemm:
+    case Opcode::Gemv:
+    case Opcode::BatchedGemm:
+    case Opcode::Softmax:
+    case Opcode::LogSoftmax:
+    case Opcode::LayerNorm:
+    case Opcode::RmsNorm:
+    case Opcode::Silu:
+    case Opcode::Gelu:
+    case Opcode::GeluTanh:
+    case Opcode::Rope:
+    case Opcode::Attention:
+    case Opcode::Conv2d:
+    case Opcode::Dot:
+    case Opcode::Axpy:
+      throw Unsupported(location(k_, inst) + ": '" + std::string(inst.info().mnemonic) +
+                        "' runs as a whole launch (the device library), not in a kernel");
     }
-    switch (inst.info().family) {
-    case OpFamily::Arith:
-    case OpFamily::Logic:
-    case OpFamily::Math: dst(inst, arith(inst)); return;
-    case OpFamily::Atlas: return atlas_op(inst);
-    default: break;
-    }
-    throw Unsupported(location(k_, inst) + ": '" + std::string(inst.info().mnemonic) +
-                      "' is not supported by the SPIR-V back end yet");
   }
 
   // ------------------------------------------------------------------------------------------
@@ -1179,10 +1316,10 @@ private:
               {atlas_, cu32(0), index32});
   }
 
-  void atlas_op(const Instruction &inst) {
+  void atlas_op(AtlasOpcode which, const Instruction &inst) {
     const Type t = inst.type;
-    switch (inst.op) {
-    case Opcode::ClsGet: {
+    switch (which) {
+    case AtlasOpcode::ClsGet: {
       Id byte = in_range(src(inst, 1), 256, 2);
       auto bits = [&](uint32_t shift, uint32_t mask) {
         return op(Op::OpBitwiseAnd, u32t(),
@@ -1191,23 +1328,23 @@ private:
       Id d = op(Op::OpUMod, u32t(), {bits(4, 3), cu32(3)});
       return dst(inst, class_of(bits(6, 3), d, bits(1, 7)));
     }
-    case Opcode::Mirror: {
+    case AtlasOpcode::Mirror: {
       Coords x = coords(in_range(src(inst, 1), atlas::kNumClasses, 0));
       return dst(inst, class_of(x.h2, mirror_d(x.d), x.l));
     }
-    case Opcode::UnityTest: {
+    case AtlasOpcode::UnityTest: {
       Coords x = coords(in_range(src(inst, 1), atlas::kNumClasses, 0));
       return dst(inst, land(ieq(x.d, cu32(0)), ieq(x.l, cu32(0))));
     }
-    case Opcode::NbrCount: {
+    case AtlasOpcode::NbrCount: {
       Coords x = coords(in_range(src(inst, 1), atlas::kNumClasses, 0));
       return dst(inst, sel(u32t(), ieq(x.d, cu32(0)), cu32(4), cu32(5)));
     }
-    case Opcode::NbrGet:
+    case AtlasOpcode::NbrGet:
       return dst(inst,
                  neighbour(in_range(src(inst, 1), atlas::kNumClasses, 0), inst.operands[2].imm));
-    case Opcode::NbrLd:
-    case Opcode::NbrSt: {
+    case AtlasOpcode::NbrLd:
+    case AtlasOpcode::NbrSt: {
       bool ld = inst.op == Opcode::NbrLd;
       Id c = in_range(src(inst, ld ? 1 : 0), atlas::kNumClasses, 0);
       Id n = neighbour(c, inst.operands[ld ? 2 : 1].imm);
@@ -1228,7 +1365,7 @@ private:
       pending_offset_ = 0;
       return;
     }
-    case Opcode::ResAccum: {
+    case AtlasOpcode::ResAccum: {
       Id c = in_range(src(inst, 0), atlas::kNumClasses, 0);
       Id v = src(inst, 1);
       b_.capability(spv::Capability::Int64Atomics);
@@ -1237,10 +1374,10 @@ private:
                [&](Id old) { return bitcast(u64t(), fadd(bitcast(f64t(), old), v)); });
       return;
     }
-    case Opcode::PhaseGet:
+    case AtlasOpcode::PhaseGet:
       if (cl_) return dst(inst, cl_phase_);
       return dst(inst, push_u32(phase_member_));
-    case Opcode::PhaseAdv: {
+    case AtlasOpcode::PhaseAdv: {
       b_.capability(spv::Capability::Int64Atomics);
       features_.insert("int64_atomics");
       uint64_t k = inst.operands[0].imm % atlas::kPhaseModulus;
@@ -1251,7 +1388,7 @@ private:
                });
       return;
     }
-    default: { // bound.map
+    case AtlasOpcode::BoundMap: {
       Id c = in_range(src(inst, 1), atlas::kNumClasses, 0);
       Id p = in_range(src(inst, 2), atlas::kPagesPerClass, 1);
       Id b = in_range(src(inst, 3), atlas::kBytesPerPage, 2);
@@ -1267,20 +1404,83 @@ private:
 
   Id fold(ReduceOp rop, Type t, Id acc, Id v) {
     switch (rop) {
-    case ReduceOp::Add: return binary(Opcode::Add, t, acc, v);
-    case ReduceOp::Mul: return binary(Opcode::Mul, t, acc, v);
-    case ReduceOp::Min: return binary(Opcode::Min, t, acc, v);
-    case ReduceOp::Max: return binary(Opcode::Max, t, acc, v);
+    case ReduceOp::Add: return binary(BinaryOp::Add, t, acc, v);
+    case ReduceOp::Mul: return binary(BinaryOp::Mul, t, acc, v);
+    case ReduceOp::Min: return binary(BinaryOp::Min, t, acc, v);
+    case ReduceOp::Max: return binary(BinaryOp::Max, t, acc, v);
     }
     return acc;
   }
 
+  /// The operations below, by the number of sources; each Arith, Logic and Math instruction
+  /// maps onto one of them in arith().
+  enum class UnaryOp { Abs, Neg, Not, Sign, Rcp, Floor, Ceil, Trunc, Round };
+  enum class BinaryOp { Add, Sub, Mul, Div, Rem, Min, Max, And, Or, Xor, Shl, Shr, Pow, Atan2 };
+  enum class TernaryOp { Mad, Fma, Fms, Clamp, Lerp };
+
+  /// An Arith, integer Logic or Math instruction's result.
   Id arith(const Instruction &inst) {
-    Type t = inst.type;
-    size_t n = inst.operands.size();
-    if (n == 2) return unary(inst.op, t, src(inst, 1));
-    if (n == 3) return binary(inst.op, t, src(inst, 1), src(inst, 2));
-    return ternary(inst.op, t, src(inst, 1), src(inst, 2), src(inst, 3));
+    const Type t = inst.type;
+    auto un = [&](UnaryOp o) { return unary(o, t, src(inst, 1)); };
+    auto bin = [&](BinaryOp o) { return binary(o, t, src(inst, 1), src(inst, 2)); };
+    auto ter = [&](TernaryOp o) { return ternary(o, t, src(inst, 1), src(inst, 2), src(inst, 3)); };
+    switch (family_of(inst.op)) {
+    case OpFamily::Arith:
+      switch (as_family<ArithOpcode>(inst.op)) {
+      case ArithOpcode::Add: return bin(BinaryOp::Add);
+      case ArithOpcode::Sub: return bin(BinaryOp::Sub);
+      case ArithOpcode::Mul: return bin(BinaryOp::Mul);
+      case ArithOpcode::Div: return bin(BinaryOp::Div);
+      case ArithOpcode::Rem: return bin(BinaryOp::Rem);
+      case ArithOpcode::Min: return bin(BinaryOp::Min);
+      case ArithOpcode::Max: return bin(BinaryOp::Max);
+      case ArithOpcode::Mad: return ter(TernaryOp::Mad);
+      case ArithOpcode::Fma: return ter(TernaryOp::Fma);
+      case ArithOpcode::Fms: return ter(TernaryOp::Fms);
+      case ArithOpcode::Clamp: return ter(TernaryOp::Clamp);
+      case ArithOpcode::Lerp: return ter(TernaryOp::Lerp);
+      case ArithOpcode::Abs: return un(UnaryOp::Abs);
+      case ArithOpcode::Neg: return un(UnaryOp::Neg);
+      case ArithOpcode::Rcp: return un(UnaryOp::Rcp);
+      case ArithOpcode::Sign: return un(UnaryOp::Sign);
+      case ArithOpcode::Floor: return un(UnaryOp::Floor);
+      case ArithOpcode::Ceil: return un(UnaryOp::Ceil);
+      case ArithOpcode::Round: return un(UnaryOp::Round);
+      case ArithOpcode::Trunc: return un(UnaryOp::Trunc);
+      }
+      break;
+    case OpFamily::Logic:
+      switch (as_family<LogicOpcode>(inst.op)) {
+      case LogicOpcode::And: return bin(BinaryOp::And);
+      case LogicOpcode::Or: return bin(BinaryOp::Or);
+      case LogicOpcode::Xor: return bin(BinaryOp::Xor);
+      case LogicOpcode::Shl: return bin(BinaryOp::Shl);
+      case LogicOpcode::Shr: return bin(BinaryOp::Shr);
+      case LogicOpcode::Not: return un(UnaryOp::Not);
+      case LogicOpcode::Set:
+      case LogicOpcode::Sel:
+      case LogicOpcode::PAnd:
+      case LogicOpcode::POr:
+      case LogicOpcode::PNot: break; // predicates and selection: emit_logic
+      }
+      break;
+    case OpFamily::Math: {
+      const auto o = as_family<MathOpcode>(inst.op);
+      if (o == MathOpcode::Pow) return bin(BinaryOp::Pow);
+      if (o == MathOpcode::Atan2) return bin(BinaryOp::Atan2);
+      return math(o, t, src(inst, 1));
+    }
+    case OpFamily::Move:
+    case OpFamily::Control:
+    case OpFamily::Sync:
+    case OpFamily::Atomic:
+    case OpFamily::Atlas:
+    case OpFamily::Reduce:
+    case OpFamily::Pool:
+    case OpFamily::HigherOrder:
+    case OpFamily::Library: break;
+    }
+    throw std::logic_error("spirv: arith() on '" + std::string(inst.info().mnemonic) + "'");
   }
 
   Id signbit(Type t, Id x) {
@@ -1304,20 +1504,20 @@ private:
     return sel(ft, isnan(c), a, r);
   }
 
-  Id binary(Opcode o, Type t, Id a, Id c) {
+  Id binary(BinaryOp o, Type t, Id a, Id c) {
     Id ty = rep(t);
     bool f = is_float(t), s = is_signed_int(t);
     auto wrap = [&](Id v) { return normalize(t, v); };
     switch (o) {
-    case Opcode::Add:
+    case BinaryOp::Add:
       return f ? exact(op(Op::OpFAdd, ty, {a, c})) : wrap(op(Op::OpIAdd, ty, {a, c}));
-    case Opcode::Sub:
+    case BinaryOp::Sub:
       return f ? exact(op(Op::OpFSub, ty, {a, c})) : wrap(op(Op::OpISub, ty, {a, c}));
-    case Opcode::Mul:
+    case BinaryOp::Mul:
       return f ? exact(op(Op::OpFMul, ty, {a, c})) : wrap(op(Op::OpIMul, ty, {a, c}));
-    case Opcode::Div:
-    case Opcode::Rem: {
-      if (f) return exact(op(o == Opcode::Div ? Op::OpFDiv : Op::OpFRem, ty, {a, c}));
+    case BinaryOp::Div:
+    case BinaryOp::Rem: {
+      if (f) return exact(op(o == BinaryOp::Div ? Op::OpFDiv : Op::OpFRem, ty, {a, c}));
       Id zero = b_.c_null(ty);
       Id by_zero = ieq(c, zero);
       if (o_.check_div) record_if(by_zero, spirv_status::DivisionByZero, 0, zero_u64(), 0);
@@ -1330,7 +1530,7 @@ private:
       Id one = is64(t) ? cu64(1) : cu32(1);
       Id divisor = sel(ty, unsafe, one, c);
       Id r = 0;
-      if (o == Opcode::Rem && s && !cl_) {
+      if (o == BinaryOp::Rem && s && !cl_) {
         // Vulkan leaves OpSRem undefined when an operand is negative (its SPIR-V environment,
         // "Precision and Operation"): the remainder of the magnitudes, with the dividend's sign.
         // Each operand is built in its own statement: the ids come out in one order whatever
@@ -1347,58 +1547,59 @@ private:
         Id negated = op(Op::OpISub, ty, {zero_t, m});
         r = sel(ty, a_negative, negated, m);
       } else {
-        Op dop = o == Opcode::Div ? (s ? Op::OpSDiv : Op::OpUDiv) : (s ? Op::OpSRem : Op::OpUMod);
+        Op dop = o == BinaryOp::Div ? (s ? Op::OpSDiv : Op::OpUDiv) : (s ? Op::OpSRem : Op::OpUMod);
         r = op(dop, ty, {a, divisor});
       }
       // MIN / -1 = MIN (the division by one above keeps a); MIN rem -1 = 0 (a rem 1 is 0).
       return wrap(sel(ty, by_zero, zero, r));
     }
-    case Opcode::Min:
-    case Opcode::Max: {
-      bool is_min = o == Opcode::Min;
+    case BinaryOp::Min:
+    case BinaryOp::Max: {
+      bool is_min = o == BinaryOp::Min;
       if (f) return fminmax(is_min, t, a, c);
       Op lt = s ? Op::OpSLessThan : Op::OpULessThan;
       Id a_first = op(lt, boolt(), is_min ? Words{a, c} : Words{c, a});
       return sel(ty, a_first, a, c);
     }
-    case Opcode::And: return op(Op::OpBitwiseAnd, ty, {a, c});
-    case Opcode::Or: return op(Op::OpBitwiseOr, ty, {a, c});
-    case Opcode::Xor: return op(Op::OpBitwiseXor, ty, {a, c});
-    case Opcode::Shl:
-    case Opcode::Shr: {
+    case BinaryOp::And: return op(Op::OpBitwiseAnd, ty, {a, c});
+    case BinaryOp::Or: return op(Op::OpBitwiseOr, ty, {a, c});
+    case BinaryOp::Xor: return op(Op::OpBitwiseXor, ty, {a, c});
+    case BinaryOp::Shl:
+    case BinaryOp::Shr: {
       Id amount = op(Op::OpBitwiseAnd, u32t(), {c, cu32(type_bits(t) - 1)});
-      if (o == Opcode::Shl) return wrap(op(Op::OpShiftLeftLogical, ty, {a, amount}));
+      if (o == BinaryOp::Shl) return wrap(op(Op::OpShiftLeftLogical, ty, {a, amount}));
       return op(s ? Op::OpShiftRightArithmetic : Op::OpShiftRightLogical, ty, {a, amount});
     }
-    case Opcode::Pow:
-    case Opcode::Atan2: {
-      if (t == Type::F64 && !f32_library_) return call_f64_math(b_, cl_, o, a, c);
+    case BinaryOp::Pow:
+    case BinaryOp::Atan2: {
+      if (t == Type::F64 && !f32_library_)
+        return call_f64_math(b_, cl_, o == BinaryOp::Pow ? MathOpcode::Pow : MathOpcode::Atan2, a,
+                             c);
       if (o_.fast_math && t != Type::F64)
-        return glsl(ty, o == Opcode::Pow ? GLSLstd450Pow : GLSLstd450Atan2, {a, c});
+        return glsl(ty, o == BinaryOp::Pow ? GLSLstd450Pow : GLSLstd450Atan2, {a, c});
       // In f64 and rounded once (f32), like the other transcendentals.
       Id va = t == Type::F64 ? a : op(Op::OpFConvert, f64t(), {a});
       Id vc = t == Type::F64 ? c : op(Op::OpFConvert, f64t(), {c});
-      Id r = o == Opcode::Pow ? pow64(va, vc) : atan2_64(va, vc);
+      Id r = o == BinaryOp::Pow ? pow64(va, vc) : atan2_64(va, vc);
       return t == Type::F64 ? r : op(Op::OpFConvert, f32t(), {r});
     }
-    default: break;
     }
-    throw Unsupported("binary operation '" + std::string(info(o).mnemonic) + "'");
+    unreachable_enum("BinaryOp");
   }
 
-  Id unary(Opcode o, Type t, Id x) {
+  Id unary(UnaryOp o, Type t, Id x) {
     Id ty = rep(t);
     bool f = is_float(t), s = is_signed_int(t);
     switch (o) {
-    case Opcode::Abs:
+    case UnaryOp::Abs:
       if (f) return glsl(ty, GLSLstd450FAbs, {x});
       if (!s) return x;
       return normalize(t, sel(ty, op(Op::OpSLessThan, boolt(), {x, b_.c_null(ty)}),
                               op(Op::OpSNegate, ty, {x}), x));
-    case Opcode::Neg:
+    case UnaryOp::Neg:
       return f ? op(Op::OpFNegate, ty, {x}) : normalize(t, op(Op::OpSNegate, ty, {x}));
-    case Opcode::Not: return normalize(t, op(Op::OpNot, ty, {x}));
-    case Opcode::Sign: {
+    case UnaryOp::Not: return normalize(t, op(Op::OpNot, ty, {x}));
+    case UnaryOp::Sign: {
       if (f) {
         Id one = cfloat(t, 1.0), minus = cfloat(t, -1.0), zero = cfloat(t, 0.0);
         return sel(ty, op(Op::OpFOrdGreaterThan, boolt(), {x, zero}), one,
@@ -1411,11 +1612,11 @@ private:
       Id minus = is64(t) ? cu64(~uint64_t{0}) : cu32(0xffffffffu);
       return sel(ty, pos, one, sel(ty, op(Op::OpSLessThan, boolt(), {x, zero}), minus, zero));
     }
-    case Opcode::Rcp: return exact(op(Op::OpFDiv, ty, {cfloat(t, 1.0), x}));
-    case Opcode::Floor: return glsl(ty, GLSLstd450Floor, {x});
-    case Opcode::Ceil: return glsl(ty, GLSLstd450Ceil, {x});
-    case Opcode::Trunc: return glsl(ty, GLSLstd450Trunc, {x});
-    case Opcode::Round: {
+    case UnaryOp::Rcp: return exact(op(Op::OpFDiv, ty, {cfloat(t, 1.0), x}));
+    case UnaryOp::Floor: return glsl(ty, GLSLstd450Floor, {x});
+    case UnaryOp::Ceil: return glsl(ty, GLSLstd450Ceil, {x});
+    case UnaryOp::Trunc: return glsl(ty, GLSLstd450Trunc, {x});
+    case UnaryOp::Round: {
       // Half away from zero: x - trunc(x) is exact, so compare it with 0.5.
       Id tr = glsl(ty, GLSLstd450Trunc, {x});
       Id frac = glsl(ty, GLSLstd450FAbs, {exact(op(Op::OpFSub, ty, {x, tr}))});
@@ -1423,40 +1624,25 @@ private:
       Id step = glsl(ty, GLSLstd450FSign, {x});
       return sel(ty, up, exact(op(Op::OpFAdd, ty, {tr, step})), tr);
     }
-    case Opcode::Sqrt:
-    case Opcode::Rsqrt:
-    case Opcode::Exp:
-    case Opcode::Exp2:
-    case Opcode::Log:
-    case Opcode::Log2:
-    case Opcode::Log10:
-    case Opcode::Sin:
-    case Opcode::Cos:
-    case Opcode::Tan:
-    case Opcode::Tanh:
-    case Opcode::Erf:
-    case Opcode::Sigmoid: return math(o, t, x);
-    default: break;
     }
-    throw Unsupported("unary operation '" + std::string(info(o).mnemonic) + "'");
+    unreachable_enum("UnaryOp");
   }
 
-  Id ternary(Opcode o, Type t, Id a, Id c, Id d) {
+  Id ternary(TernaryOp o, Type t, Id a, Id c, Id d) {
     Id ty = rep(t);
     switch (o) {
-    case Opcode::Mad:
+    case TernaryOp::Mad:
       if (is_float(t)) return exact(op(Op::OpFAdd, ty, {exact(op(Op::OpFMul, ty, {a, c})), d}));
       return normalize(t, op(Op::OpIAdd, ty, {op(Op::OpIMul, ty, {a, c}), d}));
-    case Opcode::Fma: return fma(t, a, c, d);
-    case Opcode::Fms: return fma(t, a, c, op(Op::OpFNegate, ty, {d}));
-    case Opcode::Clamp: return binary(Opcode::Min, t, binary(Opcode::Max, t, a, c), d);
-    case Opcode::Lerp: {
+    case TernaryOp::Fma: return fma(t, a, c, d);
+    case TernaryOp::Fms: return fma(t, a, c, op(Op::OpFNegate, ty, {d}));
+    case TernaryOp::Clamp: return binary(BinaryOp::Min, t, binary(BinaryOp::Max, t, a, c), d);
+    case TernaryOp::Lerp: {
       Id diff = exact(op(Op::OpFSub, ty, {c, a}));
       return exact(op(Op::OpFAdd, ty, {a, exact(op(Op::OpFMul, ty, {diff, d}))}));
     }
-    default: break;
     }
-    throw Unsupported("ternary operation '" + std::string(info(o).mnemonic) + "'");
+    unreachable_enum("TernaryOp");
   }
 
   Id compare(CmpCode cc, Type t, Id a, Id c) {
@@ -1477,7 +1663,12 @@ private:
     case CmpCode::Gt: return op(s ? Op::OpSGreaterThan : Op::OpUGreaterThan, boolt(), {a, c});
     case CmpCode::Ge:
       return op(s ? Op::OpSGreaterThanEqual : Op::OpUGreaterThanEqual, boolt(), {a, c});
-    default: break;
+    case CmpCode::Equ:
+    case CmpCode::Geu:
+    case CmpCode::Gtu:
+    case CmpCode::Leu:
+    case CmpCode::Ltu:
+    case CmpCode::Neu: break;
     }
     throw Unsupported("unordered comparison on integers");
   }
@@ -1615,7 +1806,7 @@ private:
   /// a 24-bit m: (m * 128 bits of 2/pi) mod 2^128 gives the quadrant and the fraction), then
   /// Taylor polynomials on |r| <= pi/4. Correct to ~1e-16 for every f32, so rounding to f32
   /// is within the SPEC's 4 ulp.
-  Id trig_f32(Opcode o, Id v) {
+  Id trig_f32(MathOpcode o, Id v) {
     Id ax = glsl(f64t(), GLSLstd450FAbs, {v});
     // Small: k = nearest(ax * 2/pi), r = ax - k pi/2.
     Id k = glsl(f64t(), GLSLstd450Floor, {fadd(fmul(ax, d(0.6366197723675814)), d(0.5))});
@@ -1688,12 +1879,13 @@ private:
     auto is_q = [&](double n) { return op(Op::OpFOrdEqual, boolt(), {q, d(n)}); };
     auto neg = [&](Id x) { return op(Op::OpFNegate, f64t(), {x}); };
     Id res;
-    if (o == Opcode::Cos) {
+    if (o == MathOpcode::Cos) {
       res = dsel(is_q(0), cs, dsel(is_q(1), neg(sn), dsel(is_q(2), neg(cs), sn)));
     } else {
       Id odd = lor(is_q(1), is_q(3));
-      res = o == Opcode::Sin ? dsel(is_q(0), sn, dsel(is_q(1), cs, dsel(is_q(2), neg(sn), neg(cs))))
-                             : dsel(odd, neg(fdiv(cs, sn)), fdiv(sn, cs));
+      res = o == MathOpcode::Sin
+                ? dsel(is_q(0), sn, dsel(is_q(1), cs, dsel(is_q(2), neg(sn), neg(cs))))
+                : dsel(odd, neg(fdiv(cs, sn)), fdiv(sn, cs));
       res = dsel(signbit(Type::F64, v), neg(res), res);
     }
     Id bad = lor(isnan(v), op(Op::OpIsInf, boolt(), {v}));
@@ -1738,45 +1930,48 @@ private:
     return dsel(lor(flt(x, d(0.0)), isnan(x)), d(NAN), r);
   }
 
-  Id math(Opcode o, Type t, Id x) {
+  Id math(MathOpcode o, Type t, Id x) {
     Id ty = rep(t);
     // GLSL.std.450 has no f64 transcendentals and neither has erf.
-    if (o_.fast_math && t != Type::F64 && o != Opcode::Erf) {
+    if (o_.fast_math && t != Type::F64 && o != MathOpcode::Erf) {
       switch (o) {
-      case Opcode::Sqrt: return glsl(ty, GLSLstd450Sqrt, {x});
-      case Opcode::Rsqrt: return glsl(ty, GLSLstd450InverseSqrt, {x});
-      case Opcode::Exp: return glsl(ty, GLSLstd450Exp, {x});
-      case Opcode::Exp2: return glsl(ty, GLSLstd450Exp2, {x});
-      case Opcode::Log: return glsl(ty, GLSLstd450Log, {x});
-      case Opcode::Log2: return glsl(ty, GLSLstd450Log2, {x});
-      case Opcode::Log10:
+      case MathOpcode::Sqrt: return glsl(ty, GLSLstd450Sqrt, {x});
+      case MathOpcode::Rsqrt: return glsl(ty, GLSLstd450InverseSqrt, {x});
+      case MathOpcode::Exp: return glsl(ty, GLSLstd450Exp, {x});
+      case MathOpcode::Exp2: return glsl(ty, GLSLstd450Exp2, {x});
+      case MathOpcode::Log: return glsl(ty, GLSLstd450Log, {x});
+      case MathOpcode::Log2: return glsl(ty, GLSLstd450Log2, {x});
+      case MathOpcode::Log10:
         return op(Op::OpFMul, ty, {glsl(ty, GLSLstd450Log2, {x}), cf32(0.30102999566f)});
-      case Opcode::Sin: return glsl(ty, GLSLstd450Sin, {x});
-      case Opcode::Cos: return glsl(ty, GLSLstd450Cos, {x});
-      case Opcode::Tan: return glsl(ty, GLSLstd450Tan, {x});
-      case Opcode::Tanh: return glsl(ty, GLSLstd450Tanh, {x});
-      default: {
+      case MathOpcode::Sin: return glsl(ty, GLSLstd450Sin, {x});
+      case MathOpcode::Cos: return glsl(ty, GLSLstd450Cos, {x});
+      case MathOpcode::Tan: return glsl(ty, GLSLstd450Tan, {x});
+      case MathOpcode::Tanh: return glsl(ty, GLSLstd450Tanh, {x});
+      case MathOpcode::Sigmoid: {
         Id e = glsl(ty, GLSLstd450Exp, {op(Op::OpFNegate, ty, {x})});
         return op(Op::OpFDiv, ty, {cf32(1.0f), op(Op::OpFAdd, ty, {cf32(1.0f), e})});
       }
+      case MathOpcode::Erf:
+      case MathOpcode::Pow:
+      case MathOpcode::Atan2: break; // erf has no GLSL twin; pow and atan2 are binary()'s
       }
     }
     // f64 to the SPEC's 1 ulp in double-double (math64.h); the device library's f32 kernels
     // use the f64 evaluations below (~1e-15 relative), which their f32 results need, and are
     // faster. Its f64 kernels (map.exp.f64, gelu.f64) need the 1-ulp functions.
     if (t == Type::F64 && !f32_library_) return call_f64_math(b_, cl_, o, x);
-    if (o == Opcode::Sin || o == Opcode::Cos || o == Opcode::Tan) {
+    if (o == MathOpcode::Sin || o == MathOpcode::Cos || o == MathOpcode::Tan) {
       if (t == Type::F64) throw Unsupported("f64 trigonometry in the device library");
       return op(Op::OpFConvert, f32t(), {trig_f32(o, op(Op::OpFConvert, f64t(), {x}))});
     }
     Id v = t == Type::F64 ? x : op(Op::OpFConvert, f64t(), {x});
-    Id r;
+    Id r = 0;
     switch (o) {
-    case Opcode::Erf: r = erf64(v); break;
-    case Opcode::Sqrt: r = glsl(f64t(), GLSLstd450Sqrt, {v}); break;
-    case Opcode::Rsqrt: r = fdiv(d(1.0), glsl(f64t(), GLSLstd450Sqrt, {v})); break;
-    case Opcode::Exp: r = exp64(v); break;
-    case Opcode::Exp2: {
+    case MathOpcode::Erf: r = erf64(v); break;
+    case MathOpcode::Sqrt: r = glsl(f64t(), GLSLstd450Sqrt, {v}); break;
+    case MathOpcode::Rsqrt: r = fdiv(d(1.0), glsl(f64t(), GLSLstd450Sqrt, {v})); break;
+    case MathOpcode::Exp: r = exp64(v); break;
+    case MathOpcode::Exp2: {
       Id n = glsl(f64t(), GLSLstd450Floor,
                   {fadd(glsl(f64t(), GLSLstd450FClamp, {v, d(-1022.0), d(1023.0)}), d(0.5))});
       Id frac = fmul(fsub(v, n), d(0.69314718055994530942));
@@ -1785,10 +1980,10 @@ private:
       r = dsel(isnan(v), v, r);
       break;
     }
-    case Opcode::Log: r = log64(v); break;
-    case Opcode::Log2: r = fmul(log64(v), d(1.44269504088896340736)); break;
-    case Opcode::Log10: r = fmul(log64(v), d(0.43429448190325182765)); break;
-    case Opcode::Tanh: {
+    case MathOpcode::Log: r = log64(v); break;
+    case MathOpcode::Log2: r = fmul(log64(v), d(1.44269504088896340736)); break;
+    case MathOpcode::Log10: r = fmul(log64(v), d(0.43429448190325182765)); break;
+    case MathOpcode::Tanh: {
       Id a = glsl(f64t(), GLSLstd450FAbs, {v});
       Id em = expm1_64(fmul(d(2.0), glsl(f64t(), GLSLstd450FMin, {a, d(20.0)})));
       Id th = fdiv(em, fadd(em, d(2.0)));
@@ -1797,7 +1992,13 @@ private:
       r = dsel(isnan(v), v, r);
       break;
     }
-    default: { // sigmoid: saturates to exactly 0 when e^-x exceeds the f32 range
+    case MathOpcode::Sin:
+    case MathOpcode::Cos:
+    case MathOpcode::Tan: // handled above
+    case MathOpcode::Pow:
+    case MathOpcode::Atan2: // binary()'s
+      throw std::logic_error("spirv: math() on a function it does not evaluate");
+    case MathOpcode::Sigmoid: { // saturates to exactly 0 when e^-x exceeds the f32 range
       Id e = exp64(op(Op::OpFNegate, f64t(), {v}));
       r = fdiv(d(1.0), fadd(d(1.0), e));
       if (t != Type::F64) r = dsel(fgt(e, d(3.4028234663852886e38)), d(0.0), r);
@@ -2492,14 +2693,14 @@ private:
     Id v = src(inst, 2);
     if (inst.op == Opcode::AtomCas)
       return sel(it, ieq(old_bits, bits(v)), bits(src(inst, 3)), old_bits);
-    Opcode combine = Opcode::Add;
+    BinaryOp combine = BinaryOp::Add;
     switch (static_cast<AtomicOp>(inst.sub)) {
-    case AtomicOp::Add: combine = Opcode::Add; break;
-    case AtomicOp::Min: combine = Opcode::Min; break;
-    case AtomicOp::Max: combine = Opcode::Max; break;
-    case AtomicOp::And: combine = Opcode::And; break;
-    case AtomicOp::Or: combine = Opcode::Or; break;
-    case AtomicOp::Xor: combine = Opcode::Xor; break;
+    case AtomicOp::Add: combine = BinaryOp::Add; break;
+    case AtomicOp::Min: combine = BinaryOp::Min; break;
+    case AtomicOp::Max: combine = BinaryOp::Max; break;
+    case AtomicOp::And: combine = BinaryOp::And; break;
+    case AtomicOp::Or: combine = BinaryOp::Or; break;
+    case AtomicOp::Xor: combine = BinaryOp::Xor; break;
     case AtomicOp::Xchg: return bits(v);
     }
     return bits(binary(combine, t, is_float(t) ? bitcast(rep(t), old_bits) : old_bits, v));

@@ -12,6 +12,7 @@
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
 #include "hologram/support/diagnostics.h"
+#include "hologram/support/unreachable.h"
 
 #include <algorithm>
 #include <bit>
@@ -912,8 +913,13 @@ std::string identity(ReduceOp op, Type t) {
   case Type::I32: return ints(int32_t{});
   case Type::U32: return ints(uint32_t{});
   case Type::I64: return ints(int64_t{});
-  default: return ints(uint64_t{});
+  case Type::BF16:
+  case Type::F16:
+  case Type::None:
+  case Type::Pred:
+  case Type::U64: return ints(uint64_t{});
   }
+  unreachable_enum("Type");
 }
 
 /// The instruction lines computing r3 from r2 (map) or from r2 and r4 (map2).
@@ -980,9 +986,9 @@ void needed(const Instruction &inst, std::vector<Needed> &out) {
     s = replace_all(s, "$TREE", tree("tr", opn, rn, "r10", "r15"));
     add(std::string(kPrefix) + "reduce_" + opn + "_" + rn, s);
   };
-  switch (inst.op) {
-  case Opcode::Map:
-  case Opcode::Map2: {
+  switch (as_launch(inst.op)) {
+  case LaunchOpcode::Map:
+  case LaunchOpcode::Map2: {
     bool two = inst.op == Opcode::Map2;
     std::string opn(sub_name(two ? SubKind::MapBinary : SubKind::MapUnary, inst.sub));
     std::string s = replace_all(kernel_text(two ? kMap2 : kMap, t), "$OP", opn);
@@ -990,34 +996,39 @@ void needed(const Instruction &inst, std::vector<Needed> &out) {
         replace_all(s, "$BODY", map_body(inst)));
     return;
   }
-  case Opcode::ReduceAll: reduce(static_cast<ReduceOp>(inst.sub), t); return;
-  case Opcode::Dot:
+  case LaunchOpcode::ReduceAll: reduce(static_cast<ReduceOp>(inst.sub), t); return;
+  case LaunchOpcode::Dot:
     add(std::string(kPrefix) + "dot_" + tn,
         replace_all(replace_all(kernel_text(kDot, t), "$SETUP", tree_setup(8)), "$TREE",
                     tree("tr", "add", "f64", "r10", "r15")));
     reduce(ReduceOp::Add, Type::F64);
     return;
-  case Opcode::Gemm:
-  case Opcode::BatchedGemm: add(std::string(kPrefix) + "gemm_" + tn, kernel_text(kGemm, t)); return;
-  case Opcode::Gemv: add(std::string(kPrefix) + "gemv_" + tn, kernel_text(kGemv, t)); return;
-  case Opcode::Softmax:
-  case Opcode::LogSoftmax:
+  case LaunchOpcode::Gemm:
+  case LaunchOpcode::BatchedGemm:
+    add(std::string(kPrefix) + "gemm_" + tn, kernel_text(kGemm, t));
+    return;
+  case LaunchOpcode::Gemv: add(std::string(kPrefix) + "gemv_" + tn, kernel_text(kGemv, t)); return;
+  case LaunchOpcode::Softmax:
+  case LaunchOpcode::LogSoftmax:
     add(std::string(kPrefix) + "softmax_" + tn, with_trees(kernel_text(kSoftmax, t), 8, "f64"));
     return;
-  case Opcode::LayerNorm:
-  case Opcode::RmsNorm:
+  case LaunchOpcode::LayerNorm:
+  case LaunchOpcode::RmsNorm:
     add(std::string(kPrefix) + "norm_" + tn, with_trees(kernel_text(kNorm, t), 8, "f64"));
     return;
-  case Opcode::Silu:
-  case Opcode::Gelu:
-  case Opcode::GeluTanh: add(std::string(kPrefix) + "act_" + tn, kernel_text(kAct, t)); return;
-  case Opcode::Rope: add(std::string(kPrefix) + "rope_" + tn, kernel_text(kRope, t)); return;
-  case Opcode::Attention:
+  case LaunchOpcode::Silu:
+  case LaunchOpcode::Gelu:
+  case LaunchOpcode::GeluTanh:
+    add(std::string(kPrefix) + "act_" + tn, kernel_text(kAct, t));
+    return;
+  case LaunchOpcode::Rope: add(std::string(kPrefix) + "rope_" + tn, kernel_text(kRope, t)); return;
+  case LaunchOpcode::Attention:
     add(std::string(kPrefix) + "attention_" + tn, kernel_text(kAttention, t));
     return;
-  case Opcode::Conv2d: add(std::string(kPrefix) + "conv2d_" + tn, kernel_text(kConv2d, t)); return;
-  case Opcode::Axpy: add(std::string(kPrefix) + "axpy_" + tn, kernel_text(kAxpy, t)); return;
-  default: return;
+  case LaunchOpcode::Conv2d:
+    add(std::string(kPrefix) + "conv2d_" + tn, kernel_text(kConv2d, t));
+    return;
+  case LaunchOpcode::Axpy: add(std::string(kPrefix) + "axpy_" + tn, kernel_text(kAxpy, t)); return;
   }
 }
 
@@ -1175,9 +1186,10 @@ struct Planner {
   }
 
   Status run() {
-    switch (inst.op) {
-    case Opcode::Map:
-    case Opcode::Map2: {
+    if (!inst.info().launch_level()) return fail("not a whole-launch operation");
+    switch (as_launch(inst.op)) {
+    case LaunchOpcode::Map:
+    case LaunchOpcode::Map2: {
       bool two = inst.op == Opcode::Map2;
       uint64_t n = u(two ? 3 : 2);
       for (size_t i = 0; i < (two ? 3u : 2u); ++i) need(i, n);
@@ -1187,7 +1199,7 @@ struct Planner {
       args.push_back(u64(n));
       return per_item(std::string(kPrefix) + (two ? "map2_" : "map_") + opn + "_" + tn, n, args);
     }
-    case Opcode::ReduceAll: {
+    case LaunchOpcode::ReduceAll: {
       uint64_t n = u(2);
       need(1, n);
       std::string name = std::string(kPrefix) + "reduce_" +
@@ -1196,7 +1208,7 @@ struct Planner {
       plan.result_type = inst.type;
       return {};
     }
-    case Opcode::Dot: {
+    case LaunchOpcode::Dot: {
       uint64_t n = u(3);
       need(1, n);
       need(2, n);
@@ -1204,9 +1216,9 @@ struct Planner {
       plan.result_type = Type::F64;
       return {};
     }
-    case Opcode::Gemm:
-    case Opcode::BatchedGemm: return gemm();
-    case Opcode::Gemv: {
+    case LaunchOpcode::Gemm:
+    case LaunchOpcode::BatchedGemm: return gemm();
+    case LaunchOpcode::Gemv: {
       uint64_t m = u(3), n = u(4), lda = u(7);
       bool tr = imm(8);
       uint64_t rows = tr ? n : m, cols = tr ? m : n;
@@ -1217,8 +1229,8 @@ struct Planner {
                       {buf(0), buf(1), buf(2), u64(rows), u64(cols), f64(as_f64(5)), f64(as_f64(6)),
                        u64(lda), u32(tr)});
     }
-    case Opcode::Softmax:
-    case Opcode::LogSoftmax: {
+    case LaunchOpcode::Softmax:
+    case LaunchOpcode::LogSoftmax: {
       uint64_t rows = u(2), cols = u(3);
       need(0, mul_sat(rows, cols));
       need(1, mul_sat(rows, cols));
@@ -1226,8 +1238,8 @@ struct Planner {
           "__hg_softmax_" + tn, rows,
           {buf(0), buf(1), u64(rows), u64(cols), u32(inst.op == Opcode::LogSoftmax ? 1 : 0)});
     }
-    case Opcode::LayerNorm:
-    case Opcode::RmsNorm: {
+    case LaunchOpcode::LayerNorm:
+    case LaunchOpcode::RmsNorm: {
       bool ln = inst.op == Opcode::LayerNorm;
       uint64_t rows = u(ln ? 4 : 3), cols = u(ln ? 5 : 4);
       need(0, mul_sat(rows, cols));
@@ -1242,16 +1254,16 @@ struct Planner {
                      {buf(0), buf(1), gamma ? buf(2) : buf(1), beta ? buf(3) : buf(1), u64(rows),
                       u64(cols), f64(as_f64(ln ? 6 : 5)), u32(flags)});
     }
-    case Opcode::Silu:
-    case Opcode::Gelu:
-    case Opcode::GeluTanh: {
+    case LaunchOpcode::Silu:
+    case LaunchOpcode::Gelu:
+    case LaunchOpcode::GeluTanh: {
       uint64_t n = u(2);
       need(0, n);
       need(1, n);
       uint32_t kind = inst.op == Opcode::Silu ? 0 : inst.op == Opcode::Gelu ? 1 : 2;
       return per_item("__hg_act_" + tn, n, {buf(0), buf(1), u64(n), u32(kind)});
     }
-    case Opcode::Rope: {
+    case LaunchOpcode::Rope: {
       uint64_t rows = u(4), dim = u(5), half = dim / 2;
       if (dim % 2) return fail("rope needs an even dimension, got " + std::to_string(dim));
       need(0, mul_sat(rows, dim));
@@ -1262,7 +1274,7 @@ struct Planner {
       return per_item("__hg_rope_" + tn, pairs,
                       {buf(0), buf(1), buf(2), buf(3), u64(pairs), u64(half)});
     }
-    case Opcode::Attention: {
+    case LaunchOpcode::Attention: {
       uint64_t heads = u(5), sq = u(6), sk = u(7), d = u(8);
       need(0, mul_sat(mul_sat(heads, sq), d));
       need(1, mul_sat(mul_sat(heads, sq), d));
@@ -1281,7 +1293,7 @@ struct Planner {
                       {buf(0), buf(1), buf(2), buf(3), mask ? buf(4) : buf(1), scratch(s),
                        u64(rows), u64(sq), u64(sk), u64(d), f64(as_f64(9)), u32(flags)});
     }
-    case Opcode::Conv2d: {
+    case LaunchOpcode::Conv2d: {
       uint64_t N = u(4), C = u(5), H = u(6), W = u(7), K = u(8), KH = u(9), KW = u(10),
                stride = u(11), pad = u(12);
       if (stride == 0) return fail("conv2d stride must be positive");
@@ -1301,15 +1313,15 @@ struct Planner {
                        u64(W), u64(K), u64(KH), u64(KW), u64(stride), u64(pad), u64(OH), u64(OW),
                        u32(bias)});
     }
-    case Opcode::Axpy: {
+    case LaunchOpcode::Axpy: {
       uint64_t n = u(2);
       need(0, n);
       need(1, n);
       LibraryArg alpha{LibraryArg::Kind::Scalar, 0, inst.type, u(3)};
       return per_item("__hg_axpy_" + tn, n, {buf(0), buf(1), u64(n), alpha});
     }
-    default: return fail("not a whole-launch operation");
     }
+    unreachable_enum("LaunchOpcode");
   }
 };
 

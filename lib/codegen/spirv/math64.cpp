@@ -19,7 +19,7 @@ namespace hologram::codegen::spirv {
 namespace {
 
 using Op = spv::Op;
-using isa::Opcode;
+using isa::MathOpcode;
 namespace T = math_tables;
 
 struct DD {
@@ -32,25 +32,25 @@ public:
   F64Math(Builder &b, bool opencl)
       : b_(b), cl_(opencl), ext_(b.import(opencl ? "OpenCL.std" : "GLSL.std.450")) {}
 
-  Id emit(Opcode fn, Id x, Id y) {
+  Id emit(MathOpcode fn, Id x, Id y) {
     switch (fn) {
-    case Opcode::Exp: return exp(x);
-    case Opcode::Exp2: return exp2(x);
-    case Opcode::Log: return log(x, Base::E);
-    case Opcode::Log2: return log(x, Base::Two);
-    case Opcode::Log10: return log(x, Base::Ten);
-    case Opcode::Sqrt: return sqrt(x);
-    case Opcode::Rsqrt: return rsqrt(x);
-    case Opcode::Sin:
-    case Opcode::Cos:
-    case Opcode::Tan: return trig(fn, x);
-    case Opcode::Tanh: return tanh(x);
-    case Opcode::Sigmoid: return sigmoid(x);
-    case Opcode::Erf: return erf(x);
-    case Opcode::Pow: return pow(x, y);
-    case Opcode::Atan2: return atan2(x, y);
-    default: throw std::logic_error("spirv: not an f64 transcendental");
+    case MathOpcode::Exp: return exp(x);
+    case MathOpcode::Exp2: return exp2(x);
+    case MathOpcode::Log: return log(x, Base::E);
+    case MathOpcode::Log2: return log(x, Base::Two);
+    case MathOpcode::Log10: return log(x, Base::Ten);
+    case MathOpcode::Sqrt: return sqrt(x);
+    case MathOpcode::Rsqrt: return rsqrt(x);
+    case MathOpcode::Sin:
+    case MathOpcode::Cos:
+    case MathOpcode::Tan: return trig(fn, x);
+    case MathOpcode::Tanh: return tanh(x);
+    case MathOpcode::Sigmoid: return sigmoid(x);
+    case MathOpcode::Erf: return erf(x);
+    case MathOpcode::Pow: return pow(x, y);
+    case MathOpcode::Atan2: return atan2(x, y);
     }
+    throw std::logic_error("spirv: not an f64 transcendental");
   }
 
 private:
@@ -471,17 +471,17 @@ private:
     Id tail = mul(mul(h2, h2), horner(h2, c));
     return add_d(acc, sub(tail, mul(h, r.lo)));
   }
-  Id trig(Opcode fn, Id x) {
+  Id trig(MathOpcode fn, Id x) {
     Quadrant red = reduce_pio2(fabs(x));
     DD s = sin_pair(red.r), c = cos_pair(red.r);
     auto is = [&](uint64_t n) { return ieq(red.q, k(n)); };
     Id y;
-    if (fn == Opcode::Cos) {
+    if (fn == MathOpcode::Cos) {
       DD v = sel(is(0), c, sel(is(1), dd_neg(s), sel(is(2), dd_neg(c), s)));
       y = v.hi;
     } else {
       Id odd = either(is(1), is(3));
-      if (fn == Opcode::Sin) {
+      if (fn == MathOpcode::Sin) {
         DD v = sel(is(0), s, sel(is(1), c, sel(is(2), dd_neg(s), dd_neg(c))));
         y = v.hi;
       } else {
@@ -618,10 +618,10 @@ private:
 
 } // namespace
 
-Id call_f64_math(Builder &b, bool opencl, Opcode fn, Id x, Id y) {
-  bool binary = fn == Opcode::Pow || fn == Opcode::Atan2;
+Id call_f64_math(Builder &b, bool opencl, MathOpcode fn, Id x, Id y) {
+  bool binary = fn == MathOpcode::Pow || fn == MathOpcode::Atan2;
   Id f64 = b.t_float(64);
-  const std::string name(isa::info(fn).mnemonic);
+  const std::string name(isa::info(isa::to_opcode(fn)).mnemonic);
   Id fn_id = b.shared_global("math64." + name, [&] {
     Id id = b.fresh();
     b.aside([&] {

@@ -14,6 +14,6 @@ namespace hologram::codegen::spirv {
 /// rsqrt sin cos tan tanh sigmoid erf, and pow and atan2 of x and y in C's operand order) in
 /// the current block of `builder`, writing the function the first time a module asks for it.
 /// `opencl`: the Kernel flavour (OpenCL.std, no NoContraction decorations).
-Id call_f64_math(Builder &builder, bool opencl, isa::Opcode fn, Id x, Id y = 0);
+Id call_f64_math(Builder &builder, bool opencl, isa::MathOpcode fn, Id x, Id y = 0);
 
 } // namespace hologram::codegen::spirv

@@ -1,6 +1,7 @@
 // Canonicalisation of circuits: rewrites that shorten a circuit without changing its data
 // effect, and the printer of circuit syntax.
 #include "hologram/frontend/circuit.h"
+#include "hologram/support/unreachable.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -43,8 +44,11 @@ std::string op_text(const CircuitOp &op) {
   case Generator::Merge:
   case Generator::Split:
     return s + ref_text(op.a) + "[" + ref_text(op.b) + "," + ref_text(op.c) + "]";
-  default: return s + ref_text(op.a);
+  case Generator::Evaluate:
+  case Generator::Mark:
+  case Generator::Quote: return s + ref_text(op.a);
   }
+  unreachable_enum("Generator");
 }
 
 /// Whether `op` reads any byte of class `cls`.
@@ -56,8 +60,11 @@ bool reads(const CircuitOp &op, uint32_t cls) {
     if (op.range) return std::find(op.classes.begin(), op.classes.end(), cls) != op.classes.end();
     return op.a.cls == cls || op.b.cls == cls;
   case Generator::Split: return op.a.cls == cls || op.b.cls == cls;
-  default: return false;
+  case Generator::Evaluate:
+  case Generator::Mark:
+  case Generator::Quote: return false;
   }
+  unreachable_enum("Generator");
 }
 
 /// Every class an op names (data or marker).
@@ -68,8 +75,11 @@ std::vector<uint32_t> classes_of(const CircuitOp &op) {
   case Generator::Swap: return {op.a.cls, op.b.cls};
   case Generator::Merge:
   case Generator::Split: return {op.a.cls, op.b.cls, op.c.cls};
-  default: return {op.a.cls};
+  case Generator::Evaluate:
+  case Generator::Mark:
+  case Generator::Quote: return {op.a.cls};
   }
+  unreachable_enum("Generator");
 }
 
 bool shares_class(const CircuitOp &x, const CircuitOp &y) {

@@ -111,7 +111,9 @@ private:
       arith(op.gen == Generator::Merge ? Opcode::Add : Opcode::Sub, 12, 10, 11);
       store(op.c, 12);
       break;
-    default: break;
+    case Generator::Evaluate:
+    case Generator::Mark:
+    case Generator::Quote: break;
     }
     if (paged) b_.bind(skip);
   }

@@ -1,6 +1,7 @@
 // Circuit lexer and parser (SPEC §6.1) with transforms resolved at parse time (§6.2).
 #include "hologram/frontend/circuit.h"
 #include "hologram/isa/atlas.h"
+#include "hologram/support/unreachable.h"
 
 #include <algorithm>
 #include <cctype>
@@ -84,8 +85,11 @@ std::set<uint32_t> touched(const CircuitOp &op) {
     if (op.range) return {op.classes.begin(), op.classes.end()};
     return {op.a.cls, op.b.cls, op.c.cls};
   case Generator::Split: return {op.a.cls, op.b.cls, op.c.cls};
-  default: return {};
+  case Generator::Evaluate:
+  case Generator::Mark:
+  case Generator::Quote: return {};
   }
+  unreachable_enum("Generator");
 }
 
 const std::vector<std::string> kGenerators = {"mark",  "copy",  "swap",    "merge",
@@ -386,7 +390,9 @@ bool CircuitParser::parse_term(std::vector<CircuitOp> &out) {
     if (!parse_sigil(op.c, take())) return false;
     if (!expect(Tok::RBracket, "to close the operands")) return false;
     break;
-  default: break;
+  case Generator::Evaluate:
+  case Generator::Mark:
+  case Generator::Quote: break;
   }
   // Operands of one generator cover the same extent: all whole classes or all single pages.
   std::vector<ClassRef> refs = {op.a};

@@ -7,6 +7,7 @@
 #include "hologram/isa/numeric.h"
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
+#include "hologram/support/unreachable.h"
 #include "json_locator.h"
 #include "json_reader.h"
 
@@ -1155,8 +1156,12 @@ std::optional<int> constant_sign(const Expr &e, Type t) {
       return {false, 0};
     }
     case Expr::Kind::Cast: return fold(x.args[0]);
-    default: return {false, 0};
+    case Expr::Kind::Call:
+    case Expr::Kind::Index:
+    case Expr::Kind::Select:
+    case Expr::Kind::Var: return {false, 0};
     }
+    unreachable_enum("Kind");
   };
   C c = fold(e);
   if (!c.ok) return std::nullopt;

@@ -75,7 +75,17 @@ TEST(Text, EveryOpcodeRoundTrips) {
                 ? isa::Operand::address({isa::AddrBase::Pool, static_cast<uint16_t>(pool), 5, 1, 8})
                 : isa::mem(buf, 5, 4, -4));
         break;
-      default: ops.push_back(isa::R(10 + i)); break;
+      case isa::OperandRole::CvtDst:
+      case isa::OperandRole::CvtSrc:
+      case isa::OperandRole::DstT:
+      case isa::OperandRole::DstU32:
+      case isa::OperandRole::DstU64:
+      case isa::OperandRole::LoopCounter:
+      case isa::OperandRole::RegWindow:
+      case isa::OperandRole::SrcF64:
+      case isa::OperandRole::SrcT:
+      case isa::OperandRole::SrcU32:
+      case isa::OperandRole::SrcU64: ops.push_back(isa::R(10 + i)); break;
       }
     }
     auto &inst = b.emit(row.opcode, t, {});
