@@ -4,6 +4,7 @@
 #include "hologram/frontend/json.h"
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
+#include "hologram/opt/pass_manager.h"
 #include "hologram/support/file_io.h"
 
 #include <cctype>
@@ -35,33 +36,30 @@ std::string kernel_name_from_path(std::string_view path) {
   return name;
 }
 
-std::optional<CompiledInput> compile_input(const std::string &path, InputKind kind,
-                                           const FrontendOptions &opts, DiagnosticEngine &diags) {
-  std::string err;
-  auto text = read_file(path, &err);
-  std::string name = path == "-" ? "<stdin>" : path;
-  if (!text) {
-    diags.error(name, {}, err);
-    return std::nullopt;
-  }
+namespace {
+
+/// The front end of `kind` on `text`: a verified module, not yet optimised.
+std::optional<CompiledInput> front_end(const std::string &text, const std::string &name,
+                                       const std::string &path, InputKind kind,
+                                       const FrontendOptions &opts, DiagnosticEngine &diags) {
   CompiledInput in;
   in.path = name;
   in.kind = kind;
   switch (kind) {
   case InputKind::Isa: {
-    auto m = isa::parse_module(*text, name, diags);
+    auto m = isa::parse_module(text, name, diags);
     if (!m || !isa::verify_module(*m, diags)) return std::nullopt;
     in.module = std::move(*m);
     return in;
   }
   case InputKind::Json: {
-    auto m = frontend::compile_json(*text, name, diags);
+    auto m = frontend::compile_json(text, name, diags);
     if (!m) return std::nullopt;
     in.module = std::move(*m);
     return in;
   }
   case InputKind::Circuit: {
-    auto c = frontend::parse_circuit(*text, name, diags);
+    auto c = frontend::parse_circuit(text, name, diags);
     if (!c) return std::nullopt;
     in.canonical = frontend::canonicalize(*c, &in.rewrite_notes);
     frontend::CircuitOptions co;
@@ -76,6 +74,24 @@ std::optional<CompiledInput> compile_input(const std::string &path, InputKind ki
   }
   }
   return std::nullopt;
+}
+
+} // namespace
+
+std::optional<CompiledInput> compile_input(const std::string &path, InputKind kind,
+                                           const FrontendOptions &opts, DiagnosticEngine &diags) {
+  std::string err;
+  auto text = read_file(path, &err);
+  std::string name = path == "-" ? "<stdin>" : path;
+  if (!text) {
+    diags.error(name, {}, err);
+    return std::nullopt;
+  }
+  auto in = front_end(*text, name, path, kind, opts, diags);
+  if (!in) return std::nullopt;
+  const opt::PassOptions po{opts.opt_level, opts.print_after, opts.print};
+  if (!opt::optimize(in->module, po, diags)) return std::nullopt;
+  return in;
 }
 
 std::string depfile_text(const std::string &target, const std::vector<std::string> &deps) {

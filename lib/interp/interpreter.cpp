@@ -594,29 +594,7 @@ private:
   static uint64_t compute(const Lane &l, const Instruction &inst, bool &div_by_zero) {
     const auto &ops = inst.operands;
     auto src = [&](size_t i) { return i < ops.size() ? l.regs[ops[i].index] : uint64_t{0}; };
-    return sem::with_type(inst.type, [&](auto tag) -> uint64_t {
-      using T = decltype(tag);
-      const T x = sem::from_bits<T>(src(1)), y = sem::from_bits<T>(src(2)),
-              z = sem::from_bits<T>(src(3));
-      switch (family_of(inst.op)) {
-      case OpFamily::Arith:
-        return sem::to_bits(sem::arith(as_family<ArithOpcode>(inst.op), x, y, z, div_by_zero));
-      case OpFamily::Logic:
-        return sem::to_bits(
-            sem::logic(as_family<LogicOpcode>(inst.op), x, y, static_cast<uint32_t>(src(2))));
-      case OpFamily::Math: return sem::to_bits(sem::math(as_family<MathOpcode>(inst.op), x, y));
-      case OpFamily::Move:
-      case OpFamily::Control:
-      case OpFamily::Sync:
-      case OpFamily::Atomic:
-      case OpFamily::Atlas:
-      case OpFamily::Reduce:
-      case OpFamily::Pool:
-      case OpFamily::HigherOrder:
-      case OpFamily::Library: break; // not a computation on registers
-      }
-      return uint64_t{0};
-    });
+    return sem::compute(inst, src(1), src(2), src(3), div_by_zero);
   }
 
   /// x op y for the arithmetic of reductions and atomics (integer division cannot occur).

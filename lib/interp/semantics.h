@@ -4,6 +4,7 @@
 
 #include "hologram/isa/numeric.h"
 #include "hologram/isa/opcode.h"
+#include "hologram/isa/program.h"
 #include "hologram/isa/type.h"
 #include "hologram/isa/type_dispatch.h"
 
@@ -246,6 +247,36 @@ template <typename T> T logic(isa::LogicOpcode op, T x, T y, uint32_t shift) {
     }
     return T{};
   }
+}
+
+/// The value of an Arith, integer Logic or Math instruction whose sources hold the bits a, b, c
+/// (in operand order; those it does not have are ignored); 0 for other instructions. Shared by
+/// the interpreter and constant folding (interp::evaluate_pure), so both compute alike.
+inline uint64_t compute(const isa::Instruction &inst, uint64_t a, uint64_t b, uint64_t c,
+                        bool &div_by_zero) {
+  using isa::OpFamily;
+  return with_type(inst.type, [&](auto tag) -> uint64_t {
+    using T = decltype(tag);
+    const T x = from_bits<T>(a), y = from_bits<T>(b), z = from_bits<T>(c);
+    switch (isa::family_of(inst.op)) {
+    case OpFamily::Arith:
+      return to_bits(arith(isa::as_family<isa::ArithOpcode>(inst.op), x, y, z, div_by_zero));
+    case OpFamily::Logic:
+      return to_bits(
+          logic(isa::as_family<isa::LogicOpcode>(inst.op), x, y, static_cast<uint32_t>(b)));
+    case OpFamily::Math: return to_bits(math(isa::as_family<isa::MathOpcode>(inst.op), x, y));
+    case OpFamily::Move:
+    case OpFamily::Control:
+    case OpFamily::Sync:
+    case OpFamily::Atomic:
+    case OpFamily::Atlas:
+    case OpFamily::Reduce:
+    case OpFamily::Pool:
+    case OpFamily::HigherOrder:
+    case OpFamily::Library: break; // not a computation on registers
+    }
+    return uint64_t{0};
+  });
 }
 
 template <typename T> bool compare(isa::CmpCode cc, T a, T b) {

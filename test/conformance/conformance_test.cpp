@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <tuple>
 
 using namespace hologram;
 using namespace hologram::conformance;
@@ -49,18 +50,23 @@ std::vector<std::unique_ptr<Runner>> make_runners() {
   return runners;
 }
 
-/// Compiled corpus files, by path (each file is compiled once).
-const driver::CompiledInput &compiled(const std::string &file) {
-  static std::map<std::string, driver::CompiledInput> cache;
-  auto it = cache.find(file);
+/// The optimisation levels the corpus runs at: as written, and through the -O2 pipeline.
+constexpr unsigned kOptLevels[] = {0, 2};
+
+/// Compiled corpus files, by path and -O level (each is compiled once).
+const driver::CompiledInput &compiled(const std::string &file, unsigned opt_level) {
+  static std::map<std::pair<std::string, unsigned>, driver::CompiledInput> cache;
+  auto it = cache.find({file, opt_level});
   if (it != cache.end()) return it->second;
   std::string path = std::string(HOLOGRAM_CONFORMANCE_DIR) + "/" + file;
   auto kind = driver::kind_from_extension(path);
   DiagnosticEngine diags;
   diags.set_warnings_as_errors(true);
-  auto in = kind ? driver::compile_input(path, *kind, {}, diags) : std::nullopt;
+  driver::FrontendOptions fo;
+  fo.opt_level = opt_level;
+  auto in = kind ? driver::compile_input(path, *kind, fo, diags) : std::nullopt;
   if (!in) throw std::runtime_error("cannot compile " + path + ":\n" + diags.to_string());
-  return cache.emplace(file, std::move(*in)).first->second;
+  return cache.emplace(std::pair{file, opt_level}, std::move(*in)).first->second;
 }
 
 std::string format_value(Type t, const std::byte *p) {
@@ -178,14 +184,16 @@ void expect_paths(const Case &c, const Runner &runner) {
                        << ", expected " << keys_of(want);
 }
 
-class Conformance : public ::testing::TestWithParam<std::pair<size_t, size_t>> {};
+/// One test: (case, runner, -O level index).
+using Param = std::tuple<size_t, size_t, size_t>;
+class Conformance : public ::testing::TestWithParam<Param> {};
 
 TEST_P(Conformance, MatchesReference) {
   static const auto cases = all_cases();
   static const auto runners = make_runners();
-  const Case &c = cases[GetParam().first];
-  Runner &runner = *runners[GetParam().second];
-  const auto &in = compiled(c.file);
+  const Case &c = cases[std::get<0>(GetParam())];
+  Runner &runner = *runners[std::get<1>(GetParam())];
+  const auto &in = compiled(c.file, kOptLevels[std::get<2>(GetParam())]);
   const isa::Kernel *kernel =
       c.kernel.empty() ? &in.module.kernels.at(0) : in.module.find_kernel(c.kernel);
   ASSERT_NE(kernel, nullptr) << "no kernel " << c.kernel << " in " << c.file;
@@ -223,19 +231,22 @@ TEST_P(Conformance, MatchesReference) {
   }
 }
 
-std::vector<std::pair<size_t, size_t>> all_pairs() {
-  std::vector<std::pair<size_t, size_t>> pairs;
+std::vector<Param> all_params() {
+  std::vector<Param> params;
   size_t ncases = all_cases().size(), nrunners = make_runners().size();
-  for (size_t r = 0; r < nrunners; ++r)
-    for (size_t i = 0; i < ncases; ++i) pairs.emplace_back(i, r);
-  return pairs;
+  for (size_t o = 0; o < std::size(kOptLevels); ++o)
+    for (size_t r = 0; r < nrunners; ++r)
+      for (size_t i = 0; i < ncases; ++i) params.emplace_back(i, r, o);
+  return params;
 }
 
-INSTANTIATE_TEST_SUITE_P(Corpus, Conformance, ::testing::ValuesIn(all_pairs()),
-                         [](const ::testing::TestParamInfo<std::pair<size_t, size_t>> &p) {
+INSTANTIATE_TEST_SUITE_P(Corpus, Conformance, ::testing::ValuesIn(all_params()),
+                         [](const ::testing::TestParamInfo<Param> &p) {
                            static const auto cases = all_cases();
                            static const auto runners = make_runners();
-                           return cases[p.param.first].name + "_" + runners[p.param.second]->name();
+                           return cases[std::get<0>(p.param)].name + "_" +
+                                  runners[std::get<1>(p.param)]->name() + "_O" +
+                                  std::to_string(kOptLevels[std::get<2>(p.param)]);
                          });
 
 TEST(ConformanceCorpus, RequiredBackendsAreAvailable) {

@@ -4,6 +4,7 @@
 #include "hologram/driver/driver.h"
 #include "hologram/driver/spirv_output.h"
 #include "hologram/isa/text.h"
+#include "hologram/opt/pass_manager.h"
 #include "hologram/support/file_io.h"
 
 #include <CLI/CLI.hpp>
@@ -100,6 +101,12 @@ int run(int argc, char **argv) {
   app.add_option("-x", lang, "input language: isa, json, circuit")
       ->check(CLI::IsMember({"isa", "json", "circuit"}));
   app.add_option("-O", opt_level, "optimisation level 0..3")->check(CLI::Range(0u, 3u));
+  std::vector<std::string> print_after;
+  std::string pass_names = "all";
+  for (const auto &p : opt::all_passes()) pass_names += ", " + std::string(p.name);
+  app.add_option("--print-after", print_after,
+                 "print the ISA to standard error after a pass of the -O pipeline: " + pass_names)
+      ->delimiter(',');
   app.add_option("--circuit-type", circuit_type, "element type of circuit classes (default f32)");
   app.add_option("--diagnostics-format", diag_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
@@ -125,6 +132,16 @@ int run(int argc, char **argv) {
 
   driver::FrontendOptions fo;
   fo.opt_level = opt_level;
+  for (const auto &p : print_after)
+    if (p != "all" && !opt::find_pass(p)) {
+      std::cerr << "hologram-cc: error: --print-after: no pass is called '" << p
+                << "' (passes: " << pass_names << ")\n";
+      return kUsageError;
+    }
+  fo.print_after = print_after;
+  fo.print = [](std::string_view pass, const isa::Module &m) {
+    std::cerr << "; *** ISA after " << pass << " ***\n" << isa::print_module(m);
+  };
   auto ct = isa::parse_type(circuit_type);
   if (!ct || !isa::is_numeric(*ct)) {
     std::cerr << "hologram-cc: error: --circuit-type must be a numeric type (i8..u64, f16, bf16, "

@@ -252,6 +252,9 @@ int run(int argc, char **argv) {
   app.add_option("--print", prints, "NAME: print an array as JSON after the launch");
   app.add_option("--max-steps", max_steps, "stop after this many instructions (0: no limit)");
   app.add_flag("--check-div", check_div, "integer division by zero fails the launch");
+  unsigned opt_level = 2;
+  app.add_option("-O", opt_level, "optimisation level 0..3 of a program compiled here")
+      ->check(CLI::Range(0u, 3u));
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -261,6 +264,7 @@ int run(int argc, char **argv) {
 
   std::string err;
   driver::FrontendOptions fo;
+  fo.opt_level = opt_level;
   auto ct = isa::parse_type(circuit_type);
   if (!ct || !isa::is_numeric(*ct)) {
     std::cerr << "hologram-run: error: --circuit-type must be a numeric type, got '" << circuit_type

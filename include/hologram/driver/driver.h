@@ -2,6 +2,9 @@
 // front end, and produce the requested outputs (ISA text, canonical circuits, depfiles).
 #pragma once
 
+#include <functional>
+#include <string_view>
+
 #include "hologram/frontend/circuit.h"
 #include "hologram/isa/program.h"
 #include "hologram/support/diagnostics.h"
@@ -22,7 +25,12 @@ std::optional<InputKind> parse_kind(std::string_view name);
 
 struct FrontendOptions {
   isa::Type circuit_type = isa::Type::F32; ///< --circuit-type
-  unsigned opt_level = 2;                  ///< -O0 lowers circuits as written, -O1+ canonical
+  /// -O0 lowers circuits as written and runs no pass; -O1+ canonicalises circuits and runs the
+  /// optimiser's pipeline for the level (hologram/opt/pass_manager.h).
+  unsigned opt_level = 2;
+  std::vector<std::string> print_after; ///< --print-after: pass names, or "all"
+  /// Called with the pass name and the module after each pass named in print_after.
+  std::function<void(std::string_view pass, const isa::Module &)> print;
 };
 
 /// One compiled input.

@@ -1,0 +1,79 @@
+// Common-subexpression elimination within each basic block (local value numbering): a pure
+// instruction that computes what an earlier one computed from the same register values, and
+// whose result is still in its register, becomes a `mov` of that register. The sources of a
+// commutative instruction (flag C of the table) are compared in either order.
+#include "hologram/isa/accesses.h"
+#include "hologram/isa/cfg.h"
+#include "hologram/opt/pass_manager.h"
+#include "kernel_edit.h"
+
+#include <algorithm>
+#include <map>
+
+namespace hologram::opt {
+
+using namespace isa;
+
+namespace {
+
+/// Whether CSE may share this instruction's result: pure, one general-register result, and not
+/// a move (sharing a constant or a copy gains nothing).
+bool shareable(const Instruction &inst, const std::vector<RegAccess> &defs) {
+  const OpcodeInfo &row = inst.info();
+  if (!row.pure() || defs.size() != 1 || defs[0].pred) return false;
+  return inst.op != Opcode::Mov && inst.op != Opcode::MovImm && inst.op != Opcode::Param;
+}
+
+} // namespace
+
+bool eliminate_common_subexpressions(Kernel &k) {
+  const Cfg cfg = build_cfg(k);
+  bool changed = false;
+  std::vector<RegAccess> defs;
+  std::vector<uint32_t> version(detail::kSlots, 0);
+  struct Value {
+    Reg reg;
+    uint32_t version;
+  };
+  for (const BasicBlock &block : cfg.blocks) {
+    std::map<std::vector<uint64_t>, Value> available;
+    for (uint32_t i = block.begin; i < block.end; ++i) {
+      Instruction &inst = k.insts[i];
+      instruction_defs(inst, defs);
+      std::vector<uint64_t> key;
+      const bool share = shareable(inst, defs);
+      if (share) {
+        key = {static_cast<uint64_t>(inst.op), static_cast<uint64_t>(inst.type),
+               static_cast<uint64_t>(inst.type2), inst.sub};
+        std::vector<std::pair<uint64_t, uint64_t>> sources;
+        for (size_t j = 1; j < inst.operands.size(); ++j) {
+          const Operand &o = inst.operands[j];
+          const bool reg = o.kind == OperandKind::Reg;
+          const uint64_t v = reg && !is_special(o.index) ? version[o.index] : 0;
+          sources.push_back(
+              {(uint64_t{static_cast<uint8_t>(o.kind)} << 32) | o.index, reg ? v : o.imm});
+        }
+        if (inst.info().commutative() && sources.size() >= 2 && sources[1] < sources[0])
+          std::swap(sources[0], sources[1]);
+        for (const auto &[what, value] : sources) {
+          key.push_back(what);
+          key.push_back(value);
+        }
+      }
+      const Reg dst = defs.empty() ? 0 : defs[0].reg;
+      if (share) {
+        auto it = available.find(key);
+        if (it != available.end() && version[it->second.reg] == it->second.version &&
+            it->second.reg != dst) {
+          inst = detail::mov(inst, dst, it->second.reg, inst.type);
+          changed = true;
+        }
+      }
+      for (const RegAccess &d : defs) ++version[detail::slot_of(d.pred, d.reg)];
+      if (share && inst.op != Opcode::Mov) available[key] = {dst, version[dst]};
+    }
+  }
+  return changed;
+}
+
+} // namespace hologram::opt

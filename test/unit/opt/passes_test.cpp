@@ -1,0 +1,150 @@
+// The optimiser's passes keep the data effect: random programs (arithmetic of several types,
+// constants, copies, repeated computations, conversions, divisions by zero, loads, stores and
+// forward branches) give bit-identical memory on the interpreter before and after the -O1 and
+// -O2 pipelines, and the optimised program still verifies. Plus the pass manager's registry.
+#include "hologram/interp/interpreter.h"
+#include "hologram/isa/text.h"
+#include "hologram/isa/verifier.h"
+#include "hologram/opt/pass_manager.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace hologram;
+
+namespace {
+
+constexpr int kLanes = 4, kSlots = 16;
+
+/// A random kernel: i32 registers r1..r8, f32 r9..r16, u32 shift amounts r17..r18, the lane's
+/// u64 element index r19; every register is written before the body reads it.
+std::string random_program(std::mt19937 &rng, int length) {
+  auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  auto ireg = [&] { return "r" + std::to_string(pick(1, 8)); };
+  auto freg = [&] { return "r" + std::to_string(pick(9, 16)); };
+  std::string s = ".kernel k\n.param %a : buffer<i32> readwrite\n"
+                  ".param %f : buffer<f32> readwrite\n"
+                  "  cvt.u64.u32 r19, %lane.x\n  mul.u64 r19, r19, r20\n";
+  s.insert(s.find("  mul.u64"), "  mov.imm.u64 r20, 16\n");
+  for (int r = 1; r <= 8; ++r)
+    s += "  mov.imm.i32 r" + std::to_string(r) + ", " + std::to_string(pick(-5, 9)) + "\n";
+  for (int r = 9; r <= 16; ++r)
+    s += "  mov.imm.f32 r" + std::to_string(r) + ", " + std::to_string(pick(-4, 8)) + ".5\n";
+  s += "  mov.imm.u32 r17, 3\n  mov.imm.u32 r18, 35\n";
+  static const char *kIntBinary[] = {"add", "sub", "mul", "div", "rem",
+                                     "min", "max", "and", "or",  "xor"};
+  static const char *kFloatBinary[] = {"add", "sub", "mul", "div", "min", "max"};
+  static const char *kFloatUnary[] = {"sqrt", "exp", "floor", "neg", "abs", "tanh"};
+  int labels = 0;
+  std::vector<std::pair<int, int>> pending; // (label, instructions left before it)
+  for (int i = 0; i < length; ++i) {
+    const std::string d = ireg(), e = freg();
+    switch (pick(0, 13)) {
+    case 0: s += "  mov.imm.i32 " + d + ", " + std::to_string(pick(-3, 3)) + "\n"; break;
+    case 1: s += "  mov.i32 " + d + ", " + ireg() + "\n"; break;
+    case 2:
+    case 3:
+      s += "  " + std::string(kIntBinary[pick(0, 9)]) + ".i32 " + d + ", " + ireg() + ", " +
+           ireg() + "\n";
+      break;
+    case 4: s += "  mad.i32 " + d + ", " + ireg() + ", " + ireg() + ", " + ireg() + "\n"; break;
+    case 5:
+      s += "  shl.i32 " + d + ", " + ireg() + ", r" + std::to_string(pick(17, 18)) + "\n";
+      break;
+    case 6:
+    case 7:
+      s += "  " + std::string(kFloatBinary[pick(0, 5)]) + ".f32 " + e + ", " + freg() + ", " +
+           freg() + "\n";
+      break;
+    case 8:
+      s += "  " + std::string(kFloatUnary[pick(0, 5)]) + ".f32 " + e + ", " + freg() + "\n";
+      break;
+    case 9: s += "  cvt.f32.i32 " + e + ", " + ireg() + "\n"; break;
+    case 10: s += "  cvt.i32.f32 " + d + ", " + freg() + "\n"; break;
+    case 11:
+      s += "  st.i32 [%a + r19*4 + " + std::to_string(4 * pick(0, kSlots - 1)) + "], " + ireg() +
+           "\n";
+      s += "  st.f32 [%f + r19*4 + " + std::to_string(4 * pick(0, kSlots - 1)) + "], " + freg() +
+           "\n";
+      break;
+    case 12:
+      s += "  ld.i32 " + d + ", [%a + r19*4 + " + std::to_string(4 * pick(0, 3)) + "]\n";
+      break;
+    case 13:
+      s += "  setlt.i32 p0, " + ireg() + ", " + ireg() + "\n  bra p0 @L" + std::to_string(labels) +
+           "\n";
+      pending.push_back({labels++, pick(1, 6)});
+      break;
+    }
+    for (auto &[label, left] : pending)
+      if (left-- == 0) s += "@L" + std::to_string(label) + ":\n";
+    std::erase_if(pending, [](const auto &p) { return p.second < 0; });
+  }
+  for (const auto &[label, left] : pending) s += "@L" + std::to_string(label) + ":\n";
+  for (int r = 1; r <= 8; ++r)
+    s +=
+        "  st.i32 [%a + r19*4 + " + std::to_string(4 * (r + 7)) + "], r" + std::to_string(r) + "\n";
+  for (int r = 9; r <= 16; ++r)
+    s +=
+        "  st.f32 [%f + r19*4 + " + std::to_string(4 * (r - 1)) + "], r" + std::to_string(r) + "\n";
+  return s + "  exit\n";
+}
+
+/// The two arrays after one launch of kLanes lanes.
+std::vector<uint32_t> run(const isa::Kernel &k) {
+  std::vector<int32_t> a(kLanes * kSlots, 7);
+  std::vector<float> f(kLanes * kSlots, 0.25f);
+  std::vector<interp::ArgValue> args = {interp::ArgValue::buffer_of(a),
+                                        interp::ArgValue::buffer_of(f)};
+  interp::AtlasState atlas;
+  LaunchConfig launch;
+  launch.grid = {1, 1, 1};
+  launch.block = {kLanes, 1, 1};
+  auto st = interp::run_kernel(k, launch, args, atlas);
+  EXPECT_TRUE(st) << st.message();
+  std::vector<uint32_t> bits(a.size() + f.size());
+  std::memcpy(bits.data(), a.data(), a.size() * 4);
+  std::memcpy(bits.data() + a.size(), f.data(), f.size() * 4);
+  return bits;
+}
+
+TEST(Passes, RandomProgramsKeepTheirDataEffect) {
+  std::mt19937 rng(20261124);
+  int changed = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::string text = random_program(rng, 10 + trial % 40);
+    DiagnosticEngine diags;
+    auto m = isa::parse_module(text, "random.hasm", diags);
+    ASSERT_TRUE(m && isa::verify_module(*m, diags)) << diags.to_string() << "\n" << text;
+    const auto before = run(m->kernels[0]);
+    for (unsigned level : {1u, 2u}) {
+      isa::Module o = *m;
+      opt::PassOptions po;
+      po.level = level;
+      ASSERT_TRUE(opt::optimize(o, po, diags)) << diags.to_string() << "\n" << text;
+      changed += o.kernels[0].insts.size() != m->kernels[0].insts.size();
+      ASSERT_EQ(run(o.kernels[0]), before) << "-O" << level << " changed the result of\n"
+                                           << text << "\ninto\n"
+                                           << isa::print_module(o);
+    }
+  }
+  EXPECT_GT(changed, 300); // the passes had work to do in most programs
+}
+
+TEST(Passes, PipelinesAndRegistry) {
+  EXPECT_TRUE(opt::pipeline(0).empty());
+  std::vector<std::string_view> o1, o2;
+  for (const auto *p : opt::pipeline(1)) o1.push_back(p->name);
+  for (const auto *p : opt::pipeline(2)) o2.push_back(p->name);
+  EXPECT_EQ(o1, (std::vector<std::string_view>{"constant-fold", "copy-propagation", "dce"}));
+  EXPECT_EQ(o2, (std::vector<std::string_view>{"constant-fold", "copy-propagation", "cse", "dce"}));
+  EXPECT_EQ(opt::pipeline(3).size(), o2.size());
+  for (const auto &p : opt::all_passes()) EXPECT_EQ(opt::find_pass(p.name), &p);
+  EXPECT_EQ(opt::find_pass("licm"), nullptr);
+}
+
+} // namespace
