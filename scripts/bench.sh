@@ -7,13 +7,16 @@ bash "$root/scripts/setup.sh"
 build="$root/build-bench"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHOLOGRAM_ENABLE_BENCH=ON \
   -DHOLOGRAM_ENABLE_TESTS=OFF >/dev/null
-cmake --build "$build" --target hologram-bench hologram-gpu-bench
+cmake --build "$build" --target hologram-bench hologram-gpu-bench hologram-compile-bench
 "$build/bench/hologram-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
   --benchmark_format=json --benchmark_out="$build/bench.json" --benchmark_out_format=json \
   --benchmark_format=console
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 "$build/bench/hologram-gpu-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
   --benchmark_out="$build/gpu-bench.json" --benchmark_out_format=json --benchmark_format=console
+"$build/bench/hologram-compile-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
+  --benchmark_out="$build/compile-bench.json" --benchmark_out_format=json \
+  --benchmark_format=console
 python3 "$root/bench/report.py" "$build/bench.json" "$build/gpu-bench.json" \
-  "$root/docs/performance.md"
+  "$build/compile-bench.json" "$root/docs/performance.md"
 echo "bench: wrote docs/performance.md"
