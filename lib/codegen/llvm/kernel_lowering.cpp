@@ -703,6 +703,10 @@ private:
     V off;
     Value *limit = nullptr; ///< region size in bytes; null when unchecked
     int32_t region = 0;
+    /// The scale of a `%gid` index on a base that is the same for every lane (0 otherwise):
+    /// consecutive SIMD lanes have consecutive %gid, so an access whose element size equals
+    /// this scale touches consecutive elements, known when compiled.
+    uint32_t gid_scale = 0;
   };
 
   Value *param_pointer(unsigned p) {
@@ -755,6 +759,7 @@ private:
     }
     }
     acc.off = off;
+    if (a.index == special_reg(Special::Gid) && a.base != AddrBase::Reg) acc.gid_scale = a.scale;
     return acc;
   }
 
@@ -819,6 +824,10 @@ private:
       return {b_.CreateAlignedLoad(ty, pointer(acc, acc.off.v), llvm::Align(1)), true};
     Value *mask = b_.CreateLoad(vec(i1()), mask_);
     Value *zero = llvm::Constant::getNullValue(vec(ty));
+    if (acc.gid_scale == size) { // consecutive whatever the run: no check, no gather
+      Value *p0 = pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0}));
+      return {b_.CreateMaskedLoad(vec(ty), p0, llvm::Align(1), mask, zero), false};
+    }
     BasicBlock *contiguous = BasicBlock::Create(c_, "ld.vector", fn_);
     BasicBlock *gather = BasicBlock::Create(c_, "ld.gather", fn_);
     BasicBlock *done = BasicBlock::Create(c_, "ld.done", fn_);
@@ -848,6 +857,11 @@ private:
     Value *val = splat(v);
     if (acc.off.uni) { // lanes race for one location: the highest active lane wins
       b_.CreateMaskedScatter(val, splat(pointer(acc, acc.off.v)), llvm::Align(1), mask);
+      return;
+    }
+    if (acc.gid_scale == size) { // consecutive whatever the run: no check, no scatter
+      b_.CreateMaskedStore(val, pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0})),
+                           llvm::Align(1), mask);
       return;
     }
     BasicBlock *contiguous = BasicBlock::Create(c_, "st.vector", fn_);
