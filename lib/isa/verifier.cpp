@@ -3,6 +3,8 @@
 
 #include "verify_context.h"
 
+#include "hologram/support/unreachable.h"
+
 namespace hologram::isa {
 
 namespace detail {
@@ -19,43 +21,76 @@ std::string VerifyContext::describe_block(uint32_t b) const {
 
 } // namespace detail
 
+Type read_type(const Instruction &inst, OperandRole role) {
+  switch (role) {
+  case OperandRole::SrcT: return inst.type;
+  case OperandRole::SrcPred: return Type::Pred;
+  case OperandRole::SrcU32:
+  case OperandRole::LoopCounter: return Type::U32;
+  case OperandRole::SrcU64: return Type::U64;
+  case OperandRole::SrcF64: return Type::F64;
+  case OperandRole::CvtSrc: return inst.type2;
+  case OperandRole::DstT:
+  case OperandRole::DstPred:
+  case OperandRole::DstU32:
+  case OperandRole::DstU64:
+  case OperandRole::CvtDst:
+  case OperandRole::LiteralT:
+  case OperandRole::Count:
+  case OperandRole::Label:
+  case OperandRole::ScalarParam:
+  case OperandRole::BufferParam:
+  case OperandRole::OptBufferParam:
+  case OperandRole::MemParam:
+  case OperandRole::Address:
+  case OperandRole::RegWindow: return Type::None;
+  }
+  unreachable_enum("OperandRole");
+}
+
+Type write_type(const Instruction &inst, OperandRole role) {
+  switch (role) {
+  case OperandRole::DstT:
+  case OperandRole::CvtDst: return inst.type;
+  case OperandRole::DstPred: return Type::Pred;
+  case OperandRole::DstU32:
+  case OperandRole::LoopCounter: return Type::U32;
+  case OperandRole::DstU64: return Type::U64;
+  case OperandRole::SrcT:
+  case OperandRole::SrcPred:
+  case OperandRole::SrcU32:
+  case OperandRole::SrcU64:
+  case OperandRole::SrcF64:
+  case OperandRole::CvtSrc:
+  case OperandRole::LiteralT:
+  case OperandRole::Count:
+  case OperandRole::Label:
+  case OperandRole::ScalarParam:
+  case OperandRole::BufferParam:
+  case OperandRole::OptBufferParam:
+  case OperandRole::MemParam:
+  case OperandRole::Address:
+  case OperandRole::RegWindow: return Type::None;
+  }
+  unreachable_enum("OperandRole");
+}
+
 void instruction_uses(const Instruction &inst, std::vector<RegAccess> &uses) {
   uses.clear();
   const auto &row = inst.info();
   if (inst.guard.present) uses.push_back({true, inst.guard.pred, Type::Pred});
-  auto add_addr = [&](const Address &a) {
-    if (a.base == AddrBase::Reg) uses.push_back({false, a.base_id, Type::U64});
-    if (a.index != kNoReg) uses.push_back({false, a.index, Type::U64});
-  };
   for (size_t i = 0; i < inst.operands.size() && i < row.num_operands(); ++i) {
     const Operand &op = inst.operands[i];
-    switch (row.role(i)) {
-    case OperandRole::SrcT: uses.push_back({false, op.index, inst.type}); break;
-    case OperandRole::SrcPred: uses.push_back({true, op.index, Type::Pred}); break;
-    case OperandRole::SrcU32:
-    case OperandRole::LoopCounter: uses.push_back({false, op.index, Type::U32}); break;
-    case OperandRole::SrcU64: uses.push_back({false, op.index, Type::U64}); break;
-    case OperandRole::SrcF64: uses.push_back({false, op.index, Type::F64}); break;
-    case OperandRole::CvtSrc: uses.push_back({false, op.index, inst.type2}); break;
-    case OperandRole::Address: add_addr(op.addr); break;
-    case OperandRole::RegWindow: {
+    const OperandRole role = row.role(i);
+    if (role == OperandRole::Address) {
+      if (op.addr.base == AddrBase::Reg) uses.push_back({false, op.addr.base_id, Type::U64});
+      if (op.addr.index != kNoReg) uses.push_back({false, op.addr.index, Type::U64});
+    } else if (role == OperandRole::RegWindow) {
       uint64_t n = i + 1 < inst.operands.size() ? inst.operands[i + 1].imm : 0;
       for (uint64_t k = 0; k < n && op.index + k < kFirstSpecialReg; ++k)
         uses.push_back({false, static_cast<Reg>(op.index + k), inst.type});
-      break;
-    }
-    case OperandRole::BufferParam:
-    case OperandRole::Count:
-    case OperandRole::CvtDst:
-    case OperandRole::DstPred:
-    case OperandRole::DstT:
-    case OperandRole::DstU32:
-    case OperandRole::DstU64:
-    case OperandRole::Label:
-    case OperandRole::LiteralT:
-    case OperandRole::MemParam:
-    case OperandRole::OptBufferParam:
-    case OperandRole::ScalarParam: break;
+    } else if (const Type t = read_type(inst, role); t != Type::None) {
+      uses.push_back({t == Type::Pred, op.index, t});
     }
   }
 }
@@ -63,32 +98,9 @@ void instruction_uses(const Instruction &inst, std::vector<RegAccess> &uses) {
 void instruction_defs(const Instruction &inst, std::vector<RegAccess> &defs) {
   defs.clear();
   const auto &row = inst.info();
-  for (size_t i = 0; i < inst.operands.size() && i < row.num_operands(); ++i) {
-    const Operand &op = inst.operands[i];
-    switch (row.role(i)) {
-    case OperandRole::DstT: defs.push_back({false, op.index, inst.type}); break;
-    case OperandRole::DstPred: defs.push_back({true, op.index, Type::Pred}); break;
-    case OperandRole::DstU32:
-    case OperandRole::LoopCounter: defs.push_back({false, op.index, Type::U32}); break;
-    case OperandRole::DstU64: defs.push_back({false, op.index, Type::U64}); break;
-    case OperandRole::CvtDst: defs.push_back({false, op.index, inst.type}); break;
-    case OperandRole::Address:
-    case OperandRole::BufferParam:
-    case OperandRole::Count:
-    case OperandRole::CvtSrc:
-    case OperandRole::Label:
-    case OperandRole::LiteralT:
-    case OperandRole::MemParam:
-    case OperandRole::OptBufferParam:
-    case OperandRole::RegWindow:
-    case OperandRole::ScalarParam:
-    case OperandRole::SrcF64:
-    case OperandRole::SrcPred:
-    case OperandRole::SrcT:
-    case OperandRole::SrcU32:
-    case OperandRole::SrcU64: break;
-    }
-  }
+  for (size_t i = 0; i < inst.operands.size() && i < row.num_operands(); ++i)
+    if (const Type t = write_type(inst, row.role(i)); t != Type::None)
+      defs.push_back({t == Type::Pred, inst.operands[i].index, t});
 }
 
 bool verify_kernel(const Kernel &k, const std::string &file, DiagnosticEngine &diags,

@@ -11,14 +11,10 @@ namespace hologram::isa::detail {
 
 namespace {
 
-constexpr unsigned kSlots = kFirstSpecialReg + kNumPreds; // r0..r251, then p0..p15
 constexpr uint16_t kUninit = 1u << 15;
 
 using State = std::vector<uint16_t>; // per slot: type bits | kUninit; 0 = unreachable
 
-unsigned slot(const RegAccess &a) {
-  return a.pred ? kFirstSpecialReg + a.reg : a.reg;
-}
 uint16_t type_bit(Type t) {
   return static_cast<uint16_t>(1u << static_cast<unsigned>(t));
 }
@@ -49,7 +45,7 @@ private:
   void apply_defs(uint32_t i, State &s) {
     instruction_defs(k_.insts[i], defs_);
     for (const auto &d : defs_)
-      if (d.pred || !is_special(d.reg)) s[slot(d)] = type_bit(d.type);
+      if (d.pred || !is_special(d.reg)) s[slot_of(d)] = type_bit(d.type);
   }
 
   void transfer(uint32_t b, State &s) {
@@ -58,11 +54,11 @@ private:
 
   void solve() {
     in_ = solve_forward(
-        cfg_, State(kSlots, 0), State(kSlots, kUninit),
+        cfg_, State(kNumSlots, 0), State(kNumSlots, kUninit),
         [&](uint32_t b, State &s) { transfer(b, s); },
         [](State &into, const State &from) {
           bool changed = false;
-          for (unsigned r = 0; r < kSlots; ++r) {
+          for (unsigned r = 0; r < kNumSlots; ++r) {
             uint16_t merged = into[r] | from[r];
             changed |= merged != into[r];
             into[r] = merged;
@@ -96,7 +92,7 @@ private:
                       std::string(type_name(t)) + " first"});
       return;
     }
-    uint16_t v = s[slot(u)];
+    uint16_t v = s[slot_of(u)];
     std::string name = slot_name(u);
     if (v & kUninit) {
       cx_.error_at(i, name + " may be read before it is written",

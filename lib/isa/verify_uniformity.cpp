@@ -11,12 +11,7 @@ namespace hologram::isa::detail {
 
 namespace {
 
-constexpr unsigned kSlots = kFirstSpecialReg + kNumPreds;
 using Taint = std::vector<uint8_t>;
-
-unsigned slot(const RegAccess &a) {
-  return a.pred ? kFirstSpecialReg + a.reg : a.reg;
-}
 
 class Uniformity {
 public:
@@ -50,7 +45,7 @@ public:
 private:
   bool varying_use(const Taint &t, const RegAccess &u) {
     if (!u.pred && is_special(u.reg)) return special_varies_in_block(reg_special(u.reg));
-    return t[slot(u)];
+    return t[slot_of(u)];
   }
 
   /// Applies the instructions [begin, end) of block b (end defaults to the block's end).
@@ -63,16 +58,17 @@ private:
       for (const auto &u : uses_) v = v || varying_use(t, u);
       instruction_defs(inst, defs_);
       for (const auto &d : defs_)
-        if (d.pred || !is_special(d.reg)) t[slot(d)] = v;
+        if (d.pred || !is_special(d.reg)) t[slot_of(d)] = v;
     }
   }
 
   void solve() {
     in_ = solve_forward(
-        cfg_, Taint(kSlots, 0), Taint(kSlots, 0), [&](uint32_t b, Taint &t) { transfer(b, t); },
+        cfg_, Taint(kNumSlots, 0), Taint(kNumSlots, 0),
+        [&](uint32_t b, Taint &t) { transfer(b, t); },
         [](Taint &into, const Taint &from) {
           bool changed = false;
-          for (unsigned r = 0; r < kSlots; ++r)
+          for (unsigned r = 0; r < kNumSlots; ++r)
             if (from[r] && !into[r]) {
               into[r] = 1;
               changed = true;

@@ -30,7 +30,7 @@ bool eliminate_common_subexpressions(Kernel &k) {
   const Cfg cfg = build_cfg(k);
   bool changed = false;
   std::vector<RegAccess> defs;
-  std::vector<uint32_t> version(detail::kSlots, 0);
+  std::vector<uint32_t> version(kNumSlots, 0);
   struct Value {
     Reg reg;
     uint32_t version;
@@ -69,7 +69,7 @@ bool eliminate_common_subexpressions(Kernel &k) {
           changed = true;
         }
       }
-      for (const RegAccess &d : defs) ++version[detail::slot_of(d.pred, d.reg)];
+      for (const RegAccess &d : defs) ++version[slot_of(d)];
       if (share && inst.op != Opcode::Mov) available[key] = {dst, version[dst]};
     }
   }

@@ -41,8 +41,9 @@ bool propagate_copies(Kernel &k) {
       const OpcodeInfo &row = inst.info();
       for (size_t j = 0; j < inst.operands.size() && j < row.num_operands(); ++j) {
         Operand &o = inst.operands[j];
-        if (o.kind == OperandKind::Reg) {
-          const Type t = detail::source_type(inst, row.role(j));
+        // A loop counter is read and written in place, so it keeps its register.
+        if (o.kind == OperandKind::Reg && row.role(j) != OperandRole::LoopCounter) {
+          const Type t = read_type(inst, row.role(j));
           if (t != Type::None) changed |= rewrite(o.index, t, copies);
         } else if (o.kind == OperandKind::Addr) {
           if (o.addr.base == AddrBase::Reg) changed |= rewrite(o.addr.base_id, Type::U64, copies);

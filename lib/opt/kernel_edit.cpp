@@ -1,8 +1,6 @@
 // Instruction-list edits shared by the passes.
 #include "kernel_edit.h"
 
-#include "hologram/support/unreachable.h"
-
 namespace hologram::opt::detail {
 
 using namespace isa;
@@ -38,33 +36,6 @@ Instruction mov(const Instruction &at, Reg dst, Reg src, Type t) {
   m.operands = {Operand::reg(dst), Operand::reg(src)};
   m.loc = at.loc;
   return m;
-}
-
-Type source_type(const Instruction &inst, OperandRole role) {
-  switch (role) {
-  case OperandRole::SrcT: return inst.type;
-  case OperandRole::SrcU32: return Type::U32;
-  case OperandRole::SrcU64: return Type::U64;
-  case OperandRole::SrcF64: return Type::F64;
-  case OperandRole::CvtSrc: return inst.type2;
-  case OperandRole::DstT:
-  case OperandRole::DstPred:
-  case OperandRole::SrcPred:
-  case OperandRole::DstU32:
-  case OperandRole::DstU64:
-  case OperandRole::LiteralT:
-  case OperandRole::Count:
-  case OperandRole::Label:
-  case OperandRole::ScalarParam:
-  case OperandRole::BufferParam:
-  case OperandRole::OptBufferParam:
-  case OperandRole::MemParam:
-  case OperandRole::Address:
-  case OperandRole::LoopCounter:
-  case OperandRole::RegWindow:
-  case OperandRole::CvtDst: return Type::None;
-  }
-  unreachable_enum("OperandRole");
 }
 
 } // namespace hologram::opt::detail

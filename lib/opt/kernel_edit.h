@@ -18,14 +18,4 @@ isa::Instruction mov_imm(const isa::Instruction &at, isa::Reg dst, isa::Type t, 
 /// `mov.T rD, rS` in place of `at`.
 isa::Instruction mov(const isa::Instruction &at, isa::Reg dst, isa::Reg src, isa::Type t);
 
-/// Register and predicate slots as one index space: registers first, then predicates.
-inline constexpr unsigned kSlots = isa::kFirstSpecialReg + isa::kNumPreds;
-inline unsigned slot_of(bool pred, isa::Reg r) {
-  return pred ? isa::kFirstSpecialReg + r : r;
-}
-
-/// The type an operand of role `role` has in `inst`, for the source roles of one register
-/// (SrcT, SrcU32, SrcU64, SrcF64, CvtSrc); Type::None for every other role.
-isa::Type source_type(const isa::Instruction &inst, isa::OperandRole role);
-
 } // namespace hologram::opt::detail

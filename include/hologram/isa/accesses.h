@@ -15,6 +15,22 @@ struct RegAccess {
   Type type = Type::None;
 };
 
+/// Registers and predicates as one index space for per-register dataflow: r0..r251, then
+/// p0..p15 (special registers are read-only and have no slot).
+inline constexpr unsigned kNumSlots = kFirstSpecialReg + kNumPreds;
+/// The slot of a general register or predicate access.
+constexpr unsigned slot_of(const RegAccess &a) {
+  return a.pred ? kFirstSpecialReg + a.reg : a.reg;
+}
+
+/// The type of the one register or predicate that an operand of `role` reads in `inst`
+/// (Type::Pred for a predicate; a loop counter is read as u32); Type::None for roles that read
+/// no single register: destinations, literals, labels, parameters, addresses and windows.
+Type read_type(const Instruction &inst, OperandRole role);
+/// The type of the register or predicate that an operand of `role` writes (a loop counter is
+/// written as u32); Type::None for roles that write none.
+Type write_type(const Instruction &inst, OperandRole role);
+
 /// The registers an instruction reads (with the type it expects); clears `uses` first.
 void instruction_uses(const Instruction &inst, std::vector<RegAccess> &uses);
 /// The registers an instruction writes; clears `defs` first.

@@ -8,6 +8,7 @@
 // no runnable lane left it saves its state and the block driver runs the next chunk, so every
 // chunk reaches the barrier before any passes it (the kernel splits into phases).
 #include "hologram/codegen/cpu_abi.h"
+#include "hologram/isa/accesses.h"
 #include "hologram/isa/atlas.h"
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/opt/lane_analysis.h"
@@ -1734,30 +1735,7 @@ void KernelLowering::emit_launch_op(const Instruction &inst) {
     const Operand &op = inst.operands[i];
     Value *bits = u64c(0);
     if (op.kind == OperandKind::Reg && i < row.num_operands()) {
-      Type t = Type::None;
-      switch (row.role(i)) {
-      case OperandRole::SrcT: t = inst.type; break;
-      case OperandRole::SrcU64: t = Type::U64; break;
-      case OperandRole::SrcU32: t = Type::U32; break;
-      case OperandRole::SrcF64: t = Type::F64; break;
-      case OperandRole::Address:
-      case OperandRole::BufferParam:
-      case OperandRole::Count:
-      case OperandRole::CvtDst:
-      case OperandRole::CvtSrc:
-      case OperandRole::DstPred:
-      case OperandRole::DstT:
-      case OperandRole::DstU32:
-      case OperandRole::DstU64:
-      case OperandRole::Label:
-      case OperandRole::LiteralT:
-      case OperandRole::LoopCounter:
-      case OperandRole::MemParam:
-      case OperandRole::OptBufferParam:
-      case OperandRole::RegWindow:
-      case OperandRole::ScalarParam:
-      case OperandRole::SrcPred: break;
-      }
+      const Type t = read_type(inst, row.role(i));
       if (t != Type::None) {
         V v = get(op.index, t);
         bits = bits64(lane_of(v, 0), t);

@@ -808,56 +808,17 @@ private:
   /// Source operand i of the current instruction, by its role in the signature.
   Id src(const Instruction &inst, size_t i) {
     const Operand &opnd = inst.operands[i];
-    switch (inst.info().role(i)) {
-    case OperandRole::SrcPred: return read_pred(opnd.index);
-    case OperandRole::SrcU32:
-    case OperandRole::LoopCounter: return read_reg(opnd.index, Type::U32);
-    case OperandRole::SrcU64: return read_reg(opnd.index, Type::U64);
-    case OperandRole::SrcF64: return read_reg(opnd.index, Type::F64);
-    case OperandRole::CvtSrc: return read_reg(opnd.index, inst.type2);
-    case OperandRole::LiteralT: return constant(inst.type, opnd.imm);
-    case OperandRole::Address:
-    case OperandRole::BufferParam:
-    case OperandRole::Count:
-    case OperandRole::CvtDst:
-    case OperandRole::DstPred:
-    case OperandRole::DstT:
-    case OperandRole::DstU32:
-    case OperandRole::DstU64:
-    case OperandRole::Label:
-    case OperandRole::MemParam:
-    case OperandRole::OptBufferParam:
-    case OperandRole::RegWindow:
-    case OperandRole::ScalarParam:
-    case OperandRole::SrcT: return read_reg(opnd.index, inst.type);
-    }
-    unreachable_enum("OperandRole");
+    const OperandRole role = inst.info().role(i);
+    if (role == OperandRole::SrcPred) return read_pred(opnd.index);
+    if (role == OperandRole::LiteralT) return constant(inst.type, opnd.imm);
+    const Type t = read_type(inst, role);
+    return read_reg(opnd.index, t == Type::None ? inst.type : t);
   }
   void dst(const Instruction &inst, Id v) {
     const Operand &opnd = inst.operands[0];
-    switch (inst.info().role(0)) {
-    case OperandRole::DstPred: write_pred(opnd.index, v); break;
-    case OperandRole::DstU32: write_reg(opnd.index, Type::U32, v); break;
-    case OperandRole::DstU64: write_reg(opnd.index, Type::U64, v); break;
-    case OperandRole::Address:
-    case OperandRole::BufferParam:
-    case OperandRole::Count:
-    case OperandRole::CvtDst:
-    case OperandRole::CvtSrc:
-    case OperandRole::DstT:
-    case OperandRole::Label:
-    case OperandRole::LiteralT:
-    case OperandRole::LoopCounter:
-    case OperandRole::MemParam:
-    case OperandRole::OptBufferParam:
-    case OperandRole::RegWindow:
-    case OperandRole::ScalarParam:
-    case OperandRole::SrcF64:
-    case OperandRole::SrcPred:
-    case OperandRole::SrcT:
-    case OperandRole::SrcU32:
-    case OperandRole::SrcU64: write_reg(opnd.index, inst.type, v); break;
-    }
+    const Type t = write_type(inst, inst.info().role(0));
+    if (t == Type::Pred) return write_pred(opnd.index, v);
+    write_reg(opnd.index, t == Type::None ? inst.type : t, v);
   }
 
   // ------------------------------------------------------------------------------------------
