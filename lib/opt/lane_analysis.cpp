@@ -1,10 +1,12 @@
-// Blocks, reconvergence order and divergence analysis for SPMD code generation. See
-// lane_analysis.h. The order matters only for efficiency (lanes that wait at a block with a
-// higher rank run later), so every kernel gets a valid order, irreducible or not; the
-// divergence analysis is conservative (a slot it cannot prove uniform is varying).
+// Blocks and reconvergence order for SPMD code generation, with the divergence facts of the
+// shared isa::analyse_uniformity. See lane_analysis.h. The order matters only for efficiency
+// (lanes that wait at a block with a higher rank run later), so every kernel gets a valid
+// order, irreducible or not.
 #include "hologram/opt/lane_analysis.h"
 
 #include "hologram/isa/accesses.h"
+#include "hologram/isa/cfg.h"
+#include "hologram/isa/uniformity.h"
 
 #include <algorithm>
 #include <map>
@@ -204,159 +206,10 @@ private:
   std::vector<Loop> loops_;
 };
 
-/// Immediate post-dominators (kExitBlock for the virtual exit, n for "none": the block cannot
-/// reach the exit).
-std::vector<uint32_t> post_dominators(const LaneAnalysis &a) {
-  const auto n = static_cast<uint32_t>(a.blocks.size());
-  const uint32_t exit = n;
-  std::vector<std::vector<uint32_t>> rsucc(n + 1); // edges of the reverse graph
-  for (uint32_t b = 0; b < n; ++b) {
-    const auto &s = a.blocks[b].succs;
-    if (s.empty()) rsucc[exit].push_back(b);
-    for (uint32_t x : s) rsucc[x == kExitBlock ? exit : x].push_back(b);
-  }
-  // Post-order of the reverse graph from the virtual exit.
-  std::vector<uint32_t> post, index(n + 1, UINT32_MAX);
-  std::vector<uint8_t> seen(n + 1, 0);
-  std::vector<std::pair<uint32_t, size_t>> stack{{exit, 0}};
-  seen[exit] = 1;
-  while (!stack.empty()) {
-    auto &[b, i] = stack.back();
-    if (i < rsucc[b].size()) {
-      uint32_t s = rsucc[b][i++];
-      if (!seen[s]) {
-        seen[s] = 1;
-        stack.push_back({s, 0});
-      }
-      continue;
-    }
-    index[b] = static_cast<uint32_t>(post.size());
-    post.push_back(b);
-    stack.pop_back();
-  }
-  std::vector<uint32_t> idom(n + 1, UINT32_MAX);
-  idom[exit] = exit;
-  auto intersect = [&](uint32_t x, uint32_t y) {
-    while (x != y) {
-      while (index[x] < index[y]) x = idom[x];
-      while (index[y] < index[x]) y = idom[y];
-    }
-    return x;
-  };
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (auto it = post.rbegin(); it != post.rend(); ++it) {
-      uint32_t b = *it;
-      if (b == exit) continue;
-      uint32_t nd = UINT32_MAX;
-      auto consider = [&](uint32_t s) {
-        if (idom[s] == UINT32_MAX) return;
-        nd = nd == UINT32_MAX ? s : intersect(s, nd);
-      };
-      if (a.blocks[b].succs.empty()) consider(exit);
-      for (uint32_t x : a.blocks[b].succs) consider(x == kExitBlock ? exit : x);
-      if (nd != UINT32_MAX && idom[b] != nd) {
-        idom[b] = nd;
-        changed = true;
-      }
-    }
-  }
-  std::vector<uint32_t> result(n);
-  for (uint32_t b = 0; b < n; ++b)
-    result[b] = idom[b] == UINT32_MAX ? n : idom[b] == exit ? kExitBlock : idom[b];
-  return result;
-}
-
-bool special_varies(Reg r) {
-  return is_special(r) && special_varies_in_block(reg_special(r));
-}
-
-class Divergence {
-public:
-  Divergence(const Kernel &k, LaneAnalysis &a) : k_(k), a_(a) {}
-
-  void run() {
-    const auto n = static_cast<uint32_t>(a_.blocks.size());
-    a_.divergent.assign(n, a_.has_calls);
-    std::vector<RegAccess> uses, defs;
-    for (const auto &inst : k_.insts) {
-      instruction_defs(inst, defs);
-      for (const auto &d : defs) {
-        Slot s{d.pred, d.reg, d.pred ? Type::Pred : d.type};
-        a_.slots.insert(s);
-        if (a_.has_calls) a_.varying.insert(s);
-      }
-    }
-    if (a_.has_calls) return; // per-lane return stacks: every block may diverge
-    ipdom_ = post_dominators(a_);
-    for (bool changed = true; changed;) {
-      changed = false;
-      for (uint32_t b = 0; b < n; ++b) {
-        for (uint32_t i = a_.blocks[b].begin; i < a_.blocks[b].end; ++i) {
-          const Instruction &inst = k_.insts[i];
-          instruction_uses(inst, uses);
-          bool varying = a_.divergent[b] || inst.info().lane_varying();
-          for (const auto &u : uses) varying = varying || !uniform(u);
-          if (!varying) continue;
-          instruction_defs(inst, defs);
-          for (const auto &d : defs)
-            changed |= a_.varying.insert({d.pred, d.reg, d.pred ? Type::Pred : d.type}).second;
-        }
-        changed |= mark_influence(b);
-      }
-    }
-  }
-
-private:
-  bool uniform(const RegAccess &u) const {
-    if (!u.pred && special_varies(u.reg)) return false;
-    if (!u.pred && is_special(u.reg)) return true;
-    return !a_.is_varying({u.pred, u.reg, u.pred ? Type::Pred : u.type});
-  }
-
-  /// When block b ends in a lane-varying branch, marks every block between the branch and
-  /// its reconvergence point as divergent. Returns whether anything changed.
-  bool mark_influence(uint32_t b) {
-    const auto &bb = a_.blocks[b];
-    if (bb.end == bb.begin) return false;
-    const Instruction &last = k_.insts[bb.end - 1];
-    bool varying = false;
-    if (last.op == Opcode::Bra && last.guard.present)
-      varying = a_.is_varying({true, last.guard.pred, Type::Pred});
-    else if (last.op == Opcode::Loop)
-      varying = a_.is_varying({false, last.operands[0].index, Type::U32});
-    if (!varying) return false;
-    // Lanes that branch to an exit finish there; the others stay together, so a branch with
-    // an exit on one side splits nothing.
-    for (uint32_t x : bb.succs)
-      if (a_.exits_at(k_, x)) return false;
-    const uint32_t stop = ipdom_[b];
-    bool changed = false;
-    std::vector<uint32_t> work(bb.succs.begin(), bb.succs.end());
-    std::vector<bool> seen(a_.blocks.size(), false);
-    while (!work.empty()) {
-      uint32_t x = work.back();
-      work.pop_back();
-      if (x == kExitBlock || x == stop || seen[x]) continue;
-      seen[x] = true;
-      if (!a_.divergent[x]) {
-        a_.divergent[x] = true;
-        changed = true;
-      }
-      for (uint32_t s : a_.blocks[x].succs) work.push_back(s);
-    }
-    return changed;
-  }
-
-  const Kernel &k_;
-  LaneAnalysis &a_;
-  std::vector<uint32_t> ipdom_;
-};
-
 } // namespace
 
 bool LaneAnalysis::uniform_read(bool pred, Reg reg, Type type) const {
-  if (!pred && is_special(reg)) return !special_varies(reg);
+  if (!pred && is_special(reg)) return !special_varies_in_block(reg_special(reg));
   return !is_varying({pred, reg, pred ? Type::Pred : type});
 }
 
@@ -380,7 +233,15 @@ LaneAnalysis analyse_lanes(const Kernel &kernel) {
   }
   build_blocks(kernel, a);
   BlockOrder(kernel, a).run();
-  Divergence(kernel, a).run();
+  // Divergence from the shared analysis, per (register, type); with calls, lanes keep their
+  // own return stacks, so every block may run with some lanes only and every value varies.
+  const Cfg cfg = build_cfg(kernel);
+  Uniformity u = analyse_uniformity(kernel, cfg, UniformityPrecision::PerRegister);
+  a.slots = std::move(u.written);
+  a.varying = a.has_calls ? a.slots : std::move(u.varying);
+  a.divergent.resize(a.blocks.size());
+  for (uint32_t b = 0; b < a.blocks.size(); ++b)
+    a.divergent[b] = a.has_calls || u.divergent[cfg.block_of[a.blocks[b].begin]] != 0;
   return a;
 }
 

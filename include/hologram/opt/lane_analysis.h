@@ -6,6 +6,7 @@
 #pragma once
 
 #include "hologram/isa/program.h"
+#include "hologram/isa/uniformity.h"
 
 #include <cstdint>
 #include <set>
@@ -26,12 +27,7 @@ struct LaneBlock {
 };
 
 /// A register slot: a general register with one type, or a predicate.
-struct Slot {
-  bool pred = false;
-  isa::Reg reg = 0;
-  isa::Type type = isa::Type::None;
-  friend auto operator<=>(const Slot &, const Slot &) = default;
-};
+using Slot = isa::TypedSlot;
 
 struct LaneAnalysis {
   std::vector<LaneBlock> blocks;  ///< in instruction order; blocks[0] is the entry
