@@ -235,13 +235,18 @@ LaneAnalysis analyse_lanes(const Kernel &kernel) {
   BlockOrder(kernel, a).run();
   // Divergence from the shared analysis, per (register, type); with calls, lanes keep their
   // own return stacks, so every block may run with some lanes only and every value varies.
-  const Cfg cfg = build_cfg(kernel);
-  Uniformity u = analyse_uniformity(kernel, cfg, UniformityPrecision::PerRegister);
-  a.slots = std::move(u.written);
-  a.varying = a.has_calls ? a.slots : std::move(u.varying);
+  a.cfg = build_cfg(kernel);
+  a.uniformity = analyse_uniformity(kernel, a.cfg, UniformityPrecision::PerRegister);
+  Uniformity &u = a.uniformity;
+  if (a.has_calls) {
+    u.varying = u.written;
+    std::fill(u.divergent.begin(), u.divergent.end(), 1);
+  }
+  a.slots = u.written;
+  a.varying = u.varying;
   a.divergent.resize(a.blocks.size());
   for (uint32_t b = 0; b < a.blocks.size(); ++b)
-    a.divergent[b] = a.has_calls || u.divergent[cfg.block_of[a.blocks[b].begin]] != 0;
+    a.divergent[b] = u.divergent[a.cfg.block_of[a.blocks[b].begin]] != 0;
   return a;
 }
 

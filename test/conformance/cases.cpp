@@ -629,6 +629,30 @@ void structure_cases(std::vector<Case> &out) {
     c.checks = {{"dst", {}}};
     out.push_back(c);
   }
+  for (const auto &[name, bx, by] :
+       {std::tuple{"row_bias", 16u, 2u}, {"row_bias_ragged", 5u, 3u}}) {
+    // src is read by %gid.x: consecutive in a SIMD run only while the run stays in one row of
+    // the block, which 16x2 blocks keep at every CPU level and 5x3 blocks do not.
+    const uint32_t w = 45, h = 7;
+    Case c = kernel_case("structure", "row_bias");
+    c.name = name;
+    c.launch = LaunchConfig::grid_2d(w, h, bx, by);
+    c.inputs = [=](CaseData &d) {
+      Random r(143);
+      d.arrays["src"] = Array::of(Type::F32, r.floats(w, -4, 4));
+      d.arrays["bias"] = Array::of(Type::F32, r.floats(h, -4, 4));
+      d.arrays["dst"] = Array::of(Type::F32, std::vector<F>(w * h, -1));
+      d.scalars["width"] = w;
+      d.scalars["height"] = h;
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &) {
+      auto s = d.array<F>("src"), b = d.array<F>("bias"), o = d.array<F>("dst");
+      for (uint32_t y = 0; y < h; ++y)
+        for (uint32_t x = 0; x < w; ++x) o[y * w + x] = s[x] + b[y];
+    };
+    c.checks = {{"dst", {}}};
+    out.push_back(c);
+  }
   {
     const uint32_t n = 5000;
     Case c = kernel_case("structure", "histogram");

@@ -5,6 +5,7 @@
 // (register, type) slots).
 #pragma once
 
+#include "hologram/isa/cfg.h"
 #include "hologram/isa/program.h"
 #include "hologram/isa/uniformity.h"
 
@@ -39,6 +40,10 @@ struct LaneAnalysis {
   std::set<Slot> varying;         ///< slots whose value may differ between lanes
   bool has_calls = false;
   bool has_barriers = false;
+  isa::Cfg cfg;
+  /// Per (register, type), as the code generators keep registers; with calls every block is
+  /// divergent and every slot varying (lanes keep their own return stacks).
+  isa::Uniformity uniformity;
 
   [[nodiscard]] bool is_varying(const Slot &s) const { return varying.count(s) != 0; }
   /// Whether the register read `reg` of `type` (or predicate) is uniform.

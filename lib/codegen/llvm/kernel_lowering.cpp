@@ -11,6 +11,7 @@
 #include "hologram/isa/accesses.h"
 #include "hologram/isa/atlas.h"
 #include "hologram/isa/type_dispatch.h"
+#include "hologram/opt/lane_affinity.h"
 #include "hologram/opt/lane_analysis.h"
 #include "hologram/support/unreachable.h"
 #include "lowering.h"
@@ -73,7 +74,8 @@ public:
   KernelLowering(llvm::Module &m, const AbiTypes &abi, const Kernel &k, uint32_t kernel_index,
                  const CpuTarget &target, const CpuOptions &opts)
       : m_(m), c_(m.getContext()), abi_(abi), k_(k), kernel_index_(kernel_index), target_(target),
-        opts_(opts), b_(c_), w_(target.width), a_(opt::analyse_lanes(k)) {}
+        opts_(opts), b_(c_), w_(target.width), a_(opt::analyse_lanes(k)),
+        affinity_(k, a_.cfg, a_.uniformity) {}
 
   LoweredKernel run(const std::string &symbol) {
     if (opts_.debug_info) begin_debug_info();
@@ -277,6 +279,11 @@ private:
     bdy_ = launch_dim(LBlock, 1);
     bdz_ = launch_dim(LBlock, 2);
     lanes_ = b_.CreateMul(b_.CreateMul(bdx_, bdy_), bdz_, "lanes");
+    // Runs of w lanes start at multiples of w, so they stay in one row of the block when the
+    // block is one row or its rows are whole runs.
+    rows_whole_ =
+        b_.CreateOr(b_.CreateICmpEQ(b_.CreateMul(bdy_, bdz_), u32c(1)),
+                    b_.CreateICmpEQ(b_.CreateURem(bdx_, u32c(w_)), u32c(0)), "rows.whole");
     lane_lin_ = b_.CreateAdd(splat(b_.CreateMul(chunk_, u32c(w_))), iota32(), "lane.linear");
     valid_ = b_.CreateICmpULT(lane_lin_, splat(lanes_), "valid");
     // Lane coordinates: a one-dimensional block needs no division.
@@ -704,10 +711,10 @@ private:
     V off;
     Value *limit = nullptr; ///< region size in bytes; null when unchecked
     int32_t region = 0;
-    /// The scale of a `%gid` index on a base that is the same for every lane (0 otherwise):
-    /// consecutive SIMD lanes have consecutive %gid, so an access whose element size equals
-    /// this scale touches consecutive elements, known when compiled.
-    uint32_t gid_scale = 0;
+    /// How the offset steps from one lane to the next on a base that is the same for every
+    /// lane (opt::LaneAffinity; nullopt: unknown). Consecutive SIMD lanes have consecutive
+    /// %gid, and consecutive %gid.x and %lane.x while the run stays in one row of the block.
+    std::optional<opt::LaneStep> step;
   };
 
   Value *param_pointer(unsigned p) {
@@ -760,7 +767,7 @@ private:
     }
     }
     acc.off = off;
-    if (a.index == special_reg(Special::Gid) && a.base != AddrBase::Reg) acc.gid_scale = a.scale;
+    if (a.base != AddrBase::Reg) acc.step = affinity_.offset_step(a);
     return acc;
   }
 
@@ -809,8 +816,22 @@ private:
     return b_.CreateGEP(i8(), acc.base, off);
   }
 
-  /// Whether the active lanes' offsets are consecutive elements of `size` bytes.
-  Value *consecutive(Value *off, uint64_t size) {
+  /// Whether a lane-varying access touches consecutive elements of `size` bytes in every run.
+  [[nodiscard]] static bool always_consecutive(const Access &acc, uint64_t size) {
+    return acc.step && acc.step->id == opt::LaneId::Gid &&
+           acc.step->stride == static_cast<int64_t>(size);
+  }
+
+  /// Whether the active lanes of this run touch consecutive elements of `size` bytes: for a
+  /// row-wise lane id, whether runs stay in one row of the block (once per launch); otherwise
+  /// compared lane by lane.
+  Value *consecutive(const Access &acc, uint64_t size) {
+    if (acc.step && acc.step->id && acc.step->stride == static_cast<int64_t>(size))
+      return rows_whole_;
+    return consecutive_lanes(acc.off.v, size);
+  }
+
+  Value *consecutive_lanes(Value *off, uint64_t size) {
     Value *first = b_.CreateExtractElement(off, uint64_t{0});
     Value *expect = b_.CreateAdd(splat(first), iota64(size));
     Value *mask = b_.CreateLoad(vec(i1()), mask_);
@@ -825,14 +846,14 @@ private:
       return {b_.CreateAlignedLoad(ty, pointer(acc, acc.off.v), llvm::Align(1)), true};
     Value *mask = b_.CreateLoad(vec(i1()), mask_);
     Value *zero = llvm::Constant::getNullValue(vec(ty));
-    if (acc.gid_scale == size) { // consecutive whatever the run: no check, no gather
+    if (always_consecutive(acc, size)) { // known when compiled: no check, no gather
       Value *p0 = pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0}));
       return {b_.CreateMaskedLoad(vec(ty), p0, llvm::Align(1), mask, zero), false};
     }
     BasicBlock *contiguous = BasicBlock::Create(c_, "ld.vector", fn_);
     BasicBlock *gather = BasicBlock::Create(c_, "ld.gather", fn_);
     BasicBlock *done = BasicBlock::Create(c_, "ld.done", fn_);
-    b_.CreateCondBr(consecutive(acc.off.v, size), contiguous, gather);
+    b_.CreateCondBr(consecutive(acc, size), contiguous, gather);
     b_.SetInsertPoint(contiguous);
     Value *p0 = pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0}));
     Value *v1 = b_.CreateMaskedLoad(vec(ty), p0, llvm::Align(1), mask, zero);
@@ -860,7 +881,7 @@ private:
       b_.CreateMaskedScatter(val, splat(pointer(acc, acc.off.v)), llvm::Align(1), mask);
       return;
     }
-    if (acc.gid_scale == size) { // consecutive whatever the run: no check, no scatter
+    if (always_consecutive(acc, size)) { // known when compiled: no check, no scatter
       b_.CreateMaskedStore(val, pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0})),
                            llvm::Align(1), mask);
       return;
@@ -868,7 +889,7 @@ private:
     BasicBlock *contiguous = BasicBlock::Create(c_, "st.vector", fn_);
     BasicBlock *scatter = BasicBlock::Create(c_, "st.scatter", fn_);
     BasicBlock *done = BasicBlock::Create(c_, "st.done", fn_);
-    b_.CreateCondBr(consecutive(acc.off.v, size), contiguous, scatter);
+    b_.CreateCondBr(consecutive(acc, size), contiguous, scatter);
     b_.SetInsertPoint(contiguous);
     b_.CreateMaskedStore(val, pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0})),
                          llvm::Align(1), mask);
@@ -966,6 +987,7 @@ private:
   llvm::IRBuilder<> b_;
   unsigned w_;
   opt::LaneAnalysis a_;
+  opt::LaneAffinity affinity_;
 
   std::unique_ptr<llvm::DIBuilder> di_;
   llvm::DIFile *di_file_ = nullptr;
@@ -976,6 +998,7 @@ private:
   Value *bx_ = nullptr, *by_ = nullptr, *bz_ = nullptr, *chunk_ = nullptr, *state_ = nullptr;
   Value *gx_ = nullptr, *gy_ = nullptr, *gz_ = nullptr, *bdx_ = nullptr, *bdy_ = nullptr,
         *bdz_ = nullptr, *lanes_ = nullptr;
+  Value *rows_whole_ = nullptr;
   Value *lane_lin_ = nullptr, *valid_ = nullptr, *lx_ = nullptr, *ly_ = nullptr, *lz_ = nullptr;
   BasicBlock *entry_ = nullptr, *body_entry_ = nullptr, *dispatch_ = nullptr, *exit_all_ = nullptr;
   std::vector<BasicBlock *> bbs_, bb_of_;
@@ -1602,7 +1625,7 @@ void KernelLowering::emit_atlas(const Instruction &inst) {
                                                  atlas::kClassBytes));
     });
     if (opts_.bounds_check) {
-      Access in_window{nullptr, off, u64c(atlas::kClassBytes), HG_CPU_REGION_CLASS_BASE};
+      Access in_window{nullptr, off, u64c(atlas::kClassBytes), HG_CPU_REGION_CLASS_BASE, {}};
       check_bounds(in_window, type_size(t));
     }
     acc.off = lift({window, off}, [&](auto &v) { return b_.CreateAdd(v[0], v[1]); });

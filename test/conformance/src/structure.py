@@ -10,6 +10,12 @@ def stencil2d(src: DeviceArray[f32], dst: DeviceArray[f32], width: u32, height: 
         else:
             dst[i] = 0.2 * (src[i] + src[i - 1] + src[i + 1] + src[i - width] + src[i + width])
 
+def row_bias(src: DeviceArray[f32], bias: DeviceArray[f32], dst: DeviceArray[f32], width: u32, height: u32):
+    x = get_global_id(0)
+    y = get_global_id(1)
+    if x < width and y < height:
+        dst[y * width + x] = src[x] + bias[y]
+
 def histogram(data: DeviceArray[u8], bins: DeviceArray[u32], n: u32):
     i = get_global_id()
     if i < n:
