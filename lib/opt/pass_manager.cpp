@@ -11,11 +11,13 @@ namespace hologram::opt {
 
 namespace {
 
-constexpr std::array<Pass, 4> kPasses = {{
-    {"constant-fold", "constant folding and propagation within blocks", fold_constants},
-    {"copy-propagation", "reads of a copy read its source", propagate_copies},
-    {"cse", "common pure computations computed once", eliminate_common_subexpressions},
-    {"dce", "pure instructions whose results nothing reads removed", eliminate_dead_code},
+constexpr std::array<Pass, 5> kPasses = {{
+    {"constant-fold", "constant folding and propagation within blocks", 1, fold_constants},
+    {"copy-propagation", "reads of a copy read its source", 1, propagate_copies},
+    {"cse", "common pure computations computed once", 2, eliminate_common_subexpressions},
+    {"memory-forwarding", "loads of bytes this lane just stored or loaded read the register", 2,
+     forward_memory},
+    {"dce", "pure instructions whose results nothing reads removed", 1, eliminate_dead_code},
 }};
 
 /// Rounds of the pipeline at most: each round can expose work for the next (a fold makes a
@@ -43,7 +45,7 @@ std::vector<const Pass *> pipeline(unsigned level) {
   std::vector<const Pass *> out;
   if (level == 0) return out;
   for (const Pass &p : kPasses)
-    if (level >= 2 || p.name != "cse") out.push_back(&p);
+    if (level >= p.level) out.push_back(&p);
   return out;
 }
 

@@ -21,6 +21,7 @@ using KernelPass = bool (*)(isa::Kernel &);
 struct Pass {
   std::string_view name;        ///< as given to --print-after
   std::string_view description; ///< one line, for --help and docs
+  unsigned level;               ///< the lowest -O level that runs it
   KernelPass run;
 };
 
@@ -47,6 +48,7 @@ bool optimize(isa::Module &m, const PassOptions &opts, DiagnosticEngine &diags);
 bool fold_constants(isa::Kernel &k);                  ///< constant folding and propagation
 bool propagate_copies(isa::Kernel &k);                ///< copy propagation
 bool eliminate_common_subexpressions(isa::Kernel &k); ///< CSE of pure instructions
+bool forward_memory(isa::Kernel &k);                  ///< store-to-load forwarding
 bool eliminate_dead_code(isa::Kernel &k);             ///< DCE
 
 } // namespace hologram::opt

@@ -2,6 +2,7 @@
 // constants, copies, repeated computations, conversions, divisions by zero, loads, stores and
 // forward branches) give bit-identical memory on the interpreter before and after the -O1 and
 // -O2 pipelines, and the optimised program still verifies. Plus the pass manager's registry.
+#include "hologram/frontend/circuit.h"
 #include "hologram/interp/interpreter.h"
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
@@ -9,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -135,16 +137,77 @@ TEST(Passes, RandomProgramsKeepTheirDataEffect) {
   EXPECT_GT(changed, 300); // the passes had work to do in most programs
 }
 
+/// A random circuit of data steps over a few classes, so that steps read what earlier ones
+/// wrote (the shapes memory forwarding fuses): copies, swaps, merges, splits and ranges.
+std::string random_circuit(std::mt19937 &rng) {
+  auto cls = [&] { return "c0" + std::to_string(rng() % 5); };
+  std::string s;
+  const int n = 2 + static_cast<int>(rng() % 9);
+  for (int i = 0; i < n; ++i) {
+    if (i) s += rng() % 12 == 0 ? " || " : " . ";
+    switch (rng() % 5) {
+    case 0: s += "copy@" + cls() + "->" + cls(); break;
+    case 1: s += "swap@" + cls() + "<->" + cls(); break;
+    case 2: s += "merge@" + cls() + "[" + cls() + "," + cls() + "]"; break;
+    case 3: s += "split@" + cls() + "[" + cls() + "," + cls() + "]"; break;
+    default:
+      s += "merge@c[0" + std::to_string(rng() % 2) + "..0" + std::to_string(2 + rng() % 3) + "]";
+    }
+  }
+  return s;
+}
+
+TEST(Passes, RandomCircuitsKeepTheirDataEffectWhenTheirStepsFuse) {
+  std::mt19937 rng(20261125);
+  std::vector<std::byte> pool(atlas::kBoundaryPoolBytes);
+  for (auto &b : pool) b = static_cast<std::byte>(rng() % 64); // small values: no f32 overflow
+  int fused = 0, circuits = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    const std::string text = random_circuit(rng);
+    DiagnosticEngine d;
+    auto c = frontend::parse_circuit(text, "r.circuit", d);
+    if (!c) continue; // parallel branches that touch the same class are an error
+    for (isa::Type t : {isa::Type::I32, isa::Type::F32}) {
+      frontend::CircuitOptions o;
+      o.element = t;
+      auto m = frontend::lower_circuit(*c, o, "r.circuit", d);
+      ASSERT_TRUE(m) << text << "\n" << d.to_string();
+      isa::Module fused_module = *m;
+      opt::PassOptions po;
+      ASSERT_TRUE(opt::optimize(fused_module, po, d)) << d.to_string();
+      auto run_on = [&](const isa::Module &mod) {
+        interp::AtlasState atlas;
+        atlas.boundary = pool;
+        const auto launch = LaunchConfig::linear(frontend::circuit_elements_per_class(t), 256);
+        auto st = interp::run_kernel(mod.kernels[0], launch, {}, atlas);
+        EXPECT_TRUE(st) << st.message();
+        return atlas.boundary;
+      };
+      ASSERT_EQ(run_on(*m), run_on(fused_module)) << "circuit: " << text << "\n-O2:\n"
+                                                  << isa::print_module(fused_module);
+      auto loads = [](const isa::Module &mod) {
+        return std::count_if(mod.kernels[0].insts.begin(), mod.kernels[0].insts.end(),
+                             [](const isa::Instruction &i) { return i.op == isa::Opcode::Ld; });
+      };
+      fused += loads(fused_module) < loads(*m);
+      ++circuits;
+    }
+  }
+  EXPECT_GT(circuits, 250);       // most parse (parallel branches must touch different classes)
+  EXPECT_GT(fused, circuits / 3); // forwarding had work to do in many of them
+}
+
 TEST(Passes, PipelinesAndRegistry) {
   EXPECT_TRUE(opt::pipeline(0).empty());
   std::vector<std::string_view> o1, o2;
   for (const auto *p : opt::pipeline(1)) o1.push_back(p->name);
   for (const auto *p : opt::pipeline(2)) o2.push_back(p->name);
   EXPECT_EQ(o1, (std::vector<std::string_view>{"constant-fold", "copy-propagation", "dce"}));
-  EXPECT_EQ(o2, (std::vector<std::string_view>{"constant-fold", "copy-propagation", "cse", "dce"}));
+  EXPECT_EQ(o2, (std::vector<std::string_view>{"constant-fold", "copy-propagation", "cse",
+                                               "memory-forwarding", "dce"}));
   EXPECT_EQ(opt::pipeline(3).size(), o2.size());
   for (const auto &p : opt::all_passes()) EXPECT_EQ(opt::find_pass(p.name), &p);
-  EXPECT_EQ(opt::find_pass("licm"), nullptr);
+  EXPECT_EQ(opt::find_pass("no-such-pass"), nullptr);
 }
 
 } // namespace
