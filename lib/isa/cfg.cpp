@@ -197,4 +197,39 @@ bool dominates(const std::vector<uint32_t> &idom, uint32_t a, uint32_t b) {
   }
 }
 
+size_t NaturalLoop::size() const {
+  return static_cast<size_t>(std::count(body.begin(), body.end(), true));
+}
+
+std::vector<NaturalLoop> natural_loops(const Cfg &cfg) {
+  std::vector<NaturalLoop> loops;
+  const auto n = cfg.blocks.size();
+  for (uint32_t entry : cfg.function_entries) {
+    const auto idom = dominators(cfg, entry);
+    for (uint32_t b : reverse_post_order(cfg, entry))
+      for (uint32_t h : cfg.blocks[b].succs) {
+        if (!dominates(idom, h, b)) continue;
+        auto it = std::find_if(loops.begin(), loops.end(),
+                               [&](const NaturalLoop &l) { return l.header == h; });
+        if (it == loops.end()) {
+          loops.push_back({h, {}, std::vector<bool>(n, false), entry});
+          it = std::prev(loops.end());
+          it->body[h] = true;
+        }
+        it->latches.push_back(b);
+        std::vector<uint32_t> work{b};
+        while (!work.empty()) {
+          const uint32_t x = work.back();
+          work.pop_back();
+          if (it->body[x] || idom[x] == kNoBlock) continue;
+          it->body[x] = true;
+          for (uint32_t p : cfg.blocks[x].preds) work.push_back(p);
+        }
+      }
+  }
+  std::stable_sort(loops.begin(), loops.end(),
+                   [](const NaturalLoop &a, const NaturalLoop &b) { return a.size() < b.size(); });
+  return loops;
+}
+
 } // namespace hologram::isa

@@ -20,6 +20,24 @@ void erase_instructions(Kernel &k, const std::vector<bool> &dead) {
   k.insts = std::move(kept);
 }
 
+void move_before(Kernel &k, const std::vector<uint32_t> &moved, uint32_t before) {
+  const size_t n = k.insts.size();
+  std::vector<bool> is_moved(n, false);
+  for (uint32_t i : moved) is_moved[i] = true;
+  std::vector<Instruction> out;
+  out.reserve(n);
+  std::vector<uint32_t> new_index(n + 1, 0);
+  for (size_t i = 0; i <= n; ++i) {
+    if (i == before)
+      for (uint32_t m : moved) out.push_back(k.insts[m]);
+    new_index[i] = static_cast<uint32_t>(out.size());
+    if (i < n && !is_moved[i]) out.push_back(std::move(k.insts[i]));
+  }
+  for (auto &l : k.labels)
+    if (l.target <= n) l.target = new_index[l.target];
+  k.insts = std::move(out);
+}
+
 Instruction mov_imm(const Instruction &at, Reg dst, Type t, uint64_t bits) {
   Instruction m;
   m.op = Opcode::MovImm;

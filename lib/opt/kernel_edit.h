@@ -13,6 +13,11 @@ namespace hologram::opt::detail {
 /// removed instruction names the next one kept.
 void erase_instructions(isa::Kernel &k, const std::vector<bool> &dead);
 
+/// Moves the instructions `moved` (indices, in the order given) to just before instruction
+/// `before`; labels that named `before` name it still, after the moved ones (so a branch to
+/// it skips them), and a label that named a moved instruction names the next one left.
+void move_before(isa::Kernel &k, const std::vector<uint32_t> &moved, uint32_t before);
+
 /// `mov.imm.T rD, bits` in place of `at` (keeps its source location).
 isa::Instruction mov_imm(const isa::Instruction &at, isa::Reg dst, isa::Type t, uint64_t bits);
 /// `mov.T rD, rS` in place of `at`.

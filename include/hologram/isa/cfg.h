@@ -47,4 +47,18 @@ std::vector<uint32_t> post_dominators(const Cfg &cfg, const std::vector<uint32_t
 /// Whether `a` dominates `b` in the tree `idom` (every block dominates itself).
 bool dominates(const std::vector<uint32_t> &idom, uint32_t a, uint32_t b);
 
+/// A natural loop: a header that dominates the sources of its back edges (the latches), and
+/// the blocks that reach a latch without passing the header. Loops sharing a header are one.
+struct NaturalLoop {
+  uint32_t header = 0;
+  std::vector<uint32_t> latches;
+  std::vector<bool> body;      ///< per block, the header included
+  uint32_t function_entry = 0; ///< the entry of the function the loop is in
+  [[nodiscard]] size_t size() const;
+};
+
+/// The natural loops of every function, innermost (fewest blocks) first. Structurisers,
+/// loop-invariant code motion and the code generators' block orders share this one answer.
+std::vector<NaturalLoop> natural_loops(const Cfg &cfg);
+
 } // namespace hologram::isa

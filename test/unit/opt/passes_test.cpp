@@ -1,7 +1,8 @@
 // The optimiser's passes keep the data effect: random programs (arithmetic of several types,
-// constants, copies, repeated computations, conversions, divisions by zero, loads, stores and
-// forward branches) give bit-identical memory on the interpreter before and after the -O1 and
-// -O2 pipelines, and the optimised program still verifies. Plus the pass manager's registry.
+// constants, copies, repeated computations, conversions, divisions by zero, loads, stores,
+// forward branches and counted loops) give bit-identical memory on the interpreter before and after
+// the -O1 and -O2 pipelines, and the optimised program still verifies. Plus the pass manager's
+// registry.
 #include "hologram/frontend/circuit.h"
 #include "hologram/interp/interpreter.h"
 #include "hologram/isa/text.h"
@@ -41,11 +42,11 @@ std::string random_program(std::mt19937 &rng, int length) {
                                      "min", "max", "and", "or",  "xor"};
   static const char *kFloatBinary[] = {"add", "sub", "mul", "div", "min", "max"};
   static const char *kFloatUnary[] = {"sqrt", "exp", "floor", "neg", "abs", "tanh"};
-  int labels = 0;
+  int labels = 0, loops = 0, loop_left = -1;
   std::vector<std::pair<int, int>> pending; // (label, instructions left before it)
   for (int i = 0; i < length; ++i) {
     const std::string d = ireg(), e = freg();
-    switch (pick(0, 13)) {
+    switch (pick(0, 14)) {
     case 0: s += "  mov.imm.i32 " + d + ", " + std::to_string(pick(-3, 3)) + "\n"; break;
     case 1: s += "  mov.i32 " + d + ", " + ireg() + "\n"; break;
     case 2:
@@ -81,11 +82,21 @@ std::string random_program(std::mt19937 &rng, int length) {
            "\n";
       pending.push_back({labels++, pick(1, 6)});
       break;
+    case 14: // a counted loop around the next few instructions (one open at a time)
+      if (loop_left >= 0) break;
+      for (const auto &[label, left] : pending) s += "@L" + std::to_string(label) + ":\n";
+      pending.clear(); // no branch from outside lands inside the loop
+      s += "  mov.imm.u32 r21, " + std::to_string(pick(0, 3)) + "\n@W" + std::to_string(loops) +
+           ":\n";
+      loop_left = pick(2, 8);
+      break;
     }
+    if (loop_left >= 0 && loop_left-- == 0) s += "  loop r21, @W" + std::to_string(loops++) + "\n";
     for (auto &[label, left] : pending)
       if (left-- == 0) s += "@L" + std::to_string(label) + ":\n";
     std::erase_if(pending, [](const auto &p) { return p.second < 0; });
   }
+  if (loop_left >= 0) s += "  loop r21, @W" + std::to_string(loops) + "\n";
   for (const auto &[label, left] : pending) s += "@L" + std::to_string(label) + ":\n";
   for (int r = 1; r <= 8; ++r)
     s +=
@@ -116,13 +127,15 @@ std::vector<uint32_t> run(const isa::Kernel &k) {
 
 TEST(Passes, RandomProgramsKeepTheirDataEffect) {
   std::mt19937 rng(20261124);
-  int changed = 0;
+  int changed = 0, hoists = 0;
   for (int trial = 0; trial < 300; ++trial) {
     const std::string text = random_program(rng, 10 + trial % 40);
     DiagnosticEngine diags;
     auto m = isa::parse_module(text, "random.hasm", diags);
     ASSERT_TRUE(m && isa::verify_module(*m, diags)) << diags.to_string() << "\n" << text;
     const auto before = run(m->kernels[0]);
+    isa::Kernel hoisted = m->kernels[0];
+    hoists += opt::hoist_loop_invariants(hoisted);
     for (unsigned level : {1u, 2u}) {
       isa::Module o = *m;
       opt::PassOptions po;
@@ -135,6 +148,7 @@ TEST(Passes, RandomProgramsKeepTheirDataEffect) {
     }
   }
   EXPECT_GT(changed, 300); // the passes had work to do in most programs
+  EXPECT_GT(hoists, 30);   // and loops had invariants to move
 }
 
 /// A random circuit of data steps over a few classes, so that steps read what earlier ones
@@ -203,7 +217,7 @@ TEST(Passes, PipelinesAndRegistry) {
   for (const auto *p : opt::pipeline(1)) o1.push_back(p->name);
   for (const auto *p : opt::pipeline(2)) o2.push_back(p->name);
   EXPECT_EQ(o1, (std::vector<std::string_view>{"constant-fold", "copy-propagation", "dce"}));
-  EXPECT_EQ(o2, (std::vector<std::string_view>{"constant-fold", "copy-propagation", "cse",
+  EXPECT_EQ(o2, (std::vector<std::string_view>{"constant-fold", "copy-propagation", "cse", "licm",
                                                "memory-forwarding", "dce"}));
   EXPECT_EQ(opt::pipeline(3).size(), o2.size());
   for (const auto &p : opt::all_passes()) EXPECT_EQ(opt::find_pass(p.name), &p);
