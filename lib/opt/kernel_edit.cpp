@@ -1,6 +1,10 @@
 // Instruction-list edits shared by the passes.
 #include "kernel_edit.h"
 
+#include "hologram/isa/accesses.h"
+
+#include <algorithm>
+
 namespace hologram::opt::detail {
 
 using namespace isa;
@@ -36,6 +40,56 @@ void move_before(Kernel &k, const std::vector<uint32_t> &moved, uint32_t before)
   for (auto &l : k.labels)
     if (l.target <= n) l.target = new_index[l.target];
   k.insts = std::move(out);
+}
+
+void insert_before(Kernel &k, std::vector<std::pair<uint32_t, Instruction>> inserts) {
+  std::stable_sort(inserts.begin(), inserts.end(),
+                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  const size_t n = k.insts.size();
+  std::vector<Instruction> out;
+  out.reserve(n + inserts.size());
+  std::vector<uint32_t> new_index(n + 1, 0);
+  size_t next = 0;
+  for (size_t i = 0; i <= n; ++i) {
+    for (; next < inserts.size() && inserts[next].first == i; ++next)
+      out.push_back(std::move(inserts[next].second));
+    new_index[i] = static_cast<uint32_t>(out.size());
+    if (i < n) out.push_back(std::move(k.insts[i]));
+  }
+  for (auto &l : k.labels)
+    if (l.target <= n) l.target = new_index[l.target];
+  k.insts = std::move(out);
+}
+
+std::vector<bool> used_registers(const Kernel &k) {
+  std::vector<bool> used(kFirstSpecialReg, false);
+  std::vector<RegAccess> acc;
+  for (const Instruction &inst : k.insts) {
+    for (auto *list : {&instruction_uses, &instruction_defs}) {
+      list(inst, acc);
+      for (const RegAccess &a : acc)
+        if (!a.pred && !is_special(a.reg)) used[a.reg] = true;
+    }
+  }
+  return used;
+}
+
+std::optional<Reg> free_register(std::vector<bool> &used) {
+  for (Reg r = kFirstSpecialReg; r-- > 0;)
+    if (!used[r]) {
+      used[r] = true;
+      return r;
+    }
+  return std::nullopt;
+}
+
+bool enters_by_falling_through(const Kernel &k, const Cfg &cfg, const NaturalLoop &loop) {
+  const BasicBlock &h = cfg.blocks[loop.header];
+  if (h.begin == 0) return false;
+  const uint32_t before = cfg.block_of[h.begin - 1];
+  for (uint32_t p : h.preds)
+    if (!loop.body[p] && p != before) return false;
+  return !k.insts[h.begin - 1].info().ends_block() && !loop.body[before];
 }
 
 Instruction mov_imm(const Instruction &at, Reg dst, Type t, uint64_t bits) {

@@ -28,19 +28,6 @@ using namespace isa;
 
 namespace {
 
-/// Whether the header of `loop` is entered from outside only by falling through.
-bool has_fallthrough_preheader(const Kernel &k, const Cfg &cfg, const NaturalLoop &loop) {
-  const BasicBlock &h = cfg.blocks[loop.header];
-  if (h.begin == 0) return false;
-  const uint32_t before = cfg.block_of[h.begin - 1];
-  for (uint32_t p : h.preds) {
-    if (loop.body[p]) continue;
-    if (p != before) return false;
-  }
-  const Instruction &last = k.insts[h.begin - 1];
-  return !last.info().ends_block() && !loop.body[before];
-}
-
 /// The instructions of `loop` that can move in front of it, in an order where each comes
 /// after the moved instructions it reads.
 std::vector<uint32_t> invariants(const Kernel &k, const Cfg &cfg, const NaturalLoop &loop) {
@@ -118,7 +105,7 @@ bool hoist_loop_invariants(Kernel &k) {
     const Cfg cfg = build_cfg(k);
     bool moved_any = false;
     for (const NaturalLoop &loop : natural_loops(cfg)) {
-      if (!has_fallthrough_preheader(k, cfg, loop)) continue;
+      if (!detail::enters_by_falling_through(k, cfg, loop)) continue;
       auto moved = invariants(k, cfg, loop);
       if (moved.empty()) continue;
       detail::move_before(k, moved, cfg.blocks[loop.header].begin);

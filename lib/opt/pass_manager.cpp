@@ -11,12 +11,14 @@ namespace hologram::opt {
 
 namespace {
 
-constexpr std::array<Pass, 6> kPasses = {{
+constexpr std::array<Pass, 7> kPasses = {{
     {"constant-fold", "constant folding and propagation within blocks", 1, fold_constants},
     {"copy-propagation", "reads of a copy read its source", 1, propagate_copies},
     {"cse", "common pure computations computed once", 2, eliminate_common_subexpressions},
     {"licm", "pure computations whose sources a loop never writes moved in front of it", 2,
      hoist_loop_invariants},
+    {"strength-reduce", "products of an induction variable in a loop become running sums", 2,
+     reduce_strength},
     {"memory-forwarding", "loads of bytes this lane just stored or loaded read the register", 2,
      forward_memory},
     {"dce", "pure instructions whose results nothing reads removed", 1, eliminate_dead_code},

@@ -49,6 +49,7 @@ bool fold_constants(isa::Kernel &k);                  ///< constant folding and 
 bool propagate_copies(isa::Kernel &k);                ///< copy propagation
 bool eliminate_common_subexpressions(isa::Kernel &k); ///< CSE of pure instructions
 bool hoist_loop_invariants(isa::Kernel &k);           ///< LICM
+bool reduce_strength(isa::Kernel &k);                 ///< induction-variable products
 bool forward_memory(isa::Kernel &k);                  ///< store-to-load forwarding
 bool eliminate_dead_code(isa::Kernel &k);             ///< DCE
 

@@ -46,7 +46,7 @@ std::string random_program(std::mt19937 &rng, int length) {
   std::vector<std::pair<int, int>> pending; // (label, instructions left before it)
   for (int i = 0; i < length; ++i) {
     const std::string d = ireg(), e = freg();
-    switch (pick(0, 14)) {
+    switch (pick(0, 15)) {
     case 0: s += "  mov.imm.i32 " + d + ", " + std::to_string(pick(-3, 3)) + "\n"; break;
     case 1: s += "  mov.i32 " + d + ", " + ireg() + "\n"; break;
     case 2:
@@ -81,6 +81,10 @@ std::string random_program(std::mt19937 &rng, int length) {
       s += "  setlt.i32 p0, " + ireg() + ", " + ireg() + "\n  bra p0 @L" + std::to_string(labels) +
            "\n";
       pending.push_back({labels++, pick(1, 6)});
+      break;
+    case 15: // an induction variable and a product of it (strength reduction's pattern)
+      s += "  add.i32 " + d + ", " + d + ", " + ireg() + "\n  mul.i32 " + ireg() + ", " + d + ", " +
+           ireg() + "\n";
       break;
     case 14: // a counted loop around the next few instructions (one open at a time)
       if (loop_left >= 0) break;
@@ -127,7 +131,7 @@ std::vector<uint32_t> run(const isa::Kernel &k) {
 
 TEST(Passes, RandomProgramsKeepTheirDataEffect) {
   std::mt19937 rng(20261124);
-  int changed = 0, hoists = 0;
+  int changed = 0, hoists = 0, reductions = 0;
   for (int trial = 0; trial < 300; ++trial) {
     const std::string text = random_program(rng, 10 + trial % 40);
     DiagnosticEngine diags;
@@ -136,6 +140,8 @@ TEST(Passes, RandomProgramsKeepTheirDataEffect) {
     const auto before = run(m->kernels[0]);
     isa::Kernel hoisted = m->kernels[0];
     hoists += opt::hoist_loop_invariants(hoisted);
+    isa::Kernel reduced = m->kernels[0];
+    reductions += opt::reduce_strength(reduced);
     for (unsigned level : {1u, 2u}) {
       isa::Module o = *m;
       opt::PassOptions po;
@@ -147,8 +153,9 @@ TEST(Passes, RandomProgramsKeepTheirDataEffect) {
                                            << isa::print_module(o);
     }
   }
-  EXPECT_GT(changed, 300); // the passes had work to do in most programs
-  EXPECT_GT(hoists, 30);   // and loops had invariants to move
+  EXPECT_GT(changed, 300);   // the passes had work to do in most programs
+  EXPECT_GT(hoists, 30);     // and loops had invariants to move
+  EXPECT_GT(reductions, 10); // and products of induction variables to reduce
 }
 
 /// A random circuit of data steps over a few classes, so that steps read what earlier ones
@@ -218,7 +225,7 @@ TEST(Passes, PipelinesAndRegistry) {
   for (const auto *p : opt::pipeline(2)) o2.push_back(p->name);
   EXPECT_EQ(o1, (std::vector<std::string_view>{"constant-fold", "copy-propagation", "dce"}));
   EXPECT_EQ(o2, (std::vector<std::string_view>{"constant-fold", "copy-propagation", "cse", "licm",
-                                               "memory-forwarding", "dce"}));
+                                               "strength-reduce", "memory-forwarding", "dce"}));
   EXPECT_EQ(opt::pipeline(3).size(), o2.size());
   for (const auto &p : opt::all_passes()) EXPECT_EQ(opt::find_pass(p.name), &p);
   EXPECT_EQ(opt::find_pass("no-such-pass"), nullptr);
