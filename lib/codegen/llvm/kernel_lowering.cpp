@@ -498,7 +498,7 @@ private:
 
   void emit_exit_lanes() {
     b_.SetInsertPoint(exit_all_);
-    Value *mask = b_.CreateLoad(vec(i1()), mask_);
+    Value *mask = lane_mask();
     set_pc(mask, splat(u32c(kExitPc)));
     b_.CreateBr(dispatch_);
   }
@@ -526,7 +526,7 @@ private:
       lane_bits = bad;
     } else {
       any = bad;
-      lane_bits = b_.CreateLoad(vec(i1()), mask_);
+      lane_bits = lane_mask();
     }
     BasicBlock *fail = BasicBlock::Create(c_, "fail", fn_);
     BasicBlock *ok = BasicBlock::Create(c_, "ok", fn_);
@@ -569,7 +569,7 @@ private:
   /// Restricts a lane condition to the active lanes (scalars stay scalars).
   Value *active(Value *cond) {
     if (!cond->getType()->isVectorTy()) return cond;
-    return b_.CreateAnd(cond, b_.CreateLoad(vec(i1()), mask_));
+    return b_.CreateAnd(cond, lane_mask());
   }
 
   // ------------------------------------------------------------------------------------------
@@ -613,7 +613,7 @@ private:
     Value *nv = splat(v);
     if (divergent_) {
       Value *old = b_.CreateLoad(info.alloca->getAllocatedType(), info.alloca);
-      nv = b_.CreateSelect(b_.CreateLoad(vec(i1()), mask_), nv, old);
+      nv = b_.CreateSelect(lane_mask(), nv, old);
     }
     b_.CreateStore(nv, info.alloca);
   }
@@ -625,10 +625,52 @@ private:
   // ------------------------------------------------------------------------------------------
   // Blocks
 
+  /// The mask of live lanes: a constant while emitting the copy of a block for full chunks.
+  Value *lane_mask() {
+    if (full_chunk_) return llvm::Constant::getAllOnesValue(vec(i1()));
+    return b_.CreateLoad(vec(i1()), mask_);
+  }
+
+  /// Whether a block gets a second copy for chunks whose lanes are all live, in which masked
+  /// loads and stores become plain ones: a block every live lane runs, with lane-varying
+  /// memory accesses and nothing that keeps state across copies (barriers, calls, whole-launch
+  /// operations). Capped per kernel, since each copy is compiled again.
+  bool version_for_full_chunks(const opt::LaneBlock &bb) {
+    if (a_.divergent[bb_index(bb)] || a_.has_calls) return false;
+    bool memory = false;
+    for (uint32_t i = bb.begin; i < bb.end; ++i) {
+      const Instruction &inst = k_.insts[i];
+      const OpcodeInfo &row = inst.info();
+      if (row.flags & (kFlagBarrier | kFlagLaunchLevel)) return false;
+      if (inst.op == Opcode::Call || inst.op == Opcode::Ret) return false;
+      memory = memory || inst.op == Opcode::Ld || inst.op == Opcode::St;
+    }
+    if (!memory || versioned_ + (bb.end - bb.begin) > kMaxVersioned) return false;
+    versioned_ += bb.end - bb.begin;
+    return true;
+  }
+  uint32_t bb_index(const opt::LaneBlock &bb) const {
+    return static_cast<uint32_t>(&bb - a_.blocks.data());
+  }
+
   void emit_block(uint32_t block) {
     const opt::LaneBlock &bb = a_.blocks[block];
     b_.SetInsertPoint(bb_of_[block]);
     divergent_ = a_.divergent[block];
+    if (version_for_full_chunks(bb)) {
+      BasicBlock *full = BasicBlock::Create(c_, "full", fn_);
+      BasicBlock *part = BasicBlock::Create(c_, "part", fn_);
+      b_.CreateCondBr(b_.CreateAndReduce(lane_mask()), full, part);
+      b_.SetInsertPoint(full);
+      full_chunk_ = true;
+      emit_block_body(bb);
+      full_chunk_ = false;
+      b_.SetInsertPoint(part);
+    }
+    emit_block_body(bb);
+  }
+
+  void emit_block_body(const opt::LaneBlock &bb) {
     for (uint32_t i = bb.begin; i < bb.end; ++i) {
       cur_ = i;
       set_location(k_.insts[i]);
@@ -649,7 +691,7 @@ private:
       b_.CreateBr(bb_of(target));
       return;
     }
-    set_pc(b_.CreateLoad(vec(i1()), mask_), splat(u32c(pc_of(target))));
+    set_pc(lane_mask(), splat(u32c(pc_of(target))));
     b_.CreateBr(dispatch_);
   }
 
@@ -662,7 +704,7 @@ private:
     const bool exit_taken = a_.exits_at(k_, taken), exit_other = a_.exits_at(k_, other);
     if (exit_taken != exit_other) {
       // The lanes that go to the exit finish here; the rest continue together.
-      Value *mask = b_.CreateLoad(vec(i1()), mask_);
+      Value *mask = lane_mask();
       Value *c = splat(cond);
       Value *leaving = b_.CreateAnd(mask, exit_taken ? c : b_.CreateNot(c));
       set_pc(leaving, splat(u32c(kExitPc)));
@@ -683,7 +725,7 @@ private:
         b_.CreateBr(dispatch_);
       return;
     }
-    Value *mask = b_.CreateLoad(vec(i1()), mask_);
+    Value *mask = lane_mask();
     Value *c = splat(cond);
     if (!divergent_) {
       // Every live lane is here: when they agree, no rescheduling is needed.
@@ -717,10 +759,20 @@ private:
     std::optional<opt::LaneStep> step;
   };
 
+  /// A parameter's pointer, loaded once in the entry block: it dominates every use, and once
+  /// chunks are inlined into the driver's loop the load is hoisted out of it.
   Value *param_pointer(unsigned p) {
+    auto [it, fresh] = param_pointers_.try_emplace(p, nullptr);
+    if (!fresh) return it->second;
+    llvm::IRBuilderBase::InsertPointGuard guard(b_);
+    if (auto *t = entry_->getTerminator())
+      b_.SetInsertPoint(t);
+    else
+      b_.SetInsertPoint(entry_);
     Value *args = load_field(abi_.launch, launch_, LArgs, ptr());
-    return invariant(
+    it->second = invariant(
         b_.CreateLoad(ptr(), b_.CreateConstGEP1_32(ptr(), args, p), "arg." + k_.params[p].name));
+    return it->second;
   }
   Value *param_size(unsigned p) {
     Value *sizes = load_field(abi_.launch, launch_, LSizes, ptr());
@@ -834,7 +886,7 @@ private:
   Value *consecutive_lanes(Value *off, uint64_t size) {
     Value *first = b_.CreateExtractElement(off, uint64_t{0});
     Value *expect = b_.CreateAdd(splat(first), iota64(size));
-    Value *mask = b_.CreateLoad(vec(i1()), mask_);
+    Value *mask = lane_mask();
     return b_.CreateAndReduce(b_.CreateOr(b_.CreateNot(mask), b_.CreateICmpEQ(off, expect)));
   }
 
@@ -844,7 +896,7 @@ private:
     check_bounds(acc, size);
     if (acc.off.uni)
       return {b_.CreateAlignedLoad(ty, pointer(acc, acc.off.v), llvm::Align(1)), true};
-    Value *mask = b_.CreateLoad(vec(i1()), mask_);
+    Value *mask = lane_mask();
     Value *zero = llvm::Constant::getNullValue(vec(ty));
     if (always_consecutive(acc, size)) { // known when compiled: no check, no gather
       Value *p0 = pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0}));
@@ -875,7 +927,7 @@ private:
       b_.CreateAlignedStore(v.v, pointer(acc, acc.off.v), llvm::Align(1));
       return;
     }
-    Value *mask = b_.CreateLoad(vec(i1()), mask_);
+    Value *mask = lane_mask();
     Value *val = splat(v);
     if (acc.off.uni) { // lanes race for one location: the highest active lane wins
       b_.CreateMaskedScatter(val, splat(pointer(acc, acc.off.v)), llvm::Align(1), mask);
@@ -905,7 +957,7 @@ private:
 
   /// Calls body(lane) for every active lane, lane by lane in order.
   template <typename F> void for_each_active_lane(F &&body) {
-    Value *mask = b_.CreateLoad(vec(i1()), mask_);
+    Value *mask = lane_mask();
     for (unsigned j = 0; j < w_; ++j) {
       BasicBlock *run = BasicBlock::Create(c_, "lane", fn_);
       BasicBlock *next = BasicBlock::Create(c_, "lane.next", fn_);
@@ -1003,6 +1055,7 @@ private:
   BasicBlock *entry_ = nullptr, *body_entry_ = nullptr, *dispatch_ = nullptr, *exit_all_ = nullptr;
   std::vector<BasicBlock *> bbs_, bb_of_;
   std::map<opt::Slot, SlotInfo> slots_;
+  std::map<unsigned, Value *> param_pointers_;
   llvm::AllocaInst *pc_ = nullptr, *mask_ = nullptr, *stack_ = nullptr, *sp_ = nullptr;
   llvm::StructType *state_ty_ = nullptr;
   llvm::GlobalVariable *barrier_table_ = nullptr;
@@ -1011,6 +1064,9 @@ private:
   uint64_t pool_bytes_ = 0;
   uint32_t state_bytes_ = 0;
   bool divergent_ = false;
+  bool full_chunk_ = false; ///< emitting a block's copy for chunks whose lanes are all live
+  uint32_t versioned_ = 0;  ///< instructions emitted twice so far
+  static constexpr uint32_t kMaxVersioned = 2048;
   uint32_t cur_ = 0;
 };
 
@@ -1227,7 +1283,7 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
     uint32_t next = a_.blocks[a_.block_of[cur_]].fallthrough;
     uint32_t resume =
         next == opt::kExitBlock ? static_cast<uint32_t>(a_.order.size()) : a_.rank[next];
-    set_pc(b_.CreateLoad(vec(i1()), mask_), splat(u32c(kParkBit | resume)));
+    set_pc(lane_mask(), splat(u32c(kParkBit | resume)));
     b_.CreateBr(dispatch_);
     return;
   }
@@ -1652,7 +1708,7 @@ void KernelLowering::emit_atlas(const Instruction &inst) {
     return;
   case AtlasOpcode::PhaseAdv: {
     // Every active lane adds its amount (SPEC §4); the runtime applies the sum at the end.
-    Value *mask = b_.CreateLoad(vec(i1()), mask_);
+    Value *mask = lane_mask();
     Value *lanes = b_.CreateZExt(
         b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, b_.CreateBitCast(mask, b_.getIntNTy(w_))),
         i64());
@@ -1687,6 +1743,8 @@ void KernelLowering::emit_atlas(const Instruction &inst) {
 }
 
 void KernelLowering::emit_reduce_mem(const Instruction &inst) {
+  // The fold narrows the mask per step, so it reads the mask from memory even in a full chunk.
+  const bool full = std::exchange(full_chunk_, false);
   const Type t = inst.type;
   const uint64_t size = type_size(t);
   auto rop = static_cast<ReduceOp>(inst.sub);
@@ -1700,7 +1758,7 @@ void KernelLowering::emit_reduce_mem(const Instruction &inst) {
   b_.CreateStore(uni ? constant(t, id) : splat(constant(t, id)), acc);
   auto *counter = entry_alloca(i64());
   b_.CreateStore(u64c(0), counter);
-  Value *mask0 = b_.CreateLoad(vec(i1()), mask_);
+  Value *mask0 = lane_mask();
   Value *limit = n.uni ? n.v
                        : b_.CreateIntrinsic(llvm::Intrinsic::vector_reduce_umax, {vec(i64())},
                                             {b_.CreateSelect(mask0, n.v, splat(u64c(0)))});
@@ -1716,18 +1774,19 @@ void KernelLowering::emit_reduce_mem(const Instruction &inst) {
   V step{b_.CreateMul(k, u64c(size)), true};
   at.off = lift({base.off, step}, [&](auto &v) { return b_.CreateAdd(v[0], v[1]); });
   // Lanes whose count is exhausted take no part in this step.
-  Value *lane_mask = n.uni ? mask0 : b_.CreateAnd(mask0, b_.CreateICmpULT(splat(k), n.v));
-  b_.CreateStore(lane_mask, mask_);
+  Value *step_mask = n.uni ? mask0 : b_.CreateAnd(mask0, b_.CreateICmpULT(splat(k), n.v));
+  b_.CreateStore(step_mask, mask_);
   V x = load(t, at);
   V cur{b_.CreateLoad(acc_ty, acc), uni};
   V next = fold(rop, t, cur, x);
-  Value *nv = uni ? next.v : b_.CreateSelect(b_.CreateLoad(vec(i1()), mask_), splat(next), cur.v);
+  Value *nv = uni ? next.v : b_.CreateSelect(step_mask, splat(next), cur.v);
   b_.CreateStore(nv, acc);
   b_.CreateStore(mask0, mask_);
   b_.CreateStore(b_.CreateAdd(k, u64c(1)), counter);
   b_.CreateBr(head);
   b_.SetInsertPoint(done);
   set(inst, 0, t, {b_.CreateLoad(acc_ty, acc), uni});
+  full_chunk_ = full;
 }
 
 void KernelLowering::emit_pool_alloc(const Instruction &inst) {
@@ -1777,7 +1836,7 @@ void KernelLowering::emit_launch_op(const Instruction &inst) {
 }
 
 void KernelLowering::emit_call(const Instruction &inst) {
-  Value *mask = b_.CreateLoad(vec(i1()), mask_);
+  Value *mask = lane_mask();
   Value *sp = b_.CreateLoad(vec(i32()), sp_);
   fail_if(b_.CreateAnd(mask, b_.CreateICmpUGE(sp, splat(u32c(kMaxCallDepth)))),
           HG_CPU_ERR_CALL_DEPTH, cur_, nullptr);
@@ -1791,7 +1850,7 @@ void KernelLowering::emit_call(const Instruction &inst) {
 }
 
 void KernelLowering::emit_ret() {
-  Value *mask = b_.CreateLoad(vec(i1()), mask_);
+  Value *mask = lane_mask();
   Value *sp = b_.CreateLoad(vec(i32()), sp_);
   fail_if(b_.CreateAnd(mask, b_.CreateICmpEQ(sp, splat(u32c(0)))), HG_CPU_ERR_RET_EMPTY, cur_,
           nullptr);
