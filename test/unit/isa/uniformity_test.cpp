@@ -3,6 +3,8 @@
 #include "hologram/isa/text.h"
 #include "hologram/isa/uniformity.h"
 
+#include "test_util.h"
+
 #include <gtest/gtest.h>
 
 using namespace hologram;
@@ -12,10 +14,7 @@ using isa::UniformityPrecision;
 namespace {
 
 isa::Kernel parse(const char *text) {
-  DiagnosticEngine diags;
-  auto m = isa::parse_module(text, "t.hasm", diags);
-  EXPECT_TRUE(m) << diags.to_string();
-  return m->kernels.at(0);
+  return test::parse_ok(text).kernels.at(0);
 }
 
 bool varying(const isa::Uniformity &u, isa::Reg r, Type t) {

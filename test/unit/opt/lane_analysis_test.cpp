@@ -4,6 +4,8 @@
 #include "hologram/opt/lane_affinity.h"
 #include "hologram/opt/lane_analysis.h"
 
+#include "test_util.h"
+
 #include <gtest/gtest.h>
 
 using namespace hologram;
@@ -11,10 +13,7 @@ using namespace hologram;
 namespace {
 
 isa::Kernel parse(const char *text) {
-  DiagnosticEngine diags;
-  auto m = isa::parse_module(text, "t.hasm", diags);
-  EXPECT_TRUE(m) << diags.to_string();
-  return m->kernels.at(0);
+  return test::parse_ok(text).kernels.at(0);
 }
 
 bool uniform(const opt::LaneAnalysis &a, isa::Reg r, isa::Type t) {
