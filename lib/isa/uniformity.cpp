@@ -57,7 +57,8 @@ private:
   }
 
   /// Applies instructions [begin, end) of block b to `state` (PerPoint) or to the varying set
-  /// (PerRegister, state == nullptr); returns whether the varying set grew.
+  /// (PerRegister, state == nullptr, and PerPoint while recording); returns whether the varying
+  /// set grew.
   bool transfer(uint32_t b, Bits *state, uint32_t end) {
     bool grew = false;
     for (uint32_t i = cfg_.blocks[b].begin; i < end; ++i) {
@@ -65,10 +66,8 @@ private:
       instruction_defs(k_.insts[i], defs_);
       for (const auto &d : defs_) {
         if (!d.pred && is_special(d.reg)) continue;
-        if (state)
-          (*state)[slot_of(d)] = v;
-        else if (v)
-          grew |= u_.varying.insert(typed(d)).second;
+        if (state) (*state)[slot_of(d)] = v;
+        if (v && (!state || recording_)) grew |= u_.varying.insert(typed(d)).second;
       }
     }
     return grew;
@@ -150,17 +149,10 @@ private:
 
   /// PerPoint: the (register, type) pairs that some lane-varying definition writes.
   void record_varying_definitions() {
+    recording_ = true;
     for (uint32_t b = 0; b < cfg_.blocks.size(); ++b) {
       Bits state = u_.varying_in[b];
-      for (uint32_t i = cfg_.blocks[b].begin; i < cfg_.blocks[b].end; ++i) {
-        const bool v = varying_def(b, i, &state);
-        instruction_defs(k_.insts[i], defs_);
-        for (const auto &d : defs_) {
-          if (!d.pred && is_special(d.reg)) continue;
-          state[slot_of(d)] = v;
-          if (v) u_.varying.insert(typed(d));
-        }
-      }
+      transfer(b, &state, cfg_.blocks[b].end);
     }
   }
 
@@ -168,6 +160,7 @@ private:
   const Cfg &cfg_;
   Uniformity &u_;
   std::vector<RegAccess> uses_, defs_;
+  bool recording_ = false; ///< PerPoint: transfer also collects the varying definitions
 };
 
 } // namespace
