@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <utility>
 
 namespace hologram::isa {
 
@@ -227,8 +228,10 @@ std::vector<NaturalLoop> natural_loops(const Cfg &cfg) {
         }
       }
   }
-  std::stable_sort(loops.begin(), loops.end(),
-                   [](const NaturalLoop &a, const NaturalLoop &b) { return a.size() < b.size(); });
+  // Innermost first; headers break ties (std::stable_sort warns under clang with libstdc++ 12).
+  std::sort(loops.begin(), loops.end(), [](const NaturalLoop &a, const NaturalLoop &b) {
+    return std::pair(a.size(), a.header) < std::pair(b.size(), b.header);
+  });
   return loops;
 }
 

@@ -4,6 +4,7 @@
 #include "hologram/isa/accesses.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace hologram::opt::detail {
 
@@ -43,16 +44,21 @@ void move_before(Kernel &k, const std::vector<uint32_t> &moved, uint32_t before)
 }
 
 void insert_before(Kernel &k, std::vector<std::pair<uint32_t, Instruction>> inserts) {
-  std::stable_sort(inserts.begin(), inserts.end(),
-                   [](const auto &a, const auto &b) { return a.first < b.first; });
+  // By position, keeping the given order at one position (the index breaks ties:
+  // std::stable_sort warns under clang with libstdc++ 12).
+  std::vector<size_t> order(inserts.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::pair(inserts[a].first, a) < std::pair(inserts[b].first, b);
+  });
   const size_t n = k.insts.size();
   std::vector<Instruction> out;
   out.reserve(n + inserts.size());
   std::vector<uint32_t> new_index(n + 1, 0);
   size_t next = 0;
   for (size_t i = 0; i <= n; ++i) {
-    for (; next < inserts.size() && inserts[next].first == i; ++next)
-      out.push_back(std::move(inserts[next].second));
+    for (; next < order.size() && inserts[order[next]].first == i; ++next)
+      out.push_back(std::move(inserts[order[next]].second));
     new_index[i] = static_cast<uint32_t>(out.size());
     if (i < n) out.push_back(std::move(k.insts[i]));
   }
