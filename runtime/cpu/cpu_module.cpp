@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cpuid.h>
 #include <cstddef>
@@ -386,6 +387,7 @@ void CpuModule::init(const hg_cpu_module_desc *desc) {
   if (desc->num_variants == 0)
     throw Error(ErrorCode::InvalidModule, "module '" + origin_ + "' has no code variant");
   variant_ = choose_variant(*desc, origin_);
+  lane_costs_ = std::make_unique<LaneCost[]>(desc->num_kernels);
   library_level_ = runtime::library_level(desc->variant_features[variant_]);
 }
 
@@ -403,6 +405,12 @@ uint32_t CpuModule::kernel_index(std::string_view name) const {
   throw Error(ErrorCode::InvalidArgument, "module '" + origin_ + "' has no kernel '" +
                                               std::string(name) + "' (it has " + names + ")");
 }
+
+namespace {
+/// Below this much single-thread work a launch runs on the calling thread: about twice what
+/// waking a worker and handing it blocks costs (measured on vector_add 2^16, 2026-11-24).
+constexpr uint64_t kInlineWorkPicoseconds = 25'000'000; // 25 us
+} // namespace
 
 void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &config,
                        std::span<const CpuArg> args, interp::AtlasState &atlas,
@@ -455,7 +463,20 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
       hg_cpu_scratch_bytes(&kd, variant, m.desc().variant_widths[variant], lanes);
   const uint64_t blocks = launch.grid.count();
   // Enough tasks to balance uneven blocks, few enough to keep per-task costs small.
-  const uint64_t tasks = std::min<uint64_t>(blocks, uint64_t{cpu_threads()} * 8);
+  uint64_t tasks = std::min<uint64_t>(blocks, uint64_t{cpu_threads()} * 8);
+  // A launch whose whole work, at the lanes' measured cost, is below what waking the workers
+  // costs runs on the calling thread. Every 32nd launch (and any launch before a cost is
+  // known) is timed to keep the cost current; one-block launches are neither.
+  CpuModule::LaneCost &cost = m.lane_cost(kidx);
+  const uint64_t total_lanes = blocks * lanes;
+  const uint64_t known = cost.picoseconds.load(std::memory_order_relaxed);
+  if (tasks > 1 && known != 0 && total_lanes < kInlineWorkPicoseconds / known) tasks = 1;
+  const bool timed =
+      blocks > 1 && (known == 0 || cost.launches.fetch_add(1, std::memory_order_relaxed) % 32 == 0);
+  const unsigned threads_used =
+      static_cast<unsigned>(std::min<uint64_t>(tasks, std::max(1u, cpu_threads())));
+  const auto started =
+      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   std::mutex fail_mutex;
   uint64_t fail_block = UINT64_MAX;
   hg_cpu_error fail{};
@@ -489,6 +510,16 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
     parallel_for(tasks, run);
   } catch (const std::bad_alloc &) {
     throw Error(ErrorCode::OutOfMemory, "kernel '" + k.name + "': out of memory for block scratch");
+  }
+  if (timed && !failed) {
+    // Thread-time per lane: a parallel launch counts every thread it used (its wake-up cost
+    // included, so small launches lean towards the calling thread).
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                        std::chrono::steady_clock::now() - started)
+                        .count();
+    const uint64_t ps = std::max<uint64_t>(1, static_cast<uint64_t>(ns) * 1000 * threads_used /
+                                                  std::max<uint64_t>(1, total_lanes));
+    cost.picoseconds.store(ps, std::memory_order_relaxed);
   }
   if (failed) {
     uint64_t region_size = 0;

@@ -10,6 +10,7 @@
 #include "hologram/isa/program.h"
 #include "hologram/runtime/cpu.h"
 
+#include <atomic>
 #include <memory>
 #include <span>
 #include <string>
@@ -41,6 +42,15 @@ public:
   /// The index of a kernel by name; throws Error naming the kernels there are.
   [[nodiscard]] uint32_t kernel_index(std::string_view name) const;
 
+  /// What one lane of a kernel has cost, in picoseconds of one thread, as measured on recent
+  /// launches (0 until one is measured). Launches too small to repay waking the workers run
+  /// on the calling thread.
+  struct LaneCost {
+    std::atomic<uint64_t> picoseconds{0};
+    std::atomic<uint32_t> launches{0};
+  };
+  [[nodiscard]] LaneCost &lane_cost(uint32_t kernel) const { return lane_costs_[kernel]; }
+
 private:
   CpuModule() = default;
   static std::shared_ptr<CpuModule> load_bundle(const std::string &path);
@@ -56,6 +66,7 @@ private:
   uint32_t variant_ = 0;
   int library_level_ = 2;
   std::string origin_;
+  std::unique_ptr<LaneCost[]> lane_costs_;
 };
 
 /// One launch argument resolved to memory: data/size for buffers and pools, bits for scalars.
