@@ -95,40 +95,25 @@ public:
   }
 
 private:
+  /// The kernel's natural loops (isa::natural_loops, over the CFG), as sets of lane blocks:
+  /// a lane block belongs to a loop when the CFG block it starts in does.
   void find_loops() {
     reachable_.assign(n_, false);
-    std::vector<uint8_t> state(n_, 0); // 0 new, 1 on stack, 2 done
-    std::vector<std::pair<uint32_t, size_t>> stack{{0, 0}};
-    state[0] = 1;
-    reachable_[0] = true;
-    std::map<uint32_t, std::vector<uint32_t>> latches;
-    while (!stack.empty()) {
-      auto &[b, i] = stack.back();
-      if (i < succs_[b].size()) {
-        uint32_t s = succs_[b][i++];
-        if (state[s] == 1) latches[s].push_back(b);
-        if (state[s] == 0) {
-          state[s] = 1;
-          reachable_[s] = true;
-          stack.push_back({s, 0});
-        }
-        continue;
-      }
-      state[b] = 2;
-      stack.pop_back();
+    std::vector<uint32_t> work{0};
+    while (!work.empty()) {
+      const uint32_t b = work.back();
+      work.pop_back();
+      if (reachable_[b]) continue;
+      reachable_[b] = true;
+      for (uint32_t s : succs_[b]) work.push_back(s);
     }
-    for (const auto &[header, ls] : latches) {
+    const Cfg &cfg = a_.cfg;
+    for (const NaturalLoop &loop : natural_loops(cfg)) {
       std::vector<bool> body(n_, false);
-      body[header] = true;
-      std::vector<uint32_t> work(ls.begin(), ls.end());
-      while (!work.empty()) {
-        uint32_t b = work.back();
-        work.pop_back();
-        if (body[b] || !reachable_[b]) continue;
-        body[b] = true;
-        for (uint32_t p : preds_[b]) work.push_back(p);
-      }
-      loops_.push_back({header, std::move(body)});
+      for (uint32_t b = 0; b < n_; ++b)
+        body[b] = reachable_[b] && loop.body[cfg.block_of[a_.blocks[b].begin]];
+      const uint32_t header = a_.block_of[cfg.blocks[loop.header].begin];
+      if (header < n_ && reachable_[header]) loops_.push_back({header, std::move(body)});
     }
     std::sort(loops_.begin(), loops_.end(), [](const Loop &x, const Loop &y) {
       auto nx = std::count(x.body.begin(), x.body.end(), true);
@@ -232,10 +217,10 @@ LaneAnalysis analyse_lanes(const Kernel &kernel) {
     a.has_barriers |= (inst.info().flags & kFlagBarrier) != 0;
   }
   build_blocks(kernel, a);
+  a.cfg = build_cfg(kernel);
   BlockOrder(kernel, a).run();
   // Divergence from the shared analysis, per (register, type); with calls, lanes keep their
   // own return stacks, so every block may run with some lanes only and every value varies.
-  a.cfg = build_cfg(kernel);
   a.uniformity = analyse_uniformity(kernel, a.cfg, UniformityPrecision::PerRegister);
   Uniformity &u = a.uniformity;
   if (a.has_calls) {

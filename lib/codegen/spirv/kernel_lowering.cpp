@@ -86,7 +86,7 @@ public:
   KernelLowering(Builder &b, const Kernel &k, const SpirvOptions &o, bool library)
       : b_(b), k_(k), o_(o), cl_(!o.target.is_vulkan()),
         f32_library_(library && library_element_type(k) == Type::F32), cfg_(build_cfg(k)),
-        lanes_(opt::analyse_lanes(k)) {}
+        natural_loops_(natural_loops(cfg_)), lanes_(opt::analyse_lanes(k)) {}
 
   SpirvKernelInfo run() {
     info_.name = k_.name;
@@ -868,8 +868,7 @@ private:
         if (b_.in_block()) b_.terminate(Op::OpUnreachable, {});
       }
     } else {
-      auto idom = dominators(cfg_, entry);
-      find_loops(idom);
+      find_loops(entry);
       emit_region(-1);
     }
     if (b_.in_block()) b_.terminate(Op::OpReturn, {});
@@ -892,24 +891,30 @@ private:
     jump(else_bb);
   }
 
-  void find_loops(const std::vector<uint32_t> &idom) {
+  /// This function's natural loops (isa::natural_loops), in the order their first latch
+  /// comes in reverse post-order, as sets of blocks.
+  void find_loops(uint32_t entry) {
     loops_.clear();
-    std::map<uint32_t, int> by_header;
-    for (uint32_t u : rpo_)
-      for (uint32_t h : cfg_.blocks[u].succs) {
-        if (h >= cfg_.blocks.size() || !in_fn_[h] || !dominates(idom, h, u)) continue;
-        auto [it, inserted] = by_header.try_emplace(h, static_cast<int>(loops_.size()));
-        if (inserted) loops_.push_back({h, {h}, -1});
-        Loop &l = loops_[it->second];
-        std::vector<uint32_t> work{u};
-        while (!work.empty()) {
-          uint32_t x = work.back();
-          work.pop_back();
-          if (!l.body.insert(x).second) continue;
-          for (uint32_t p : cfg_.blocks[x].preds)
-            if (p < in_fn_.size() && in_fn_[p]) work.push_back(p);
-        }
-      }
+    std::vector<uint32_t> rpo_index(cfg_.blocks.size(), UINT32_MAX);
+    for (uint32_t i = 0; i < rpo_.size(); ++i) rpo_index[rpo_[i]] = i;
+    std::vector<const NaturalLoop *> mine;
+    for (const NaturalLoop &l : natural_loops_)
+      if (l.function_entry == entry) mine.push_back(&l);
+    auto first_latch = [&](const NaturalLoop *l) {
+      const uint32_t u = l->latches.front();
+      const auto &succs = cfg_.blocks[u].succs;
+      const auto at = std::find(succs.begin(), succs.end(), l->header) - succs.begin();
+      return std::pair(rpo_index[u], at);
+    };
+    std::sort(mine.begin(), mine.end(), [&](const NaturalLoop *a, const NaturalLoop *b) {
+      return first_latch(a) < first_latch(b);
+    });
+    for (const NaturalLoop *l : mine) {
+      Loop loop{l->header, {}, -1};
+      for (uint32_t b = 0; b < l->body.size(); ++b)
+        if (l->body[b]) loop.body.insert(b);
+      loops_.push_back(std::move(loop));
+    }
     for (size_t i = 0; i < loops_.size(); ++i) {
       size_t best = SIZE_MAX;
       for (size_t j = 0; j < loops_.size(); ++j)
@@ -2706,6 +2711,7 @@ private:
   /// f32 results (~1e-15 relative), not the SPEC's 1 ulp of f64.
   bool f32_library_;
   Cfg cfg_;
+  std::vector<NaturalLoop> natural_loops_; ///< every function's, found once
   opt::LaneAnalysis lanes_;
   SpirvKernelInfo info_;
   std::set<std::string> features_;
