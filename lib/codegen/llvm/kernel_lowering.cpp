@@ -331,8 +331,11 @@ private:
     case Special::GdimX: return {gx_, true};
     case Special::GdimY: return {gy_, true};
     case Special::GdimZ: return {gz_, true};
-    case Special::Gid:
-      return {b_.CreateAdd(splat(b_.CreateMul(block_linear_, z64(lanes_))), z64(lane_lin_)), false};
+    case Special::Gid: { // the chunk's first id in scalar arithmetic, then one vector add
+      Value *first = b_.CreateAdd(b_.CreateMul(block_linear_, z64(lanes_)),
+                                  z64(b_.CreateMul(chunk_, u32c(w_))));
+      return {b_.CreateAdd(splat(first), iota64(1)), false};
+    }
     case Special::GidX: return {gid_axis(bx_, bdx_, lx_), false};
     case Special::GidY: return {gid_axis(by_, bdy_, ly_), false};
     case Special::GidZ: return {gid_axis(bz_, bdz_, lz_), false};
