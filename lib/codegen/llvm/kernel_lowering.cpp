@@ -228,6 +228,10 @@ private:
       bbs_.push_back(BasicBlock::Create(c_, "b" + std::to_string(a_.order[r]), fn_));
     bb_of_.resize(a_.blocks.size());
     for (uint32_t r = 0; r < a_.order.size(); ++r) bb_of_[a_.order[r]] = bbs_[r];
+    full_bb_.assign(a_.blocks.size(), nullptr);
+    for (uint32_t r = 0; r < a_.order.size(); ++r)
+      if (version_for_full_chunks(a_.blocks[a_.order[r]]))
+        full_bb_[a_.order[r]] = BasicBlock::Create(c_, "full", fn_);
 
     emit_entry_state();
     emit_dispatcher();
@@ -286,6 +290,8 @@ private:
                     b_.CreateICmpEQ(b_.CreateURem(bdx_, u32c(w_)), u32c(0)), "rows.whole");
     lane_lin_ = b_.CreateAdd(splat(b_.CreateMul(chunk_, u32c(w_))), iota32(), "lane.linear");
     valid_ = b_.CreateICmpULT(lane_lin_, splat(lanes_), "valid");
+    chunk_full_ = b_.CreateICmpULE(b_.CreateMul(b_.CreateAdd(chunk_, u32c(1)), u32c(w_)), lanes_,
+                                   "chunk.full");
     // Lane coordinates: a one-dimensional block needs no division.
     BasicBlock *one_d = BasicBlock::Create(c_, "lanes.1d", fn_);
     BasicBlock *multi = BasicBlock::Create(c_, "lanes.3d", fn_);
@@ -623,7 +629,10 @@ private:
   void set(const Instruction &inst, size_t i, Type t, V v) {
     put({false, inst.operands[i].index, t}, v);
   }
-  void set_pred(unsigned p, V v) { put({true, static_cast<Reg>(p), Type::Pred}, v); }
+  void set_pred(unsigned p, V v) {
+    ends_of_pred_.erase(p);
+    put({true, static_cast<Reg>(p), Type::Pred}, v);
+  }
 
   // ------------------------------------------------------------------------------------------
   // Blocks
@@ -635,9 +644,10 @@ private:
   }
 
   /// Whether a block gets a second copy for chunks whose lanes are all live, in which masked
-  /// loads and stores become plain ones: a block every live lane runs, with lane-varying
-  /// memory accesses and nothing that keeps state across copies (barriers, calls, whole-launch
-  /// operations). Capped per kernel, since each copy is compiled again.
+  /// loads and stores become plain ones and a bound check on a growing id is decided by two
+  /// lanes: a block every live lane runs, with memory accesses or such a check, and nothing
+  /// that keeps state across copies (barriers, calls, whole-launch operations). Capped per
+  /// kernel, since each copy is compiled again.
   bool version_for_full_chunks(const opt::LaneBlock &bb) {
     if (a_.divergent[bb_index(bb)] || a_.has_calls) return false;
     bool memory = false;
@@ -647,6 +657,8 @@ private:
       if (row.flags & (kFlagBarrier | kFlagLaunchLevel)) return false;
       if (inst.op == Opcode::Call || inst.op == Opcode::Ret) return false;
       memory = memory || inst.op == Opcode::Ld || inst.op == Opcode::St;
+      // A bound check on a growing id: the full copy decides the branch from two lanes.
+      memory = memory || (inst.op == Opcode::Set && monotone_in_chunk(inst));
     }
     if (!memory || versioned_ + (bb.end - bb.begin) > kMaxVersioned) return false;
     versioned_ += bb.end - bb.begin;
@@ -660,10 +672,15 @@ private:
     const opt::LaneBlock &bb = a_.blocks[block];
     b_.SetInsertPoint(bb_of_[block]);
     divergent_ = a_.divergent[block];
-    if (version_for_full_chunks(bb)) {
-      BasicBlock *full = BasicBlock::Create(c_, "full", fn_);
+    if (BasicBlock *full = full_bb_[block]) {
       BasicBlock *part = BasicBlock::Create(c_, "part", fn_);
-      b_.CreateCondBr(b_.CreateAndReduce(lane_mask()), full, part);
+      // The kernel's first block, when no branch returns to it, starts with the chunk's valid
+      // lanes: whether all are valid is a scalar comparison.
+      bool reentered = false;
+      for (const auto &other : a_.blocks)
+        for (uint32_t s : other.succs) reentered = reentered || s == block;
+      Value *all_live = block == 0 && !reentered ? chunk_full_ : b_.CreateAndReduce(lane_mask());
+      b_.CreateCondBr(all_live, full, part);
       b_.SetInsertPoint(full);
       full_chunk_ = true;
       emit_block_body(bb);
@@ -674,6 +691,7 @@ private:
   }
 
   void emit_block_body(const opt::LaneBlock &bb) {
+    ends_of_pred_.clear();
     for (uint32_t i = bb.begin; i < bb.end; ++i) {
       cur_ = i;
       set_location(k_.insts[i]);
@@ -690,6 +708,11 @@ private:
       b_.CreateRet(u32c(0)); // every live lane of the chunk is here, and all finish
       return;
     }
+    // From a full chunk's copy, with every lane still live: straight to the target's copy.
+    if (full_chunk_ && target != opt::kExitBlock && full_bb_[target]) {
+      b_.CreateBr(full_bb_[target]);
+      return;
+    }
     if (!divergent_) {
       b_.CreateBr(bb_of(target));
       return;
@@ -698,11 +721,51 @@ private:
     b_.CreateBr(dispatch_);
   }
 
-  /// Active lanes with `cond` go to `taken`, the others to `other`.
-  void branch(V cond, uint32_t taken, uint32_t other) {
+  /// The condition in the first and the last lane of a full chunk, when those two decide for
+  /// every lane (a comparison that is monotone across the chunk).
+  struct Ends {
+    Value *first, *last;
+    Value *ordered; ///< the compared values do not wrap within the chunk
+  };
+
+  /// Whether `set` compares a value that grows with %gid across a chunk against a uniform
+  /// one by an ordering, so that its lanes' results change at most once along the chunk.
+  bool monotone_in_chunk(const Instruction &set) const {
+    const Type t = set.type;
+    if (!is_int(t) || type_size(t) != 8) return false;
+    const auto cc = static_cast<CmpCode>(set.sub);
+    if (cc == CmpCode::Eq || cc == CmpCode::Ne) return false;
+    auto step = [&](size_t i) { return affinity_.step_of(set.operands[i].index, t); };
+    auto grows = [](const std::optional<opt::LaneStep> &s) {
+      return s && s->id == opt::LaneId::Gid && s->stride > 0;
+    };
+    auto uniform = [](const std::optional<opt::LaneStep> &s) { return s && !s->id; };
+    return (grows(step(1)) && uniform(step(2))) || (uniform(step(1)) && grows(step(2)));
+  }
+
+  /// Active lanes with `cond` go to `taken`, the others to `other`. `ends` (in a full chunk):
+  /// the condition in the first and last lanes, which decide whether the lanes agree.
+  void branch(V cond, uint32_t taken, uint32_t other, std::optional<Ends> ends = std::nullopt) {
     if (cond.uni && !divergent_) {
       b_.CreateCondBr(cond.v, bb_of(taken), bb_of(other));
       return;
+    }
+    if (ends && !divergent_) {
+      // Every lane of the chunk is live: when the ends agree, so do all, with no vector test.
+      BasicBlock *mixed = BasicBlock::Create(c_, "ends.differ", fn_);
+      BasicBlock *all_taken = BasicBlock::Create(c_, "ends.taken", fn_);
+      b_.CreateCondBr(b_.CreateAnd(ends->ordered, b_.CreateAnd(ends->first, ends->last)), all_taken,
+                      mixed);
+      b_.SetInsertPoint(all_taken);
+      jump(taken);
+      b_.SetInsertPoint(mixed);
+      BasicBlock *all_other = BasicBlock::Create(c_, "ends.other", fn_);
+      BasicBlock *split = BasicBlock::Create(c_, "ends.split", fn_);
+      Value *none = b_.CreateNot(b_.CreateOr(ends->first, ends->last));
+      b_.CreateCondBr(b_.CreateAnd(ends->ordered, none), all_other, split);
+      b_.SetInsertPoint(all_other);
+      jump(other);
+      b_.SetInsertPoint(split);
     }
     const bool exit_taken = a_.exits_at(k_, taken), exit_other = a_.exits_at(k_, other);
     if (exit_taken != exit_other) {
@@ -775,6 +838,19 @@ private:
     Value *args = load_field(abi_.launch, launch_, LArgs, ptr());
     it->second = invariant(
         b_.CreateLoad(ptr(), b_.CreateConstGEP1_32(ptr(), args, p), "arg." + k_.params[p].name));
+    return it->second;
+  }
+  /// A scalar parameter's value, loaded once in the entry block like its pointer.
+  Value *param_value(unsigned p, Type t) {
+    auto [it, fresh] = param_values_.try_emplace({p, t}, nullptr);
+    if (!fresh) return it->second;
+    Value *ptr = param_pointer(p);
+    llvm::IRBuilderBase::InsertPointGuard guard(b_);
+    if (auto *term = entry_->getTerminator())
+      b_.SetInsertPoint(term);
+    else
+      b_.SetInsertPoint(entry_);
+    it->second = invariant(b_.CreateLoad(scalar_type(t), ptr));
     return it->second;
   }
   Value *param_size(unsigned p) {
@@ -1054,11 +1130,13 @@ private:
   Value *gx_ = nullptr, *gy_ = nullptr, *gz_ = nullptr, *bdx_ = nullptr, *bdy_ = nullptr,
         *bdz_ = nullptr, *lanes_ = nullptr;
   Value *rows_whole_ = nullptr;
+  Value *chunk_full_ = nullptr; ///< every lane of this chunk is in the block
   Value *lane_lin_ = nullptr, *valid_ = nullptr, *lx_ = nullptr, *ly_ = nullptr, *lz_ = nullptr;
   BasicBlock *entry_ = nullptr, *body_entry_ = nullptr, *dispatch_ = nullptr, *exit_all_ = nullptr;
   std::vector<BasicBlock *> bbs_, bb_of_;
   std::map<opt::Slot, SlotInfo> slots_;
   std::map<unsigned, Value *> param_pointers_;
+  std::map<std::pair<unsigned, Type>, Value *> param_values_;
   llvm::AllocaInst *pc_ = nullptr, *mask_ = nullptr, *stack_ = nullptr, *sp_ = nullptr;
   llvm::StructType *state_ty_ = nullptr;
   llvm::GlobalVariable *barrier_table_ = nullptr;
@@ -1067,8 +1145,12 @@ private:
   uint64_t pool_bytes_ = 0;
   uint32_t state_bytes_ = 0;
   bool divergent_ = false;
-  bool full_chunk_ = false; ///< emitting a block's copy for chunks whose lanes are all live
-  uint32_t versioned_ = 0;  ///< instructions emitted twice so far
+  bool full_chunk_ = false;
+  std::map<unsigned, Ends>
+      ends_of_pred_; ///< full chunk: predicates whose ends decide ///< emitting a block's copy for
+                     ///< chunks whose lanes are all live
+  uint32_t versioned_ = 0;            ///< instructions emitted twice so far
+  std::vector<BasicBlock *> full_bb_; ///< per block: the entry of its full-chunk copy, if any
   static constexpr uint32_t kMaxVersioned = 2048;
   uint32_t cur_ = 0;
 };
@@ -1090,9 +1172,7 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
   case Opcode::Mov: set(inst, 0, t, src(inst, 1, t)); return;
   case Opcode::MovImm: set(inst, 0, t, {constant(t, ops[1].imm), true}); return;
   case Opcode::Cvt: set(inst, 0, t, convert(src(inst, 1, inst.type2), t, inst.type2)); return;
-  case Opcode::Param:
-    set(inst, 0, t, {invariant(b_.CreateLoad(scalar_type(t), param_pointer(ops[1].index))), true});
-    return;
+  case Opcode::Param: set(inst, 0, t, {param_value(ops[1].index, t), true}); return;
   case Opcode::Addr:
     set(inst, 0, Type::U64, {b_.CreatePtrToInt(param_pointer(ops[1].index), i64()), true});
     return;
@@ -1204,10 +1284,27 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
         lift({src(inst, 1, t)}, [&](auto &v) { return b_.CreateUnaryIntrinsic(id, v[0]); }));
     return;
   }
-  case Opcode::Set:
-    set_pred(ops[0].index,
-             compare(static_cast<CmpCode>(inst.sub), t, src(inst, 1, t), src(inst, 2, t)));
+  case Opcode::Set: {
+    const V c = compare(static_cast<CmpCode>(inst.sub), t, src(inst, 1, t), src(inst, 2, t));
+    set_pred(ops[0].index, c);
+    if (full_chunk_ && !inst.guard.present && monotone_in_chunk(inst)) {
+      // The first and last lanes decide for all, if the growing operand does not wrap
+      // within the chunk (checked: its first lane is at most its last).
+      // In scalar arithmetic: lane 0 of the growing operand, its last lane by its step.
+      const size_t grows = src(inst, 1, t).uni ? 2 : 1;
+      const int64_t stride = affinity_.step_of(ops[grows].index, t)->stride;
+      Value *x0 = b_.CreateExtractElement(src(inst, grows, t).v, uint64_t{0});
+      Value *xw = b_.CreateAdd(x0, u64c(static_cast<uint64_t>(stride) * (w_ - 1)));
+      Value *ordered = is_signed_int(t) ? b_.CreateICmpSLE(x0, xw) : b_.CreateICmpULE(x0, xw);
+      const V y = src(inst, 3 - grows, t);
+      const auto cc = static_cast<CmpCode>(inst.sub);
+      auto at = [&](Value *x) {
+        return grows == 1 ? compare(cc, t, {x, true}, y).v : compare(cc, t, y, {x, true}).v;
+      };
+      ends_of_pred_[ops[0].index] = {at(x0), at(xw), ordered};
+    }
     return;
+  }
   case Opcode::Sel: {
     V r = lift({get_pred(ops[1].index), src(inst, 2, t), src(inst, 3, t)},
                [&](auto &v) { return b_.CreateSelect(v[0], v[1], v[2]); });
@@ -1261,7 +1358,13 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
     }
     V p = get_pred(inst.guard.pred);
     if (inst.guard.negate) p = lift({p}, [&](auto &v) { return b_.CreateNot(v[0]); });
-    branch(p, target, a_.blocks[a_.block_of[cur_]].fallthrough);
+    std::optional<Ends> ends;
+    if (auto it = ends_of_pred_.find(inst.guard.pred); full_chunk_ && it != ends_of_pred_.end()) {
+      ends = it->second;
+      if (inst.guard.negate)
+        ends = Ends{b_.CreateNot(ends->first), b_.CreateNot(ends->last), ends->ordered};
+    }
+    branch(p, target, a_.blocks[a_.block_of[cur_]].fallthrough, ends);
     return;
   }
   case Opcode::Loop: {
