@@ -287,6 +287,8 @@ void register_rows() {
       [=] { check(softmax_rows(x->data(), y->data(), rows, cols, nullptr)); });
   row("softmax_rows/4096x1024/clang_O3_1t", softmax_ref,
       [=] { peer_softmax_rows(x->data(), y->data(), rows, cols); });
+  row("softmax_rows/4096x1024/clang_O3_fastmath_1t", softmax_ref,
+      [=] { peer_softmax_rows_fast(x->data(), y->data(), rows, cols); });
   row(
       "rmsnorm_rows/4096x1024/hologram_1t", rmsnorm_ref,
       [=] { check(rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols, nullptr)); }, true);
@@ -294,6 +296,8 @@ void register_rows() {
       [=] { check(rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols, nullptr)); });
   row("rmsnorm_rows/4096x1024/clang_O3_1t", rmsnorm_ref,
       [=] { peer_rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols); });
+  row("rmsnorm_rows/4096x1024/clang_O3_fastmath_1t", rmsnorm_ref,
+      [=] { peer_rmsnorm_rows_fast(x->data(), g->data(), y->data(), rows, cols); });
 }
 
 void register_gemm() {

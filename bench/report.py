@@ -187,6 +187,10 @@ def main():
         "at small sizes that start-up dominates. hologram's transcendentals are SLEEF's 1-ulp",
         "vector functions, held to SPEC §3.4's accuracy bounds; the -ffast-math peers have no",
         "such bound. Launches of small arrays pay the runtime's call and scheduling overhead.",
+        "The row ops lose to clang -ffast-math (`clang_O3_fastmath_1t`, f32 throughout, libmvec's",
+        "expf): hologram's softmax and rmsnorm library ops compute their exponentials and sums",
+        "in f64 vectors, half the lanes of f32 (runtime/cpu/library.cpp); issue 15 moves them to",
+        "f32 vectors. `clang_O3_1t` is the strict-math loop with f64 exp, for reference.",
         "gemv and attention are not benchmarked yet.",
         "",
     ]
