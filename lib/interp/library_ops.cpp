@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace hologram::interp::detail {
@@ -20,15 +22,20 @@ template <typename T> struct Ops {
   const LaunchView &view;
   const std::function<uint64_t(Reg)> &reg;
 
-  uint64_t u(size_t i) const { return reg(inst.operands[i].index); }
-  T s(size_t i) const { return sem::from_bits<T>(reg(inst.operands[i].index)); }
-  uint64_t imm(size_t i) const { return inst.operands[i].imm; }
-  unsigned param(size_t i) const { return inst.operands[i].index; }
-  bool present(size_t i) const { return inst.operands[i].kind == OperandKind::Param; }
-  Status arr(size_t i, Count n, T *&out) const {
-    auto names = operand_names(inst.op);
-    std::string role = i < names.size() ? std::string(names[i]) : "operand";
-    return view.array(param(i), n, out, role.c_str());
+  // Operands by the names of the instruction table (opcodes.def), never by position.
+  const Operand &operand(std::string_view name) const {
+    const auto at = operand_position(inst.op, name);
+    if (!at || *at >= inst.operands.size())
+      throw std::logic_error("'" + std::string(inst.info().mnemonic) + "' has no operand '" +
+                             std::string(name) + "'");
+    return inst.operands[*at];
+  }
+  uint64_t u(std::string_view name) const { return reg(operand(name).index); }
+  T s(std::string_view name) const { return sem::from_bits<T>(reg(operand(name).index)); }
+  uint64_t imm(std::string_view name) const { return operand(name).imm; }
+  bool present(std::string_view name) const { return operand(name).kind == OperandKind::Param; }
+  Status arr(std::string_view name, Count n, T *&out) const {
+    return view.array(operand(name).index, n, out, std::string(name).c_str());
   }
 
   static T unary_map(MapUnaryOp op, T x) {
@@ -167,28 +174,28 @@ template <typename T> struct Ops {
   Status run_higher_order(HigherOrderOpcode which, uint64_t &result) {
     switch (which) {
     case HigherOrderOpcode::Map: {
-      uint64_t n = u(2);
+      uint64_t n = u("n");
       T *dst, *src;
-      if (auto st = arr(0, n, dst); !st) return st;
-      if (auto st = arr(1, n, src); !st) return st;
+      if (auto st = arr("dst", n, dst); !st) return st;
+      if (auto st = arr("src", n, src); !st) return st;
       for (uint64_t i = 0; i < n; ++i)
         dst[i] = unary_map(static_cast<MapUnaryOp>(inst.sub), src[i]);
       return {};
     }
     case HigherOrderOpcode::Map2: {
-      uint64_t n = u(3);
+      uint64_t n = u("n");
       T *dst, *a, *b;
-      if (auto st = arr(0, n, dst); !st) return st;
-      if (auto st = arr(1, n, a); !st) return st;
-      if (auto st = arr(2, n, b); !st) return st;
+      if (auto st = arr("dst", n, dst); !st) return st;
+      if (auto st = arr("a", n, a); !st) return st;
+      if (auto st = arr("b", n, b); !st) return st;
       for (uint64_t i = 0; i < n; ++i)
         dst[i] = binary_map(static_cast<MapBinaryOp>(inst.sub), a[i], b[i]);
       return {};
     }
     case HigherOrderOpcode::ReduceAll: {
-      uint64_t n = u(2);
+      uint64_t n = u("n");
       T *src;
-      if (auto st = arr(1, n, src); !st) return st;
+      if (auto st = arr("src", n, src); !st) return st;
       auto op = static_cast<ReduceOp>(inst.sub);
       T acc{};
       switch (op) {
@@ -216,14 +223,14 @@ template <typename T> struct Ops {
     case LibraryOpcode::Gemm:
     case LibraryOpcode::BatchedGemm: return gemm_of();
     case LibraryOpcode::Gemv: {
-      uint64_t m = u(3), n = u(4), lda = u(7);
-      bool tr = imm(8);
+      uint64_t m = u("M"), n = u("N"), lda = u("lda");
+      bool tr = imm("transA");
       uint64_t rows = tr ? n : m, cols = tr ? m : n; // y has `rows` elements, x has `cols`
       T *y, *A, *x;
-      T alpha = s(5), beta = s(6);
-      if (auto st = arr(0, rows, y); !st) return st;
-      if (auto st = arr(1, m ? sat_add(prod(m - 1, lda), n) : 0, A); !st) return st;
-      if (auto st = arr(2, cols, x); !st) return st;
+      T alpha = s("alpha"), beta = s("beta");
+      if (auto st = arr("y", rows, y); !st) return st;
+      if (auto st = arr("A", m ? sat_add(prod(m - 1, lda), n) : 0, A); !st) return st;
+      if (auto st = arr("x", cols, x); !st) return st;
       for (uint64_t i = 0; i < rows; ++i) {
         T acc = 0;
         for (uint64_t j = 0; j < cols; ++j) acc += (tr ? A[j * lda + i] : A[i * lda + j]) * x[j];
@@ -233,10 +240,10 @@ template <typename T> struct Ops {
     }
     case LibraryOpcode::Softmax:
     case LibraryOpcode::LogSoftmax: {
-      uint64_t rows = u(2), cols = u(3);
+      uint64_t rows = u("rows"), cols = u("cols");
       T *y, *x;
-      if (auto st = arr(0, prod(rows, cols), y); !st) return st;
-      if (auto st = arr(1, prod(rows, cols), x); !st) return st;
+      if (auto st = arr("y", prod(rows, cols), y); !st) return st;
+      if (auto st = arr("x", prod(rows, cols), x); !st) return st;
       for (uint64_t r = 0; r < rows; ++r) {
         const T *xr = x + r * cols;
         T *yr = y + r * cols;
@@ -255,15 +262,15 @@ template <typename T> struct Ops {
     case LibraryOpcode::LayerNorm:
     case LibraryOpcode::RmsNorm: {
       bool ln = inst.op == Opcode::LayerNorm;
-      uint64_t rows = u(ln ? 4 : 3), cols = u(ln ? 5 : 4);
-      double eps = s(ln ? 6 : 5);
+      uint64_t rows = u("rows"), cols = u("cols");
+      double eps = s("eps");
       T *y, *x, *gamma = nullptr, *beta = nullptr;
-      if (auto st = arr(0, prod(rows, cols), y); !st) return st;
-      if (auto st = arr(1, prod(rows, cols), x); !st) return st;
-      if (present(2))
-        if (auto st = arr(2, cols, gamma); !st) return st;
-      if (ln && present(3))
-        if (auto st = arr(3, cols, beta); !st) return st;
+      if (auto st = arr("y", prod(rows, cols), y); !st) return st;
+      if (auto st = arr("x", prod(rows, cols), x); !st) return st;
+      if (present("gamma"))
+        if (auto st = arr("gamma", cols, gamma); !st) return st;
+      if (ln && present("beta"))
+        if (auto st = arr("beta", cols, beta); !st) return st;
       for (uint64_t r = 0; r < rows; ++r) {
         const T *xr = x + r * cols;
         double mean = 0, sq = 0;
@@ -285,10 +292,10 @@ template <typename T> struct Ops {
     case LibraryOpcode::Silu:
     case LibraryOpcode::Gelu:
     case LibraryOpcode::GeluTanh: {
-      uint64_t n = u(2);
+      uint64_t n = u("n");
       T *y, *x;
-      if (auto st = arr(0, n, y); !st) return st;
-      if (auto st = arr(1, n, x); !st) return st;
+      if (auto st = arr("y", n, y); !st) return st;
+      if (auto st = arr("x", n, x); !st) return st;
       for (uint64_t i = 0; i < n; ++i) {
         double v = x[i], r;
         if (inst.op == Opcode::Silu)
@@ -302,15 +309,15 @@ template <typename T> struct Ops {
       return {};
     }
     case LibraryOpcode::Rope: {
-      uint64_t rows = u(4), dim = u(5), half = dim / 2;
+      uint64_t rows = u("rows"), dim = u("dim"), half = dim / 2;
       T *y, *x, *cs, *sn;
       if (dim % 2)
         return {ErrorCode::LaunchFailed,
                 "rope needs an even dimension, got " + std::to_string(dim)};
-      if (auto st = arr(0, prod(rows, dim), y); !st) return st;
-      if (auto st = arr(1, prod(rows, dim), x); !st) return st;
-      if (auto st = arr(2, prod(rows, half), cs); !st) return st;
-      if (auto st = arr(3, prod(rows, half), sn); !st) return st;
+      if (auto st = arr("y", prod(rows, dim), y); !st) return st;
+      if (auto st = arr("x", prod(rows, dim), x); !st) return st;
+      if (auto st = arr("cos", prod(rows, half), cs); !st) return st;
+      if (auto st = arr("sin", prod(rows, half), sn); !st) return st;
       for (uint64_t r = 0; r < rows; ++r)
         for (uint64_t i = 0; i < half; ++i) {
           double x0 = x[r * dim + 2 * i], x1 = x[r * dim + 2 * i + 1];
@@ -321,16 +328,16 @@ template <typename T> struct Ops {
       return {};
     }
     case LibraryOpcode::Attention: {
-      uint64_t heads = u(5), sq = u(6), sk = u(7), d = u(8);
-      double scale = s(9);
-      bool causal = imm(10);
+      uint64_t heads = u("heads"), sq = u("seq_q"), sk = u("seq_k"), d = u("head_dim");
+      double scale = s("scale");
+      bool causal = imm("causal");
       T *out, *Q, *K, *V, *mask = nullptr;
-      if (auto st = arr(0, prod(heads, sq, d), out); !st) return st;
-      if (auto st = arr(1, prod(heads, sq, d), Q); !st) return st;
-      if (auto st = arr(2, prod(heads, sk, d), K); !st) return st;
-      if (auto st = arr(3, prod(heads, sk, d), V); !st) return st;
-      if (present(4))
-        if (auto st = arr(4, prod(sq, sk), mask); !st) return st;
+      if (auto st = arr("out", prod(heads, sq, d), out); !st) return st;
+      if (auto st = arr("Q", prod(heads, sq, d), Q); !st) return st;
+      if (auto st = arr("K", prod(heads, sk, d), K); !st) return st;
+      if (auto st = arr("V", prod(heads, sk, d), V); !st) return st;
+      if (present("mask"))
+        if (auto st = arr("mask", prod(sq, sk), mask); !st) return st;
       std::vector<double> scores(sk);
       for (uint64_t h = 0; h < heads; ++h)
         for (uint64_t i = 0; i < sq; ++i) {
@@ -356,8 +363,8 @@ template <typename T> struct Ops {
       return {};
     }
     case LibraryOpcode::Conv2d: {
-      uint64_t N = u(4), C = u(5), H = u(6), W = u(7), K = u(8), KH = u(9), KW = u(10),
-               stride = u(11), pad = u(12);
+      uint64_t N = u("N"), C = u("C"), H = u("H"), W = u("W"), K = u("K"), KH = u("KH"),
+               KW = u("KW"), stride = u("stride"), pad = u("pad");
       if (stride == 0) return {ErrorCode::LaunchFailed, "conv2d stride must be positive"};
       Count padded_h = sat_add(H, prod(2, pad)), padded_w = sat_add(W, prod(2, pad));
       if (padded_h < KH || padded_w < KW || padded_h >= (Count{1} << 62) ||
@@ -367,11 +374,11 @@ template <typename T> struct Ops {
       uint64_t OH = static_cast<uint64_t>((padded_h - KH) / stride + 1);
       uint64_t OW = static_cast<uint64_t>((padded_w - KW) / stride + 1);
       T *out, *in, *w, *bias = nullptr;
-      if (auto st = arr(0, prod(N, K, OH, OW), out); !st) return st;
-      if (auto st = arr(1, prod(N, C, H, W), in); !st) return st;
-      if (auto st = arr(2, prod(K, C, KH, KW), w); !st) return st;
-      if (present(3))
-        if (auto st = arr(3, K, bias); !st) return st;
+      if (auto st = arr("out", prod(N, K, OH, OW), out); !st) return st;
+      if (auto st = arr("in", prod(N, C, H, W), in); !st) return st;
+      if (auto st = arr("weight", prod(K, C, KH, KW), w); !st) return st;
+      if (present("bias"))
+        if (auto st = arr("bias", K, bias); !st) return st;
       for (uint64_t n = 0; n < N; ++n)
         for (uint64_t k = 0; k < K; ++k)
           for (uint64_t oy = 0; oy < OH; ++oy)
@@ -393,21 +400,21 @@ template <typename T> struct Ops {
       return {};
     }
     case LibraryOpcode::Dot: {
-      uint64_t n = u(3);
+      uint64_t n = u("n");
       T *x, *y;
-      if (auto st = arr(1, n, x); !st) return st;
-      if (auto st = arr(2, n, y); !st) return st;
+      if (auto st = arr("x", n, x); !st) return st;
+      if (auto st = arr("y", n, y); !st) return st;
       double acc = 0;
       for (uint64_t i = 0; i < n; ++i) acc += double{x[i]} * y[i];
       result = sem::to_bits(static_cast<T>(acc));
       return {};
     }
     case LibraryOpcode::Axpy: {
-      uint64_t n = u(2);
-      T alpha = s(3);
+      uint64_t n = u("n");
+      T alpha = s("alpha");
       T *y, *x;
-      if (auto st = arr(0, n, y); !st) return st;
-      if (auto st = arr(1, n, x); !st) return st;
+      if (auto st = arr("y", n, y); !st) return st;
+      if (auto st = arr("x", n, x); !st) return st;
       for (uint64_t i = 0; i < n; ++i) y[i] = std::fma(alpha, x[i], y[i]);
       return {};
     }
@@ -419,14 +426,13 @@ template <typename T> struct Ops {
   /// gemm and batched_gemm with their operands taken by name (gemm_operands.h).
   Status gemm_of() {
     const GemmOperands g = gemm_operands(inst, reg);
-    return gemm(g.c, g.a, g.b, g.batch, g.m, g.n, g.k, sem::from_bits<T>(g.alpha_bits),
+    return gemm(g.batch, g.m, g.n, g.k, sem::from_bits<T>(g.alpha_bits),
                 sem::from_bits<T>(g.beta_bits), g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b,
                 g.stride_c, g.trans_a, g.trans_b);
   }
 
-  Status gemm(size_t ci, size_t ai, size_t bi, uint64_t batch, uint64_t M, uint64_t N, uint64_t K,
-              T alpha, T beta, uint64_t lda, uint64_t ldb, uint64_t ldc, uint64_t sa, uint64_t sb,
-              uint64_t sc, bool ta, bool tb) {
+  Status gemm(uint64_t batch, uint64_t M, uint64_t N, uint64_t K, T alpha, T beta, uint64_t lda,
+              uint64_t ldb, uint64_t ldc, uint64_t sa, uint64_t sb, uint64_t sc, bool ta, bool tb) {
     if (batch == 0 || M == 0 || N == 0) return {};
     uint64_t a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
     if (lda < a_cols || ldb < b_cols || ldc < N)
@@ -436,9 +442,9 @@ template <typename T> struct Ops {
     auto extent = [&](uint64_t rows, uint64_t cols, uint64_t ld, uint64_t stride) -> Count {
       return rows == 0 ? 0 : sat_add(sat_add(prod(batch - 1, stride), prod(rows - 1, ld)), cols);
     };
-    if (auto st = arr(ci, extent(M, N, ldc, sc), C); !st) return st;
-    if (auto st = arr(ai, extent(a_rows, a_cols, lda, sa), A); !st) return st;
-    if (auto st = arr(bi, extent(b_rows, b_cols, ldb, sb), B); !st) return st;
+    if (auto st = arr("C", extent(M, N, ldc, sc), C); !st) return st;
+    if (auto st = arr("A", extent(a_rows, a_cols, lda, sa), A); !st) return st;
+    if (auto st = arr("B", extent(b_rows, b_cols, ldb, sb), B); !st) return st;
     for (uint64_t b = 0; b < batch; ++b)
       for (uint64_t i = 0; i < M; ++i)
         for (uint64_t j = 0; j < N; ++j) {

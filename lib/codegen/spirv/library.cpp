@@ -1075,12 +1075,20 @@ struct Planner {
   LibraryPlan &plan;
   std::string tn = std::string(type_name(inst.type));
 
-  uint64_t u(size_t i) const { return reg(inst.operands[i].index); }
-  uint64_t imm(size_t i) const { return inst.operands[i].imm; }
-  bool present(size_t i) const { return inst.operands[i].kind == OperandKind::Param; }
-  uint32_t param(size_t i) const { return inst.operands[i].index; }
+  // Operands by the names of the instruction table (opcodes.def), never by position.
+  const Operand &operand(std::string_view name) const {
+    const auto at = operand_position(inst.op, name);
+    if (!at || *at >= inst.operands.size())
+      throw std::logic_error("'" + std::string(inst.info().mnemonic) + "' has no operand '" +
+                             std::string(name) + "'");
+    return inst.operands[*at];
+  }
+  uint64_t u(std::string_view name) const { return reg(operand(name).index); }
+  uint64_t imm(std::string_view name) const { return operand(name).imm; }
+  bool present(std::string_view name) const { return operand(name).kind == OperandKind::Param; }
+  uint32_t param(std::string_view name) const { return operand(name).index; }
   /// A T register as an f64 (the kernels take T scalars as f64).
-  uint64_t as_f64(size_t i) const { return bits_as_f64(u(i)); }
+  uint64_t as_f64(std::string_view name) const { return bits_as_f64(u(name)); }
   /// The bits of a T value as those of an f64.
   uint64_t bits_as_f64(uint64_t bits) const {
     double v = inst.type == Type::F32
@@ -1089,13 +1097,11 @@ struct Planner {
     return std::bit_cast<uint64_t>(v);
   }
 
-  void need(size_t i, uint64_t elements) {
-    auto names = operand_names(inst.op);
-    std::string role = i < names.size() ? std::string(names[i]) : "operand";
-    plan.extents.push_back({param(i), elements, role});
+  void need(std::string_view name, uint64_t elements) {
+    plan.extents.push_back({param(name), elements, std::string(name)});
   }
   static LibraryArg p(uint32_t param) { return {LibraryArg::Kind::Param, param, Type::None, 0}; }
-  LibraryArg buf(size_t i) const { return p(param(i)); }
+  LibraryArg buf(std::string_view name) const { return p(param(name)); }
   static LibraryArg scratch(uint32_t s) { return {LibraryArg::Kind::Scratch, s, Type::None, 0}; }
   static LibraryArg u64(uint64_t v) { return {LibraryArg::Kind::Scalar, 0, Type::U64, v}; }
   static LibraryArg u32(uint64_t v) { return {LibraryArg::Kind::Scalar, 0, Type::U32, v}; }
@@ -1166,9 +1172,9 @@ struct Planner {
       return rows == 0 ? 0
                        : add_sat(add_sat(mul_sat(batch - 1, stride), mul_sat(rows - 1, ld)), cols);
     };
-    need(g.c, extent(M, N, ldc, sc));
-    need(g.a, extent(a_rows, a_cols, lda, sa));
-    need(g.b, extent(b_rows, b_cols, ldb, sb));
+    need("C", extent(M, N, ldc, sc));
+    need("A", extent(a_rows, a_cols, lda, sa));
+    need("B", extent(b_rows, b_cols, ldb, sb));
     uint64_t gx = ceil_div(N, kTile), gy = ceil_div(M, kTile);
     if (gx > UINT32_MAX || gy > UINT32_MAX || batch > UINT32_MAX)
       return fail("gemm is too large for one launch");
@@ -1178,7 +1184,7 @@ struct Planner {
     plan.launches.push_back(
         {"__hg_gemm_" + tn,
          l,
-         {buf(g.c), buf(g.a), buf(g.b), u64(M), u64(N), u64(K), f64(bits_as_f64(g.alpha_bits)),
+         {buf("C"), buf("A"), buf("B"), u64(M), u64(N), u64(K), f64(bits_as_f64(g.alpha_bits)),
           f64(bits_as_f64(g.beta_bits)), u64(lda), u64(ldb), u64(ldc), u64(sa), u64(sb), u64(sc),
           u32(ta), u32(tb)}});
     plan.schedule = "tiled";
@@ -1191,111 +1197,114 @@ struct Planner {
     case LaunchOpcode::Map:
     case LaunchOpcode::Map2: {
       bool two = inst.op == Opcode::Map2;
-      uint64_t n = u(two ? 3 : 2);
-      for (size_t i = 0; i < (two ? 3u : 2u); ++i) need(i, n);
+      uint64_t n = u("n");
+      for (std::string_view b : two ? std::vector<std::string_view>{"dst", "a", "b"}
+                                    : std::vector<std::string_view>{"dst", "src"})
+        need(b, n);
       std::string opn(sub_name(two ? SubKind::MapBinary : SubKind::MapUnary, inst.sub));
-      std::vector<LibraryArg> args{buf(0), buf(1)};
-      if (two) args.push_back(buf(2));
+      std::vector<LibraryArg> args{buf("dst"), buf(two ? "a" : "src")};
+      if (two) args.push_back(buf("b"));
       args.push_back(u64(n));
       return per_item(std::string(kPrefix) + (two ? "map2_" : "map_") + opn + "_" + tn, n, args);
     }
     case LaunchOpcode::ReduceAll: {
-      uint64_t n = u(2);
-      need(1, n);
+      uint64_t n = u("n");
+      need("src", n);
       std::string name = std::string(kPrefix) + "reduce_" +
                          std::string(reduce_op_name(static_cast<ReduceOp>(inst.sub))) + "_" + tn;
-      two_stage(name, {buf(1)}, n, name, type_size(inst.type));
+      two_stage(name, {buf("src")}, n, name, type_size(inst.type));
       plan.result_type = inst.type;
       return {};
     }
     case LaunchOpcode::Dot: {
-      uint64_t n = u(3);
-      need(1, n);
-      need(2, n);
-      two_stage("__hg_dot_" + tn, {buf(1), buf(2)}, n, "__hg_reduce_add_f64", 8);
+      uint64_t n = u("n");
+      need("x", n);
+      need("y", n);
+      two_stage("__hg_dot_" + tn, {buf("x"), buf("y")}, n, "__hg_reduce_add_f64", 8);
       plan.result_type = Type::F64;
       return {};
     }
     case LaunchOpcode::Gemm:
     case LaunchOpcode::BatchedGemm: return gemm();
     case LaunchOpcode::Gemv: {
-      uint64_t m = u(3), n = u(4), lda = u(7);
-      bool tr = imm(8);
+      uint64_t m = u("M"), n = u("N"), lda = u("lda");
+      bool tr = imm("transA");
       uint64_t rows = tr ? n : m, cols = tr ? m : n;
-      need(0, rows);
-      need(1, m ? add_sat(mul_sat(m - 1, lda), n) : 0);
-      need(2, cols);
+      need("y", rows);
+      need("A", m ? add_sat(mul_sat(m - 1, lda), n) : 0);
+      need("x", cols);
       return per_item("__hg_gemv_" + tn, rows,
-                      {buf(0), buf(1), buf(2), u64(rows), u64(cols), f64(as_f64(5)), f64(as_f64(6)),
-                       u64(lda), u32(tr)});
+                      {buf("y"), buf("A"), buf("x"), u64(rows), u64(cols), f64(as_f64("alpha")),
+                       f64(as_f64("beta")), u64(lda), u32(tr)});
     }
     case LaunchOpcode::Softmax:
     case LaunchOpcode::LogSoftmax: {
-      uint64_t rows = u(2), cols = u(3);
-      need(0, mul_sat(rows, cols));
-      need(1, mul_sat(rows, cols));
+      uint64_t rows = u("rows"), cols = u("cols");
+      need("y", mul_sat(rows, cols));
+      need("x", mul_sat(rows, cols));
       return per_row(
           "__hg_softmax_" + tn, rows,
-          {buf(0), buf(1), u64(rows), u64(cols), u32(inst.op == Opcode::LogSoftmax ? 1 : 0)});
+          {buf("y"), buf("x"), u64(rows), u64(cols), u32(inst.op == Opcode::LogSoftmax ? 1 : 0)});
     }
     case LaunchOpcode::LayerNorm:
     case LaunchOpcode::RmsNorm: {
       bool ln = inst.op == Opcode::LayerNorm;
-      uint64_t rows = u(ln ? 4 : 3), cols = u(ln ? 5 : 4);
-      need(0, mul_sat(rows, cols));
-      need(1, mul_sat(rows, cols));
-      bool gamma = present(2), beta = ln && present(3);
-      if (gamma) need(2, cols);
-      if (beta) need(3, cols);
+      uint64_t rows = u("rows"), cols = u("cols");
+      need("y", mul_sat(rows, cols));
+      need("x", mul_sat(rows, cols));
+      bool gamma = present("gamma"), beta = ln && present("beta");
+      if (gamma) need("gamma", cols);
+      if (beta) need("beta", cols);
       // An absent gamma or beta reads the input instead (its first `cols` elements exist
       // whenever a row does) and is not used.
       uint32_t flags = (ln ? 1u : 0u) | (gamma ? 2u : 0u) | (beta ? 4u : 0u);
       return per_row("__hg_norm_" + tn, rows,
-                     {buf(0), buf(1), gamma ? buf(2) : buf(1), beta ? buf(3) : buf(1), u64(rows),
-                      u64(cols), f64(as_f64(ln ? 6 : 5)), u32(flags)});
+                     {buf("y"), buf("x"), buf(gamma ? "gamma" : "x"), buf(beta ? "beta" : "x"),
+                      u64(rows), u64(cols), f64(as_f64("eps")), u32(flags)});
     }
     case LaunchOpcode::Silu:
     case LaunchOpcode::Gelu:
     case LaunchOpcode::GeluTanh: {
-      uint64_t n = u(2);
-      need(0, n);
-      need(1, n);
+      uint64_t n = u("n");
+      need("y", n);
+      need("x", n);
       uint32_t kind = inst.op == Opcode::Silu ? 0 : inst.op == Opcode::Gelu ? 1 : 2;
-      return per_item("__hg_act_" + tn, n, {buf(0), buf(1), u64(n), u32(kind)});
+      return per_item("__hg_act_" + tn, n, {buf("y"), buf("x"), u64(n), u32(kind)});
     }
     case LaunchOpcode::Rope: {
-      uint64_t rows = u(4), dim = u(5), half = dim / 2;
+      uint64_t rows = u("rows"), dim = u("dim"), half = dim / 2;
       if (dim % 2) return fail("rope needs an even dimension, got " + std::to_string(dim));
-      need(0, mul_sat(rows, dim));
-      need(1, mul_sat(rows, dim));
-      need(2, mul_sat(rows, half));
-      need(3, mul_sat(rows, half));
+      need("y", mul_sat(rows, dim));
+      need("x", mul_sat(rows, dim));
+      need("cos", mul_sat(rows, half));
+      need("sin", mul_sat(rows, half));
       uint64_t pairs = mul_sat(rows, half);
       return per_item("__hg_rope_" + tn, pairs,
-                      {buf(0), buf(1), buf(2), buf(3), u64(pairs), u64(half)});
+                      {buf("y"), buf("x"), buf("cos"), buf("sin"), u64(pairs), u64(half)});
     }
     case LaunchOpcode::Attention: {
-      uint64_t heads = u(5), sq = u(6), sk = u(7), d = u(8);
-      need(0, mul_sat(mul_sat(heads, sq), d));
-      need(1, mul_sat(mul_sat(heads, sq), d));
-      need(2, mul_sat(mul_sat(heads, sk), d));
-      need(3, mul_sat(mul_sat(heads, sk), d));
-      bool mask = present(4);
-      if (mask) need(4, mul_sat(sq, sk));
+      uint64_t heads = u("heads"), sq = u("seq_q"), sk = u("seq_k"), d = u("head_dim");
+      need("out", mul_sat(mul_sat(heads, sq), d));
+      need("Q", mul_sat(mul_sat(heads, sq), d));
+      need("K", mul_sat(mul_sat(heads, sk), d));
+      need("V", mul_sat(mul_sat(heads, sk), d));
+      bool mask = present("mask");
+      if (mask) need("mask", mul_sat(sq, sk));
       uint64_t rows = mul_sat(heads, sq);
       uint64_t scores = mul_sat(mul_sat(rows, sk), 8);
       if (rows == 0 || d == 0) return {};
       if (scores == kHuge) return fail("attention is too large for one launch");
       auto s = static_cast<uint32_t>(plan.scratch.size());
       plan.scratch.push_back(std::max<uint64_t>(scores, 8));
-      uint32_t flags = (imm(10) ? 1u : 0u) | (mask ? 2u : 0u);
+      uint32_t flags = (imm("causal") ? 1u : 0u) | (mask ? 2u : 0u);
       return per_item("__hg_attention_" + tn, rows,
-                      {buf(0), buf(1), buf(2), buf(3), mask ? buf(4) : buf(1), scratch(s),
-                       u64(rows), u64(sq), u64(sk), u64(d), f64(as_f64(9)), u32(flags)});
+                      {buf("out"), buf("Q"), buf("K"), buf("V"), buf(mask ? "mask" : "Q"),
+                       scratch(s), u64(rows), u64(sq), u64(sk), u64(d), f64(as_f64("scale")),
+                       u32(flags)});
     }
     case LaunchOpcode::Conv2d: {
-      uint64_t N = u(4), C = u(5), H = u(6), W = u(7), K = u(8), KH = u(9), KW = u(10),
-               stride = u(11), pad = u(12);
+      uint64_t N = u("N"), C = u("C"), H = u("H"), W = u("W"), K = u("K"), KH = u("KH"),
+               KW = u("KW"), stride = u("stride"), pad = u("pad");
       if (stride == 0) return fail("conv2d stride must be positive");
       uint64_t ph = add_sat(H, mul_sat(2, pad)), pw = add_sat(W, mul_sat(2, pad));
       if (ph < KH || pw < KW || ph >= (uint64_t{1} << 62) || pw >= (uint64_t{1} << 62))
@@ -1303,22 +1312,22 @@ struct Planner {
                     "a huge input)");
       uint64_t OH = (ph - KH) / stride + 1, OW = (pw - KW) / stride + 1;
       uint64_t total = mul_sat(mul_sat(mul_sat(N, K), OH), OW);
-      need(0, total);
-      need(1, mul_sat(mul_sat(mul_sat(N, C), H), W));
-      need(2, mul_sat(mul_sat(mul_sat(K, C), KH), KW));
-      bool bias = present(3);
-      if (bias) need(3, K);
+      need("out", total);
+      need("in", mul_sat(mul_sat(mul_sat(N, C), H), W));
+      need("weight", mul_sat(mul_sat(mul_sat(K, C), KH), KW));
+      bool bias = present("bias");
+      if (bias) need("bias", K);
       return per_item("__hg_conv2d_" + tn, total,
-                      {buf(0), buf(1), buf(2), bias ? buf(3) : buf(2), u64(total), u64(C), u64(H),
-                       u64(W), u64(K), u64(KH), u64(KW), u64(stride), u64(pad), u64(OH), u64(OW),
-                       u32(bias)});
+                      {buf("out"), buf("in"), buf("weight"), buf(bias ? "bias" : "weight"),
+                       u64(total), u64(C), u64(H), u64(W), u64(K), u64(KH), u64(KW), u64(stride),
+                       u64(pad), u64(OH), u64(OW), u32(bias)});
     }
     case LaunchOpcode::Axpy: {
-      uint64_t n = u(2);
-      need(0, n);
-      need(1, n);
-      LibraryArg alpha{LibraryArg::Kind::Scalar, 0, inst.type, u(3)};
-      return per_item("__hg_axpy_" + tn, n, {buf(0), buf(1), u64(n), alpha});
+      uint64_t n = u("n");
+      need("y", n);
+      need("x", n);
+      LibraryArg alpha{LibraryArg::Kind::Scalar, 0, inst.type, u("alpha")};
+      return per_item("__hg_axpy_" + tn, n, {buf("y"), buf("x"), u64(n), alpha});
     }
     }
     unreachable_enum("LaunchOpcode");
