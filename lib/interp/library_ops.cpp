@@ -7,7 +7,6 @@
 
 #include <cmath>
 #include <limits>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -23,13 +22,7 @@ template <typename T> struct Ops {
   const std::function<uint64_t(Reg)> &reg;
 
   // Operands by the names of the instruction table (opcodes.def), never by position.
-  const Operand &operand(std::string_view name) const {
-    const auto at = operand_position(inst.op, name);
-    if (!at || *at >= inst.operands.size())
-      throw std::logic_error("'" + std::string(inst.info().mnemonic) + "' has no operand '" +
-                             std::string(name) + "'");
-    return inst.operands[*at];
-  }
+  const Operand &operand(std::string_view name) const { return operand_named(inst, name); }
   uint64_t u(std::string_view name) const { return reg(operand(name).index); }
   T s(std::string_view name) const { return sem::from_bits<T>(reg(operand(name).index)); }
   uint64_t imm(std::string_view name) const { return operand(name).imm; }

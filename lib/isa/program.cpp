@@ -4,8 +4,17 @@
 #include <algorithm>
 #include <array>
 #include <numeric>
+#include <stdexcept>
 
 namespace hologram::isa {
+
+const Operand &operand_named(const Instruction &inst, std::string_view name) {
+  const auto at = operand_position(inst.op, name);
+  if (!at || *at >= inst.operands.size())
+    throw std::logic_error("'" + std::string(inst.info().mnemonic) + "' has no operand '" +
+                           std::string(name) + "'");
+  return inst.operands[*at];
+}
 
 namespace {
 struct SpecialInfo {

@@ -130,6 +130,11 @@ struct Instruction {
   }
 };
 
+/// The operand of `inst` that the instruction table calls `name` (whole-launch operations are
+/// read by name, never by position); throws std::logic_error naming the instruction when its
+/// row has no such operand.
+const Operand &operand_named(const Instruction &inst, std::string_view name);
+
 // ---------------------------------------------------------------------------------------------
 // Kernels and modules
 

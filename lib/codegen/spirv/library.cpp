@@ -1076,13 +1076,7 @@ struct Planner {
   std::string tn = std::string(type_name(inst.type));
 
   // Operands by the names of the instruction table (opcodes.def), never by position.
-  const Operand &operand(std::string_view name) const {
-    const auto at = operand_position(inst.op, name);
-    if (!at || *at >= inst.operands.size())
-      throw std::logic_error("'" + std::string(inst.info().mnemonic) + "' has no operand '" +
-                             std::string(name) + "'");
-    return inst.operands[*at];
-  }
+  const Operand &operand(std::string_view name) const { return operand_named(inst, name); }
   uint64_t u(std::string_view name) const { return reg(operand(name).index); }
   uint64_t imm(std::string_view name) const { return operand(name).imm; }
   bool present(std::string_view name) const { return operand(name).kind == OperandKind::Param; }
