@@ -26,21 +26,14 @@ void erase_instructions(Kernel &k, const std::vector<bool> &dead) {
 }
 
 void move_before(Kernel &k, const std::vector<uint32_t> &moved, uint32_t before) {
-  const size_t n = k.insts.size();
-  std::vector<bool> is_moved(n, false);
-  for (uint32_t i : moved) is_moved[i] = true;
-  std::vector<Instruction> out;
-  out.reserve(n);
-  std::vector<uint32_t> new_index(n + 1, 0);
-  for (size_t i = 0; i <= n; ++i) {
-    if (i == before)
-      for (uint32_t m : moved) out.push_back(k.insts[m]);
-    new_index[i] = static_cast<uint32_t>(out.size());
-    if (i < n && !is_moved[i]) out.push_back(std::move(k.insts[i]));
-  }
-  for (auto &l : k.labels)
-    if (l.target <= n) l.target = new_index[l.target];
-  k.insts = std::move(out);
+  // A copy of each goes in front of `before`, then the originals go (their labels pass on to
+  // the next instruction left, as erase_instructions does).
+  std::vector<std::pair<uint32_t, Instruction>> copies;
+  for (uint32_t m : moved) copies.push_back({before, k.insts[m]});
+  insert_before(k, std::move(copies));
+  std::vector<bool> dead(k.insts.size(), false);
+  for (uint32_t m : moved) dead[m >= before ? m + moved.size() : m] = true;
+  erase_instructions(k, dead);
 }
 
 void insert_before(Kernel &k, std::vector<std::pair<uint32_t, Instruction>> inserts) {
