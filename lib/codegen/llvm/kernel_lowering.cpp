@@ -829,29 +829,33 @@ private:
   /// chunks are inlined into the driver's loop the load is hoisted out of it.
   Value *param_pointer(unsigned p) {
     auto [it, fresh] = param_pointers_.try_emplace(p, nullptr);
-    if (!fresh) return it->second;
-    llvm::IRBuilderBase::InsertPointGuard guard(b_);
-    if (auto *t = entry_->getTerminator())
-      b_.SetInsertPoint(t);
-    else
-      b_.SetInsertPoint(entry_);
-    Value *args = load_field(abi_.launch, launch_, LArgs, ptr());
-    it->second = invariant(
-        b_.CreateLoad(ptr(), b_.CreateConstGEP1_32(ptr(), args, p), "arg." + k_.params[p].name));
+    if (fresh)
+      it->second = in_entry_block([&] {
+        Value *args = load_field(abi_.launch, launch_, LArgs, ptr());
+        return invariant(b_.CreateLoad(ptr(), b_.CreateConstGEP1_32(ptr(), args, p),
+                                       "arg." + k_.params[p].name));
+      });
     return it->second;
   }
   /// A scalar parameter's value, loaded once in the entry block like its pointer.
   Value *param_value(unsigned p, Type t) {
     auto [it, fresh] = param_values_.try_emplace({p, t}, nullptr);
-    if (!fresh) return it->second;
-    Value *ptr = param_pointer(p);
+    if (fresh) {
+      Value *pointer = param_pointer(p);
+      it->second =
+          in_entry_block([&] { return invariant(b_.CreateLoad(scalar_type(t), pointer)); });
+    }
+    return it->second;
+  }
+  /// Emits `emit()` at the end of the entry block (before its branch), whatever the insertion
+  /// point: what it computes dominates every use and is hoisted out of the driver's chunk loop.
+  template <typename F> Value *in_entry_block(F emit) {
     llvm::IRBuilderBase::InsertPointGuard guard(b_);
     if (auto *term = entry_->getTerminator())
       b_.SetInsertPoint(term);
     else
       b_.SetInsertPoint(entry_);
-    it->second = invariant(b_.CreateLoad(scalar_type(t), ptr));
-    return it->second;
+    return emit();
   }
   Value *param_size(unsigned p) {
     Value *sizes = load_field(abi_.launch, launch_, LSizes, ptr());
