@@ -32,6 +32,12 @@ public:
       for (const auto &d : defs_)
         if (d.pred || !is_special(d.reg)) u_.written.insert(typed(d));
     }
+    // Each function's blocks and post-dominators, once: the rounds below only read them.
+    for (uint32_t entry : cfg_.function_entries) {
+      auto region = reverse_post_order(cfg_, entry);
+      auto ipdom = post_dominators(cfg_, region);
+      functions_.push_back({std::move(region), std::move(ipdom)});
+    }
     do {
       propagate_values();
     } while (mark_control());
@@ -121,9 +127,7 @@ private:
   /// Marks the blocks that lane-varying branches control; returns whether anything changed.
   bool mark_control() {
     bool changed = false;
-    for (uint32_t entry : cfg_.function_entries) {
-      const auto region = reverse_post_order(cfg_, entry);
-      const auto ipdom = post_dominators(cfg_, region);
+    for (const auto &[region, ipdom] : functions_) {
       for (uint32_t b : region) {
         if (!varying_branch(b)) continue;
         bool splits = true;
@@ -160,6 +164,8 @@ private:
   const Cfg &cfg_;
   Uniformity &u_;
   std::vector<RegAccess> uses_, defs_;
+  /// Per function: its blocks in reverse post-order, and their immediate post-dominators.
+  std::vector<std::pair<std::vector<uint32_t>, std::vector<uint32_t>>> functions_;
   bool recording_ = false; ///< PerPoint: transfer also collects the varying definitions
 };
 

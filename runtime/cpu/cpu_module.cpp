@@ -463,7 +463,8 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
       hg_cpu_scratch_bytes(&kd, variant, m.desc().variant_widths[variant], lanes);
   const uint64_t blocks = launch.grid.count();
   // Enough tasks to balance uneven blocks, few enough to keep per-task costs small.
-  uint64_t tasks = std::min<uint64_t>(blocks, uint64_t{cpu_threads()} * 8);
+  const unsigned threads = std::max(1u, cpu_threads());
+  uint64_t tasks = std::min<uint64_t>(blocks, uint64_t{threads} * 8);
   // A launch whose whole work, at the lanes' measured cost, is below what waking the workers
   // costs runs on the calling thread. Every 32nd launch (and any launch before a cost is
   // known) is timed to keep the cost current; one-block launches are neither.
@@ -473,8 +474,7 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
   if (tasks > 1 && known != 0 && total_lanes < kInlineWorkPicoseconds / known) tasks = 1;
   const bool timed =
       blocks > 1 && (known == 0 || cost.launches.fetch_add(1, std::memory_order_relaxed) % 32 == 0);
-  const unsigned threads_used =
-      static_cast<unsigned>(std::min<uint64_t>(tasks, std::max(1u, cpu_threads())));
+  const unsigned threads_used = static_cast<unsigned>(std::min<uint64_t>(tasks, threads));
   const auto started =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   std::mutex fail_mutex;

@@ -85,8 +85,8 @@ class KernelLowering {
 public:
   KernelLowering(Builder &b, const Kernel &k, const SpirvOptions &o, bool library)
       : b_(b), k_(k), o_(o), cl_(!o.target.is_vulkan()),
-        f32_library_(library && library_element_type(k) == Type::F32), cfg_(build_cfg(k)),
-        natural_loops_(natural_loops(cfg_)), lanes_(opt::analyse_lanes(k)) {}
+        f32_library_(library && library_element_type(k) == Type::F32),
+        lanes_(opt::analyse_lanes(k)), natural_loops_(natural_loops(cfg_)) {}
 
   SpirvKernelInfo run() {
     info_.name = k_.name;
@@ -2710,9 +2710,9 @@ private:
   /// A device library kernel for f32 arrays: its f64 math need only be accurate enough for
   /// f32 results (~1e-15 relative), not the SPEC's 1 ulp of f64.
   bool f32_library_;
-  Cfg cfg_;
-  std::vector<NaturalLoop> natural_loops_; ///< every function's, found once
   opt::LaneAnalysis lanes_;
+  const Cfg &cfg_ = lanes_.cfg;
+  std::vector<NaturalLoop> natural_loops_; ///< every function's, found once
   SpirvKernelInfo info_;
   std::set<std::string> features_;
   bool f64_used_ = false;
