@@ -3,6 +3,7 @@
 // micro-kernel's multiply-adds become FMA instructions where the level has them.
 #include "gemm_kernel.h"
 #include "thread_pool.h"
+#include "vector_math.h"
 
 #include <algorithm>
 #include <cmath>
@@ -129,53 +130,73 @@ template <typename T> void run(const GemmArgs<T> &g) {
   }
 }
 
-/// Sum of x[i] * y[i] (y == nullptr: of x[i]) in four vector accumulators: reassociated, as
-/// SPEC §3.4 allows for float reductions.
+/// Sum of x[i] * y[i] (y == nullptr: of x[i]) in four vector accumulators held in registers
+/// (named, not an array GCC would keep on the stack): reassociated, as SPEC §3.4 allows for
+/// float reductions. The tail is one partial vector, not a scalar loop.
 template <typename T> T reduce(const T *x, const T *y, uint64_t n) {
-  using S = Shape<T>;
-  using Vec = typename S::Vec;
-  constexpr size_t L = S::kLanes;
-  Vec acc[4] = {};
+  typedef T V __attribute__((vector_size(kVectorBytes)));
+  constexpr size_t L = kVectorBytes / sizeof(T);
+  auto at = [&](uint64_t i) {
+    V a, b;
+    std::memcpy(&a, x + i, sizeof a);
+    if (!y) return a;
+    std::memcpy(&b, y + i, sizeof b);
+    return a * b;
+  };
+  V acc0{}, acc1{}, acc2{}, acc3{};
   uint64_t i = 0;
-  for (; i + 4 * L <= n; i += 4 * L)
-    for (size_t u = 0; u < 4; ++u) {
-      Vec a;
-      std::memcpy(&a, x + i + u * L, sizeof a);
-      if (y) {
-        Vec b;
-        std::memcpy(&b, y + i + u * L, sizeof b);
-        a *= b;
-      }
-      acc[u] += a;
+  for (; i + 4 * L <= n; i += 4 * L) {
+    acc0 += at(i);
+    acc1 += at(i + L);
+    acc2 += at(i + 2 * L);
+    acc3 += at(i + 3 * L);
+  }
+  for (; i + L <= n; i += L) acc0 += at(i);
+  if (i < n) {
+    V a{}, b{};
+    for (size_t l = 0; l < n - i; ++l) {
+      a[l] = x[i + l];
+      b[l] = y ? y[i + l] : T{1};
     }
-  Vec total = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    acc1 += a * b;
+  }
+  const V total = (acc0 + acc1) + (acc2 + acc3);
   T out = 0;
   for (size_t l = 0; l < L; ++l) out += total[l];
-  for (; i < n; ++i) out += y ? x[i] * y[i] : x[i];
   return out;
 }
 
-// glibc's vector exp for f64 lanes (the x86 vector-function ABI), for softmax's sums.
+// f64 vectors of this level, for the operations evaluated in f64.
 #if defined(__AVX512F__)
 typedef double VecD __attribute__((vector_size(64), aligned(8)));
-extern "C" VecD _ZGVeN8v_exp(VecD);
-VecD vexp(VecD v) {
-  return _ZGVeN8v_exp(v);
-}
 #elif defined(__AVX2__)
 typedef double VecD __attribute__((vector_size(32), aligned(8)));
-extern "C" VecD _ZGVdN4v_exp(VecD);
-VecD vexp(VecD v) {
-  return _ZGVdN4v_exp(v);
-}
 #else
 typedef double VecD __attribute__((vector_size(16), aligned(8)));
-extern "C" VecD _ZGVbN2v_exp(VecD);
-VecD vexp(VecD v) {
-  return _ZGVbN2v_exp(v);
-}
 #endif
 constexpr size_t kLanesD = sizeof(VecD) / sizeof(double);
+
+/// f32 vectors for arithmetic (naturally aligned as a type; loads and stores go through memcpy).
+typedef float VecF __attribute__((vector_size(kVectorBytes)));
+constexpr size_t kLanesF = kVectorBytes / sizeof(float);
+
+VecF load(const float *p) {
+  VecF v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+void store(float *p, VecF v) {
+  std::memcpy(p, &v, sizeof v);
+}
+/// The first `n` (< kLanesF) elements at p, the other lanes `fill`.
+VecF load_part(const float *p, size_t n, float fill) {
+  VecF v = VecF{} + fill;
+  for (size_t l = 0; l < n; ++l) v[l] = p[l];
+  return v;
+}
+void store_part(float *p, VecF v, size_t n) {
+  for (size_t l = 0; l < n; ++l) p[l] = v[l];
+}
 
 // SLEEF's 1-ulp f64 vector functions for this level (the x86 vector ABI).
 #if defined(__AVX512F__)
@@ -198,12 +219,6 @@ VecD HG_SLEEF(tanh)(VecD);
 VecD HG_SLEEF(erf)(VecD);
 VecD HG_SLEEF(pow)(VecD, VecD);
 VecD HG_SLEEF(atan2)(VecD, VecD);
-}
-
-VecD widen(const float *p) {
-  VecD d;
-  for (size_t l = 0; l < kLanesD; ++l) d[l] = p[l];
-  return d;
 }
 
 /// One f64 vector of a map operation (SPEC §3.8 `map`, and silu/gelu), evaluated as the
@@ -279,7 +294,72 @@ VecD unary(MapKind kind, VecD v, bool f32) {
   return r;
 }
 
+/// exp, sigmoid and silu of f32 vectors in f32 arithmetic (vmath::exp, 1.02 ulp): within the
+/// SPEC's f32 bounds (docs/isa.md), at twice the lanes of the f64 evaluation. Sets `out` and
+/// returns true, or returns false for the operations that are evaluated in f64.
+bool unary_f32(MapKind op, VecF v, VecF &out) {
+  const VecF one = VecF{} + 1.0f;
+  switch (op) {
+  case MapKind::Silu: {
+    // The reference's two branches: v / (1 + e^-v) for v >= 0, v·e^v / (1 + e^v) below. For
+    // large negative v the result is subnormal: it is computed from e^v·2^64 and scaled back
+    // at the end, so it is rounded once instead of losing e^v's digits first.
+    // Below -110 the product is below 2^-150 and rounds to -0 (and -inf·0 is the reference's
+    // NaN), so e^v·2^64 is 0 there.
+    const VecF lowest = VecF{} - 110.0f;
+    const VecF a = vmath::min(v, -v); // -|v|; NaN stays NaN
+    const auto parts = vmath::exp_parts(vmath::max(lowest, a), VecF{});
+    const VecF e = parts.scaled(), den = one + e;
+    const VecF below = v * (a < lowest ? VecF{} : parts.scaled(64)) / den * 0x1p-64f;
+    out = v >= VecF{} ? v / den : below;
+    return true;
+  }
+  case MapKind::Gelu:
+  case MapKind::GeluTanh: return false;
+  }
+  using Op = isa::MapUnaryOp;
+  switch (static_cast<Op>(op)) {
+  case Op::Exp: out = vmath::exp(v); return true;
+  case Op::Sigmoid: out = one / (one + vmath::exp(-v)); return true; // 0 once exp(-v) is inf
+  case Op::Abs:
+  case Op::Neg:
+  case Op::Sqrt:
+  case Op::Rsqrt:
+  case Op::Rcp:
+  case Op::Exp2:
+  case Op::Log:
+  case Op::Log2:
+  case Op::Log10:
+  case Op::Sin:
+  case Op::Cos:
+  case Op::Tan:
+  case Op::Tanh:
+  case Op::Erf:
+  case Op::Relu:
+  case Op::Floor:
+  case Op::Ceil:
+  case Op::Round:
+  case Op::Trunc: return false;
+  }
+  return false;
+}
+
 template <typename T> void map_rows(MapKind op, const T *x, T *y, uint64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    VecF r;
+    if (unary_f32(op, VecF{}, r)) {
+      uint64_t i = 0;
+      for (; i + kLanesF <= n; i += kLanesF) {
+        unary_f32(op, load(x + i), r);
+        store(y + i, r);
+      }
+      if (i < n) {
+        unary_f32(op, load_part(x + i, n - i, 0.0f), r);
+        store_part(y + i, r, n - i);
+      }
+      return;
+    }
+  }
   for (uint64_t i = 0; i < n; i += kLanesD) {
     const size_t m = std::min<uint64_t>(kLanesD, n - i);
     VecD v{};
@@ -374,31 +454,86 @@ void rope_rows(double *y, const double *x, const double *cs, const double *sn, u
   rope_rows_t(y, x, cs, sn, rows, dim);
 }
 
+namespace {
+
+/// The largest element of a row, ignoring NaN (maxNum, as the reference's fmax); -inf when
+/// every element is NaN or the row is empty.
+float row_max(const float *x, uint64_t n) {
+  VecF m0 = VecF{} - std::numeric_limits<float>::infinity(), m1 = m0;
+  uint64_t c = 0;
+  for (; c + 2 * kLanesF <= n; c += 2 * kLanesF) {
+    m0 = vmath::max(m0, load(x + c));
+    m1 = vmath::max(m1, load(x + c + kLanesF));
+  }
+  for (; c + kLanesF <= n; c += kLanesF) m0 = vmath::max(m0, load(x + c));
+  float mx = vmath::lane_max(vmath::max(m0, m1));
+  for (; c < n; ++c) mx = std::fmax(mx, x[c]);
+  return mx;
+}
+
+/// Sum over a row of f(vector of elements [c, c + kLanesF)), tail lanes filled with `fill`
+/// (which f must map to 0), in groups of four vectors summed pairwise and accumulated with
+/// compensation: the error stays a few ulp of the sum however long the row is (docs/isa.md).
+template <typename F> float row_sum(const float *x, uint64_t n, float fill, F &&f) {
+  vmath::Compensated<VecF> total;
+  uint64_t c = 0;
+  for (; c + 4 * kLanesF <= n; c += 4 * kLanesF) {
+    const VecF a = f(load(x + c), c), b = f(load(x + c + kLanesF), c + kLanesF);
+    const VecF d = f(load(x + c + 2 * kLanesF), c + 2 * kLanesF);
+    const VecF e = f(load(x + c + 3 * kLanesF), c + 3 * kLanesF);
+    total.add((a + b) + (d + e));
+  }
+  for (; c + kLanesF <= n; c += kLanesF) total.add(f(load(x + c), c));
+  if (c < n) total.add(f(load_part(x + c, n - c, fill), c));
+  return vmath::lane_sum(total.sum - total.comp);
+}
+
+/// The reference's softmax of a row whose largest element is not finite (+inf, or -inf when
+/// every element is -inf or NaN): f64 throughout, as the interpreter computes it.
+void softmax_row_reference(const float *x, float *y, uint64_t cols, float mx, bool log_softmax) {
+  double sum = 0;
+  for (uint64_t c = 0; c < cols; ++c) sum += std::exp(double{x[c]} - double{mx});
+  for (uint64_t c = 0; c < cols; ++c) {
+    const double d = double{x[c]} - double{mx};
+    y[c] = static_cast<float>(log_softmax ? d - std::log(sum) : std::exp(d) / sum);
+  }
+}
+
+} // namespace
+
 void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax) {
-  thread_local std::vector<double> e;
-  e.resize(cols);
   for (uint64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * cols;
     float *yr = y + r * cols;
-    float mx = -std::numeric_limits<float>::infinity();
-    for (uint64_t c = 0; c < cols; ++c) mx = std::fmax(mx, xr[c]);
-    // exp(x - max) in f64 vectors, kept for the output pass; summed in f64.
-    VecD acc{};
-    uint64_t c = 0;
-    for (; c + kLanesD <= cols; c += kLanesD) {
-      VecD v = vexp(widen(xr + c) - static_cast<double>(mx));
-      std::memcpy(e.data() + c, &v, sizeof v);
-      acc += v;
+    const float mx = row_max(xr, cols);
+    if (!std::isfinite(mx)) {
+      softmax_row_reference(xr, yr, cols, mx, log_softmax);
+      continue;
     }
-    double sum = 0;
-    for (size_t l = 0; l < kLanesD; ++l) sum += acc[l];
-    for (; c < cols; ++c) sum += e[c] = std::exp(static_cast<double>(xr[c]) - mx);
+    const VecF m = VecF{} + mx;
+    // Pass 2: exp(x - max) of the exact difference (vmath::exp_below), kept in y for softmax;
+    // tail lanes hold -inf, whose exponential is 0.
+    const float sum =
+        row_sum(xr, cols, -std::numeric_limits<float>::infinity(), [&](VecF v, uint64_t c) {
+          const VecF e = vmath::exp_below(v, m);
+          if (!log_softmax) {
+            if (c + kLanesF <= cols)
+              store(yr + c, e);
+            else
+              store_part(yr + c, e, cols - c);
+          }
+          return e;
+        });
     if (log_softmax) {
-      const double ls = std::log(sum);
-      for (c = 0; c < cols; ++c) yr[c] = static_cast<float>(double{xr[c]} - double{mx} - ls);
-    } else {
-      for (c = 0; c < cols; ++c) yr[c] = static_cast<float>(e[c] / sum);
+      // y = x - (max + log(sum)) in f64, rounded once.
+      const double shift = double{mx} + std::log(double{sum});
+      for (uint64_t c = 0; c < cols; ++c) yr[c] = static_cast<float>(double{xr[c]} - shift);
+      continue;
     }
+    const VecF inv = VecF{} + 1.0f / sum;
+    uint64_t c = 0;
+    for (; c + kLanesF <= cols; c += kLanesF) store(yr + c, load(yr + c) * inv);
+    for (; c < cols; ++c) yr[c] *= inv[0];
   }
 }
 
@@ -407,29 +542,28 @@ void norm_rows(const float *x, float *y, const float *gamma, const float *beta, 
   for (uint64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * cols;
     float *yr = y + r * cols;
-    double mean = 0;
-    uint64_t c;
-    if (layer) {
-      VecD acc{};
-      for (c = 0; c + kLanesD <= cols; c += kLanesD) acc += widen(xr + c);
-      for (size_t l = 0; l < kLanesD; ++l) mean += acc[l];
-      for (; c < cols; ++c) mean += xr[c];
-      mean /= static_cast<double>(cols);
+    float mean = 0;
+    if (layer)
+      mean = row_sum(xr, cols, 0.0f, [](VecF v, uint64_t) { return v; }) / static_cast<float>(cols);
+    const VecF mv = VecF{} + mean;
+    const float sq = row_sum(xr, cols, mean, [&](VecF v, uint64_t) {
+      const VecF d = v - mv;
+      return d * d;
+    });
+    const VecF inv =
+        VecF{} + static_cast<float>(1.0 / std::sqrt(double{sq} / static_cast<double>(cols) + eps));
+    uint64_t c = 0;
+    for (; c + kLanesF <= cols; c += kLanesF) {
+      VecF v = (load(xr + c) - mv) * inv;
+      if (gamma) v *= load(gamma + c);
+      if (beta) v += load(beta + c);
+      store(yr + c, v);
     }
-    VecD acc{};
-    for (c = 0; c + kLanesD <= cols; c += kLanesD) {
-      VecD d = widen(xr + c) - mean;
-      acc += d * d;
-    }
-    double sq = 0;
-    for (size_t l = 0; l < kLanesD; ++l) sq += acc[l];
-    for (; c < cols; ++c) sq += (xr[c] - mean) * (xr[c] - mean);
-    const double inv = 1.0 / std::sqrt(sq / static_cast<double>(cols) + eps);
-    for (c = 0; c < cols; ++c) {
-      double v = (xr[c] - mean) * inv;
+    for (; c < cols; ++c) {
+      float v = (xr[c] - mean) * inv[0];
       if (gamma) v *= gamma[c];
       if (beta) v += beta[c];
-      yr[c] = static_cast<float>(v);
+      yr[c] = v;
     }
   }
 }

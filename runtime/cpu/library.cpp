@@ -313,8 +313,8 @@ void ranges(uint64_t n, uint64_t grain, const std::function<void(uint64_t, uint6
   parallel_for(parts, [&](size_t p) { body(n * p / parts, n * (p + 1) / parts); });
 }
 
-/// softmax, log_softmax, rmsnorm and layernorm of f32 rows: vectorised per row (f64 vector
-/// exp and sums, as the reference computes in f64), rows spread over the thread pool.
+/// softmax, log_softmax, rmsnorm and layernorm of f32 rows: f32 vectors with compensated sums,
+/// within the bounds of docs/isa.md (library_accuracy.h); rows spread over the thread pool.
 template <Opcode Op> const char *fast_rows(const Operands &o) {
   constexpr bool softmax = Op == Opcode::Softmax || Op == Opcode::LogSoftmax;
   constexpr bool layer = Op == Opcode::LayerNorm;
@@ -377,8 +377,9 @@ template <typename T> const char *fast_axpy(const Operands &o) {
   return "vector";
 }
 
-/// map, silu, gelu and gelu_tanh of f32/f64: vectorised (f64 vectors rounded once, as the
-/// reference evaluates them) and spread over the thread pool.
+/// map, silu, gelu and gelu_tanh of f32/f64: vectorised and spread over the thread pool. f32
+/// exp, sigmoid and silu are evaluated in f32 vectors (docs/isa.md gives their bounds); the
+/// others in f64 vectors rounded once, as the reference evaluates them.
 template <typename T, Opcode Op> const char *fast_unary(const Operands &o, MapKind kind) {
   constexpr bool map = Op == Opcode::Map;
   const uint64_t n = o.u(at<Op>("n"));

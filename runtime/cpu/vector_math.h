@@ -1,0 +1,185 @@
+// f32 vector math for the CPU library ops, written on GCC vector extensions so that each x86
+// level's build of gemm_kernel.cpp gets it at its own width (4, 8 or 16 lanes) with FMA where
+// the level has it, inlined into the loops that use it: no call per vector.
+//
+// exp is Cody-Waite range reduction by ln 2 and a degree-6 polynomial on [-ln2/2, ln2/2]
+// (the classic Cephes/SLEEF form 1 + r + r²·P(r)); the scale 2^k is applied as two exact
+// powers of two so that results in the subnormal range are rounded once. The exhaustive sweep
+// (`scripts/math-sweep.sh`, docs/isa.md) measures its error against the correctly rounded
+// value. Everything is branch-free: NaN, ±inf, overflow and underflow are selects.
+#pragma once
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <immintrin.h>
+
+namespace hologram::runtime::vmath {
+
+/// The integer vector with the lanes of float vector V.
+template <size_t Bytes> struct IntVector {
+  typedef int32_t type __attribute__((vector_size(Bytes)));
+};
+template <typename V> using IntOf = typename IntVector<sizeof(V)>::type;
+
+template <typename V> inline V splat(float f) {
+  return V{} + f;
+}
+
+/// 2^k for integer lanes k in [-126, 127].
+template <typename V> inline V pow2(IntOf<V> k) {
+  return std::bit_cast<V>((k + 127) << 23);
+}
+
+/// p·2^k for the float and integer lanes kf, k of the same integer, |k| <= 252, rounded once
+/// (results below the normal range round to subnormals or 0, above it to +inf).
+template <typename V> inline V scale(V p, V kf, IntOf<V> k) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64) {
+    (void)k;
+    return reinterpret_cast<V>(_mm512_mask_scalef_ps(
+        reinterpret_cast<__m512>(p), 0xffff, reinterpret_cast<__m512>(p),
+        reinterpret_cast<__m512>(kf))); // the masked form: GCC 12 warns on the undefined source
+  }
+#endif
+  (void)kf;
+  const IntOf<V> k1 = k >> 1;
+  return p * pow2<V>(k1) * pow2<V>(k - k1);
+}
+
+/// Lane-wise maxNum(a, b) when b may be NaN and a is not: one max instruction (the x86 max
+/// returns its second operand when either is NaN).
+template <typename V> inline V max(V a, V b) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64)
+    return reinterpret_cast<V>(_mm512_mask_max_ps(reinterpret_cast<__m512>(a), 0xffff,
+                                                  reinterpret_cast<__m512>(a),
+                                                  reinterpret_cast<__m512>(b)));
+#endif
+#if defined(__AVX__)
+  if constexpr (sizeof(V) == 32)
+    return reinterpret_cast<V>(
+        _mm256_max_ps(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(b)));
+#endif
+  if constexpr (sizeof(V) == 16)
+    return reinterpret_cast<V>(
+        _mm_max_ps(reinterpret_cast<__m128>(a), reinterpret_cast<__m128>(b)));
+  return a > b ? a : b;
+}
+
+/// Lane-wise minNum(a, b) when b may be NaN and a is not.
+template <typename V> inline V min(V a, V b) {
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64)
+    return reinterpret_cast<V>(_mm512_mask_min_ps(reinterpret_cast<__m512>(a), 0xffff,
+                                                  reinterpret_cast<__m512>(a),
+                                                  reinterpret_cast<__m512>(b)));
+#endif
+#if defined(__AVX__)
+  if constexpr (sizeof(V) == 32)
+    return reinterpret_cast<V>(
+        _mm256_min_ps(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(b)));
+#endif
+  if constexpr (sizeof(V) == 16)
+    return reinterpret_cast<V>(
+        _mm_min_ps(reinterpret_cast<__m128>(a), reinterpret_cast<__m128>(b)));
+  return a < b ? a : b;
+}
+
+/// exp(x + lo) = p·2^k with p in [0.7, 1.42], before the scale is applied.
+template <typename V> struct ExpParts {
+  V p, kf;    ///< p, and k as a float
+  IntOf<V> k; ///< k as an integer
+  /// p·2^(k + shift), rounded once.
+  [[nodiscard]] V scaled(int shift = 0) const {
+    return scale(p, kf + splat<V>(static_cast<float>(shift)), k + shift);
+  }
+};
+
+/// The parts of exp(x + lo) for x in [-110, 89] (or NaN) and |lo| <= 2^-10: lo is the rounding
+/// error of the caller's argument (0 when it has none), folded into the reduced argument so it
+/// costs one add. A NaN reaches r and stays NaN with no select.
+template <typename V> inline ExpParts<V> exp_parts(V x, V lo) {
+  using I = IntOf<V>;
+  // k = round(x / ln2) by the 1.5·2^23 shifter: its low mantissa bits hold k.
+  const V shifter = splat<V>(12582912.0f);
+  const V t = x * splat<V>(1.44269504088896341f) + shifter;
+  const V kf = t - shifter;
+  const I k = std::bit_cast<I>(t) - std::bit_cast<I>(shifter);
+  // r = x - k·ln2 in two parts (ln2_hi has 9 trailing zero bits and |k| <= 159, so k·ln2_hi is
+  // exact).
+  V r = x - kf * splat<V>(0.693145751953125f);
+  r = r - kf * splat<V>(1.42860682030941723212e-6f);
+  r = r + lo;
+  V p = splat<V>(1.9875691500e-4f);
+  p = p * r + splat<V>(1.3981999507e-3f);
+  p = p * r + splat<V>(8.3334519073e-3f);
+  p = p * r + splat<V>(4.1665795894e-2f);
+  p = p * r + splat<V>(1.6666665459e-1f);
+  p = p * r + splat<V>(5.0000001201e-1f);
+  p = p * (r * r) + r;
+  p = p + splat<V>(1.0f);
+  return {p, kf, k};
+}
+
+/// exp(x + lo) for x in [-110, 89]: results below 2^-150 round to 0, above the f32 range to
+/// +inf.
+template <typename V> inline V exp_in_range(V x, V lo) {
+  return exp_parts(x, lo).scaled();
+}
+
+/// x clamped to [-105, 89], outside which exp is 0 or +inf anyway (NaN passes both clamps).
+template <typename V> inline V exp_domain(V x) {
+  return min(splat<V>(89.0f), max(splat<V>(-105.0f), x));
+}
+
+/// exp(x) for every x: clamped to [-105, 89], outside which the result is 0 or +inf anyway
+/// (NaN passes both clamps).
+template <typename V> inline V exp(V x) {
+  return exp_in_range(exp_domain(x), V{});
+}
+
+/// exp(x - m) for finite m and x <= m (or NaN): the difference is clamped at -110, and its
+/// rounding error is carried into the exponential (TwoSum), so the result is as accurate as
+/// exp of the exact difference.
+template <typename V> inline V exp_below(V x, V m) {
+  x = max(m - splat<V>(110.0f), x);
+  const V s = x - m;
+  const V bb = s - x;
+  const V err = (x - (s - bb)) - (m + bb);
+  return exp_in_range(s, err);
+}
+
+/// Running sum with Kahan compensation: add() costs four adds, and the error of the total
+/// does not grow with the number of terms.
+template <typename V> struct Compensated {
+  V sum{}, comp{};
+  void add(V v) {
+    const V y = v - comp;
+    const V t = sum + y;
+    comp = (t - sum) - y;
+    sum = t;
+  }
+};
+
+/// Sum of the lanes of v, pairwise.
+template <typename V> inline float lane_sum(V v) {
+  constexpr size_t n = sizeof(V) / sizeof(float);
+  float tmp[n];
+  __builtin_memcpy(tmp, &v, sizeof v);
+  for (size_t w = n / 2; w > 0; w /= 2)
+    for (size_t i = 0; i < w; ++i) tmp[i] += tmp[i + w];
+  return tmp[0];
+}
+
+/// Largest lane of v (NaN lanes ignored unless all are NaN).
+template <typename V> inline float lane_max(V v) {
+  constexpr size_t n = sizeof(V) / sizeof(float);
+  float tmp[n];
+  __builtin_memcpy(tmp, &v, sizeof v);
+  float m = tmp[0];
+  for (size_t i = 1; i < n; ++i) m = tmp[i] > m || m != m ? tmp[i] : m;
+  return m;
+}
+
+} // namespace hologram::runtime::vmath

@@ -1,0 +1,70 @@
+// The f32 element-wise functions the CPU library ops evaluate in f32 vectors (exp, sigmoid,
+// silu), their f64 references, and the error of a result in ulp of the correctly rounded value;
+// shared by the dense-sample unit test and the exhaustive sweep (test/tools/math_sweep.cpp).
+#pragma once
+
+#include "cpu/gemm_kernel.h"
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace hologram::runtime::test {
+
+struct LibraryFunction {
+  const char *name;
+  MapKind kind;
+  double ulps; ///< the bound (SPEC §3.4, docs/isa.md)
+  long double (*exact)(long double);
+};
+
+inline const std::vector<LibraryFunction> &library_functions() {
+  static const std::vector<LibraryFunction> fns = {
+      {"exp", map_kind(isa::MapUnaryOp::Exp), 2, [](long double x) { return expl(x); }},
+      // Exactly 0 once exp(-x) overflows f32 (SPEC §3.4).
+      {"sigmoid", map_kind(isa::MapUnaryOp::Sigmoid), 4,
+       [](long double x) {
+         const long double e = expl(-x);
+         return e > std::numeric_limits<float>::max() ? 0.0L : 1.0L / (1.0L + e);
+       }},
+      {"silu", MapKind::Silu, 4, [](long double x) { return x / (1.0L + expl(-x)); }},
+  };
+  return fns;
+}
+
+/// The x86 levels (2, 3, 4) this CPU runs.
+inline std::vector<int> runnable_levels() {
+  std::vector<int> levels{2};
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) levels.push_back(3);
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+    levels.push_back(4);
+  return levels;
+}
+
+/// f32 map `kind` of the library kernels of x86 level `level`.
+inline void run_map(int level, MapKind kind, const float *x, float *y, uint64_t n) {
+  if (level == 4)
+    gemm_v4::map(kind, x, y, n);
+  else if (level == 3)
+    gemm_v3::map(kind, x, y, n);
+  else
+    gemm_v2::map(kind, x, y, n);
+}
+
+/// |got - want| in ulp of want rounded to f32 (subnormal spacing below the normal range); a
+/// wrong NaN, infinity or sign of zero is infinitely far.
+inline double ulp_error(float got, long double want) {
+  if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
+  const float rounded = static_cast<float>(want);
+  if (std::isinf(rounded) || std::isinf(got)) return got == rounded ? 0 : INFINITY;
+  if (std::isnan(got)) return INFINITY;
+  const int exponent = rounded == 0 ? -126 : std::max(std::ilogb(rounded), -126);
+  return static_cast<double>(std::fabs(static_cast<long double>(got) - want) /
+                             std::ldexp(1.0L, exponent - 23));
+}
+
+} // namespace hologram::runtime::test

@@ -1,0 +1,145 @@
+// The f32 functions the CPU library ops evaluate in f32 vectors (runtime/cpu/vector_math.h)
+// meet their bounds at every x86 level this CPU runs, on a dense sample of all f32 values
+// (every 4093rd bit pattern: about a million inputs, each sign, every exponent) and the special
+// values. scripts/math-sweep.sh checks all 2^32 inputs (docs/isa.md records its result).
+#include "hologram/isa/library_accuracy.h"
+#include "library_math.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+
+using namespace hologram::runtime;
+using namespace hologram::runtime::test;
+
+namespace {
+
+std::vector<float> dense_sample() {
+  std::vector<float> x;
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 4093)
+    x.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+  for (float v : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.72283f, 88.72284f, -87.33654f,
+                  -103.97208f, -104.0f, 1e-30f, -1e-30f, std::numeric_limits<float>::denorm_min()})
+    x.push_back(v);
+  return x;
+}
+
+TEST(LibraryMath, F32FunctionsMeetTheirBoundsAtEveryLevel) {
+  const std::vector<float> x = dense_sample();
+  std::vector<float> y(x.size());
+  for (int level : runnable_levels())
+    for (const auto &fn : library_functions()) {
+      // An odd length, so the partial last vector is exercised too.
+      run_map(level, fn.kind, x.data(), y.data(), x.size());
+      double worst = 0;
+      float worst_x = 0;
+      for (size_t i = 0; i < x.size(); ++i) {
+        const double e = ulp_error(y[i], fn.exact(x[i]));
+        if (e > worst) {
+          worst = e;
+          worst_x = x[i];
+        }
+      }
+      EXPECT_LE(worst, fn.ulps) << fn.name << " at x86-64-v" << level << ": " << worst
+                                << " ulp at x = " << worst_x;
+    }
+}
+
+TEST(LibraryMath, F32SpecialValues) {
+  for (int level : runnable_levels()) {
+    const float in[] = {INFINITY, -INFINITY, NAN, 0.0f, -200.0f, 200.0f};
+    float out[6];
+    run_map(level, map_kind(hologram::isa::MapUnaryOp::Exp), in, out, 6);
+    EXPECT_EQ(out[0], INFINITY);
+    EXPECT_EQ(out[1], 0.0f);
+    EXPECT_TRUE(std::isnan(out[2]));
+    EXPECT_EQ(out[3], 1.0f);
+    EXPECT_EQ(out[4], 0.0f);
+    EXPECT_EQ(out[5], INFINITY);
+    // sigmoid saturates to exactly 0 and 1 and is never NaN for finite x.
+    run_map(level, map_kind(hologram::isa::MapUnaryOp::Sigmoid), in, out, 6);
+    EXPECT_EQ(out[0], 1.0f);
+    EXPECT_EQ(out[1], 0.0f);
+    EXPECT_TRUE(std::isnan(out[2]));
+    EXPECT_EQ(out[3], 0.5f);
+    EXPECT_EQ(out[4], 0.0f);
+    EXPECT_EQ(out[5], 1.0f);
+  }
+}
+
+} // namespace
+
+namespace {
+
+/// Rows that stress the bounds' claims: long (compensation), widely spread (exp of the exact
+/// difference), with a ragged tail (partial last vector).
+std::vector<float> spread_rows(uint64_t rows, uint64_t cols, float lo, float hi) {
+  std::vector<float> x(rows * cols);
+  uint64_t state = 0x9e3779b97f4a7c15;
+  for (float &v : x) {
+    state = state * 6364136223846793005 + 1442695040888963407;
+    v = lo + (hi - lo) * static_cast<float>(state >> 40) / static_cast<float>(1 << 24);
+  }
+  return x;
+}
+
+void run_rows(int level, const float *x, float *y, uint64_t rows, uint64_t cols, bool log) {
+  if (level == 4)
+    gemm_v4::softmax_rows(x, y, rows, cols, log);
+  else if (level == 3)
+    gemm_v3::softmax_rows(x, y, rows, cols, log);
+  else
+    gemm_v2::softmax_rows(x, y, rows, cols, log);
+}
+
+void run_norm(int level, const float *x, float *y, uint64_t rows, uint64_t cols) {
+  if (level == 4)
+    gemm_v4::norm_rows(x, y, nullptr, nullptr, rows, cols, 1e-5, false);
+  else if (level == 3)
+    gemm_v3::norm_rows(x, y, nullptr, nullptr, rows, cols, 1e-5, false);
+  else
+    gemm_v2::norm_rows(x, y, nullptr, nullptr, rows, cols, 1e-5, false);
+}
+
+TEST(LibraryMath, RowOperationsMeetTheirBoundsAtEveryLevel) {
+  namespace acc = hologram::isa::accuracy;
+  const uint64_t rows = 3, cols = 50001;
+  const std::vector<float> x = spread_rows(rows, cols, -90, 30);
+  std::vector<float> y(x.size());
+  for (int level : runnable_levels()) {
+    for (bool log : {false, true}) {
+      run_rows(level, x.data(), y.data(), rows, cols, log);
+      double worst = 0, worst_abs = 0;
+      for (uint64_t r = 0; r < rows; ++r) {
+        const float *xr = x.data() + r * cols;
+        long double mx = -INFINITY, sum = 0;
+        for (uint64_t c = 0; c < cols; ++c) mx = std::max<long double>(mx, xr[c]);
+        for (uint64_t c = 0; c < cols; ++c) sum += expl(xr[c] - mx);
+        for (uint64_t c = 0; c < cols; ++c) {
+          const long double want = log ? xr[c] - mx - logl(sum) : expl(xr[c] - mx) / sum;
+          const double e = ulp_error(y[r * cols + c], want);
+          if (log && e > acc::kLogSoftmaxUlps)
+            worst_abs = std::max(worst_abs, static_cast<double>(fabsl(y[r * cols + c] - want)));
+          else
+            worst = std::max(worst, e);
+        }
+      }
+      EXPECT_LE(worst, log ? acc::kLogSoftmaxUlps : acc::kSoftmaxUlps)
+          << (log ? "log_softmax" : "softmax") << " at x86-64-v" << level;
+      EXPECT_LE(worst_abs, acc::kLogSoftmaxAbs) << "log_softmax at x86-64-v" << level;
+    }
+    run_norm(level, x.data(), y.data(), rows, cols);
+    double worst = 0;
+    for (uint64_t r = 0; r < rows; ++r) {
+      const float *xr = x.data() + r * cols;
+      long double sq = 0;
+      for (uint64_t c = 0; c < cols; ++c) sq += static_cast<long double>(xr[c]) * xr[c];
+      const long double inv = 1 / sqrtl(sq / cols + 1e-5L);
+      for (uint64_t c = 0; c < cols; ++c)
+        worst = std::max(worst, ulp_error(y[r * cols + c], xr[c] * inv));
+    }
+    EXPECT_LE(worst, acc::kRmsNormUlps) << "rmsnorm at x86-64-v" << level;
+  }
+}
+
+} // namespace
