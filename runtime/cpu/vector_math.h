@@ -2,17 +2,20 @@
 // level's build of gemm_kernel.cpp gets it at its own width (4, 8 or 16 lanes) with FMA where
 // the level has it, inlined into the loops that use it: no call per vector.
 //
-// exp is Cody-Waite range reduction by ln 2 and a degree-6 polynomial on [-ln2/2, ln2/2]
-// (the classic Cephes/SLEEF form 1 + r + r²·P(r)); the scale 2^k is applied as two exact
-// powers of two so that results in the subnormal range are rounded once. The exhaustive sweep
-// (`scripts/math-sweep.sh`, docs/isa.md) measures its error against the correctly rounded
-// value. Everything is branch-free: NaN, ±inf, overflow and underflow are selects.
+// exp is the algorithm and constants of hologram/support/exp_f32.h; the scale 2^k is applied
+// once (AVX-512 vscalefps, or two exact powers of two), so results in the subnormal range are
+// rounded once. The exhaustive sweep (`scripts/math-sweep.sh`, docs/isa.md) measures its error
+// against the correctly rounded value. Everything is branch-free: NaN, ±inf, overflow and
+// underflow come out of clamps and the arithmetic itself.
 #pragma once
+
+#include "hologram/support/exp_f32.h"
 
 #include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <immintrin.h>
+#include <iterator>
 
 namespace hologram::runtime::vmath {
 
@@ -101,22 +104,17 @@ template <typename V> struct ExpParts {
 /// costs one add. A NaN reaches r and stays NaN with no select.
 template <typename V> inline ExpParts<V> exp_parts(V x, V lo) {
   using I = IntOf<V>;
-  // k = round(x / ln2) by the 1.5·2^23 shifter: its low mantissa bits hold k.
-  const V shifter = splat<V>(12582912.0f);
-  const V t = x * splat<V>(1.44269504088896341f) + shifter;
+  namespace c = exp_f32;
+  // k = round(x / ln2) by the shifter: its low mantissa bits hold k.
+  const V shifter = splat<V>(c::kShifter);
+  const V t = x * splat<V>(c::kLog2e) + shifter;
   const V kf = t - shifter;
   const I k = std::bit_cast<I>(t) - std::bit_cast<I>(shifter);
-  // r = x - k·ln2 in two parts (ln2_hi has 9 trailing zero bits and |k| <= 159, so k·ln2_hi is
-  // exact).
-  V r = x - kf * splat<V>(0.693145751953125f);
-  r = r - kf * splat<V>(1.42860682030941723212e-6f);
+  V r = x - kf * splat<V>(c::kLn2Hi);
+  r = r - kf * splat<V>(c::kLn2Lo);
   r = r + lo;
-  V p = splat<V>(1.9875691500e-4f);
-  p = p * r + splat<V>(1.3981999507e-3f);
-  p = p * r + splat<V>(8.3334519073e-3f);
-  p = p * r + splat<V>(4.1665795894e-2f);
-  p = p * r + splat<V>(1.6666665459e-1f);
-  p = p * r + splat<V>(5.0000001201e-1f);
+  V p = splat<V>(c::kPoly[0]);
+  for (size_t i = 1; i < std::size(c::kPoly); ++i) p = p * r + splat<V>(c::kPoly[i]);
   p = p * (r * r) + r;
   p = p + splat<V>(1.0f);
   return {p, kf, k};
@@ -130,7 +128,7 @@ template <typename V> inline V exp_in_range(V x, V lo) {
 
 /// x clamped to [-105, 89], outside which exp is 0 or +inf anyway (NaN passes both clamps).
 template <typename V> inline V exp_domain(V x) {
-  return min(splat<V>(89.0f), max(splat<V>(-105.0f), x));
+  return min(splat<V>(exp_f32::kHighest), max(splat<V>(exp_f32::kLowest), x));
 }
 
 /// exp(x) for every x: clamped to [-105, 89], outside which the result is 0 or +inf anyway

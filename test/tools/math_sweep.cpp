@@ -1,6 +1,6 @@
 // hologram-math-sweep: the error of the CPU library's f32 vector functions (exp, sigmoid,
 // silu) over every one of the 2^32 f32 inputs, at every x86 level this CPU runs, against a
-// long double reference. Prints the worst error and where it occurs; exits 1 when a bound is
+// f64 reference. Prints the worst error and where it occurs; exits 1 when a bound is
 // exceeded. Run by scripts/math-sweep.sh (minutes, not part of the unit tests).
 #include "library_math.h"
 

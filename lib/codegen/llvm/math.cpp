@@ -1,4 +1,5 @@
-// Transcendentals (SPEC §3.4 accuracy bounds) for the x86 lowering. Vectors call SLEEF's
+// Transcendentals (SPEC §3.4 accuracy bounds) for the x86 lowering. f32 exp (and sigmoid,
+// built on it) is inline IR (support/exp_f32.h, 1.02 ulp). Other vectors call SLEEF's
 // 1-ulp functions (Sleef_<name><f|d><lanes>_u10<sse4|avx2|avx512f>), whose error bound meets
 // the SPEC's for f32 (2 and 4 ulp) and f64 (1 ulp of the correctly rounded value): no lane ever
 // calls scalar libm inside a vector loop. f32 erf is evaluated in f64 and rounded once (gelu's
@@ -6,7 +7,11 @@
 // saturates to exactly 0 and 1. Uniform values call libm once.
 #include "lowering.h"
 
+#include "hologram/support/exp_f32.h"
+
 #include <llvm/IR/Intrinsics.h>
+
+#include <iterator>
 
 namespace hologram::codegen::detail {
 
@@ -92,6 +97,46 @@ llvm::Value *call_library(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpc
   return result;
 }
 
+/// exp of f32 values (scalar or vector) inline: the algorithm and constants of
+/// support/exp_f32.h, as straight-line IR that LLVM schedules with the surrounding arithmetic.
+/// llvm.fmuladd fuses where the target has FMA. NaN passes the clamps (compare and select)
+/// and reaches the polynomial, so it stays NaN.
+llvm::Value *emit_exp_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
+  namespace c = exp_f32;
+  llvm::Type *ty = x->getType();
+  llvm::Type *ity = b.getInt32Ty();
+  if (auto *vty = llvm::dyn_cast<llvm::VectorType>(ty)) ity = llvm::VectorType::get(ity, vty);
+  auto f = [&](float v) { return llvm::ConstantFP::get(ty, v); };
+  auto i = [&](int32_t v) { return llvm::ConstantInt::get(ity, static_cast<uint64_t>(v), true); };
+  auto fmuladd = [&](llvm::Value *p, llvm::Value *q, llvm::Value *r) {
+    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {ty}, {p, q, r});
+  };
+  x = b.CreateSelect(b.CreateFCmpOLT(x, f(c::kLowest)), f(c::kLowest), x);
+  x = b.CreateSelect(b.CreateFCmpOGT(x, f(c::kHighest)), f(c::kHighest), x);
+  llvm::Value *t = fmuladd(x, f(c::kLog2e), f(c::kShifter));
+  llvm::Value *kf = b.CreateFSub(t, f(c::kShifter));
+  llvm::Value *k = b.CreateSub(b.CreateBitCast(t, ity), b.CreateBitCast(f(c::kShifter), ity));
+  llvm::Value *r = fmuladd(b.CreateFNeg(kf), f(c::kLn2Hi), x);
+  r = fmuladd(b.CreateFNeg(kf), f(c::kLn2Lo), r);
+  llvm::Value *p = f(c::kPoly[0]);
+  for (size_t n = 1; n < std::size(c::kPoly); ++n) p = fmuladd(p, r, f(c::kPoly[n]));
+  p = fmuladd(p, b.CreateFMul(r, r), r);
+  p = b.CreateFAdd(p, f(1.0f));
+  // 2^k as two exact powers of two, so a subnormal result is rounded once.
+  llvm::Value *k1 = b.CreateAShr(k, i(1));
+  llvm::Value *k2 = b.CreateSub(k, k1);
+  auto pow2 = [&](llvm::Value *e) {
+    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, i(127)), i(23)), ty);
+  };
+  return b.CreateFMul(b.CreateFMul(p, pow2(k1)), pow2(k2));
+}
+
+/// exp of `x`: inline for f32, the library for f64.
+llvm::Value *emit_exp(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::Value *x) {
+  if (x->getType()->getScalarType()->isFloatTy()) return emit_exp_f32(b, x);
+  return call_library(b, target, MathOpcode::Exp, {x});
+}
+
 } // namespace
 
 llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode op,
@@ -114,7 +159,7 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
                         b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
   }
   case MathOpcode::Sigmoid: {
-    llvm::Value *e = call_library(b, target, MathOpcode::Exp, {b.CreateFNeg(x)});
+    llvm::Value *e = emit_exp(b, target, b.CreateFNeg(x));
     return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
                         b.CreateFAdd(llvm::ConstantFP::get(ty, 1.0), e));
   }
@@ -128,7 +173,7 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
       return b.CreateFPTrunc(call_library(b, target, op, {b.CreateFPExt(x, wide)}), ty);
     }
     return call_library(b, target, op, args);
-  case MathOpcode::Exp:
+  case MathOpcode::Exp: return emit_exp(b, target, x);
   case MathOpcode::Exp2:
   case MathOpcode::Log:
   case MathOpcode::Log2:
