@@ -1,10 +1,11 @@
 // A fixed pool of worker threads fed with jobs; each job is a counter of task indices that
-// the workers and the submitting thread claim until none is left.
+// the workers and the submitting thread claim until none is left. Waking and waiting use
+// atomics (spin briefly, then a futex wait), not condition variables.
 #include "thread_pool.h"
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
+#include <chrono>
 #include <cstdlib>
 #include <deque>
 #include <memory>
@@ -16,26 +17,50 @@ namespace hologram::runtime {
 
 namespace {
 
+/// How long a thread spins on an atomic before it sleeps in the kernel: long enough that the
+/// next launch of a loop of launches finds the workers awake, short enough not to burn a core.
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+/// Spins (with the CPU's pause hint) until ready() or kSpin has passed; returns ready().
+template <typename F> bool spin_until(F &&ready) {
+  const auto end = std::chrono::steady_clock::now() + kSpin;
+  for (unsigned i = 0;; ++i) {
+    if (ready()) return true;
+    __builtin_ia32_pause();
+    if ((i & 63) == 63 && std::chrono::steady_clock::now() >= end) return ready();
+  }
+}
+
 struct Job {
   const std::function<void(size_t)> *task;
   size_t n;
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
-  std::mutex m;
-  std::condition_variable finished;
+  std::atomic<bool> sleeping{false}; ///< the submitter sleeps on `done`
 
-  /// Claims and runs tasks until none is left.
+  /// Claims and runs tasks until none is left; the one that finishes the last wakes the
+  /// submitter if it went to sleep (seq_cst on both sides: it either sees the count or is
+  /// woken).
   void work() {
     for (size_t i; (i = next.fetch_add(1)) < n;) {
       (*task)(i);
-      if (done.fetch_add(1) + 1 == n) {
-        std::lock_guard lock(m);
-        finished.notify_all();
-      }
+      if (done.fetch_add(1) + 1 == n && sleeping.load()) done.notify_all();
     }
+  }
+
+  /// Returns once every task has finished: spins briefly, then sleeps on `done`.
+  void wait() {
+    if (spin_until([&] { return done.load() == n; })) return;
+    sleeping.store(true);
+    for (size_t d; (d = done.load()) != n;) done.wait(d);
   }
 };
 
+/// The workers wait for jobs on `pending_`, the number of queued entries, with C++20 atomic
+/// waits: a submitter wakes them with one notify (a futex wake, only when some worker sleeps),
+/// never a mutex and condition-variable round trip; a worker that just finished spins a while
+/// first, so a loop of launches finds it awake. The queue itself is under a mutex held for a
+/// push or a pop only.
 class Pool {
 public:
   Pool() {
@@ -43,11 +68,9 @@ public:
     for (unsigned i = 1; i < hw; ++i) threads_.emplace_back([this] { loop(); });
   }
   ~Pool() {
-    {
-      std::lock_guard lock(m_);
-      stop_ = true;
-    }
-    cv_.notify_all();
+    stop_.store(true);
+    pending_.fetch_add(1); // wakes every sleeper: the value changed
+    pending_.notify_all();
     for (auto &t : threads_) t.join();
   }
   size_t size() const { return threads_.size() + 1; }
@@ -60,32 +83,42 @@ public:
       std::lock_guard lock(m_);
       for (unsigned i = 0; i < helpers; ++i) queue_.push_back(job);
     }
-    cv_.notify_all();
+    pending_.fetch_add(helpers);
+    if (sleepers_.load() > 0) pending_.notify_all();
     job->work();
-    std::unique_lock lock(job->m);
-    job->finished.wait(lock, [&] { return job->done.load() == n; });
+    job->wait();
   }
 
 private:
+  std::shared_ptr<Job> pop() {
+    std::lock_guard lock(m_);
+    if (queue_.empty()) return nullptr;
+    auto job = std::move(queue_.front());
+    queue_.pop_front();
+    pending_.fetch_sub(1);
+    return job;
+  }
+
   void loop() {
-    while (true) {
-      std::shared_ptr<Job> job;
-      {
-        std::unique_lock lock(m_);
-        cv_.wait(lock, [&] { return stop_ || !queue_.empty(); });
-        if (stop_) return;
-        job = std::move(queue_.front());
-        queue_.pop_front();
+    while (!stop_.load()) {
+      if (!spin_until([&] { return pending_.load() > 0 || stop_.load(); })) {
+        // Announce the sleep before checking once more (seq_cst): a submitter that queued
+        // after this either is seen here or sees the sleeper and notifies.
+        sleepers_.fetch_add(1);
+        pending_.wait(0);
+        sleepers_.fetch_sub(1);
+        continue;
       }
-      job->work();
+      if (auto job = pop()) job->work();
     }
   }
 
   std::mutex m_;
-  std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> queue_;
+  std::atomic<size_t> pending_{0};
+  std::atomic<unsigned> sleepers_{0};
+  std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;
-  bool stop_ = false;
 };
 
 Pool &pool() {
