@@ -5,10 +5,20 @@
 // bench/report.py turns the JSON output into the ratio table of docs/performance.md.
 #include "bench.h"
 #include "data.h"
+#include "hl_exp.h"
+#include "hl_exp_fast_exp.h"
+#include "hl_rmsnorm_rows.h"
+#include "hl_saxpy.h"
+#include "hl_sigmoid.h"
+#include "hl_sigmoid_fast_exp.h"
+#include "hl_softmax_rows.h"
+#include "hl_sum.h"
+#include "hl_vector_add.h"
 #include "hologram/runtime/cpu.h"
 #include "peers/peers.h"
 #include "verify.h"
 
+#include <HalideBuffer.h>
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
@@ -62,6 +72,42 @@ void add(const std::string &name, const std::function<void()> &body, const RowCh
     return why;
   };
   add_checked_row(name, body, checked, bytes, flops, threads, reset);
+}
+
+/// A Halide buffer over a row's data: 1-D, or [cols, rows] with cols fastest.
+using HalideBuffer = Halide::Runtime::Buffer<float>;
+HalideBuffer halide_view(const Data &d) {
+  return HalideBuffer(d->data(), static_cast<int>(d->size()));
+}
+HalideBuffer halide_view(const Data &d, size_t cols, size_t rows) {
+  return HalideBuffer(d->data(), static_cast<int>(cols), static_cast<int>(rows));
+}
+void halide_check(int rc) {
+  if (rc != 0) {
+    std::fprintf(stderr, "Halide pipeline failed: %d\n", rc);
+    std::abort();
+  }
+}
+
+/// Registers "<prefix><impl>_1t" and "<prefix><impl>_mt", a Halide peer on one thread and on
+/// every core (Halide's own thread pool, sized per row).
+void add_halide(const std::string &prefix, const std::string &impl,
+                const std::function<void()> &body,
+                const std::function<RowCheck(const std::function<void()> &)> &check, double bytes,
+                double flops) {
+  const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  for (bool one : {true, false}) {
+    auto threads = [=] { halide_set_num_threads(one ? 1 : all); };
+    auto reset = [=] { halide_set_num_threads(all); };
+    RowCheck checked = [=] {
+      threads();
+      std::string why = check(body)();
+      reset();
+      return why;
+    };
+    add_checked_row(prefix + impl + (one ? "_1t" : "_mt"), body, checked, bytes, flops, threads,
+                    reset);
+  }
 }
 
 /// A workload's reference, computed on first use and shared by all its rows.
@@ -138,6 +184,12 @@ void register_streams() {
         peer_vector_add(a->data() + lo, b->data() + lo, c->data() + lo, hi - lo);
       });
     });
+    add_halide(
+        "vector_add/" + sz + "/", "halide",
+        [=, ha = halide_view(a), hb = halide_view(b), hc = halide_view(c)]() mutable {
+          halide_check(hl_vector_add(ha, hb, hc));
+        },
+        [=](const std::function<void()> &f) { return outputs(c, f, sum_ref); }, bytes, 0);
     // y := 0.5 x + y from y = c0, rounded once (fma) or twice.
     auto saxpy_ref = once([=] {
       return elementwise(n, [=](size_t i) { return 0.5 * (*a)[i] + (*c0)[i]; }, 2 * kEps, 0);
@@ -154,6 +206,13 @@ void register_streams() {
         peer_saxpy(a->data() + lo, c->data() + lo, 0.5f, hi - lo);
       });
     });
+    add_halide(
+        "saxpy/" + sz + "/", "halide",
+        [=, ha = halide_view(a), hc = halide_view(c)]() mutable {
+          halide_check(hl_saxpy(ha, hc, 0.5f, hc));
+        },
+        [=](const std::function<void()> &f) { return outputs(c, f, saxpy_ref, restore); }, bytes,
+        2.0 * n);
   }
   {
     const size_t n = size_t{1} << 24;
@@ -209,6 +268,20 @@ void register_maps_and_sums() {
             [=] { check(exp_map(x->data(), y->data(), u, nullptr)); });
     map_row("exp_map/1048576/clang_O3_fastmath_1t", exp_ref,
             [=] { peer_exp(x->data(), y->data(), n); });
+    auto halide_map = [&](const std::string &prefix, const std::string &impl, Reference ref,
+                          int (*pipeline)(halide_buffer_t *, halide_buffer_t *)) {
+      add_halide(
+          prefix, impl,
+          [=, hx = halide_view(x), hy = halide_view(y)]() mutable {
+            halide_check(pipeline(hx, hy));
+          },
+          [=](const std::function<void()> &f) { return outputs(y, f, ref); }, 8.0 * n, 0);
+    };
+    // Halide's exp is its accurate one; fast_exp has no stated bound (relaxed accuracy).
+    halide_map("sigmoid_map/1048576/", "halide", sigmoid_ref, hl_sigmoid);
+    halide_map("sigmoid_map/1048576/", "halide_fast_exp_relaxed", sigmoid_ref, hl_sigmoid_fast_exp);
+    halide_map("exp_map/1048576/", "halide", exp_ref, hl_exp);
+    halide_map("exp_map/1048576/", "halide_fast_exp_relaxed", exp_ref, hl_exp_fast_exp);
   }
   {
     const size_t n = size_t{1} << 24;
@@ -229,6 +302,15 @@ void register_maps_and_sums() {
     add(
         "sum/16777216/clang_O3_fastmath_1t", [=] { benchmark::DoNotOptimize(peer()); },
         value(peer, x, nullptr), 4.0 * n, 0);
+    auto halide_total = std::make_shared<HalideBuffer>(HalideBuffer::make_scalar());
+    auto halide_sum = [=, hx = halide_view(x)]() mutable {
+      halide_check(hl_sum(hx, *halide_total));
+      return double{(*halide_total)()};
+    };
+    add_halide(
+        "sum/16777216/", "halide_rfactor",
+        [=]() mutable { benchmark::DoNotOptimize(halide_sum()); },
+        [=](const std::function<void()> &) { return value(halide_sum, x, nullptr); }, 4.0 * n, 0);
     add("dot/16777216/hologram_1t", holo_dot, value(holo_dot, x, y), 8.0 * n, 2.0 * n, true);
     add("dot/16777216/hologram_mt", holo_dot, value(holo_dot, x, y), 8.0 * n, 2.0 * n);
     auto peer_d = [=] { return double{peer_dot(x->data(), y->data(), n)}; };
@@ -289,6 +371,12 @@ void register_rows() {
       [=] { peer_softmax_rows(x->data(), y->data(), rows, cols); });
   row("softmax_rows/4096x1024/clang_O3_fastmath_1t", softmax_ref,
       [=] { peer_softmax_rows_fast(x->data(), y->data(), rows, cols); });
+  add_halide(
+      "softmax_rows/4096x1024/", "halide",
+      [=, hx = halide_view(x, cols, rows), hy = halide_view(y, cols, rows)]() mutable {
+        halide_check(hl_softmax_rows(hx, hy));
+      },
+      [=](const std::function<void()> &f) { return outputs(y, f, softmax_ref); }, bytes, 0);
   row(
       "rmsnorm_rows/4096x1024/hologram_1t", rmsnorm_ref,
       [=] { check(rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols, nullptr)); }, true);
@@ -298,6 +386,11 @@ void register_rows() {
       [=] { peer_rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols); });
   row("rmsnorm_rows/4096x1024/clang_O3_fastmath_1t", rmsnorm_ref,
       [=] { peer_rmsnorm_rows_fast(x->data(), g->data(), y->data(), rows, cols); });
+  add_halide(
+      "rmsnorm_rows/4096x1024/", "halide",
+      [=, hx = halide_view(x, cols, rows), hg = halide_view(g),
+       hy = halide_view(y, cols, rows)]() mutable { halide_check(hl_rmsnorm_rows(hx, hg, hy)); },
+      [=](const std::function<void()> &f) { return outputs(y, f, rmsnorm_ref); }, bytes, 0);
 }
 
 void register_gemm() {
@@ -351,11 +444,46 @@ void register_gemm() {
   }
 }
 
+void register_gemv() {
+  const size_t n = 4096;
+  auto a = shared(data(n * n)), x = shared(data(n, -1, 1, 1)), y = shared(std::vector<float>(n));
+  auto u = static_cast<uint32_t>(n);
+  // y = A x, each element within n * eps of the sum of its |products|.
+  auto ref = once([=] {
+    Expected e;
+    for (size_t i = 0; i < n; ++i) {
+      double acc = 0, mag = 0;
+      for (size_t k = 0; k < n; ++k) {
+        const double t = double{(*a)[i * n + k]} * (*x)[k];
+        acc += t;
+        mag += std::fabs(t);
+      }
+      e.want.push_back(acc);
+      e.tol.push_back(static_cast<double>(n) * kEps * mag);
+    }
+    return e;
+  });
+  auto blas = [=](int threads) {
+    openblas_set_num_threads(threads);
+    cblas_sgemv(CblasRowMajor, CblasNoTrans, static_cast<int>(n), static_cast<int>(n), 1.0f,
+                a->data(), static_cast<int>(n), x->data(), 1, 0.0f, y->data(), 1);
+  };
+  const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  auto gemv_row = [&](const std::string &impl, std::function<void()> f, bool one = false) {
+    add("gemv/4096x4096/" + impl, f, outputs(y, f, ref), 4.0 * n * n, 2.0 * n * n, one);
+  };
+  gemv_row("hologram_1t", [=] { check(gemv(a->data(), x->data(), y->data(), u, nullptr)); }, true);
+  gemv_row("hologram_mt", [=] { check(gemv(a->data(), x->data(), y->data(), u, nullptr)); });
+  gemv_row("openblas_1t", [=] { blas(1); });
+  gemv_row("openblas_mt", [=] { blas(all); });
+}
+
 void register_all() {
   register_streams();
   register_maps_and_sums();
   register_rows();
   register_gemm();
+  register_gemv();
 }
 
 } // namespace
