@@ -10,6 +10,7 @@
 #include "hologram/support/exp_f32.h"
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 
 #include <iterator>
 
@@ -101,7 +102,7 @@ llvm::Value *call_library(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpc
 /// support/exp_f32.h, as straight-line IR that LLVM schedules with the surrounding arithmetic.
 /// llvm.fmuladd fuses where the target has FMA. NaN passes the clamps (compare and select)
 /// and reaches the polynomial, so it stays NaN.
-llvm::Value *emit_exp_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
+llvm::Value *emit_exp_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::Value *x) {
   namespace c = exp_f32;
   llvm::Type *ty = x->getType();
   llvm::Type *ity = b.getInt32Ty();
@@ -122,7 +123,12 @@ llvm::Value *emit_exp_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
   for (size_t n = 1; n < std::size(c::kPoly); ++n) p = fmuladd(p, r, f(c::kPoly[n]));
   p = fmuladd(p, b.CreateFMul(r, r), r);
   p = b.CreateFAdd(p, f(1.0f));
-  // 2^k as two exact powers of two, so a subnormal result is rounded once.
+  // AVX-512: p·2^k in one vscalefps, rounded once (subnormal results included).
+  auto *vty = llvm::dyn_cast<llvm::FixedVectorType>(ty);
+  if (target.width == 16 && vty && vty->getNumElements() == 16)
+    return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
+                             {p, kf, p, b.getInt16(0xffff), b.getInt32(4)});
+  // Otherwise 2^k as two exact powers of two, so a subnormal result is rounded once.
   llvm::Value *k1 = b.CreateAShr(k, i(1));
   llvm::Value *k2 = b.CreateSub(k, k1);
   auto pow2 = [&](llvm::Value *e) {
@@ -133,7 +139,7 @@ llvm::Value *emit_exp_f32(llvm::IRBuilder<> &b, llvm::Value *x) {
 
 /// exp of `x`: inline for f32, the library for f64.
 llvm::Value *emit_exp(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::Value *x) {
-  if (x->getType()->getScalarType()->isFloatTy()) return emit_exp_f32(b, x);
+  if (x->getType()->getScalarType()->isFloatTy()) return emit_exp_f32(b, target, x);
   return call_library(b, target, MathOpcode::Exp, {x});
 }
 
