@@ -7,13 +7,22 @@
 #include "data.h"
 #include "hl_exp.h"
 #include "hl_exp_fast_exp.h"
+#include "hl_exp_fast_exp_serial.h"
+#include "hl_exp_serial.h"
 #include "hl_rmsnorm_rows.h"
+#include "hl_rmsnorm_rows_serial.h"
 #include "hl_saxpy.h"
+#include "hl_saxpy_serial.h"
 #include "hl_sigmoid.h"
 #include "hl_sigmoid_fast_exp.h"
+#include "hl_sigmoid_fast_exp_serial.h"
+#include "hl_sigmoid_serial.h"
 #include "hl_softmax_rows.h"
+#include "hl_softmax_rows_serial.h"
 #include "hl_sum.h"
+#include "hl_sum_serial.h"
 #include "hl_vector_add.h"
+#include "hl_vector_add_serial.h"
 #include "hologram/runtime/cpu.h"
 #include "peers/peers.h"
 #include "verify.h"
@@ -89,24 +98,15 @@ void halide_check(int rc) {
   }
 }
 
-/// Registers "<prefix><impl>_1t" and "<prefix><impl>_mt", a Halide peer on one thread and on
-/// every core (Halide's own thread pool, sized per row).
+/// Registers "<prefix><impl>_1t" and "<prefix><impl>_mt": run(false) calls the pipeline's
+/// serial build, run(true) its parallel one on Halide's thread pool (every core).
 void add_halide(const std::string &prefix, const std::string &impl,
-                const std::function<void()> &body,
+                const std::function<void(bool parallel)> &run,
                 const std::function<RowCheck(const std::function<void()> &)> &check, double bytes,
                 double flops) {
-  const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  for (bool one : {true, false}) {
-    auto threads = [=] { halide_set_num_threads(one ? 1 : all); };
-    auto reset = [=] { halide_set_num_threads(all); };
-    RowCheck checked = [=] {
-      threads();
-      std::string why = check(body)();
-      reset();
-      return why;
-    };
-    add_checked_row(prefix + impl + (one ? "_1t" : "_mt"), body, checked, bytes, flops, threads,
-                    reset);
+  for (bool parallel : {false, true}) {
+    std::function<void()> body = [=] { run(parallel); };
+    add_checked_row(prefix + impl + (parallel ? "_mt" : "_1t"), body, check(body), bytes, flops);
   }
 }
 
@@ -186,8 +186,8 @@ void register_streams() {
     });
     add_halide(
         "vector_add/" + sz + "/", "halide",
-        [=, ha = halide_view(a), hb = halide_view(b), hc = halide_view(c)]() mutable {
-          halide_check(hl_vector_add(ha, hb, hc));
+        [=, ha = halide_view(a), hb = halide_view(b), hc = halide_view(c)](bool par) mutable {
+          halide_check(par ? hl_vector_add(ha, hb, hc) : hl_vector_add_serial(ha, hb, hc));
         },
         [=](const std::function<void()> &f) { return outputs(c, f, sum_ref); }, bytes, 0);
     // y := 0.5 x + y from y = c0, rounded once (fma) or twice.
@@ -208,8 +208,8 @@ void register_streams() {
     });
     add_halide(
         "saxpy/" + sz + "/", "halide",
-        [=, ha = halide_view(a), hc = halide_view(c)]() mutable {
-          halide_check(hl_saxpy(ha, hc, 0.5f, hc));
+        [=, ha = halide_view(a), hc = halide_view(c)](bool par) mutable {
+          halide_check(par ? hl_saxpy(ha, hc, 0.5f, hc) : hl_saxpy_serial(ha, hc, 0.5f, hc));
         },
         [=](const std::function<void()> &f) { return outputs(c, f, saxpy_ref, restore); }, bytes,
         2.0 * n);
@@ -268,20 +268,23 @@ void register_maps_and_sums() {
             [=] { check(exp_map(x->data(), y->data(), u, nullptr)); });
     map_row("exp_map/1048576/clang_O3_fastmath_1t", exp_ref,
             [=] { peer_exp(x->data(), y->data(), n); });
+    using Pipeline = int (*)(halide_buffer_t *, halide_buffer_t *);
     auto halide_map = [&](const std::string &prefix, const std::string &impl, Reference ref,
-                          int (*pipeline)(halide_buffer_t *, halide_buffer_t *)) {
+                          Pipeline parallel, Pipeline serial) {
       add_halide(
           prefix, impl,
-          [=, hx = halide_view(x), hy = halide_view(y)]() mutable {
-            halide_check(pipeline(hx, hy));
+          [=, hx = halide_view(x), hy = halide_view(y)](bool par) mutable {
+            halide_check((par ? parallel : serial)(hx, hy));
           },
           [=](const std::function<void()> &f) { return outputs(y, f, ref); }, 8.0 * n, 0);
     };
     // Halide's exp is its accurate one; fast_exp has no stated bound (relaxed accuracy).
-    halide_map("sigmoid_map/1048576/", "halide", sigmoid_ref, hl_sigmoid);
-    halide_map("sigmoid_map/1048576/", "halide_fast_exp_relaxed", sigmoid_ref, hl_sigmoid_fast_exp);
-    halide_map("exp_map/1048576/", "halide", exp_ref, hl_exp);
-    halide_map("exp_map/1048576/", "halide_fast_exp_relaxed", exp_ref, hl_exp_fast_exp);
+    halide_map("sigmoid_map/1048576/", "halide", sigmoid_ref, hl_sigmoid, hl_sigmoid_serial);
+    halide_map("sigmoid_map/1048576/", "halide_fast_exp_relaxed", sigmoid_ref, hl_sigmoid_fast_exp,
+               hl_sigmoid_fast_exp_serial);
+    halide_map("exp_map/1048576/", "halide", exp_ref, hl_exp, hl_exp_serial);
+    halide_map("exp_map/1048576/", "halide_fast_exp_relaxed", exp_ref, hl_exp_fast_exp,
+               hl_exp_fast_exp_serial);
   }
   {
     const size_t n = size_t{1} << 24;
@@ -303,14 +306,16 @@ void register_maps_and_sums() {
         "sum/16777216/clang_O3_fastmath_1t", [=] { benchmark::DoNotOptimize(peer()); },
         value(peer, x, nullptr), 4.0 * n, 0);
     auto halide_total = std::make_shared<HalideBuffer>(HalideBuffer::make_scalar());
-    auto halide_sum = [=, hx = halide_view(x)]() mutable {
-      halide_check(hl_sum(hx, *halide_total));
+    auto halide_sum = [=, hx = halide_view(x)](bool par) mutable {
+      halide_check(par ? hl_sum(hx, *halide_total) : hl_sum_serial(hx, *halide_total));
       return double{(*halide_total)()};
     };
-    add_halide(
-        "sum/16777216/", "halide_rfactor",
-        [=]() mutable { benchmark::DoNotOptimize(halide_sum()); },
-        [=](const std::function<void()> &) { return value(halide_sum, x, nullptr); }, 4.0 * n, 0);
+    for (bool par : {false, true}) {
+      std::function<double()> once_sum = [=]() mutable { return halide_sum(par); };
+      add_checked_row(
+          std::string("sum/16777216/halide_rfactor_") + (par ? "mt" : "1t"),
+          [=] { benchmark::DoNotOptimize(once_sum()); }, value(once_sum, x, nullptr), 4.0 * n, 0);
+    }
     add("dot/16777216/hologram_1t", holo_dot, value(holo_dot, x, y), 8.0 * n, 2.0 * n, true);
     add("dot/16777216/hologram_mt", holo_dot, value(holo_dot, x, y), 8.0 * n, 2.0 * n);
     auto peer_d = [=] { return double{peer_dot(x->data(), y->data(), n)}; };
@@ -373,8 +378,8 @@ void register_rows() {
       [=] { peer_softmax_rows_fast(x->data(), y->data(), rows, cols); });
   add_halide(
       "softmax_rows/4096x1024/", "halide",
-      [=, hx = halide_view(x, cols, rows), hy = halide_view(y, cols, rows)]() mutable {
-        halide_check(hl_softmax_rows(hx, hy));
+      [=, hx = halide_view(x, cols, rows), hy = halide_view(y, cols, rows)](bool par) mutable {
+        halide_check(par ? hl_softmax_rows(hx, hy) : hl_softmax_rows_serial(hx, hy));
       },
       [=](const std::function<void()> &f) { return outputs(y, f, softmax_ref); }, bytes, 0);
   row(
@@ -389,7 +394,9 @@ void register_rows() {
   add_halide(
       "rmsnorm_rows/4096x1024/", "halide",
       [=, hx = halide_view(x, cols, rows), hg = halide_view(g),
-       hy = halide_view(y, cols, rows)]() mutable { halide_check(hl_rmsnorm_rows(hx, hg, hy)); },
+       hy = halide_view(y, cols, rows)](bool par) mutable {
+        halide_check(par ? hl_rmsnorm_rows(hx, hg, hy) : hl_rmsnorm_rows_serial(hx, hg, hy));
+      },
       [=](const std::function<void()> &f) { return outputs(y, f, rmsnorm_ref); }, bytes, 0);
 }
 

@@ -50,43 +50,44 @@ template <typename V> inline V scale(V p, V kf, IntOf<V> k) {
   return p * pow2<V>(k1) * pow2<V>(k - k1);
 }
 
-/// Lane-wise maxNum(a, b) when b may be NaN and a is not: one max instruction (the x86 max
-/// returns its second operand when either is NaN).
-template <typename V> inline V max(V a, V b) {
+/// The x86 instruction of V's width applied to a and b: op512, op256 or op128 takes and
+/// returns __m512, __m256 or __m128. Each is a generic lambda, instantiated only for the width
+/// this level's build has.
+template <typename V, typename Op512, typename Op256, typename Op128>
+inline V x86_binary(V a, V b, Op512 op512, Op256 op256, Op128 op128) {
+  (void)op512;
+  (void)op256;
+  (void)op128;
+  if constexpr (sizeof(V) == 64) {
 #if defined(__AVX512F__)
-  if constexpr (sizeof(V) == 64)
-    return reinterpret_cast<V>(_mm512_mask_max_ps(reinterpret_cast<__m512>(a), 0xffff,
-                                                  reinterpret_cast<__m512>(a),
-                                                  reinterpret_cast<__m512>(b)));
+    return reinterpret_cast<V>(op512(reinterpret_cast<__m512>(a), reinterpret_cast<__m512>(b)));
 #endif
+  } else if constexpr (sizeof(V) == 32) {
 #if defined(__AVX__)
-  if constexpr (sizeof(V) == 32)
-    return reinterpret_cast<V>(
-        _mm256_max_ps(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(b)));
+    return reinterpret_cast<V>(op256(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(b)));
 #endif
-  if constexpr (sizeof(V) == 16)
-    return reinterpret_cast<V>(
-        _mm_max_ps(reinterpret_cast<__m128>(a), reinterpret_cast<__m128>(b)));
-  return a > b ? a : b;
+  } else {
+    static_assert(sizeof(V) == 16);
+    return reinterpret_cast<V>(op128(reinterpret_cast<__m128>(a), reinterpret_cast<__m128>(b)));
+  }
+}
+
+/// Lane-wise maxNum(a, b) when b may be NaN and a is not: one max instruction (the x86 max
+/// returns its second operand when either is NaN). The 512-bit forms are the masked ones:
+/// GCC 12 warns on the undefined source of the unmasked intrinsics.
+template <typename V> inline V max(V a, V b) {
+  return x86_binary(
+      a, b, [](auto x, auto y) { return _mm512_mask_max_ps(x, 0xffff, x, y); },
+      [](auto x, auto y) { return _mm256_max_ps(x, y); },
+      [](auto x, auto y) { return _mm_max_ps(x, y); });
 }
 
 /// Lane-wise minNum(a, b) when b may be NaN and a is not.
 template <typename V> inline V min(V a, V b) {
-#if defined(__AVX512F__)
-  if constexpr (sizeof(V) == 64)
-    return reinterpret_cast<V>(_mm512_mask_min_ps(reinterpret_cast<__m512>(a), 0xffff,
-                                                  reinterpret_cast<__m512>(a),
-                                                  reinterpret_cast<__m512>(b)));
-#endif
-#if defined(__AVX__)
-  if constexpr (sizeof(V) == 32)
-    return reinterpret_cast<V>(
-        _mm256_min_ps(reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(b)));
-#endif
-  if constexpr (sizeof(V) == 16)
-    return reinterpret_cast<V>(
-        _mm_min_ps(reinterpret_cast<__m128>(a), reinterpret_cast<__m128>(b)));
-  return a < b ? a : b;
+  return x86_binary(
+      a, b, [](auto x, auto y) { return _mm512_mask_min_ps(x, 0xffff, x, y); },
+      [](auto x, auto y) { return _mm256_min_ps(x, y); },
+      [](auto x, auto y) { return _mm_min_ps(x, y); });
 }
 
 /// exp(x + lo) = p·2^k with p in [0.7, 1.42], before the scale is applied.

@@ -3,6 +3,10 @@
 // rfactor for the reduction), compiled ahead of time for the host by this program at build
 // time. Usage: halide-peers OUT_DIR. Writes one static library and header per pipeline (no
 // runtime in them) and halide_runtime.a, the one runtime they share.
+//
+// Each pipeline comes twice: NAME, parallel, and NAME_serial, the same schedule without the
+// parallel loop, for the one-thread rows. halide_set_num_threads(1) cannot stand in for it:
+// worker threads the pool has started keep taking tasks after it.
 #include "Halide.h"
 
 #include <cstdio>
@@ -30,19 +34,21 @@ void emit(Func f, const std::vector<Argument> &args, const std::string &dir,
 void pointwise(const std::string &dir, const std::string &name, const std::vector<ImageParam> &in,
                const std::vector<Argument> &scalars,
                const std::function<Expr(const std::vector<ImageParam> &, Var)> &body) {
-  Var x("x"), xo("xo"), xi("xi");
-  Func out(name + "_out");
-  out(x) = body(in, x);
-  const int lanes = natural_lanes(host_target());
-  out.split(x, xo, xi, 1 << 14, TailStrategy::GuardWithIf)
-      .parallel(xo)
-      .vectorize(xi, lanes * 2, TailStrategy::GuardWithIf);
-  std::vector<Argument> args(in.begin(), in.end());
-  args.insert(args.end(), scalars.begin(), scalars.end());
-  emit(out, args, dir, name);
+  for (bool parallel : {true, false}) {
+    Var x("x"), xo("xo"), xi("xi");
+    Func out(name + "_out");
+    out(x) = body(in, x);
+    const int lanes = natural_lanes(host_target());
+    out.split(x, xo, xi, 1 << 14, TailStrategy::GuardWithIf)
+        .vectorize(xi, lanes * 2, TailStrategy::GuardWithIf);
+    if (parallel) out.parallel(xo);
+    std::vector<Argument> args(in.begin(), in.end());
+    args.insert(args.end(), scalars.begin(), scalars.end());
+    emit(out, args, dir, parallel ? name : name + "_serial");
+  }
 }
 
-void reductions(const std::string &dir) {
+void reductions(const std::string &dir, bool parallel) {
   // sum: rfactor over 64K-element blocks (parallel), each block vectorised by a second rfactor
   // over the lanes.
   ImageParam x(Float(32), 1, "x");
@@ -55,15 +61,17 @@ void reductions(const std::string &dir) {
   const int lanes = natural_lanes(host_target());
   total.update().split(r.x, ro, ri, 1 << 16, TailStrategy::GuardWithIf);
   Func blocks = total.update().rfactor(ro, u);
-  blocks.compute_root().update().parallel(u);
+  blocks.compute_root();
+  if (parallel) blocks.update().parallel(u);
   blocks.update().split(ri, rio, rii, lanes * 4, TailStrategy::GuardWithIf);
   Func vec = blocks.update().rfactor(rii, w);
   vec.compute_at(blocks, u).vectorize(w).update().vectorize(w);
-  emit(total, {x}, dir, "hl_sum");
+  emit(total, {x}, dir, parallel ? "hl_sum" : "hl_sum_serial");
 }
 
 /// Row operations over a [cols, rows] buffer (x fastest): one parallel loop over rows.
-void rows(const std::string &dir) {
+void rows(const std::string &dir, bool parallel) {
+  const std::string suffix = parallel ? "" : "_serial";
   const int lanes = natural_lanes(host_target());
   {
     ImageParam in(Float(32), 2, "x");
@@ -75,11 +83,12 @@ void rows(const std::string &dir) {
     sum(r) = 0.0f;
     sum(r) += e(k, r);
     out(c, r) = e(c, r) / sum(r);
-    out.parallel(r).vectorize(c, lanes, TailStrategy::GuardWithIf);
+    out.vectorize(c, lanes, TailStrategy::GuardWithIf);
+    if (parallel) out.parallel(r);
     mx.compute_at(out, r);
     e.compute_at(out, r).vectorize(c, lanes, TailStrategy::GuardWithIf);
     sum.compute_at(out, r);
-    emit(out, {in}, dir, "hl_softmax_rows");
+    emit(out, {in}, dir, "hl_softmax_rows" + suffix);
   }
   {
     ImageParam in(Float(32), 2, "x"), g(Float(32), 1, "g");
@@ -90,9 +99,10 @@ void rows(const std::string &dir) {
     sq(r) += in(k, r) * in(k, r);
     Expr inv = 1.0f / sqrt(sq(r) / cast<float>(in.width()) + 1e-5f);
     out(c, r) = in(c, r) * inv * g(c);
-    out.parallel(r).vectorize(c, lanes, TailStrategy::GuardWithIf);
+    out.vectorize(c, lanes, TailStrategy::GuardWithIf);
+    if (parallel) out.parallel(r);
     sq.compute_at(out, r);
-    emit(out, {in, g}, dir, "hl_rmsnorm_rows");
+    emit(out, {in, g}, dir, "hl_rmsnorm_rows" + suffix);
   }
 }
 
@@ -116,8 +126,10 @@ int main(int argc, char **argv) {
             [](const In &p, Var x) { return 1.0f / (1.0f + fast_exp(-p[0](x))); });
   pointwise(dir, "hl_exp", {a}, {}, [](const In &p, Var x) { return exp(p[0](x)); });
   pointwise(dir, "hl_exp_fast_exp", {a}, {}, [](const In &p, Var x) { return fast_exp(p[0](x)); });
-  reductions(dir);
-  rows(dir);
+  for (bool parallel : {true, false}) {
+    reductions(dir, parallel);
+    rows(dir, parallel);
+  }
   compile_standalone_runtime(dir + "/halide_runtime.a",
                              get_host_target().without_feature(Target::NoRuntime));
   return 0;
