@@ -162,7 +162,7 @@ RowCheck value(const std::function<double()> &run, const Data &x, const Data &y)
 constexpr double kEps = 1.1920928955078125e-07; // f32
 
 void register_streams() {
-  for (size_t n : {size_t{1} << 16, size_t{1} << 24}) {
+  for (size_t n : {size_t{1} << 10, size_t{1} << 12, size_t{1} << 16, size_t{1} << 24}) {
     auto a = shared(data(n)), b = shared(data(n, -1, 1, 1)), c = shared(std::vector<float>(n));
     auto c0 = shared(data(n, -2, 2)); // saxpy's y before the checked run
     std::string sz = std::to_string(n);
@@ -485,12 +485,26 @@ void register_gemv() {
   gemv_row("openblas_mt", [=] { blas(all); });
 }
 
+/// What a launch costs with nothing to do: the empty kernel, one lane, through the generated
+/// header (argument checks, the dispatcher's variant choice, one block on the calling thread).
+void register_launch_overhead() {
+  static const hg_launch one_lane = {{1, 1, 1}, {1, 1, 1}, 0};
+  add_checked_row(
+      "launch_overhead/empty/hologram_header", [] { check(empty(&one_lane)); },
+      [] {
+        check(empty(&one_lane));
+        return std::string();
+      },
+      0, 0);
+}
+
 void register_all() {
   register_streams();
   register_maps_and_sums();
   register_rows();
   register_gemm();
   register_gemv();
+  register_launch_overhead();
 }
 
 } // namespace
