@@ -15,6 +15,22 @@ cmake --build "$build" --target hologram-bench hologram-gpu-bench hologram-compi
 "$build/bench/hologram-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
   --benchmark_format=json --benchmark_out="$build/bench.json" --benchmark_out_format=json \
   --benchmark_format=console
+# The rows that must not hide a slow level (issue 15): gemv and softmax again with the
+# dispatcher capped at each lower x86 level this CPU runs (the level is chosen once per
+# process, so each is its own run). report.py puts them in a table per level.
+flags=$(grep -m1 '^flags' /proc/cpuinfo)
+levels=(v2)
+if [[ $flags == *" avx2 "* && $flags == *" fma "* ]]; then levels+=(v3); fi
+if [[ $flags == *" avx512f "* && $flags == *" avx512bw "* && $flags == *" avx512dq "* &&
+  $flags == *" avx512vl "* ]]; then levels+=(v4); fi
+rm -f "$build"/bench-v*.json
+for level in "${levels[@]::${#levels[@]}-1}"; do
+  HOLOGRAM_CPU_ISA=$level "$build/bench/hologram-bench" \
+    --benchmark_filter='^(gemv|softmax_rows)/.*/hologram' \
+    --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
+    --benchmark_out="$build/bench-$level.json" --benchmark_out_format=json \
+    --benchmark_format=console
+done
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 "$build/bench/hologram-gpu-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
   --benchmark_out="$build/gpu-bench.json" --benchmark_out_format=json --benchmark_format=console
