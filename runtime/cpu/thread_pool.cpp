@@ -80,10 +80,11 @@ public:
     job->task = &task;
     job->n = n;
     {
+      // Counted under the lock that pop() takes, so pending_ never runs below the queue.
       std::lock_guard lock(m_);
       for (unsigned i = 0; i < helpers; ++i) queue_.push_back(job);
+      pending_.fetch_add(helpers);
     }
-    pending_.fetch_add(helpers);
     if (sleepers_.load() > 0) pending_.notify_all();
     job->work();
     job->wait();
