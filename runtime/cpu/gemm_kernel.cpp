@@ -294,33 +294,36 @@ VecD unary(MapKind kind, VecD v, bool f32) {
   return r;
 }
 
-/// exp, sigmoid and silu of f32 vectors in f32 arithmetic (vmath::exp, 1.02 ulp): within the
-/// SPEC's f32 bounds (docs/isa.md), at twice the lanes of the f64 evaluation. Sets `out` and
-/// returns true, or returns false for the operations that are evaluated in f64.
-bool unary_f32(MapKind op, VecF v, VecF &out) {
-  const VecF one = VecF{} + 1.0f;
+/// Calls run(f) with f the f32 vector function of op, for exp, sigmoid and silu, and returns
+/// true; returns false for the operations evaluated in f64. The functions are f32 arithmetic
+/// on vmath::exp (1.013 ulp), within the SPEC's f32 bounds (docs/isa.md), at twice the lanes
+/// of the f64 evaluation.
+template <typename Run> bool with_unary_f32(MapKind op, Run &&run) {
   switch (op) {
-  case MapKind::Silu: {
+  case MapKind::Silu:
     // The reference's two branches: v / (1 + e^-v) for v >= 0, v·e^v / (1 + e^v) below. For
     // large negative v the result is subnormal: it is computed from e^v·2^64 and scaled back
-    // at the end, so it is rounded once instead of losing e^v's digits first.
-    // Below -110 the product is below 2^-150 and rounds to -0 (and -inf·0 is the reference's
-    // NaN), so e^v·2^64 is 0 there.
-    const VecF lowest = VecF{} - 110.0f;
-    const VecF a = vmath::min(v, -v); // -|v|; NaN stays NaN
-    const auto parts = vmath::exp_parts(vmath::max(lowest, a), VecF{});
-    const VecF e = parts.scaled(), den = one + e;
-    const VecF below = v * (a < lowest ? VecF{} : parts.scaled(64)) / den * 0x1p-64f;
-    out = v >= VecF{} ? v / den : below;
+    // at the end, so it is rounded once instead of losing e^v's digits first. Below the
+    // lowest argument the product is below 2^-150 and rounds to -0 (and -inf·0 is the
+    // reference's NaN), so e^v·2^64 is 0 there.
+    run([](VecF v) {
+      const VecF lowest = VecF{} + vmath::kLowestArgument;
+      const VecF a = vmath::min(v, -v); // -|v|; NaN stays NaN
+      const auto parts = vmath::exp_parts(vmath::max(lowest, a), VecF{});
+      const VecF den = 1.0f + parts.scaled();
+      const VecF below = v * (a < lowest ? VecF{} : parts.scaled(64)) / den * 0x1p-64f;
+      return v >= VecF{} ? v / den : below;
+    });
     return true;
-  }
   case MapKind::Gelu:
   case MapKind::GeluTanh: return false;
   }
   using Op = isa::MapUnaryOp;
   switch (static_cast<Op>(op)) {
-  case Op::Exp: out = vmath::exp(v); return true;
-  case Op::Sigmoid: out = one / (one + vmath::exp(-v)); return true; // 0 once exp(-v) is inf
+  case Op::Exp: run([](VecF v) { return vmath::exp(v); }); return true;
+  case Op::Sigmoid: // exactly 0 once exp(-v) is inf
+    run([](VecF v) { return 1.0f / (1.0f + vmath::exp(-v)); });
+    return true;
   case Op::Abs:
   case Op::Neg:
   case Op::Sqrt:
@@ -346,19 +349,13 @@ bool unary_f32(MapKind op, VecF v, VecF &out) {
 
 template <typename T> void map_rows(MapKind op, const T *x, T *y, uint64_t n) {
   if constexpr (std::is_same_v<T, float>) {
-    VecF r;
-    if (unary_f32(op, VecF{}, r)) {
+    // The operation is chosen once; the loop is compiled per function.
+    auto loop = [&](auto f) {
       uint64_t i = 0;
-      for (; i + kLanesF <= n; i += kLanesF) {
-        unary_f32(op, load(x + i), r);
-        store(y + i, r);
-      }
-      if (i < n) {
-        unary_f32(op, load_part(x + i, n - i, 0.0f), r);
-        store_part(y + i, r, n - i);
-      }
-      return;
-    }
+      for (; i + kLanesF <= n; i += kLanesF) store(y + i, f(load(x + i)));
+      if (i < n) store_part(y + i, f(load_part(x + i, n - i, 0.0f)), n - i);
+    };
+    if (with_unary_f32(op, loop)) return;
   }
   for (uint64_t i = 0; i < n; i += kLanesD) {
     const size_t m = std::min<uint64_t>(kLanesD, n - i);

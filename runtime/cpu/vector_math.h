@@ -90,6 +90,10 @@ template <typename V> inline V min(V a, V b) {
       [](auto x, auto y) { return _mm_min_ps(x, y); });
 }
 
+/// The lowest argument exp_parts takes: exp of anything below is under 2^-158, and the scale
+/// of exp_parts(kLowestArgument)·2^64 is still within scale()'s range.
+constexpr float kLowestArgument = -110.0f;
+
 /// exp(x + lo) = p·2^k with p in [0.7, 1.42], before the scale is applied.
 template <typename V> struct ExpParts {
   V p, kf;    ///< p, and k as a float
@@ -100,9 +104,9 @@ template <typename V> struct ExpParts {
   }
 };
 
-/// The parts of exp(x + lo) for x in [-110, 89] (or NaN) and |lo| <= 2^-10: lo is the rounding
-/// error of the caller's argument (0 when it has none), folded into the reduced argument so it
-/// costs one add. A NaN reaches r and stays NaN with no select.
+/// The parts of exp(x + lo) for x in [kLowestArgument, 89] (or NaN) and |lo| <= 2^-10: lo is the
+/// rounding error of the caller's argument (0 when it has none), folded into the reduced argument
+/// so it costs one add. A NaN reaches r and stays NaN with no select.
 template <typename V> inline ExpParts<V> exp_parts(V x, V lo) {
   using I = IntOf<V>;
   namespace c = exp_f32;
@@ -121,8 +125,8 @@ template <typename V> inline ExpParts<V> exp_parts(V x, V lo) {
   return {p, kf, k};
 }
 
-/// exp(x + lo) for x in [-110, 89]: results below 2^-150 round to 0, above the f32 range to
-/// +inf.
+/// exp(x + lo) for x in [kLowestArgument, 89]: results below 2^-150 round to 0, above the f32 range
+/// to +inf.
 template <typename V> inline V exp_in_range(V x, V lo) {
   return exp_parts(x, lo).scaled();
 }
@@ -138,11 +142,11 @@ template <typename V> inline V exp(V x) {
   return exp_in_range(exp_domain(x), V{});
 }
 
-/// exp(x - m) for finite m and x <= m (or NaN): the difference is clamped at -110, and its
-/// rounding error is carried into the exponential (TwoSum), so the result is as accurate as
-/// exp of the exact difference.
+/// exp(x - m) for finite m and x <= m (or NaN): the difference is clamped at kLowestArgument, and
+/// its rounding error is carried into the exponential (TwoSum), so the result is as accurate as exp
+/// of the exact difference.
 template <typename V> inline V exp_below(V x, V m) {
-  x = max(m - splat<V>(110.0f), x);
+  x = max(m + splat<V>(kLowestArgument), x);
   const V s = x - m;
   const V bb = s - x;
   const V err = (x - (s - bb)) - (m + bb);
