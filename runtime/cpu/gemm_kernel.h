@@ -51,3 +51,9 @@ namespace gemm_v4 {
 } // namespace gemm_v4
 
 } // namespace hologram::runtime
+
+/// Calls fn of x86 level `level` (2, 3 or 4), from inside namespace hologram::runtime.
+#define HG_LEVEL_CALL(level, fn, ...)                                                              \
+  ((level) == 4   ? gemm_v4::fn(__VA_ARGS__)                                                       \
+   : (level) == 3 ? gemm_v3::fn(__VA_ARGS__)                                                       \
+                  : gemm_v2::fn(__VA_ARGS__))

@@ -18,12 +18,6 @@
 #include <mutex>
 #include <optional>
 
-/// Calls fn of x86 level `level` (gemm_kernel.cpp is built once per level).
-#define HG_LEVEL_CALL(level, fn, ...)                                                              \
-  ((level) == 4   ? gemm_v4::fn(__VA_ARGS__)                                                       \
-   : (level) == 3 ? gemm_v3::fn(__VA_ARGS__)                                                       \
-                  : gemm_v2::fn(__VA_ARGS__))
-
 namespace hologram::runtime {
 
 namespace {

@@ -2,6 +2,7 @@
 // measured against long double evaluation rounded once (as good as correctly rounded for
 // these purposes): f32 exp, exp2, log, log2, sqrt within 2 ulp, the others within 4; f64
 // within 1 ulp for the functions libm has, within 4 for sigmoid and rsqrt, which it has not.
+#include "hologram/codegen/cpu.h"
 #include "hologram/driver/cpu_output.h"
 #include "hologram/isa/text.h"
 #include "hologram/runtime/backend.h"
@@ -135,11 +136,9 @@ TEST(CompiledMath, MeetsTheAccuracyBoundsOfTheSpec) {
   ASSERT_TRUE(m) << diags.to_string();
   // v4 (its own exp scaling, vscalefps) where this CPU runs it; the assembly golden test
   // codegen/x86/inline_exp.hasm covers its code elsewhere.
-  std::vector<const char *> targets{"x86-64-v2", "x86-64-v3"};
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-    targets.push_back("x86-64-v4");
-  for (const char *target : targets) {
+  std::vector<std::string> targets{"x86-64-v2", "x86-64-v3"};
+  if (codegen::host_cpu_level() == "x86-64-v4") targets.push_back("x86-64-v4");
+  for (const std::string &target : targets) {
     driver::CpuOutputOptions o;
     o.targets = {target};
     o.module_name = "math";

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "cpu/gemm_kernel.h"
+#include "hologram/codegen/cpu.h"
 
 #include <cmath>
 #include <cstdint>
@@ -36,24 +37,17 @@ inline const std::vector<LibraryFunction> &library_functions() {
   return fns;
 }
 
-/// The x86 levels (2, 3, 4) this CPU runs.
+/// The x86 levels (2, 3, 4) this CPU runs: up to the one hologram-cc picks for the host.
 inline std::vector<int> runnable_levels() {
-  std::vector<int> levels{2};
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) levels.push_back(3);
-  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-      __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-    levels.push_back(4);
+  const int best = codegen::host_cpu_level().back() - '0';
+  std::vector<int> levels;
+  for (int level = 2; level <= best; ++level) levels.push_back(level);
   return levels;
 }
 
 /// f32 map `kind` of the library kernels of x86 level `level`.
 inline void run_map(int level, MapKind kind, const float *x, float *y, uint64_t n) {
-  if (level == 4)
-    gemm_v4::map(kind, x, y, n);
-  else if (level == 3)
-    gemm_v3::map(kind, x, y, n);
-  else
-    gemm_v2::map(kind, x, y, n);
+  HG_LEVEL_CALL(level, map, kind, x, y, n);
 }
 
 /// |got - want| in ulp of want rounded to f32 (subnormal spacing below the normal range); a

@@ -83,24 +83,6 @@ std::vector<float> spread_rows(uint64_t rows, uint64_t cols, float lo, float hi)
   return x;
 }
 
-void run_rows(int level, const float *x, float *y, uint64_t rows, uint64_t cols, bool log) {
-  if (level == 4)
-    gemm_v4::softmax_rows(x, y, rows, cols, log);
-  else if (level == 3)
-    gemm_v3::softmax_rows(x, y, rows, cols, log);
-  else
-    gemm_v2::softmax_rows(x, y, rows, cols, log);
-}
-
-void run_norm(int level, const float *x, float *y, uint64_t rows, uint64_t cols) {
-  if (level == 4)
-    gemm_v4::norm_rows(x, y, nullptr, nullptr, rows, cols, 1e-5, false);
-  else if (level == 3)
-    gemm_v3::norm_rows(x, y, nullptr, nullptr, rows, cols, 1e-5, false);
-  else
-    gemm_v2::norm_rows(x, y, nullptr, nullptr, rows, cols, 1e-5, false);
-}
-
 TEST(LibraryMath, RowOperationsMeetTheirBoundsAtEveryLevel) {
   namespace acc = hologram::isa::accuracy;
   const uint64_t rows = 3, cols = 50001;
@@ -108,7 +90,7 @@ TEST(LibraryMath, RowOperationsMeetTheirBoundsAtEveryLevel) {
   std::vector<float> y(x.size());
   for (int level : runnable_levels()) {
     for (bool log : {false, true}) {
-      run_rows(level, x.data(), y.data(), rows, cols, log);
+      HG_LEVEL_CALL(level, softmax_rows, x.data(), y.data(), rows, cols, log);
       double worst = 0, worst_abs = 0;
       for (uint64_t r = 0; r < rows; ++r) {
         const float *xr = x.data() + r * cols;
@@ -128,7 +110,7 @@ TEST(LibraryMath, RowOperationsMeetTheirBoundsAtEveryLevel) {
           << (log ? "log_softmax" : "softmax") << " at x86-64-v" << level;
       EXPECT_LE(worst_abs, acc::kLogSoftmaxAbs) << "log_softmax at x86-64-v" << level;
     }
-    run_norm(level, x.data(), y.data(), rows, cols);
+    HG_LEVEL_CALL(level, norm_rows, x.data(), y.data(), nullptr, nullptr, rows, cols, 1e-5, false);
     double worst = 0;
     for (uint64_t r = 0; r < rows; ++r) {
       const float *xr = x.data() + r * cols;
