@@ -1,18 +1,25 @@
-// Transcendentals (SPEC §3.4 accuracy bounds) for the x86 lowering. f32 exp (and sigmoid,
-// built on it) is inline IR (support/exp_f32.h, 1.02 ulp). Other vectors call SLEEF's
-// 1-ulp functions (Sleef_<name><f|d><lanes>_u10<sse4|avx2|avx512f>), whose error bound meets
-// the SPEC's for f32 (2 and 4 ulp) and f64 (1 ulp of the correctly rounded value): no lane ever
-// calls scalar libm inside a vector loop. f32 erf is evaluated in f64 and rounded once (gelu's
-// 1 + erf(x) cancels for negative x); rsqrt of f32 likewise; sigmoid is 1/(1+exp(-x)), which
-// saturates to exactly 0 and 1. Uniform values call libm once.
+// Transcendentals (SPEC §3.4 accuracy bounds) for the x86 lowering. Inline IR, scheduled with
+// the surrounding arithmetic (docs/isa.md "Inline math on x86"): exp, exp2, log and sigmoid of
+// f32 and f64, log2, log10 and tanh of f32. The constants are support/exp_f32.h's and
+// support/cpu_math.h's (scripts/gen-cpu-math.py); scripts/math-sweep.sh measures the f32 ones
+// on every input. The other vectors call SLEEF's 1-ulp functions
+// (Sleef_<name><f|d><lanes>_u10<sse4|avx2|avx512f>), whose error bound meets the SPEC's for f32
+// (2 and 4 ulp) and f64 (1 ulp of the correctly rounded value): no lane ever calls scalar libm
+// inside a vector loop. f32 erf is evaluated in f64 and rounded once (gelu's 1 + erf(x) cancels
+// for negative x); rsqrt of f32 likewise; sigmoid is 1/(1+exp(-x)), which saturates to exactly
+// 0 and 1. Uniform values of the library's functions call libm once.
 #include "lowering.h"
 
+#include "hologram/support/cpu_math.h"
 #include "hologram/support/exp_f32.h"
 
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
 
+#include <cmath>
 #include <iterator>
+#include <limits>
+#include <utility>
 
 namespace hologram::codegen::detail {
 
@@ -98,49 +105,193 @@ llvm::Value *call_library(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpc
   return result;
 }
 
-/// exp of f32 values (scalar or vector) inline: the algorithm and constants of
-/// support/exp_f32.h, as straight-line IR that LLVM schedules with the surrounding arithmetic.
-/// llvm.fmuladd fuses where the target has FMA. NaN passes the clamps (compare and select)
-/// and reaches the polynomial, so it stays NaN.
-llvm::Value *emit_exp_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::Value *x) {
-  namespace c = exp_f32;
-  llvm::Type *ty = x->getType();
-  llvm::Type *ity = b.getInt32Ty();
-  if (auto *vty = llvm::dyn_cast<llvm::VectorType>(ty)) ity = llvm::VectorType::get(ity, vty);
-  auto f = [&](float v) { return llvm::ConstantFP::get(ty, v); };
-  auto i = [&](int32_t v) { return llvm::ConstantInt::get(ity, static_cast<uint64_t>(v), true); };
-  auto fmuladd = [&](llvm::Value *p, llvm::Value *q, llvm::Value *r) {
-    return b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {ty}, {p, q, r});
-  };
-  x = b.CreateSelect(b.CreateFCmpOLT(x, f(c::kLowest)), f(c::kLowest), x);
-  x = b.CreateSelect(b.CreateFCmpOGT(x, f(c::kHighest)), f(c::kHighest), x);
-  llvm::Value *t = fmuladd(x, f(c::kLog2e), f(c::kShifter));
-  llvm::Value *kf = b.CreateFSub(t, f(c::kShifter));
-  llvm::Value *k = b.CreateSub(b.CreateBitCast(t, ity), b.CreateBitCast(f(c::kShifter), ity));
-  llvm::Value *r = fmuladd(b.CreateFNeg(kf), f(c::kLn2Hi), x);
-  r = fmuladd(b.CreateFNeg(kf), f(c::kLn2Lo), r);
-  llvm::Value *p = f(c::kPoly[0]);
-  for (size_t n = 1; n < std::size(c::kPoly); ++n) p = fmuladd(p, r, f(c::kPoly[n]));
-  p = fmuladd(p, b.CreateFMul(r, r), r);
-  p = b.CreateFAdd(p, f(1.0f));
-  // AVX-512: p·2^k in one vscalefps, rounded once (subnormal results included).
-  auto *vty = llvm::dyn_cast<llvm::FixedVectorType>(ty);
-  if (target.width == 16 && vty && vty->getNumElements() == 16)
-    return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
-                             {p, kf, p, b.getInt16(0xffff), b.getInt32(4)});
-  // Otherwise 2^k as two exact powers of two, so a subnormal result is rounded once.
-  llvm::Value *k1 = b.CreateAShr(k, i(1));
-  llvm::Value *k2 = b.CreateSub(k, k1);
-  auto pow2 = [&](llvm::Value *e) {
-    return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, i(127)), i(23)), ty);
-  };
-  return b.CreateFMul(b.CreateFMul(p, pow2(k1)), pow2(k2));
+/// Straight-line IR over one floating type (f32 or f64, scalar or vector) and the integers of
+/// its width: the vocabulary of the inline functions below. llvm.fmuladd fuses where the target
+/// has FMA (x86-64-v3 and up) and is a multiply and an add below that; every algorithm here is
+/// accurate either way (the exhaustive sweep runs each level).
+class MathIR {
+public:
+  MathIR(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::Type *ty)
+      : b_(b), target_(target), ty_(ty), f64_(ty->getScalarType()->isDoubleTy()) {
+    ity_ = f64_ ? b.getInt64Ty() : b.getInt32Ty();
+    if (auto *vty = llvm::dyn_cast<llvm::VectorType>(ty)) ity_ = llvm::VectorType::get(ity_, vty);
+  }
+
+  bool f64() const { return f64_; }
+  llvm::Value *f(double v) const { return llvm::ConstantFP::get(ty_, v); }
+  llvm::Value *i(int64_t v) const {
+    return llvm::ConstantInt::get(ity_, static_cast<uint64_t>(v), true);
+  }
+  llvm::Value *fma(llvm::Value *p, llvm::Value *q, llvm::Value *r) {
+    return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {ty_}, {p, q, r});
+  }
+  /// c[0] x^(n-1) + ... + c[n-1], Horner's rule.
+  template <typename T, size_t N> llvm::Value *horner(llvm::Value *x, const T (&c)[N]) {
+    llvm::Value *p = f(c[0]);
+    for (size_t n = 1; n < N; ++n) p = fma(p, x, f(c[n]));
+    return p;
+  }
+  llvm::Value *bits(llvm::Value *v) { return b_.CreateBitCast(v, ity_); }
+  llvm::Value *from_bits(llvm::Value *v) { return b_.CreateBitCast(v, ty_); }
+  /// x clamped to [lo, hi]; NaN passes (the compares are ordered).
+  llvm::Value *clamp(llvm::Value *x, double lo, double hi) {
+    x = b_.CreateSelect(b_.CreateFCmpOLT(x, f(lo)), f(lo), x);
+    return b_.CreateSelect(b_.CreateFCmpOGT(x, f(hi)), f(hi), x);
+  }
+  /// t = x + shifter rounds x to an integer (|x| < 2^22 for f32, 2^51 for f64): that integer
+  /// as a float, and as an integer from t's low bits.
+  std::pair<llvm::Value *, llvm::Value *> round(llvm::Value *t) {
+    const double shifter = f64_ ? cpu_math::f64::kShifter : exp_f32::kShifter;
+    return {b_.CreateFSub(t, f(shifter)), b_.CreateSub(bits(t), bits(f(shifter)))};
+  }
+  /// e^r for |r| <= ln2/2 (slightly beyond is fine): 1 + (r + r² Q(r)), the f32 polynomial of
+  /// support/exp_f32.h or the f64 one of support/cpu_math.h.
+  llvm::Value *exp_reduced(llvm::Value *r) {
+    llvm::Value *q = f64_ ? horner(r, cpu_math::f64::kExpQ) : horner(r, exp_f32::kPoly);
+    return b_.CreateFAdd(fma(q, b_.CreateFMul(r, r), r), f(1.0));
+  }
+  /// p·2^k for k as a float (kf) and an integer, |k| at most twice the largest exponent,
+  /// rounded once: results in the subnormal range round once to the nearest subnormal.
+  llvm::Value *scale(llvm::Value *p, llvm::Value *kf, llvm::Value *k) {
+    auto *vty = llvm::dyn_cast<llvm::FixedVectorType>(ty_);
+    if (!f64_ && target_.width == 16 && vty && vty->getNumElements() == 16) // AVX-512: vscalefps
+      return b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
+                                {p, kf, p, b_.getInt16(0xffff), b_.getInt32(4)});
+    // 2^k as two exact powers of two.
+    llvm::Value *k1 = b_.CreateAShr(k, i(1));
+    llvm::Value *k2 = b_.CreateSub(k, k1);
+    auto pow2 = [&](llvm::Value *e) {
+      return from_bits(b_.CreateShl(b_.CreateAdd(e, i(f64_ ? 1023 : 127)), i(f64_ ? 52 : 23)));
+    };
+    return b_.CreateFMul(b_.CreateFMul(p, pow2(k1)), pow2(k2));
+  }
+  llvm::IRBuilder<> &builder() { return b_; }
+
+private:
+  llvm::IRBuilder<> &b_;
+  const CpuTarget &target_;
+  llvm::Type *ty_;
+  llvm::Type *ity_;
+  bool f64_;
+};
+
+/// e^x: k = round(x log2 e), r = x - k ln2 in two steps (Cody-Waite), e^r by its polynomial,
+/// scaled by 2^k once. The clamps keep k in range and let NaN through to the arithmetic.
+llvm::Value *emit_exp(MathIR &m, llvm::Value *x) {
+  llvm::IRBuilder<> &b = m.builder();
+  const bool d = m.f64();
+  x = d ? m.clamp(x, cpu_math::f64::kExpLowest, cpu_math::f64::kExpHighest)
+        : m.clamp(x, exp_f32::kLowest, exp_f32::kHighest);
+  llvm::Value *t = d ? m.fma(x, m.f(cpu_math::f64::kLog2e), m.f(cpu_math::f64::kShifter))
+                     : m.fma(x, m.f(exp_f32::kLog2e), m.f(exp_f32::kShifter));
+  auto [kf, k] = m.round(t);
+  llvm::Value *nk = b.CreateFNeg(kf);
+  llvm::Value *r = m.fma(nk, m.f(d ? cpu_math::f64::kLn2Hi : exp_f32::kLn2Hi), x);
+  r = m.fma(nk, m.f(d ? cpu_math::f64::kLn2Lo : exp_f32::kLn2Lo), r);
+  return m.scale(m.exp_reduced(r), kf, k);
 }
 
-/// exp of `x`: inline for f32, the library for f64.
-llvm::Value *emit_exp(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::Value *x) {
-  if (x->getType()->getScalarType()->isFloatTy()) return emit_exp_f32(b, target, x);
-  return call_library(b, target, MathOpcode::Exp, {x});
+/// 2^x: k = round(x), r = x - k (exact), 2^r = e^y with y = r ln2 (ln2 rounded plus its rest,
+/// so y is rounded once), scaled by 2^k.
+llvm::Value *emit_exp2(MathIR &m, llvm::Value *x) {
+  llvm::IRBuilder<> &b = m.builder();
+  const bool d = m.f64();
+  x = d ? m.clamp(x, -1076.0, 1025.0) : m.clamp(x, -151.0, 129.0);
+  auto [kf, k] = m.round(b.CreateFAdd(x, m.f(d ? cpu_math::f64::kShifter : exp_f32::kShifter)));
+  llvm::Value *r = b.CreateFSub(x, kf);
+  llvm::Value *y =
+      d ? m.fma(r, m.f(cpu_math::f64::kLn2), b.CreateFMul(r, m.f(cpu_math::f64::kLn2Rest)))
+        : m.fma(r, m.f(cpu_math::f32::kLn2), b.CreateFMul(r, m.f(cpu_math::f32::kLn2Rest)));
+  return m.scale(m.exp_reduced(y), kf, k);
+}
+
+/// The pieces of log x shared by log, log2 and log10: x = 2^k (1 + f) with 1 + f in [√½, √2),
+/// and log(1 + f) = f - hfsq + t, where hfsq = f²/2, s = f/(2 + f) and t = s (hfsq + s² Q(s²)).
+struct LogParts {
+  llvm::Value *kf, *f, *hfsq, *t;
+};
+
+LogParts log_parts(MathIR &m, llvm::Value *x) {
+  llvm::IRBuilder<> &b = m.builder();
+  const bool d = m.f64();
+  const int mant = d ? 52 : 23;
+  const int64_t one = d ? 0x3ff0000000000000 : 0x3f800000;
+  const int64_t sqrt_half = d ? 0x3fe6a09e667f3bcd : 0x3f3504f3;
+  // Subnormal x is scaled into the normal range first.
+  const int up = d ? 54 : 23;
+  llvm::Value *sub = b.CreateFCmpOLT(x, m.f(d ? 0x1p-1022 : 0x1p-126));
+  x = b.CreateSelect(sub, b.CreateFMul(x, m.f(std::ldexp(1.0, up))), x);
+  // Adding one - bits(√½) carries into the exponent exactly when the mantissa is >= √2's.
+  llvm::Value *ix = b.CreateAdd(m.bits(x), m.i(one - sqrt_half));
+  llvm::Value *k = b.CreateSub(b.CreateAShr(ix, m.i(mant)), m.i(d ? 1023 : 127));
+  k = b.CreateSub(k, b.CreateSelect(sub, m.i(up), m.i(0)));
+  llvm::Value *mf =
+      m.from_bits(b.CreateAdd(b.CreateAnd(ix, m.i((int64_t{1} << mant) - 1)), m.i(sqrt_half)));
+  llvm::Value *f = b.CreateFSub(mf, m.f(1.0));
+  llvm::Value *s = b.CreateFDiv(f, b.CreateFAdd(f, m.f(2.0)));
+  llvm::Value *z = b.CreateFMul(s, s);
+  llvm::Value *q = d ? m.horner(z, cpu_math::f64::kLogQ) : m.horner(z, cpu_math::f32::kLogQ);
+  llvm::Value *hfsq = b.CreateFMul(m.f(0.5), b.CreateFMul(f, f));
+  llvm::Value *t = b.CreateFMul(s, m.fma(z, q, hfsq));
+  return {b.CreateSIToFP(k, x->getType()), f, hfsq, t};
+}
+
+/// log x's IEEE special cases over the value computed for finite positive x: +inf for +inf,
+/// -inf for ±0, NaN below 0 and for NaN.
+llvm::Value *log_special(MathIR &m, llvm::Value *x, llvm::Value *y) {
+  llvm::IRBuilder<> &b = m.builder();
+  const double inf = std::numeric_limits<double>::infinity();
+  y = b.CreateSelect(b.CreateFCmpOEQ(x, m.f(inf)), m.f(inf), y);
+  y = b.CreateSelect(b.CreateFCmpOEQ(x, m.f(0.0)), m.f(-inf), y);
+  return b.CreateSelect(b.CreateFCmpULT(x, m.f(0.0)), m.f(std::nan("")), y);
+}
+
+/// log x = k ln2 + log(1 + f), the two parts of ln2 added at the ends (ln2's head times k is
+/// exact).
+llvm::Value *emit_log(MathIR &m, llvm::Value *x) {
+  llvm::IRBuilder<> &b = m.builder();
+  const bool d = m.f64();
+  LogParts p = log_parts(m, x);
+  llvm::Value *y = m.fma(p.kf, m.f(d ? cpu_math::f64::kLn2Lo : exp_f32::kLn2Lo), p.t);
+  y = b.CreateFAdd(b.CreateFSub(y, p.hfsq), p.f);
+  return log_special(m, x, m.fma(p.kf, m.f(d ? cpu_math::f64::kLn2Hi : exp_f32::kLn2Hi), y));
+}
+
+/// log2 and log10 of f32: log(1 + f) as hi + lo with hi cut to 12 bits, so its products with
+/// the 12-bit heads of log2(e) and log10(e) are exact; k log10(2) likewise in two parts.
+llvm::Value *emit_log_base_f32(MathIR &m, llvm::Value *x, bool ten) {
+  namespace c = cpu_math::f32;
+  llvm::IRBuilder<> &b = m.builder();
+  LogParts p = log_parts(m, x);
+  llvm::Value *hi = b.CreateFSub(p.f, p.hfsq);
+  hi = m.from_bits(b.CreateAnd(m.bits(hi), m.i(static_cast<int32_t>(0xfffff000u))));
+  llvm::Value *lo = b.CreateFAdd(b.CreateFSub(b.CreateFSub(p.f, hi), p.hfsq), p.t);
+  const float head = ten ? c::kLog10eHi : c::kLog2eHi, rest = ten ? c::kLog10eLo : c::kLog2eLo;
+  llvm::Value *y = b.CreateFMul(b.CreateFAdd(lo, hi), m.f(rest));
+  y = m.fma(lo, m.f(head), y);
+  if (ten) {
+    y = m.fma(p.kf, m.f(c::kLog10Of2Lo), y);
+    y = m.fma(hi, m.f(head), y);
+    y = m.fma(p.kf, m.f(c::kLog10Of2Hi), y);
+  } else {
+    y = b.CreateFAdd(m.fma(hi, m.f(head), y), p.kf);
+  }
+  return log_special(m, x, y);
+}
+
+/// tanh of f32: x + x u P(u) (u = x²) below 0.625, else 1 - 2/(e^2|x| + 1) with x's sign
+/// (the subtraction loses nothing there: 2/(e^2|x| + 1) <= 0.54). NaN takes the second form and
+/// stays NaN; e^2|x| overflows to +inf and gives exactly ±1.
+llvm::Value *emit_tanh_f32(MathIR &m, llvm::Value *x) {
+  namespace c = cpu_math::f32;
+  llvm::IRBuilder<> &b = m.builder();
+  llvm::Value *u = b.CreateFMul(x, x);
+  llvm::Value *small = m.fma(b.CreateFMul(x, u), m.horner(u, c::kTanhP), x);
+  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value *e = emit_exp(m, b.CreateFAdd(a, a));
+  llvm::Value *large = b.CreateFSub(m.f(1.0), b.CreateFDiv(m.f(2.0), b.CreateFAdd(e, m.f(1.0))));
+  large = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, large, x);
+  return b.CreateSelect(b.CreateFCmpOLT(a, m.f(c::kTanhPolyLimit)), small, large);
 }
 
 } // namespace
@@ -149,6 +300,7 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
                        llvm::ArrayRef<llvm::Value *> args) {
   llvm::Type *ty = args[0]->getType();
   llvm::Value *x = args[0];
+  MathIR m(b, target, ty);
   switch (op) {
   case MathOpcode::Sqrt: return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
   case MathOpcode::Rsqrt: {
@@ -165,7 +317,7 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
                         b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
   }
   case MathOpcode::Sigmoid: {
-    llvm::Value *e = emit_exp(b, target, b.CreateFNeg(x));
+    llvm::Value *e = emit_exp(m, b.CreateFNeg(x));
     return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
                         b.CreateFAdd(llvm::ConstantFP::get(ty, 1.0), e));
   }
@@ -179,15 +331,19 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
       return b.CreateFPTrunc(call_library(b, target, op, {b.CreateFPExt(x, wide)}), ty);
     }
     return call_library(b, target, op, args);
-  case MathOpcode::Exp: return emit_exp(b, target, x);
-  case MathOpcode::Exp2:
-  case MathOpcode::Log:
+  case MathOpcode::Exp: return emit_exp(m, x);
+  case MathOpcode::Exp2: return emit_exp2(m, x);
+  case MathOpcode::Log: return emit_log(m, x);
   case MathOpcode::Log2:
   case MathOpcode::Log10:
+    if (!m.f64()) return emit_log_base_f32(m, x, op == MathOpcode::Log10);
+    return call_library(b, target, op, args);
+  case MathOpcode::Tanh:
+    if (!m.f64()) return emit_tanh_f32(m, x);
+    return call_library(b, target, op, args);
   case MathOpcode::Sin:
   case MathOpcode::Cos:
   case MathOpcode::Tan:
-  case MathOpcode::Tanh:
   case MathOpcode::Pow:
   case MathOpcode::Atan2: return call_library(b, target, op, args);
   }
