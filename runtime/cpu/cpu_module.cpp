@@ -1,5 +1,6 @@
 // Loading, dispatch and launch of compiled CPU modules (see cpu_module.h).
 #include "cpu_module.h"
+#include "small_array.h"
 
 #include "library.h"
 
@@ -397,11 +398,11 @@ CpuModule::~CpuModule() {
 }
 
 uint32_t CpuModule::kernel_index(std::string_view name) const {
-  std::string names;
-  for (uint32_t i = 0; i < isa_.kernels.size(); ++i) {
+  for (uint32_t i = 0; i < isa_.kernels.size(); ++i)
     if (isa_.kernels[i].name == name) return i;
+  std::string names;
+  for (uint32_t i = 0; i < isa_.kernels.size(); ++i)
     names += (i ? ", " : "") + isa_.kernels[i].name;
-  }
   throw Error(ErrorCode::InvalidArgument, "module '" + origin_ + "' has no kernel '" +
                                               std::string(name) + "' (it has " + names + ")");
 }
@@ -428,8 +429,8 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
                     " lanes; the CPU backend runs at most 2^30 lanes per block");
 
   LaunchContext cx{&m, args, paths, {}, {}, ErrorCode::LaunchFailed};
-  std::vector<void *> pointers(args.size());
-  std::vector<uint64_t> sizes(args.size()), bits(args.size());
+  SmallArray<void *, 16> pointers(args.size());
+  SmallArray<uint64_t, 16> sizes(args.size()), bits(args.size());
   for (size_t i = 0; i < args.size(); ++i) {
     bits[i] = args[i].bits;
     pointers[i] = k.params[i].kind == isa::ParamKind::Scalar ? &bits[i] : args[i].data;
@@ -507,7 +508,10 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
     }
   };
   try {
-    parallel_for(tasks, run);
+    if (tasks == 1)
+      run(0); // on the calling thread, without wrapping run in a std::function
+    else
+      parallel_for(tasks, run);
   } catch (const std::bad_alloc &) {
     throw Error(ErrorCode::OutOfMemory, "kernel '" + k.name + "': out of memory for block scratch");
   }

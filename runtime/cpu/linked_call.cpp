@@ -5,6 +5,7 @@
 #include "cpu_module.h"
 #include "hologram/hologram.h"
 #include "hologram/runtime/error.h"
+#include "small_array.h"
 
 #include <cstring>
 #include <map>
@@ -28,14 +29,21 @@ LinkedModules &linked() {
   return l;
 }
 
-std::shared_ptr<CpuModule> module_of(const hg_cpu_module_desc *desc) {
+/// The module of `desc`, loaded on its first call. Modules stay loaded for the life of the
+/// process, so each thread keeps the last one it used without taking the lock again.
+const CpuModule &module_of(const hg_cpu_module_desc *desc) {
+  thread_local const hg_cpu_module_desc *last_desc = nullptr;
+  thread_local const CpuModule *last_module = nullptr;
+  if (desc == last_desc) return *last_module;
   auto &l = linked();
   std::lock_guard lock(l.mutex);
   auto &m = l.modules[desc];
   if (!m)
     m = CpuModule::from_descriptor(desc, desc->source_name && *desc->source_name ? desc->source_name
                                                                                  : "linked module");
-  return m;
+  last_desc = desc;
+  last_module = m.get();
+  return *m;
 }
 
 } // namespace
@@ -53,9 +61,9 @@ const char *hg_cpu_last_error(void) {
 int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void *const *args,
                           const void *launch_ptr) {
   try {
-    auto m = module_of(desc);
-    const isa::Kernel &k = m->isa().kernels.at(kernel);
-    std::vector<CpuArg> cargs(k.params.size());
+    const CpuModule &m = module_of(desc);
+    const isa::Kernel &k = m.isa().kernels.at(kernel);
+    SmallArray<CpuArg, 16> cargs(k.params.size());
     const uint64_t unknown = uint64_t{1} << 62; // raw pointers carry no size
     std::optional<uint64_t> count;
     for (size_t i = 0; i < k.params.size(); ++i) {
@@ -73,21 +81,21 @@ int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void 
       config = launch_config_of(*static_cast<const hg_launch *>(launch_ptr));
     } else if (count) {
       config = LaunchConfig::linear(*count == 0 ? 1 : *count);
-    } else if (!(m->desc().kernels[kernel].flags & HG_CPU_KERNEL_LAUNCH_LEVEL)) {
+    } else if (!(m.desc().kernels[kernel].flags & HG_CPU_KERNEL_LAUNCH_LEVEL)) {
       throw Error(ErrorCode::InvalidArgument,
                   "kernel '" + k.name +
                       "' has no integer scalar to size a default launch; pass "
                       "an hg_launch");
     }
     auto &l = linked();
-    if (m->desc().kernels[kernel].flags & HG_CPU_KERNEL_ATLAS) {
+    if (m.desc().kernels[kernel].flags & HG_CPU_KERNEL_ATLAS) {
       std::lock_guard lock(l.atlas_mutex);
-      launch_cpu_kernel(*m, kernel, config, cargs, l.atlas);
+      launch_cpu_kernel(m, kernel, config, cargs.span(), l.atlas);
     } else {
       thread_local interp::AtlasState unused; // such kernels never touch it
-      launch_cpu_kernel(*m, kernel, config, cargs, unused);
+      launch_cpu_kernel(m, kernel, config, cargs.span(), unused);
     }
-    g_last_error.clear();
+    if (!g_last_error.empty()) g_last_error.clear();
     return HG_OK;
   } catch (const Error &e) {
     g_last_error = e.what();

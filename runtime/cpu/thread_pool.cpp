@@ -132,12 +132,17 @@ std::atomic<unsigned> g_threads{0};
 } // namespace
 
 unsigned cpu_threads() {
-  if (unsigned t = g_threads.load()) return t;
-  if (const char *env = std::getenv("HOLOGRAM_NUM_THREADS")) {
-    long v = std::strtol(env, nullptr, 10);
-    if (v > 0) return static_cast<unsigned>(v);
-  }
-  return static_cast<unsigned>(pool().size());
+  if (unsigned t = g_threads.load(std::memory_order_relaxed)) return t;
+  // HOLOGRAM_NUM_THREADS is read once: this runs on every launch, and getenv scans the
+  // environment.
+  static const unsigned from_env = [] {
+    if (const char *env = std::getenv("HOLOGRAM_NUM_THREADS")) {
+      long v = std::strtol(env, nullptr, 10);
+      if (v > 0) return static_cast<unsigned>(v);
+    }
+    return 0u;
+  }();
+  return from_env ? from_env : static_cast<unsigned>(pool().size());
 }
 
 void set_cpu_threads(unsigned n) {
