@@ -9,6 +9,10 @@
 #include "hl_exp_fast_exp.h"
 #include "hl_exp_fast_exp_serial.h"
 #include "hl_exp_serial.h"
+#include "hl_log.h"
+#include "hl_log_fast_log.h"
+#include "hl_log_fast_log_serial.h"
+#include "hl_log_serial.h"
 #include "hl_rmsnorm_rows.h"
 #include "hl_rmsnorm_rows_serial.h"
 #include "hl_saxpy.h"
@@ -21,8 +25,11 @@
 #include "hl_softmax_rows_serial.h"
 #include "hl_sum.h"
 #include "hl_sum_serial.h"
+#include "hl_tanh.h"
+#include "hl_tanh_serial.h"
 #include "hl_vector_add.h"
 #include "hl_vector_add_serial.h"
+#include "hologram/runtime/backend.h"
 #include "hologram/runtime/cpu.h"
 #include "peers/peers.h"
 #include "verify.h"
@@ -285,6 +292,39 @@ void register_maps_and_sums() {
     halide_map("exp_map/1048576/", "halide", exp_ref, hl_exp, hl_exp_serial);
     halide_map("exp_map/1048576/", "halide_fast_exp_relaxed", exp_ref, hl_exp_fast_exp,
                hl_exp_fast_exp_serial);
+    auto tanh_ref = once([=] {
+      return elementwise(n, [=](size_t i) { return std::tanh(double{(*x)[i]}); }, 1e-5, 1e-7);
+    });
+    map_row(
+        "tanh_map/1048576/hologram_1t", tanh_ref,
+        [=] { check(tanh_map(x->data(), y->data(), u, nullptr)); }, true);
+    map_row("tanh_map/1048576/hologram_mt", tanh_ref,
+            [=] { check(tanh_map(x->data(), y->data(), u, nullptr)); });
+    map_row("tanh_map/1048576/clang_O3_fastmath_1t", tanh_ref,
+            [=] { peer_tanh(x->data(), y->data(), n); });
+    halide_map("tanh_map/1048576/", "halide", tanh_ref, hl_tanh, hl_tanh_serial);
+    // log of positive inputs over five decades.
+    auto xl = shared(data(n, 1e-3f, 1e2f, 7));
+    auto log_ref = once([=] {
+      return elementwise(n, [=](size_t i) { return std::log(double{(*xl)[i]}); }, 1e-5, 1e-6);
+    });
+    map_row(
+        "log_map/1048576/hologram_1t", log_ref,
+        [=] { check(log_map(xl->data(), y->data(), u, nullptr)); }, true);
+    map_row("log_map/1048576/hologram_mt", log_ref,
+            [=] { check(log_map(xl->data(), y->data(), u, nullptr)); });
+    map_row("log_map/1048576/clang_O3_fastmath_1t", log_ref,
+            [=] { peer_log(xl->data(), y->data(), n); });
+    auto halide_log = [&](const std::string &impl, Pipeline parallel, Pipeline serial) {
+      add_halide(
+          "log_map/1048576/", impl,
+          [=, hx = halide_view(xl), hy = halide_view(y)](bool par) mutable {
+            halide_check((par ? parallel : serial)(hx, hy));
+          },
+          [=](const std::function<void()> &f) { return outputs(y, f, log_ref); }, 8.0 * n, 0);
+    };
+    halide_log("halide", hl_log, hl_log_serial);
+    halide_log("halide_fast_log_relaxed", hl_log_fast_log, hl_log_fast_log_serial);
   }
   {
     const size_t n = size_t{1} << 24;
@@ -486,13 +526,27 @@ void register_gemv() {
 }
 
 /// What a launch costs with nothing to do: the empty kernel, one lane, through the generated
-/// header (argument checks, the dispatcher's variant choice, one block on the calling thread).
+/// header (argument checks, the dispatcher's variant choice, one block on the calling thread)
+/// and through Backend::launch.
 void register_launch_overhead() {
   static const hg_launch one_lane = {{1, 1, 1}, {1, 1, 1}, 0};
   add_checked_row(
       "launch_overhead/empty/hologram_header", [] { check(empty(&one_lane)); },
       [] {
         check(empty(&one_lane));
+        return std::string();
+      },
+      0, 0);
+  // The same kernel as a user of the Backend API launches it: by name, from a module the
+  // CPU backend loaded (the launch config is checked and the kernel looked up per call).
+  static const std::shared_ptr<hologram::Backend> backend =
+      hologram::create_backend(hologram::Preference::parse("cpu"));
+  static const hologram::ModuleHandle module = backend->load_module(HOLOGRAM_BENCH_MODULE);
+  auto launch = [] { backend->launch(module, "empty", hologram::LaunchConfig::linear(1, 1), {}); };
+  add_checked_row(
+      "launch_overhead/empty/hologram_backend_launch", launch,
+      [=] {
+        launch();
         return std::string();
       },
       0, 0);

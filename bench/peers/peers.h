@@ -16,6 +16,8 @@ void peer_rmsnorm_rows_fast(const float *x, const float *g, float *y, size_t row
 void peer_gemm(const float *a, const float *b, float *c, size_t n);
 void peer_sigmoid(const float *x, float *y, size_t n);
 void peer_exp(const float *x, float *y, size_t n);
+void peer_log(const float *x, float *y, size_t n);
+void peer_tanh(const float *x, float *y, size_t n);
 float peer_sum(const float *x, size_t n);
 float peer_dot(const float *x, const float *y, size_t n);
 #ifdef __cplusplus

@@ -126,6 +126,9 @@ int main(int argc, char **argv) {
             [](const In &p, Var x) { return 1.0f / (1.0f + fast_exp(-p[0](x))); });
   pointwise(dir, "hl_exp", {a}, {}, [](const In &p, Var x) { return exp(p[0](x)); });
   pointwise(dir, "hl_exp_fast_exp", {a}, {}, [](const In &p, Var x) { return fast_exp(p[0](x)); });
+  pointwise(dir, "hl_log", {a}, {}, [](const In &p, Var x) { return log(p[0](x)); });
+  pointwise(dir, "hl_log_fast_log", {a}, {}, [](const In &p, Var x) { return fast_log(p[0](x)); });
+  pointwise(dir, "hl_tanh", {a}, {}, [](const In &p, Var x) { return tanh(p[0](x)); });
   for (bool parallel : {true, false}) {
     reductions(dir, parallel);
     rows(dir, parallel);
