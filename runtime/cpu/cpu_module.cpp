@@ -423,10 +423,27 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
     throw Error(ErrorCode::InvalidArgument,
                 "kernel '" + k.name + "': launch with a zero-size grid or block dimension");
   if (kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL) launch = LaunchConfig{}; // one lane, once
-  if (launch.block.count() > (uint64_t{1} << 30))
+  // At most 2^30 lanes per block, and 2^62 per launch: the compiled code relies on %gid never
+  // wrapping (it adds a chunk's width to a lane's %gid without an overflow test).
+  auto product = [](std::initializer_list<uint64_t> factors, uint64_t limit) {
+    uint64_t p = 1;
+    for (uint64_t f : factors)
+      if (__builtin_mul_overflow(p, f, &p)) return limit + 1;
+    return p;
+  };
+  const uint64_t block_lanes = product({launch.block.x, launch.block.y, launch.block.z}, 1u << 30);
+  if (block_lanes > (uint64_t{1} << 30))
     throw Error(ErrorCode::InvalidArgument,
-                "kernel '" + k.name + "': a block of " + std::to_string(launch.block.count()) +
+                "kernel '" + k.name + "': a block of " + std::to_string(launch.block.x) + "x" +
+                    std::to_string(launch.block.y) + "x" + std::to_string(launch.block.z) +
                     " lanes; the CPU backend runs at most 2^30 lanes per block");
+  const uint64_t max_lanes = (uint64_t{1} << 62) - 1;
+  if (product({launch.grid.x, launch.grid.y, launch.grid.z, block_lanes}, max_lanes) > max_lanes)
+    throw Error(ErrorCode::InvalidArgument,
+                "kernel '" + k.name + "': a grid of " + std::to_string(launch.grid.x) + "x" +
+                    std::to_string(launch.grid.y) + "x" + std::to_string(launch.grid.z) +
+                    " blocks of " + std::to_string(block_lanes) +
+                    " lanes; the CPU backend runs fewer than 2^62 lanes per launch");
 
   LaunchContext cx{&m, args, paths, {}, {}, ErrorCode::LaunchFailed};
   SmallArray<void *, 16> pointers(args.size());

@@ -1298,8 +1298,15 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
       const size_t grows = src(inst, 1, t).uni ? 2 : 1;
       const int64_t stride = affinity_.step_of(ops[grows].index, t)->stride;
       Value *x0 = b_.CreateExtractElement(src(inst, grows, t).v, uint64_t{0});
-      Value *xw = b_.CreateAdd(x0, u64c(static_cast<uint64_t>(stride) * (w_ - 1)));
-      Value *ordered = is_signed_int(t) ? b_.CreateICmpSLE(x0, xw) : b_.CreateICmpULE(x0, xw);
+      // %gid itself cannot wrap: the runtime refuses launches of 2^62 lanes or more
+      // (cpu_module.cpp), so its last lane is its first plus w - 1, with no overflow, and
+      // LLVM may fold the two ends' tests into one.
+      const isa::Operand &g = ops[grows];
+      const bool gid = g.kind == isa::OperandKind::Reg && g.index == special_reg(Special::Gid);
+      Value *xw = b_.CreateAdd(x0, u64c(static_cast<uint64_t>(stride) * (w_ - 1)), "", gid, gid);
+      Value *ordered = gid                ? b_.getTrue()
+                       : is_signed_int(t) ? b_.CreateICmpSLE(x0, xw)
+                                          : b_.CreateICmpULE(x0, xw);
       const V y = src(inst, 3 - grows, t);
       const auto cc = static_cast<CmpCode>(inst.sub);
       auto at = [&](Value *x) {

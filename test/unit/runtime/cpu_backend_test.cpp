@@ -241,6 +241,18 @@ TEST(CpuModules, LaunchMisuseIsAnError) {
   LaunchConfig zero;
   zero.block = {0, 1, 1};
   EXPECT_EQ(code([&] { b->launch(m, "vector_add", zero, args); }), ErrorCode::InvalidArgument);
+  // Blocks above 2^30 lanes, and launches of 2^62 lanes or more, are refused before any runs
+  // (the compiled code's %gid never wraps), even where the product overflows 64 bits.
+  LaunchConfig big_block;
+  big_block.block = {1u << 16, 1u << 15, 1};
+  EXPECT_EQ(code([&] { b->launch(m, "vector_add", big_block, args); }), ErrorCode::InvalidArgument);
+  LaunchConfig huge;
+  huge.grid = {0xffffffffu, 0xffffffffu, 1};
+  huge.block = {1, 1, 1};
+  EXPECT_EQ(code([&] { b->launch(m, "vector_add", huge, args); }), ErrorCode::InvalidArgument);
+  huge.grid = {0xffffffffu, 0xffffffffu, 0xffffffffu};
+  huge.block = {1u << 10, 1u << 10, 1u << 10};
+  EXPECT_EQ(code([&] { b->launch(m, "vector_add", huge, args); }), ErrorCode::InvalidArgument);
   b->unload_module(m);
   EXPECT_EQ(code([&] { b->launch(m, "vector_add", LaunchConfig::linear(4), args); }),
             ErrorCode::InvalidHandle);
