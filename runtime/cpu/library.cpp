@@ -445,8 +445,9 @@ template <typename T> const char *fast_gemv(const Operands &o) {
   return "dot";
 }
 
-/// attention: per head, scores by GEMM (Q Kᵀ scale), masked softmax rows in f64 with vector
-/// exp, then the output by GEMM (P V).
+/// attention: per head, scores by GEMM (Q Kᵀ scale), softmax rows (f32 rows without a mask
+/// by the softmax kernel over the keys each query sees; otherwise masked rows in f64 with
+/// vector exp), then the output by GEMM (P V).
 template <typename T> const char *fast_attention(const Operands &o) {
   constexpr Opcode Op = Opcode::Attention;
   const uint64_t heads = o.u(at<Op>("heads")), sq = o.u(at<Op>("seq_q")), sk = o.u(at<Op>("seq_k")),
@@ -464,6 +465,19 @@ template <typename T> const char *fast_attention(const Operands &o) {
   if (sq == 0 || d == 0 || heads == 0) return "empty";
   std::vector<T> scores(sq * std::max<uint64_t>(sk, 1));
   const uint64_t shift = sk - std::min(sk, sq);
+  // out = P V for head h, P the softmax rows in `scores`.
+  auto weighted_sum = [&](uint64_t h) {
+    cpu_gemm(GemmArgs<T>{.m = sq,
+                         .n = d,
+                         .k = sk,
+                         .a = scores.data(),
+                         .lda = sk,
+                         .b = V + h * sk * d,
+                         .ldb = d,
+                         .c = out + h * sq * d,
+                         .ldc = d},
+             o.level);
+  };
   for (uint64_t h = 0; h < heads; ++h) {
     if (sk == 0) {
       std::fill(out + h * sq * d, out + (h + 1) * sq * d, T{0});
@@ -481,6 +495,22 @@ template <typename T> const char *fast_attention(const Operands &o) {
                          .c = scores.data(),
                          .ldc = sk},
              o.level);
+    if constexpr (std::is_same_v<T, float>) {
+      if (!mask) {
+        // f32 rows (the softmax library kernel, within its stated bound) over the keys a
+        // query may see; the rest of the row is 0.
+        ranges(sq, 16384 / sk, [&](uint64_t lo, uint64_t hi) {
+          for (uint64_t i = lo; i < hi; ++i) {
+            float *si = scores.data() + i * sk;
+            const uint64_t seen = causal ? std::min(sk, i + shift + 1) : sk;
+            HG_LEVEL_CALL(o.level, softmax_rows, si, si, 1, seen, false);
+            std::fill(si + seen, si + sk, 0.0f);
+          }
+        });
+        weighted_sum(h);
+        continue;
+      }
+    }
     ranges(sq, 16384 / sk, [&](uint64_t lo, uint64_t hi) {
       thread_local std::vector<double> row;
       row.resize(sk);
@@ -504,16 +534,7 @@ template <typename T> const char *fast_attention(const Operands &o) {
         for (uint64_t j = 0; j < sk; ++j) si[j] = static_cast<T>(sum > 0 ? row[j] / sum : 0.0);
       }
     });
-    cpu_gemm(GemmArgs<T>{.m = sq,
-                         .n = d,
-                         .k = sk,
-                         .a = scores.data(),
-                         .lda = sk,
-                         .b = V + h * sk * d,
-                         .ldb = d,
-                         .c = out + h * sq * d,
-                         .ldc = d},
-             o.level);
+    weighted_sum(h);
   }
   return "gemm";
 }
