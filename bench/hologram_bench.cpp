@@ -438,6 +438,83 @@ void register_rows() {
         halide_check(par ? hl_rmsnorm_rows(hx, hg, hy) : hl_rmsnorm_rows_serial(hx, hg, hy));
       },
       [=](const std::function<void()> &f) { return outputs(y, f, rmsnorm_ref); }, bytes, 0);
+  auto beta = shared(data(cols, -0.5f, 0.5f, 3));
+  auto layernorm_ref = once([=] {
+    Expected e;
+    for (size_t r = 0; r < rows; ++r) {
+      const float *row = x->data() + r * cols;
+      double mean = 0, var = 0;
+      for (size_t k = 0; k < cols; ++k) mean += row[k];
+      mean /= cols;
+      for (size_t k = 0; k < cols; ++k) var += (row[k] - mean) * (row[k] - mean);
+      const double inv = 1 / std::sqrt(var / cols + 1e-5);
+      for (size_t k = 0; k < cols; ++k) {
+        e.want.push_back((row[k] - mean) * inv * (*g)[k] + (*beta)[k]);
+        e.tol.push_back(1e-5 * std::fabs(e.want.back()) + 1e-5);
+      }
+    }
+    return e;
+  });
+  row(
+      "layernorm_rows/4096x1024/hologram_1t", layernorm_ref,
+      [=] {
+        check(layernorm_rows(x->data(), g->data(), beta->data(), y->data(), rows, cols, nullptr));
+      },
+      true);
+  row("layernorm_rows/4096x1024/hologram_mt", layernorm_ref, [=] {
+    check(layernorm_rows(x->data(), g->data(), beta->data(), y->data(), rows, cols, nullptr));
+  });
+  row("layernorm_rows/4096x1024/clang_O3_fastmath_1t", layernorm_ref,
+      [=] { peer_layernorm_rows_fast(x->data(), g->data(), beta->data(), y->data(), rows, cols); });
+}
+
+/// One head of causal self-attention, 128 positions of 64 values (issue 15).
+void register_attention() {
+  const size_t seq = 128, d = 64;
+  const float scale = 0.125f; // 1/sqrt(d)
+  auto q = shared(data(seq * d, -1, 1, 4)), k = shared(data(seq * d, -1, 1, 5)),
+       v = shared(data(seq * d, -1, 1, 6)), out = shared(std::vector<float>(seq * d));
+  auto scratch = shared(std::vector<float>(seq));
+  auto ref = once([=] {
+    Expected e;
+    for (size_t i = 0; i < seq; ++i) {
+      std::vector<double> p(i + 1);
+      double mx = -INFINITY, sum = 0;
+      for (size_t j = 0; j <= i; ++j) {
+        double s = 0;
+        for (size_t c = 0; c < d; ++c) s += double{(*q)[i * d + c]} * (*k)[j * d + c];
+        p[j] = s * scale;
+        mx = std::max(mx, p[j]);
+      }
+      for (size_t j = 0; j <= i; ++j) sum += p[j] = std::exp(p[j] - mx);
+      for (size_t c = 0; c < d; ++c) {
+        double o = 0;
+        for (size_t j = 0; j <= i; ++j) o += p[j] / sum * (*v)[j * d + c];
+        e.want.push_back(o);
+        e.tol.push_back(1e-5);
+      }
+    }
+    return e;
+  });
+  // Q, K and V read, the output written; 2 seq² d / 2 multiply-adds each for scores and PV.
+  const double bytes = 16.0 * seq * d, flops = 2.0 * seq * seq * d;
+  auto head = [&](const std::string &impl, std::function<void()> f, bool one = false) {
+    add("attention/128x64_causal/" + impl, f, outputs(out, f, ref), bytes, flops, one);
+  };
+  const auto s = static_cast<uint32_t>(seq), dd = static_cast<uint32_t>(d);
+  head(
+      "hologram_1t",
+      [=] {
+        check(attention_head(q->data(), k->data(), v->data(), out->data(), s, dd, scale, nullptr));
+      },
+      true);
+  head("hologram_mt", [=] {
+    check(attention_head(q->data(), k->data(), v->data(), out->data(), s, dd, scale, nullptr));
+  });
+  head("clang_O3_fastmath_1t", [=] {
+    peer_attention_causal_fast(q->data(), k->data(), v->data(), out->data(), seq, d, scale,
+                               scratch->data());
+  });
 }
 
 void register_gemm() {
@@ -558,6 +635,7 @@ void register_all() {
   register_rows();
   register_gemm();
   register_gemv();
+  register_attention();
   register_launch_overhead();
 }
 

@@ -51,6 +51,44 @@ void peer_rmsnorm_rows_fast(const float *x, const float *g, float *y, size_t row
   }
 }
 
+void peer_layernorm_rows_fast(const float *x, const float *g, const float *b, float *y, size_t rows,
+                              size_t cols) {
+  for (size_t r = 0; r < rows; ++r) {
+    const float *xr = x + r * cols;
+    float sum = 0;
+    for (size_t c = 0; c < cols; ++c) sum += xr[c];
+    const float mean = sum / static_cast<float>(cols);
+    float var = 0;
+    for (size_t c = 0; c < cols; ++c) var += (xr[c] - mean) * (xr[c] - mean);
+    const float inv = 1.0f / std::sqrt(var / static_cast<float>(cols) + 1e-5f);
+    for (size_t c = 0; c < cols; ++c) y[r * cols + c] = (xr[c] - mean) * inv * g[c] + b[c];
+  }
+}
+
+// One head of causal attention, row by row: scores q·k scaled (keys up to the row only),
+// softmax with libmvec's expf, then the weighted sum of values. `p` holds one row of scores.
+void peer_attention_causal_fast(const float *q, const float *k, const float *v, float *out,
+                                size_t seq, size_t d, float scale, float *p) {
+  for (size_t i = 0; i < seq; ++i) {
+    float mx = -1e30f;
+    for (size_t j = 0; j <= i; ++j) {
+      float s = 0;
+      for (size_t c = 0; c < d; ++c) s += q[i * d + c] * k[j * d + c];
+      p[j] = s * scale;
+      mx = std::fmax(mx, p[j]);
+    }
+    float sum = 0;
+    for (size_t j = 0; j <= i; ++j) {
+      p[j] = std::exp(p[j] - mx);
+      sum += p[j];
+    }
+    const float inv = 1.0f / sum;
+    for (size_t c = 0; c < d; ++c) out[i * d + c] = 0;
+    for (size_t j = 0; j <= i; ++j)
+      for (size_t c = 0; c < d; ++c) out[i * d + c] += p[j] * inv * v[j * d + c];
+  }
+}
+
 float peer_sum(const float *x, size_t n) {
   float s = 0;
   for (size_t i = 0; i < n; ++i) s += x[i];

@@ -13,6 +13,10 @@ void peer_softmax_rows(const float *x, float *y, size_t rows, size_t cols);
 void peer_rmsnorm_rows(const float *x, const float *g, float *y, size_t rows, size_t cols);
 void peer_softmax_rows_fast(const float *x, float *y, size_t rows, size_t cols);
 void peer_rmsnorm_rows_fast(const float *x, const float *g, float *y, size_t rows, size_t cols);
+void peer_layernorm_rows_fast(const float *x, const float *g, const float *b, float *y, size_t rows,
+                              size_t cols);
+void peer_attention_causal_fast(const float *q, const float *k, const float *v, float *out,
+                                size_t seq, size_t d, float scale, float *p);
 void peer_gemm(const float *a, const float *b, float *c, size_t n);
 void peer_sigmoid(const float *x, float *y, size_t n);
 void peer_exp(const float *x, float *y, size_t n);
