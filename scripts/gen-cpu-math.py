@@ -58,7 +58,7 @@ def poly(name, f, a, b, n, single, what):
 ln2 = mp.log(2)
 half_ln2 = ln2 / 2
 sqrt2 = mp.sqrt(2)
-# log(1 + f) = f - f²/2 + s (f²/2 + z Q(z)), s = f/(2 + f), z = s², for m = 1 + f in
+# f64: log(1 + f) = f - f²/2 + s (f²/2 + z Q(z)), s = f/(2 + f), z = s², for m = 1 + f in
 # [√½, √2): Q(z) = (2 atanh(s) - 2s) / s³.
 zmax = ((sqrt2 - 1) / (sqrt2 + 1)) ** 2
 log_q = lambda z: (2 * mp.atanh(mp.sqrt(z)) - 2 * mp.sqrt(z)) / (z * mp.sqrt(z))
@@ -73,7 +73,9 @@ w("namespace f32 {")
 w("/// ln 2 rounded, and the rest, for exp2's y = r ln 2.")
 w("inline constexpr float kLn2 = %s;" % lit(ln2, True))
 w("inline constexpr float kLn2Rest = %s;" % lit(ln2 - mpf(f32(ln2)), True))
-poly("kLogQ", log_q, 0, zmax, 4, True, "Q(z) of log")
+w("/// log(1 + f) = f - f²/2 + f³ P(f) for 1 + f in [√½, √2): no division, unlike f64's form.")
+poly("kLogP", lambda f: mpf(1) / 3 if f == 0 else (mp.log(1 + f) - f + f * f / 2) / f**3,
+     sqrt2 / 2 - 1, sqrt2 - 1, 9, True, "P(f) of log")
 w("/// log2(e) and log10(e) for log2 and log10 of f32, and log10(2) for the exponent.")
 split("kLog2e", 1 / ln2, 12, True)
 split("kLog10e", 1 / mp.log(10), 12, True)
@@ -91,9 +93,9 @@ w("/// of ln 2 has 32 bits, so k kLn2Hi is exact for every |k| <= 2^21).")
 w("inline constexpr double kLog2e = %s;" % lit(1 / ln2, False))
 w("inline constexpr double kShifter = 0x1.8p52;")
 split("kLn2", ln2, 32, False)
-w("/// ln 2 rounded, and the rest, for exp2's y = r ln 2.")
-w("inline constexpr double kLn2 = %s;" % lit(ln2, False))
-w("inline constexpr double kLn2Rest = %s;" % lit(ln2 - mpf(float(ln2)), False))
+w("/// ln 2 for exp2's y = r ln 2 as a double-double: a head whose product with the 26-bit")
+w("/// head of r is exact, and the rest.")
+split("kLn2Exp2", ln2, 27, False)
 poly("kExpQ", lambda r: mpf(1) / 2 if r == 0 else (mp.exp(r) - 1 - r) / r**2, -half_ln2, half_ln2,
      11, False, "Q(r) = (e^r - 1 - r)/r² of exp")
 w("/// Outside [kExpLowest, kExpHighest] exp is 0 or +inf in f64.")

@@ -8,8 +8,11 @@ namespace f32 {
 /// ln 2 rounded, and the rest, for exp2's y = r ln 2.
 inline constexpr float kLn2 = 0x1.62e43p-1f;
 inline constexpr float kLn2Rest = -0x1.05c61p-29f;
-/// Q(z) of log on [0, 0.0294373]: degree 3, fit error 1.15e-9.
-inline constexpr float kLogQ[] = {0x1.ddced8p-3f, 0x1.245c44p-2f, 0x1.9999ecp-2f, 0x1.555556p-1f};
+/// log(1 + f) = f - f²/2 + f³ P(f) for 1 + f in [√½, √2): no division, unlike f64's form.
+/// P(f) of log on [-0.292893, 0.414214]: degree 8, fit error 2.88e-8.
+inline constexpr float kLogP[] = {0x1.1d8ea6p-4f,  -0x1.d635bcp-4f, 0x1.dea282p-4f,
+                                  -0x1.fcf4c6p-4f, 0x1.23d21ap-3f,  -0x1.555b4ap-3f,
+                                  0x1.999d5ap-3f,  -0x1.fffffcp-3f, 0x1.555554p-2f};
 /// log2(e) and log10(e) for log2 and log10 of f32, and log10(2) for the exponent.
 inline constexpr float kLog2eHi = 0x1.716p+0f; // 12 significant bits
 inline constexpr float kLog2eLo = -0x1.7135a8p-13f;
@@ -31,9 +34,10 @@ inline constexpr double kLog2e = 0x1.71547652b82fep+0;
 inline constexpr double kShifter = 0x1.8p52;
 inline constexpr double kLn2Hi = 0x1.62e42ffp-1; // 32 significant bits
 inline constexpr double kLn2Lo = -0x1.718432a1b0e26p-35;
-/// ln 2 rounded, and the rest, for exp2's y = r ln 2.
-inline constexpr double kLn2 = 0x1.62e42fefa39efp-1;
-inline constexpr double kLn2Rest = 0x1.abc9e3b39803fp-56;
+/// ln 2 for exp2's y = r ln 2 as a double-double: a head whose product with the 26-bit
+/// head of r is exact, and the rest.
+inline constexpr double kLn2Exp2Hi = 0x1.62e43p-1; // 27 significant bits
+inline constexpr double kLn2Exp2Lo = -0x1.05c610ca86c39p-29;
 /// Q(r) = (e^r - 1 - r)/r² of exp on [-0.346574, 0.346574]: degree 10, fit error 1.4e-18.
 inline constexpr double kExpQ[] = {0x1.1f72fc730b4ffp-29,
                                    0x1.af4ddd84882fep-26,

@@ -146,9 +146,15 @@ public:
   }
   /// e^r for |r| <= ln2/2 (slightly beyond is fine): 1 + (r + r² Q(r)), the f32 polynomial of
   /// support/exp_f32.h or the f64 one of support/cpu_math.h.
-  llvm::Value *exp_reduced(llvm::Value *r) {
-    llvm::Value *q = f64_ ? horner(r, cpu_math::f64::kExpQ) : horner(r, exp_f32::kPoly);
-    return b_.CreateFAdd(fma(q, b_.CreateFMul(r, r), r), f(1.0));
+  /// For f64, r + extra: 1 + r is split exactly (Fast2Sum) and its rounding error added back
+  /// with r² Q(r) + extra, so the result is rounded about once (under 1 ulp at every level).
+  llvm::Value *exp_reduced(llvm::Value *r, llvm::Value *extra = nullptr) {
+    if (!f64_) return b_.CreateFAdd(fma(horner(r, exp_f32::kPoly), b_.CreateFMul(r, r), r), f(1.0));
+    llvm::Value *t =
+        fma(horner(r, cpu_math::f64::kExpQ), b_.CreateFMul(r, r), extra ? extra : f(0.0));
+    llvm::Value *s = b_.CreateFAdd(f(1.0), r);
+    llvm::Value *lost = b_.CreateFAdd(b_.CreateFSub(f(1.0), s), r);
+    return b_.CreateFAdd(s, b_.CreateFAdd(lost, t));
   }
   /// p·2^k for k as a float (kf) and an integer, |k| at most twice the largest exponent,
   /// rounded once: results in the subnormal range round once to the nearest subnormal.
@@ -166,6 +172,40 @@ public:
     return b_.CreateFMul(b_.CreateFMul(p, pow2(k1)), pow2(k2));
   }
   llvm::IRBuilder<> &builder() { return b_; }
+
+  /// Whether x is a positive, finite, normal number (every lane of a vector).
+  llvm::Value *all_positive_normal(llvm::Value *x) {
+    const int64_t min_normal = f64_ ? 0x0010000000000000 : 0x00800000;
+    const int64_t inf = f64_ ? 0x7ff0000000000000 : 0x7f800000;
+    // bits - min_normal, unsigned, is below inf - min_normal exactly for those.
+    llvm::Value *ok = b_.CreateICmpULT(b_.CreateSub(bits(x), i(min_normal)), i(inf - min_normal));
+    return ok->getType()->isVectorTy() ? b_.CreateAndReduce(ok) : ok;
+  }
+  /// `usual()` when `test` holds, else `rare()`: a branch around the code for inputs that
+  /// need more care (special values, subnormals), which a chunk almost never has. The
+  /// builder continues in the join block.
+  template <typename Usual, typename Rare>
+  llvm::Value *unless_rare(llvm::Value *test, Usual &&usual, Rare &&rare) {
+    llvm::Function *fn = b_.GetInsertBlock()->getParent();
+    llvm::LLVMContext &c = b_.getContext();
+    auto *usual_bb = llvm::BasicBlock::Create(c, "math.usual", fn);
+    auto *rare_bb = llvm::BasicBlock::Create(c, "math.rare", fn);
+    auto *done = llvm::BasicBlock::Create(c, "math.done", fn);
+    b_.CreateCondBr(test, usual_bb, rare_bb);
+    b_.SetInsertPoint(usual_bb);
+    llvm::Value *u = usual();
+    llvm::BasicBlock *usual_end = b_.GetInsertBlock();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(rare_bb);
+    llvm::Value *r = rare();
+    llvm::BasicBlock *rare_end = b_.GetInsertBlock();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    llvm::PHINode *phi = b_.CreatePHI(ty_, 2);
+    phi->addIncoming(u, usual_end);
+    phi->addIncoming(r, rare_end);
+    return phi;
+  }
 
 private:
   llvm::IRBuilder<> &b_;
@@ -191,54 +231,69 @@ llvm::Value *emit_exp(MathIR &m, llvm::Value *x) {
   return m.scale(m.exp_reduced(r), kf, k);
 }
 
-/// 2^x: k = round(x), r = x - k (exact), 2^r = e^y with y = r ln2 (ln2 rounded plus its rest,
-/// so y is rounded once), scaled by 2^k.
+/// 2^x: k = round(x), r = x - k (exact), 2^r = e^y with y = r ln2, scaled by 2^k. For f32, y
+/// is rounded once (ln2 rounded plus its rest). For f64, y is a double-double: r's 26-bit head
+/// times ln2's 27-bit head is exact without FMA (Dekker), and the rest goes into exp_reduced.
 llvm::Value *emit_exp2(MathIR &m, llvm::Value *x) {
   llvm::IRBuilder<> &b = m.builder();
   const bool d = m.f64();
   x = d ? m.clamp(x, -1076.0, 1025.0) : m.clamp(x, -151.0, 129.0);
   auto [kf, k] = m.round(b.CreateFAdd(x, m.f(d ? cpu_math::f64::kShifter : exp_f32::kShifter)));
   llvm::Value *r = b.CreateFSub(x, kf);
-  llvm::Value *y =
-      d ? m.fma(r, m.f(cpu_math::f64::kLn2), b.CreateFMul(r, m.f(cpu_math::f64::kLn2Rest)))
-        : m.fma(r, m.f(cpu_math::f32::kLn2), b.CreateFMul(r, m.f(cpu_math::f32::kLn2Rest)));
-  return m.scale(m.exp_reduced(y), kf, k);
+  if (!d) {
+    llvm::Value *y =
+        m.fma(r, m.f(cpu_math::f32::kLn2), b.CreateFMul(r, m.f(cpu_math::f32::kLn2Rest)));
+    return m.scale(m.exp_reduced(y), kf, k);
+  }
+  namespace c = cpu_math::f64;
+  llvm::Value *r_hi = m.from_bits(b.CreateAnd(m.bits(r), m.i(~int64_t{0} << 27)));
+  llvm::Value *r_lo = b.CreateFSub(r, r_hi);
+  llvm::Value *y_hi = b.CreateFMul(r_hi, m.f(c::kLn2Exp2Hi));
+  llvm::Value *y_lo = m.fma(r_lo, m.f(c::kLn2Exp2Hi), b.CreateFMul(r, m.f(c::kLn2Exp2Lo)));
+  llvm::Value *y = b.CreateFAdd(y_hi, y_lo);
+  llvm::Value *y_rest = b.CreateFAdd(b.CreateFSub(y_hi, y), y_lo); // Fast2Sum: exact
+  return m.scale(m.exp_reduced(y, y_rest), kf, k);
 }
 
 /// The pieces of log x shared by log, log2 and log10: x = 2^k (1 + f) with 1 + f in [√½, √2),
-/// and log(1 + f) = f - hfsq + t, where hfsq = f²/2, s = f/(2 + f) and t = s (hfsq + s² Q(s²)).
+/// and log(1 + f) = f - hfsq + t, where hfsq = f²/2 and t is f³ P(f) for f32, and
+/// s (hfsq + s² Q(s²)) with s = f/(2 + f) for f64 (fewer terms, at the cost of a division).
 struct LogParts {
   llvm::Value *kf, *f, *hfsq, *t;
 };
 
-LogParts log_parts(MathIR &m, llvm::Value *x) {
+LogParts log_parts(MathIR &m, llvm::Value *x, bool normal) {
   llvm::IRBuilder<> &b = m.builder();
   const bool d = m.f64();
   const int mant = d ? 52 : 23;
   const int64_t one = d ? 0x3ff0000000000000 : 0x3f800000;
   const int64_t sqrt_half = d ? 0x3fe6a09e667f3bcd : 0x3f3504f3;
-  // Subnormal x is scaled into the normal range first.
+  // Subnormal x is scaled into the normal range first (unless x is known to be normal).
   const int up = d ? 54 : 23;
-  llvm::Value *sub = b.CreateFCmpOLT(x, m.f(d ? 0x1p-1022 : 0x1p-126));
-  x = b.CreateSelect(sub, b.CreateFMul(x, m.f(std::ldexp(1.0, up))), x);
+  llvm::Value *sub = normal ? nullptr : b.CreateFCmpOLT(x, m.f(d ? 0x1p-1022 : 0x1p-126));
+  if (sub) x = b.CreateSelect(sub, b.CreateFMul(x, m.f(std::ldexp(1.0, up))), x);
   // Adding one - bits(√½) carries into the exponent exactly when the mantissa is >= √2's.
   llvm::Value *ix = b.CreateAdd(m.bits(x), m.i(one - sqrt_half));
   llvm::Value *k = b.CreateSub(b.CreateAShr(ix, m.i(mant)), m.i(d ? 1023 : 127));
-  k = b.CreateSub(k, b.CreateSelect(sub, m.i(up), m.i(0)));
+  if (sub) k = b.CreateSub(k, b.CreateSelect(sub, m.i(up), m.i(0)));
   llvm::Value *mf =
       m.from_bits(b.CreateAdd(b.CreateAnd(ix, m.i((int64_t{1} << mant) - 1)), m.i(sqrt_half)));
   llvm::Value *f = b.CreateFSub(mf, m.f(1.0));
+  llvm::Value *kf = b.CreateSIToFP(k, x->getType());
+  llvm::Value *ff = b.CreateFMul(f, f);
+  llvm::Value *hfsq = b.CreateFMul(m.f(0.5), ff);
+  if (!d) // f32: t = f³ P(f), no division
+    return {kf, f, hfsq, b.CreateFMul(b.CreateFMul(f, ff), m.horner(f, cpu_math::f32::kLogP))};
   llvm::Value *s = b.CreateFDiv(f, b.CreateFAdd(f, m.f(2.0)));
   llvm::Value *z = b.CreateFMul(s, s);
-  llvm::Value *q = d ? m.horner(z, cpu_math::f64::kLogQ) : m.horner(z, cpu_math::f32::kLogQ);
-  llvm::Value *hfsq = b.CreateFMul(m.f(0.5), b.CreateFMul(f, f));
-  llvm::Value *t = b.CreateFMul(s, m.fma(z, q, hfsq));
-  return {b.CreateSIToFP(k, x->getType()), f, hfsq, t};
+  llvm::Value *t = b.CreateFMul(s, m.fma(z, m.horner(z, cpu_math::f64::kLogQ), hfsq));
+  return {kf, f, hfsq, t};
 }
 
 /// log x's IEEE special cases over the value computed for finite positive x: +inf for +inf,
-/// -inf for ±0, NaN below 0 and for NaN.
-llvm::Value *log_special(MathIR &m, llvm::Value *x, llvm::Value *y) {
+/// -inf for ±0, NaN below 0 and for NaN (none when x is known to be positive and normal).
+llvm::Value *log_special(MathIR &m, llvm::Value *x, llvm::Value *y, bool normal) {
+  if (normal) return y;
   llvm::IRBuilder<> &b = m.builder();
   const double inf = std::numeric_limits<double>::infinity();
   y = b.CreateSelect(b.CreateFCmpOEQ(x, m.f(inf)), m.f(inf), y);
@@ -248,21 +303,22 @@ llvm::Value *log_special(MathIR &m, llvm::Value *x, llvm::Value *y) {
 
 /// log x = k ln2 + log(1 + f), the two parts of ln2 added at the ends (ln2's head times k is
 /// exact).
-llvm::Value *emit_log(MathIR &m, llvm::Value *x) {
+llvm::Value *emit_log(MathIR &m, llvm::Value *x, bool normal) {
   llvm::IRBuilder<> &b = m.builder();
   const bool d = m.f64();
-  LogParts p = log_parts(m, x);
+  LogParts p = log_parts(m, x, normal);
   llvm::Value *y = m.fma(p.kf, m.f(d ? cpu_math::f64::kLn2Lo : exp_f32::kLn2Lo), p.t);
   y = b.CreateFAdd(b.CreateFSub(y, p.hfsq), p.f);
-  return log_special(m, x, m.fma(p.kf, m.f(d ? cpu_math::f64::kLn2Hi : exp_f32::kLn2Hi), y));
+  return log_special(m, x, m.fma(p.kf, m.f(d ? cpu_math::f64::kLn2Hi : exp_f32::kLn2Hi), y),
+                     normal);
 }
 
 /// log2 and log10 of f32: log(1 + f) as hi + lo with hi cut to 12 bits, so its products with
 /// the 12-bit heads of log2(e) and log10(e) are exact; k log10(2) likewise in two parts.
-llvm::Value *emit_log_base_f32(MathIR &m, llvm::Value *x, bool ten) {
+llvm::Value *emit_log_base_f32(MathIR &m, llvm::Value *x, bool ten, bool normal) {
   namespace c = cpu_math::f32;
   llvm::IRBuilder<> &b = m.builder();
-  LogParts p = log_parts(m, x);
+  LogParts p = log_parts(m, x, normal);
   llvm::Value *hi = b.CreateFSub(p.f, p.hfsq);
   hi = m.from_bits(b.CreateAnd(m.bits(hi), m.i(static_cast<int32_t>(0xfffff000u))));
   llvm::Value *lo = b.CreateFAdd(b.CreateFSub(b.CreateFSub(p.f, hi), p.hfsq), p.t);
@@ -276,7 +332,7 @@ llvm::Value *emit_log_base_f32(MathIR &m, llvm::Value *x, bool ten) {
   } else {
     y = b.CreateFAdd(m.fma(hi, m.f(head), y), p.kf);
   }
-  return log_special(m, x, y);
+  return log_special(m, x, y, normal);
 }
 
 /// tanh of f32: x + x u P(u) (u = x²) below 0.625, else 1 - 2/(e^2|x| + 1) with x's sign
@@ -333,11 +389,19 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
     return call_library(b, target, op, args);
   case MathOpcode::Exp: return emit_exp(m, x);
   case MathOpcode::Exp2: return emit_exp2(m, x);
-  case MathOpcode::Log: return emit_log(m, x);
+  case MathOpcode::Log:
+    // Positive normal inputs skip the subnormal scaling and the special cases.
+    return m.unless_rare(
+        m.all_positive_normal(x), [&] { return emit_log(m, x, true); },
+        [&] { return emit_log(m, x, false); });
   case MathOpcode::Log2:
-  case MathOpcode::Log10:
-    if (!m.f64()) return emit_log_base_f32(m, x, op == MathOpcode::Log10);
-    return call_library(b, target, op, args);
+  case MathOpcode::Log10: {
+    if (m.f64()) return call_library(b, target, op, args);
+    const bool ten = op == MathOpcode::Log10;
+    return m.unless_rare(
+        m.all_positive_normal(x), [&] { return emit_log_base_f32(m, x, ten, true); },
+        [&] { return emit_log_base_f32(m, x, ten, false); });
+  }
   case MathOpcode::Tanh:
     if (!m.f64()) return emit_tanh_f32(m, x);
     return call_library(b, target, op, args);
