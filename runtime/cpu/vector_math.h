@@ -153,14 +153,19 @@ template <typename V> inline V exp_below(V x, V m) {
   return exp_in_range(s, err);
 }
 
-/// Running sum with Kahan compensation: add() costs four adds, and the error of the total
-/// does not grow with the number of terms.
+/// Running sum with compensation: add() costs six adds, one of them on the chain to the next
+/// add, and the error of the total is one rounding of it plus a term of order n²u²·Σ|terms|,
+/// however many terms (Ogita, Rump, Oishi, "Accurate sum and dot product", 2005).
 template <typename V> struct Compensated {
-  V sum{}, comp{};
+  V sum{}, comp{}; ///< the total is sum - comp
   void add(V v) {
-    const V y = v - comp;
-    const V t = sum + y;
-    comp = (t - sum) - y;
+    // TwoSum: t + err = sum + v exactly. The errors are summed apart from the running sum
+    // (Ogita, Rump and Oishi's Sum2), so the chain from one add to the next is one addition,
+    // not Kahan's four.
+    const V t = sum + v;
+    const V vt = t - sum;
+    const V err = (sum - (t - vt)) + (v - vt);
+    comp -= err;
     sum = t;
   }
 };

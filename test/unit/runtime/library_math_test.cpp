@@ -124,4 +124,22 @@ TEST(LibraryMath, RowOperationsMeetTheirBoundsAtEveryLevel) {
   }
 }
 
+// A long row of one repeated value: every add of an uncompensated running sum rounds the
+// same way, so its error grows with the row's length. The compensated sum keeps rmsnorm
+// within its bound however long the row is.
+TEST(LibraryMath, LongRowSumsStayCompensated) {
+  namespace acc = hologram::isa::accuracy;
+  const uint64_t cols = uint64_t{1} << 21;
+  const float v = 1.1f;
+  const std::vector<float> x(cols, v);
+  std::vector<float> y(cols);
+  const long double want = v / sqrtl(static_cast<long double>(v) * v + 1e-5L);
+  for (int level : runnable_levels()) {
+    HG_LEVEL_CALL(level, norm_rows, x.data(), y.data(), nullptr, nullptr, 1, cols, 1e-5, false);
+    double worst = 0;
+    for (float out : y) worst = std::max(worst, ulp_error(out, want));
+    EXPECT_LE(worst, acc::kRmsNormUlps) << "rmsnorm at x86-64-v" << level;
+  }
+}
+
 } // namespace
