@@ -85,6 +85,21 @@ void micro_kernel(size_t kc, const T *ap, const T *bp, T *c, uint64_t ldc, size_
       acc[i][1] += a * b1;
     }
   }
+  if (mr == S::MR && nr == S::NR) { // a whole tile: vector stores, row by row
+    const Vec va = Vec{} + alpha, vb = Vec{} + beta;
+    for (size_t i = 0; i < S::MR; ++i)
+      for (size_t h = 0; h < 2; ++h) {
+        T *out = c + i * ldc + h * S::kLanes;
+        Vec v = va * acc[i][h];
+        if (beta != T{0}) {
+          Vec old;
+          std::memcpy(&old, out, sizeof old);
+          v += vb * old;
+        }
+        std::memcpy(out, &v, sizeof v);
+      }
+    return;
+  }
   alignas(64) T tile[S::MR][S::NR];
   std::memcpy(tile, acc, sizeof tile);
   for (size_t i = 0; i < mr; ++i)
@@ -113,7 +128,14 @@ template <typename T> void run(const GemmArgs<T> &g) {
     for (uint64_t p0 = 0; p0 < g.k; p0 += S::KC) {
       const size_t kc = std::min<uint64_t>(S::KC, g.k - p0);
       const T beta = p0 == 0 ? g.beta : T{1}; // later panels accumulate onto C
-      pack_b(g, p0, kc, j0, nc, bpack.data());
+      // B's slivers are packed in parallel too: serially, packing is a tenth of a 512 GEMM
+      // on two threads.
+      const size_t slivers = (nc + S::NR - 1) / S::NR, parts = std::min<size_t>(slivers, 8);
+      parallel_for(parts, [&](size_t part) {
+        const size_t first = slivers * part / parts * S::NR;
+        const size_t end = std::min(nc, slivers * (part + 1) / parts * S::NR);
+        pack_b(g, p0, kc, j0 + first, end - first, bpack.data() + first * kc);
+      });
       parallel_for(blocks, [&](size_t blk) {
         thread_local std::vector<T> apack;
         const uint64_t i0 = blk * S::MC;
@@ -471,17 +493,26 @@ float row_max(const float *x, uint64_t n) {
 /// Sum over a row of f(vector of elements [c, c + kLanesF)), tail lanes filled with `fill`
 /// (which f must map to 0), in groups of four vectors summed pairwise and accumulated with
 /// compensation: the error stays a few ulp of the sum however long the row is (docs/isa.md).
+/// Alternate groups go to two compensated sums, so that two dependency chains run at once;
+/// the second is added to the first, sum and compensation, with compensation as well.
 template <typename F> float row_sum(const float *x, uint64_t n, float fill, F &&f) {
-  vmath::Compensated<VecF> total;
-  uint64_t c = 0;
-  for (; c + 4 * kLanesF <= n; c += 4 * kLanesF) {
+  vmath::Compensated<VecF> total, other;
+  auto group = [&](uint64_t c) {
     const VecF a = f(load(x + c), c), b = f(load(x + c + kLanesF), c + kLanesF);
     const VecF d = f(load(x + c + 2 * kLanesF), c + 2 * kLanesF);
     const VecF e = f(load(x + c + 3 * kLanesF), c + 3 * kLanesF);
-    total.add((a + b) + (d + e));
+    return (a + b) + (d + e);
+  };
+  uint64_t c = 0;
+  for (; c + 8 * kLanesF <= n; c += 8 * kLanesF) {
+    total.add(group(c));
+    other.add(group(c + 4 * kLanesF));
   }
+  for (; c + 4 * kLanesF <= n; c += 4 * kLanesF) total.add(group(c));
   for (; c + kLanesF <= n; c += kLanesF) total.add(f(load(x + c), c));
   if (c < n) total.add(f(load_part(x + c, n - c, fill), c));
+  total.add(other.sum);
+  total.add(VecF{} - other.comp);
   return vmath::lane_sum(total.sum - total.comp);
 }
 
@@ -549,13 +580,22 @@ void norm_rows(const float *x, float *y, const float *gamma, const float *beta, 
     });
     const VecF inv =
         VecF{} + static_cast<float>(1.0 / std::sqrt(double{sq} / static_cast<double>(cols) + eps));
-    uint64_t c = 0;
-    for (; c + kLanesF <= cols; c += kLanesF) {
+    auto normalized = [&](uint64_t c) {
       VecF v = (load(xr + c) - mv) * inv;
       if (gamma) v *= load(gamma + c);
       if (beta) v += load(beta + c);
-      store(yr + c, v);
+      return v;
+    };
+    uint64_t c = 0;
+    for (; c + 4 * kLanesF <= cols; c += 4 * kLanesF) { // four loads ahead of four stores
+      const VecF a = normalized(c), b = normalized(c + kLanesF);
+      const VecF d = normalized(c + 2 * kLanesF), e = normalized(c + 3 * kLanesF);
+      store(yr + c, a);
+      store(yr + c + kLanesF, b);
+      store(yr + c + 2 * kLanesF, d);
+      store(yr + c + 3 * kLanesF, e);
     }
+    for (; c + kLanesF <= cols; c += kLanesF) store(yr + c, normalized(c));
     for (; c < cols; ++c) {
       float v = (xr[c] - mean) * inv[0];
       if (gamma) v *= gamma[c];
