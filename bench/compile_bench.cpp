@@ -48,27 +48,30 @@ std::string straight_line_kernel(int n) {
   return s + "  st.f32 [%a + r1*4], r2\n  st.f32 [%a + r1*4 + 4], r6\n  exit\n";
 }
 
+/// Compiles `text` as `hologram-cc -O2` does, for `target` (an x86 level or "vulkan1.1").
+void compile_once(const std::string &text, const std::string &target) {
+  DiagnosticEngine diags;
+  auto m = isa::parse_module(text, "bench.hasm", diags);
+  if (!m || !isa::verify_module(*m, diags) || !opt::optimize(*m, {}, diags))
+    throw std::runtime_error(diags.to_string());
+  std::string bytes;
+  Status st;
+  if (target == "vulkan1.1") {
+    driver::SpirvOutputOptions o;
+    st = driver::emit_spirv_output(*m, o, "spirv", bytes);
+  } else {
+    driver::CpuOutputOptions o;
+    o.targets = {target};
+    o.module_name = "bench";
+    st = driver::emit_cpu_output(*m, o, "obj", bytes);
+  }
+  if (!st) throw std::runtime_error(st.message());
+  benchmark::DoNotOptimize(bytes);
+}
+
 void compile(benchmark::State &state, bool spirv) {
   const std::string text = straight_line_kernel(static_cast<int>(state.range(0)));
-  for (auto _ : state) {
-    DiagnosticEngine diags;
-    auto m = isa::parse_module(text, "big.hasm", diags);
-    if (!m || !isa::verify_module(*m, diags) || !opt::optimize(*m, {}, diags))
-      throw std::runtime_error(diags.to_string());
-    std::string bytes;
-    Status st;
-    if (spirv) {
-      driver::SpirvOutputOptions o;
-      st = driver::emit_spirv_output(*m, o, "spirv", bytes);
-    } else {
-      driver::CpuOutputOptions o;
-      o.targets = {"x86-64-v3"};
-      o.module_name = "big";
-      st = driver::emit_cpu_output(*m, o, "obj", bytes);
-    }
-    if (!st) throw std::runtime_error(st.message());
-    benchmark::DoNotOptimize(bytes);
-  }
+  for (auto _ : state) compile_once(text, spirv ? "vulkan1.1" : "x86-64-v3");
 }
 
 const char *kSmallKernel = R"(.kernel saxpy
@@ -93,25 +96,7 @@ const char *kSmallC = "void saxpy(const float *x, float *y, float a, unsigned n)
                       "  for (unsigned i = 0; i < n; ++i) y[i] = a * x[i] + y[i];\n}\n";
 
 void compile_small(benchmark::State &state, const char *target) {
-  for (auto _ : state) {
-    DiagnosticEngine diags;
-    auto m = isa::parse_module(kSmallKernel, "saxpy.hasm", diags);
-    if (!m || !isa::verify_module(*m, diags) || !opt::optimize(*m, {}, diags))
-      throw std::runtime_error(diags.to_string());
-    std::string bytes;
-    Status st;
-    if (std::string(target) == "vulkan1.1") {
-      driver::SpirvOutputOptions o;
-      st = driver::emit_spirv_output(*m, o, "spirv", bytes);
-    } else {
-      driver::CpuOutputOptions o;
-      o.targets = {target};
-      o.module_name = "small";
-      st = driver::emit_cpu_output(*m, o, "obj", bytes);
-    }
-    if (!st) throw std::runtime_error(st.message());
-    benchmark::DoNotOptimize(bytes);
-  }
+  for (auto _ : state) compile_once(kSmallKernel, target);
 }
 
 /// `command` run by the shell once per iteration: the whole process, as a build runs it.

@@ -184,17 +184,6 @@ std::function<void(const T *, T *, uint64_t)> compiled_evaluator(const std::stri
   };
 }
 
-/// |got - want| in ulp of want rounded to f64; a wrong NaN or infinity is infinitely far.
-double ulp_error64(double got, long double want) {
-  if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
-  const double rounded = static_cast<double>(want);
-  if (std::isinf(rounded) || std::isinf(got)) return got == rounded ? 0 : INFINITY;
-  if (std::isnan(got)) return INFINITY;
-  const int exponent = rounded == 0 ? -1022 : std::max(std::ilogb(rounded), -1022);
-  return static_cast<double>(std::fabs(static_cast<long double>(got) - want) /
-                             std::ldexp(1.0L, exponent - 52));
-}
-
 /// The worst error of f64 function `fn` over 2^24 sampled inputs.
 std::pair<double, double> sample_f64(const std::string &path, const SampledFunction &fn) {
   auto eval = compiled_evaluator<double>(path, std::string(fn.name) + "_f64");
@@ -213,7 +202,7 @@ std::pair<double, double> sample_f64(const std::string &path, const SampledFunct
                          : fn.lo + (fn.hi - fn.lo) * (static_cast<double>(next() >> 11) * 0x1p-53);
     eval(x.data(), y.data(), kBlock);
     for (uint64_t i = 0; i < kBlock; ++i)
-      if (double e = ulp_error64(y[i], fn.exact(x[i])); e > worst.first) worst = {e, x[i]};
+      if (double e = ulp_error(y[i], fn.exact(x[i])); e > worst.first) worst = {e, x[i]};
   }
   return worst;
 }

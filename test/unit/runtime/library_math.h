@@ -50,16 +50,19 @@ inline void run_map(int level, MapKind kind, const float *x, float *y, uint64_t 
   HG_LEVEL_CALL(level, map, kind, x, y, n);
 }
 
-/// |got - want| in ulp of want rounded to f32 (subnormal spacing below the normal range); a
-/// wrong NaN, infinity or sign of zero is infinitely far.
-inline double ulp_error(float got, long double want) { // long double: the row tests' sums
+/// |got - want| in ulp of want rounded to T (subnormal spacing below the normal range); a
+/// wrong NaN or infinity is infinitely far.
+template <typename T>
+inline double ulp_error(T got, long double want) { // long double: the row tests' sums
+  using L = std::numeric_limits<T>;
   if (std::isnan(want)) return std::isnan(got) ? 0 : INFINITY;
-  const float rounded = static_cast<float>(want);
+  const T rounded = static_cast<T>(want);
   if (std::isinf(rounded) || std::isinf(got)) return got == rounded ? 0 : INFINITY;
   if (std::isnan(got)) return INFINITY;
-  const int exponent = rounded == 0 ? -126 : std::max(std::ilogb(rounded), -126);
+  const int exponent =
+      rounded == 0 ? L::min_exponent - 1 : std::max(std::ilogb(rounded), L::min_exponent - 1);
   return static_cast<double>(std::fabs(static_cast<long double>(got) - want) /
-                             std::ldexp(1.0L, exponent - 23));
+                             std::ldexp(1.0L, exponent - (L::digits - 1)));
 }
 
 } // namespace hologram::runtime::test
