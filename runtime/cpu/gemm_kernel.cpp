@@ -2,6 +2,7 @@
 // namespace and the file is compiled with that level's -march and -ffp-contract=fast, so the
 // micro-kernel's multiply-adds become FMA instructions where the level has them.
 #include "gemm_kernel.h"
+#include "hologram/runtime/cpu.h"
 #include "thread_pool.h"
 #include "vector_math.h"
 
@@ -80,7 +81,8 @@ void micro_kernel(size_t kc, const T *ap, const T *bp, T *c, uint64_t ldc, size_
     std::memcpy(&b0, bp + p * S::NR, sizeof(Vec));
     std::memcpy(&b1, bp + p * S::NR + S::kLanes, sizeof(Vec));
     for (size_t i = 0; i < S::MR; ++i) {
-      Vec a = Vec{} + ap[p * S::MR + i];
+      // A broadcast load: x - 0 folds to x (`Vec{} + x` would add 0 first: x may be -0).
+      const Vec a = ap[p * S::MR + i] - Vec{};
       acc[i][0] += a * b0;
       acc[i][1] += a * b1;
     }
@@ -123,6 +125,7 @@ template <typename T> void run(const GemmArgs<T> &g) {
   const size_t nc_max = std::min<uint64_t>(S::NC, (g.n + S::NR - 1) / S::NR * S::NR);
   std::vector<T> bpack(S::KC * nc_max);
   const uint64_t blocks = (g.m + S::MC - 1) / S::MC;
+  const size_t threads = std::max(1u, cpu_threads());
   for (uint64_t j0 = 0; j0 < g.n; j0 += S::NC) {
     const size_t nc = std::min<uint64_t>(S::NC, g.n - j0);
     for (uint64_t p0 = 0; p0 < g.k; p0 += S::KC) {
@@ -136,13 +139,21 @@ template <typename T> void run(const GemmArgs<T> &g) {
         const size_t end = std::min(nc, slivers * (part + 1) / parts * S::NR);
         pack_b(g, p0, kc, j0 + first, end - first, bpack.data() + first * kc);
       });
-      parallel_for(blocks, [&](size_t blk) {
+      // Tasks are blocks of rows times ranges of column slivers, enough of them (8 per
+      // thread) that the threads finish together: rows alone split 1024 into 11 blocks, 6
+      // and 5 for two threads. Each task packs its rows of A itself.
+      const size_t cols =
+          threads == 1 ? 1 : std::clamp<size_t>((8 * threads + blocks - 1) / blocks, 1, slivers);
+      parallel_for(blocks * cols, [&](size_t task) {
         thread_local std::vector<T> apack;
+        const uint64_t blk = task / cols, part = task % cols;
         const uint64_t i0 = blk * S::MC;
         const size_t mc = std::min<uint64_t>(S::MC, g.m - i0);
+        const size_t j_first = slivers * part / cols * S::NR;
+        const size_t j_end = std::min(nc, slivers * (part + 1) / cols * S::NR);
         apack.resize((mc + S::MR - 1) / S::MR * S::MR * kc);
         pack_a(g, i0, mc, p0, kc, apack.data());
-        for (size_t jr = 0; jr < nc; jr += S::NR)
+        for (size_t jr = j_first; jr < j_end; jr += S::NR)
           for (size_t ir = 0; ir < mc; ir += S::MR)
             micro_kernel(kc, apack.data() + ir * kc, bpack.data() + jr * kc,
                          g.c + (i0 + ir) * g.ldc + j0 + jr, g.ldc, std::min(S::MR, mc - ir),
