@@ -85,17 +85,6 @@ w("inline constexpr float kTanhPolyLimit = 0.625f;")
 T = mpf("0.625")
 poly("kTanhP", lambda u: (mp.tanh(mp.sqrt(u)) - mp.sqrt(u)) / (u * mp.sqrt(u)), 0, T * T, 6, True,
      "P(u) of tanh")
-w("/// sin and cos: k = round(x 2/pi) and r = x - k pi/2 in f64 (pi/2 as a 28-bit head, exact")
-w("/// times k < 2^25, and the rest), for |x| < kTrigLimit; then in f32 on r in [-pi/4, pi/4],")
-w("/// sin r = r + r u S(u) and cos r = 1 - u/2 + u² C(u), u = r².")
-w("inline constexpr float kTrigLimit = 0x1p23f;")
-w("inline constexpr double kTwoOverPi = %s;" % lit(2 / mp.pi, False))
-split("kPiOver2", mp.pi / 2, 28, False)
-quarter = (mp.pi / 4) ** 2
-poly("kSinS", lambda u: mpf(-1) / 6 if u == 0 else (mp.sin(mp.sqrt(u)) - mp.sqrt(u)) / (u * mp.sqrt(u)),
-     0, quarter, 4, True, "S(u) of sin")
-poly("kCosC", lambda u: mpf(1) / 24 if u == 0 else (mp.cos(mp.sqrt(u)) - 1 + u / 2) / (u * u), 0,
-     quarter, 4, True, "C(u) of cos")
 w("} // namespace f32")
 w("")
 w("namespace f64 {")

@@ -25,19 +25,6 @@ inline constexpr float kTanhPolyLimit = 0.625f;
 /// P(u) of tanh on [0, 0.390625]: degree 5, fit error 1.6e-9.
 inline constexpr float kTanhP[] = {0x1.2c83cp-9f,   -0x1.116a16p-7f, 0x1.64a976p-6f,
                                    -0x1.ba08c4p-5f, 0x1.1110eap-3f,  -0x1.555556p-2f};
-/// sin and cos: k = round(x 2/pi) and r = x - k pi/2 in f64 (pi/2 as a 28-bit head, exact
-/// times k < 2^25, and the rest), for |x| < kTrigLimit; then in f32 on r in [-pi/4, pi/4],
-/// sin r = r + r u S(u) and cos r = 1 - u/2 + u² C(u), u = r².
-inline constexpr float kTrigLimit = 0x1p23f;
-inline constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
-inline constexpr double kPiOver2Hi = 0x1.921fb54p+0; // 28 significant bits
-inline constexpr double kPiOver2Lo = 0x1.10b4611a62633p-30;
-/// S(u) of sin on [0, 0.61685]: degree 3, fit error 2.81e-11.
-inline constexpr float kSinS[] = {0x1.6dbe08p-19f, -0x1.a013a8p-13f, 0x1.11110ep-7f,
-                                  -0x1.555556p-3f};
-/// C(u) of cos on [0, 0.61685]: degree 3, fit error 2.34e-12.
-inline constexpr float kCosC[] = {-0x1.25244ep-22f, 0x1.a015c4p-16f, -0x1.6c16cp-10f,
-                                  0x1.555556p-5f};
 } // namespace f32
 
 namespace f64 {

@@ -1,13 +1,13 @@
 // Transcendentals (SPEC §3.4 accuracy bounds) for the x86 lowering. Inline IR, scheduled with
-// the surrounding arithmetic (docs/isa.md "Transcendentals in compiled x86 code"): exp, exp2,
-// log and sigmoid of f32 and f64; log2, log10, tanh, and sin and cos below 2^23, of f32. The
-// constants are support/exp_f32.h's and support/cpu_math.h's (scripts/gen-cpu-math.py);
-// scripts/math-sweep.sh measures the f32 ones on every input. The other vectors call SLEEF's
-// 1-ulp functions (Sleef_<name><f|d><lanes>_u10<sse4|avx2|avx512f>), whose error bound meets
-// the SPEC's for f32 (2 and 4 ulp) and f64 (1 ulp of the correctly rounded value): no lane ever
-// calls scalar libm inside a vector loop. f32 erf is evaluated in f64 and rounded once (gelu's
-// 1 + erf(x) cancels for negative x); rsqrt of f32 likewise; sigmoid is 1/(1+exp(-x)), which
-// saturates to exactly 0 and 1. Uniform values of the library's functions call libm once.
+// the surrounding arithmetic (docs/isa.md "Inline math on x86"): exp, exp2, log and sigmoid of
+// f32 and f64, log2, log10 and tanh of f32. The constants are support/exp_f32.h's and
+// support/cpu_math.h's (scripts/gen-cpu-math.py); scripts/math-sweep.sh measures the f32 ones
+// on every input. The other vectors call SLEEF's 1-ulp functions
+// (Sleef_<name><f|d><lanes>_u10<sse4|avx2|avx512f>), whose error bound meets the SPEC's for f32
+// (2 and 4 ulp) and f64 (1 ulp of the correctly rounded value): no lane ever calls scalar libm
+// inside a vector loop. f32 erf is evaluated in f64 and rounded once (gelu's 1 + erf(x) cancels
+// for negative x); rsqrt of f32 likewise; sigmoid is 1/(1+exp(-x)), which saturates to exactly
+// 0 and 1. Uniform values of the library's functions call libm once.
 #include "lowering.h"
 
 #include "hologram/support/cpu_math.h"
@@ -350,37 +350,6 @@ llvm::Value *emit_tanh_f32(MathIR &m, llvm::Value *x) {
   return b.CreateSelect(b.CreateFCmpOLT(a, m.f(c::kTanhPolyLimit)), small, large);
 }
 
-/// sin or cos of f32 for |x| < 2^23 (the caller checks): k = round(x·2/π) and r = x − k·π/2
-/// in f64, where k·π/2's head is exact and r keeps its digits even next to a multiple of π/2;
-/// then sin r or cos r in f32, chosen and signed by the quadrant k (cos x = sin of quadrant
-/// k + 1).
-llvm::Value *emit_sincos_f32(MathIR &m, const CpuTarget &target, llvm::Value *x, bool cosine) {
-  namespace c = cpu_math::f32;
-  llvm::IRBuilder<> &b = m.builder();
-  llvm::Type *ty = x->getType();
-  llvm::Type *wide = ty->isVectorTy()
-                         ? llvm::VectorType::get(b.getDoubleTy(), llvm::cast<llvm::VectorType>(ty))
-                         : b.getDoubleTy();
-  MathIR d(b, target, wide);
-  llvm::Value *xd = b.CreateFPExt(x, wide);
-  auto [kf, k] = d.round(d.fma(xd, d.f(c::kTwoOverPi), d.f(cpu_math::f64::kShifter)));
-  llvm::Value *r = d.fma(b.CreateFNeg(kf), d.f(c::kPiOver2Hi), xd);
-  r = d.fma(b.CreateFNeg(kf), d.f(c::kPiOver2Lo), r);
-  llvm::Value *rf = b.CreateFPTrunc(r, ty);
-  llvm::Type *ity = m.bits(x)->getType();
-  llvm::Value *q = b.CreateTrunc(k, ity);
-  if (cosine) q = b.CreateAdd(q, m.i(1));
-  llvm::Value *u = b.CreateFMul(rf, rf);
-  llvm::Value *sin_r = m.fma(b.CreateFMul(rf, u), m.horner(u, c::kSinS), rf);
-  llvm::Value *cos_r =
-      m.fma(b.CreateFMul(u, u), m.horner(u, c::kCosC), m.fma(u, m.f(-0.5), m.f(1.0)));
-  llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(q, m.i(1)), m.i(0));
-  llvm::Value *y = b.CreateSelect(odd, cos_r, sin_r);
-  // Quadrants 2 and 3 negate: bit 1 of q moved to the sign bit.
-  llvm::Value *sign = b.CreateShl(b.CreateAnd(q, m.i(2)), m.i(30));
-  return m.from_bits(b.CreateXor(m.bits(y), sign));
-}
-
 } // namespace
 
 llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode op,
@@ -437,18 +406,7 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
     if (!m.f64()) return emit_tanh_f32(m, x);
     return call_library(b, target, op, args);
   case MathOpcode::Sin:
-  case MathOpcode::Cos: {
-    if (m.f64()) return call_library(b, target, op, args);
-    // Every lane below 2^23 in magnitude (NaN is not): the inline reduction; otherwise, for
-    // the chunk, the library's (exact reduction of any argument, infinities, NaN).
-    llvm::Value *small = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
-                                         llvm::ConstantFP::get(ty, cpu_math::f32::kTrigLimit));
-    if (small->getType()->isVectorTy()) small = b.CreateAndReduce(small);
-    const bool cosine = op == MathOpcode::Cos;
-    return m.unless_rare(
-        small, [&] { return emit_sincos_f32(m, target, x, cosine); },
-        [&] { return call_library(b, target, op, args); });
-  }
+  case MathOpcode::Cos:
   case MathOpcode::Tan:
   case MathOpcode::Pow:
   case MathOpcode::Atan2: return call_library(b, target, op, args);

@@ -158,14 +158,6 @@ TEST(CompiledMath, MeetsTheAccuracyBoundsOfTheSpec) {
       const auto *k64 = m->find_kernel(std::string(op.name) + "_f64");
       uint64_t e64 = worst_error<double>(*b, mod, *k64, op, where);
       EXPECT_LE(e64, op.f64_ulps) << target << " f64 " << op.name << " at " << where;
-      // f32 sin and cos reduce inline below 2^23 and call the library for a chunk with a
-      // larger argument: from 1e4 to 3e38 (log scale), chunks of both kinds and mixed ones.
-      if (std::strcmp(op.name, "sin") && std::strcmp(op.name, "cos")) continue;
-      MathOp wide = op;
-      wide.lo = 1e4;
-      wide.hi = 3e38;
-      EXPECT_LE(worst_error<float>(*b, mod, *k32, wide, where), op.f32_ulps)
-          << target << " f32 " << op.name << " (to 3e38) at " << where;
     }
     std::filesystem::remove(path);
   }
