@@ -21,6 +21,8 @@
 #include "hl_sigmoid_fast_exp.h"
 #include "hl_sigmoid_fast_exp_serial.h"
 #include "hl_sigmoid_serial.h"
+#include "hl_sin.h"
+#include "hl_sin_serial.h"
 #include "hl_softmax_rows.h"
 #include "hl_softmax_rows_serial.h"
 #include "hl_sum.h"
@@ -303,6 +305,18 @@ void register_maps_and_sums() {
     map_row("tanh_map/1048576/clang_O3_fastmath_1t", tanh_ref,
             [=] { peer_tanh(x->data(), y->data(), n); });
     halide_map("tanh_map/1048576/", "halide", tanh_ref, hl_tanh, hl_tanh_serial);
+    // sin over [-8, 8] (about five periods).
+    auto sin_ref = once([=] {
+      return elementwise(n, [=](size_t i) { return std::sin(double{(*x)[i]}); }, 1e-5, 1e-7);
+    });
+    map_row(
+        "sin_map/1048576/hologram_1t", sin_ref,
+        [=] { check(sin_map(x->data(), y->data(), u, nullptr)); }, true);
+    map_row("sin_map/1048576/hologram_mt", sin_ref,
+            [=] { check(sin_map(x->data(), y->data(), u, nullptr)); });
+    map_row("sin_map/1048576/clang_O3_fastmath_1t", sin_ref,
+            [=] { peer_sin(x->data(), y->data(), n); });
+    halide_map("sin_map/1048576/", "halide", sin_ref, hl_sin, hl_sin_serial);
     // log of positive inputs over five decades.
     auto xl = shared(data(n, 1e-3f, 1e2f, 7));
     auto log_ref = once([=] {

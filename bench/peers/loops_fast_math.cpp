@@ -23,6 +23,10 @@ void peer_tanh(const float *x, float *y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
 }
 
+void peer_sin(const float *x, float *y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = std::sin(x[i]);
+}
+
 // The rows in f32, as a user writes them with -ffast-math: max, then a sum of exponentials
 // (libmvec's expf, vectorised), then a scale; and a sum of squares, then a scale.
 void peer_softmax_rows_fast(const float *x, float *y, size_t rows, size_t cols) {

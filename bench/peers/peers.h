@@ -22,6 +22,7 @@ void peer_sigmoid(const float *x, float *y, size_t n);
 void peer_exp(const float *x, float *y, size_t n);
 void peer_log(const float *x, float *y, size_t n);
 void peer_tanh(const float *x, float *y, size_t n);
+void peer_sin(const float *x, float *y, size_t n);
 float peer_sum(const float *x, size_t n);
 float peer_dot(const float *x, const float *y, size_t n);
 #ifdef __cplusplus

@@ -129,6 +129,7 @@ int main(int argc, char **argv) {
   pointwise(dir, "hl_log", {a}, {}, [](const In &p, Var x) { return log(p[0](x)); });
   pointwise(dir, "hl_log_fast_log", {a}, {}, [](const In &p, Var x) { return fast_log(p[0](x)); });
   pointwise(dir, "hl_tanh", {a}, {}, [](const In &p, Var x) { return tanh(p[0](x)); });
+  pointwise(dir, "hl_sin", {a}, {}, [](const In &p, Var x) { return sin(p[0](x)); });
   for (bool parallel : {true, false}) {
     reductions(dir, parallel);
     rows(dir, parallel);
