@@ -138,11 +138,17 @@ public:
     x = b_.CreateSelect(b_.CreateFCmpOLT(x, f(lo)), f(lo), x);
     return b_.CreateSelect(b_.CreateFCmpOGT(x, f(hi)), f(hi), x);
   }
-  /// t = x + shifter rounds x to an integer (|x| < 2^22 for f32, 2^51 for f64): that integer
-  /// as a float, and as an integer from t's low bits.
+  /// 1.5·2^(mantissa bits): t = x + shifter rounds x to an integer (|x| < 2^22 for f32, 2^51
+  /// for f64).
+  llvm::Value *shifter() const { return f(f64_ ? cpu_math::f64::kShifter : exp_f32::kShifter); }
+  /// ln 2 in two parts (Cody-Waite): a head whose products with the exponents k of exp and log
+  /// are exact, and the rest.
+  llvm::Value *ln2_hi() const { return f(f64_ ? cpu_math::f64::kLn2Hi : exp_f32::kLn2Hi); }
+  llvm::Value *ln2_lo() const { return f(f64_ ? cpu_math::f64::kLn2Lo : exp_f32::kLn2Lo); }
+  /// For t = x + shifter: the integer x was rounded to, as a float, and as an integer from t's
+  /// low bits.
   std::pair<llvm::Value *, llvm::Value *> round(llvm::Value *t) {
-    const double shifter = f64_ ? cpu_math::f64::kShifter : exp_f32::kShifter;
-    return {b_.CreateFSub(t, f(shifter)), b_.CreateSub(bits(t), bits(f(shifter)))};
+    return {b_.CreateFSub(t, shifter()), b_.CreateSub(bits(t), bits(shifter()))};
   }
   /// e^r for |r| <= ln2/2 (slightly beyond is fine): 1 + (r + r² Q(r)), the f32 polynomial of
   /// support/exp_f32.h or the f64 one of support/cpu_math.h.
@@ -222,12 +228,9 @@ llvm::Value *emit_exp(MathIR &m, llvm::Value *x) {
   const bool d = m.f64();
   x = d ? m.clamp(x, cpu_math::f64::kExpLowest, cpu_math::f64::kExpHighest)
         : m.clamp(x, exp_f32::kLowest, exp_f32::kHighest);
-  llvm::Value *t = d ? m.fma(x, m.f(cpu_math::f64::kLog2e), m.f(cpu_math::f64::kShifter))
-                     : m.fma(x, m.f(exp_f32::kLog2e), m.f(exp_f32::kShifter));
-  auto [kf, k] = m.round(t);
+  auto [kf, k] = m.round(m.fma(x, m.f(d ? cpu_math::f64::kLog2e : exp_f32::kLog2e), m.shifter()));
   llvm::Value *nk = b.CreateFNeg(kf);
-  llvm::Value *r = m.fma(nk, m.f(d ? cpu_math::f64::kLn2Hi : exp_f32::kLn2Hi), x);
-  r = m.fma(nk, m.f(d ? cpu_math::f64::kLn2Lo : exp_f32::kLn2Lo), r);
+  llvm::Value *r = m.fma(nk, m.ln2_lo(), m.fma(nk, m.ln2_hi(), x));
   return m.scale(m.exp_reduced(r), kf, k);
 }
 
@@ -238,7 +241,7 @@ llvm::Value *emit_exp2(MathIR &m, llvm::Value *x) {
   llvm::IRBuilder<> &b = m.builder();
   const bool d = m.f64();
   x = d ? m.clamp(x, -1076.0, 1025.0) : m.clamp(x, -151.0, 129.0);
-  auto [kf, k] = m.round(b.CreateFAdd(x, m.f(d ? cpu_math::f64::kShifter : exp_f32::kShifter)));
+  auto [kf, k] = m.round(b.CreateFAdd(x, m.shifter()));
   llvm::Value *r = b.CreateFSub(x, kf);
   if (!d) {
     llvm::Value *y =
@@ -305,12 +308,9 @@ llvm::Value *log_special(MathIR &m, llvm::Value *x, llvm::Value *y, bool normal)
 /// exact).
 llvm::Value *emit_log(MathIR &m, llvm::Value *x, bool normal) {
   llvm::IRBuilder<> &b = m.builder();
-  const bool d = m.f64();
   LogParts p = log_parts(m, x, normal);
-  llvm::Value *y = m.fma(p.kf, m.f(d ? cpu_math::f64::kLn2Lo : exp_f32::kLn2Lo), p.t);
-  y = b.CreateFAdd(b.CreateFSub(y, p.hfsq), p.f);
-  return log_special(m, x, m.fma(p.kf, m.f(d ? cpu_math::f64::kLn2Hi : exp_f32::kLn2Hi), y),
-                     normal);
+  llvm::Value *y = b.CreateFAdd(b.CreateFSub(m.fma(p.kf, m.ln2_lo(), p.t), p.hfsq), p.f);
+  return log_special(m, x, m.fma(p.kf, m.ln2_hi(), y), normal);
 }
 
 /// log2 and log10 of f32: log(1 + f) as hi + lo with hi cut to 12 bits, so its products with
