@@ -525,10 +525,7 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
     }
   };
   try {
-    if (tasks == 1)
-      run(0); // on the calling thread, without wrapping run in a std::function
-    else
-      parallel_for(tasks, run);
+    parallel_for(tasks, run);
   } catch (const std::bad_alloc &) {
     throw Error(ErrorCode::OutOfMemory, "kernel '" + k.name + "': out of memory for block scratch");
   }

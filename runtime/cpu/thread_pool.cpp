@@ -149,10 +149,9 @@ void set_cpu_threads(unsigned n) {
   g_threads = n;
 }
 
-void parallel_for(size_t n, const std::function<void(size_t)> &task) {
-  if (n == 0) return;
+void parallel_for_tasks(size_t n, const std::function<void(size_t)> &task) {
   unsigned threads = std::min<size_t>(cpu_threads(), pool().size());
-  if (n == 1 || threads <= 1) {
+  if (threads <= 1) {
     for (size_t i = 0; i < n; ++i) task(i);
     return;
   }
