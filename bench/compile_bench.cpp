@@ -11,6 +11,7 @@
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
 #include "hologram/opt/pass_manager.h"
+#include "hologram/support/file_io.h"
 
 #include <benchmark/benchmark.h>
 
@@ -107,9 +108,8 @@ void run_process(benchmark::State &state, const std::string &command) {
 
 std::string scratch(const std::string &name, const std::string &text) {
   const std::string path = "/tmp/hologram-compile-bench-" + name;
-  FILE *f = std::fopen(path.c_str(), "w");
-  if (!f || std::fputs(text.c_str(), f) < 0 || std::fclose(f) != 0)
-    throw std::runtime_error("cannot write " + path);
+  std::string error;
+  if (!write_file_atomic(path, text, &error)) throw std::runtime_error(error);
   return path;
 }
 
