@@ -437,9 +437,13 @@ template <typename T> const char *fast_gemv(const Operands &o) {
     return "gemm";
   }
   ranges(m, 16384 / std::max<uint64_t>(n, 1), [&](uint64_t lo, uint64_t hi) {
-    for (uint64_t i = lo; i < hi; ++i) {
-      T acc = cpu_sum(A + i * lda, x, n, o.level);
-      y[i] = alpha * acc + (beta == T{0} ? T{0} : beta * y[i]);
+    constexpr uint64_t kBlock = 64; // dots of a block of rows, then y's update
+    T dots[kBlock];
+    for (uint64_t i0 = lo; i0 < hi; i0 += kBlock) {
+      const uint64_t count = std::min(kBlock, hi - i0);
+      HG_LEVEL_CALL(o.level, gemv_rows, A + i0 * lda, lda, x, count, n, dots);
+      for (uint64_t r = 0; r < count; ++r)
+        y[i0 + r] = alpha * dots[r] + (beta == T{0} ? T{0} : beta * y[i0 + r]);
     }
   });
   return "dot";
