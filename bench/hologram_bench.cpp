@@ -245,6 +245,12 @@ void register_streams() {
         peer_triad(a->data() + lo, b->data() + lo, c->data() + lo, 3.0f, hi - lo);
       });
     });
+    triad_row("stream_nt_1t", [=] { peer_triad_nt(a->data(), b->data(), c->data(), 3.0f, n); });
+    triad_row("stream_nt_mt", [=] {
+      split(n, [&](size_t lo, size_t hi) {
+        peer_triad_nt(a->data() + lo, b->data() + lo, c->data() + lo, 3.0f, hi - lo);
+      });
+    });
   }
 }
 

@@ -275,7 +275,9 @@ def main():
         "--target=x86-64-v2,x86-64-v3,x86-64-v4` (the dispatcher picks the best level), called "
         "through the generated header",
         "- peers: plain C++ loops by `clang++-19 -O3 -march=native` (`-ffast-math "
-        "-fveclib=libmvec` where marked), OpenBLAS 0.3.21 (`cblas_sgemm`, `cblas_sdot`), Halide 14",
+        "-fveclib=libmvec` where marked), OpenBLAS 0.3.21 (`cblas_sgemm`, `cblas_sdot`), Halide 14; "
+        "for the triad also STREAM's form with aligned non-temporal vector stores (`stream_nt`), "
+        "the memory limit of an output that is only written",
         "- 1t: one thread (hologram `set_cpu_threads(1)`, OpenBLAS 1 thread); mt: every core",
         "",
         "- Halide 14 (Debian's libhalide14-0-dev): each workload as a Halide pipeline compiled",

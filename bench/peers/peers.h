@@ -9,6 +9,7 @@ extern "C" {
 void peer_vector_add(const float *a, const float *b, float *c, size_t n);
 void peer_saxpy(const float *x, float *y, float alpha, size_t n);
 void peer_triad(float *a, const float *b, const float *c, float s, size_t n);
+void peer_triad_nt(float *a, const float *b, const float *c, float s, size_t n);
 void peer_softmax_rows(const float *x, float *y, size_t rows, size_t cols);
 void peer_rmsnorm_rows(const float *x, const float *g, float *y, size_t rows, size_t cols);
 void peer_softmax_rows_fast(const float *x, float *y, size_t rows, size_t cols);

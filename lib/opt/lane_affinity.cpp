@@ -186,8 +186,28 @@ std::optional<LaneStep> to_step(const Form &f) {
 }
 } // namespace
 
-LaneAffinity::LaneAffinity(const Kernel &k, const Cfg &cfg, const Uniformity &u) {
+LaneAffinity::LaneAffinity(const Kernel &k, const Cfg &cfg, const Uniformity &u)
+    : params_read_(k.params.size(), false) {
   for (const auto &[slot, f] : Analysis(k, cfg, u).run()) steps_[slot] = to_step(f);
+  for (const Instruction &inst : k.insts) {
+    if (!(info(inst.op).flags & kFlagReadsMemory)) continue;
+    for (const Operand &o : inst.operands) {
+      if (o.kind == OperandKind::Param) params_read_[o.index] = true; // whole-launch operands
+      if (o.kind != OperandKind::Addr) continue;
+      switch (o.addr.base) {
+      case AddrBase::Param:
+      case AddrBase::Pool: params_read_[o.addr.base_id] = true; break;
+      case AddrBase::Reg: raw_reads_ = true; break;
+      case AddrBase::Shared:
+      case AddrBase::Class:
+      case AddrBase::Boundary: break;
+      }
+    }
+  }
+}
+
+bool LaneAffinity::write_only(const Address &a) const {
+  return a.base == AddrBase::Param && !raw_reads_ && !params_read_[a.base_id];
 }
 
 std::optional<LaneStep> LaneAffinity::step_of(Reg r, Type t) const {

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cpuid.h>
@@ -22,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -34,7 +36,8 @@ namespace hologram::runtime {
 static_assert(sizeof(void *) == 8 && offsetof(hg_cpu_launch, grid) == 16 &&
               offsetof(hg_cpu_launch, boundary) == 40 && offsetof(hg_cpu_launch, phase) == 64 &&
               offsetof(hg_cpu_launch, launch_op) == 72 &&
-              offsetof(hg_cpu_launch, check_address) == 96 && sizeof(hg_cpu_launch) == 104);
+              offsetof(hg_cpu_launch, check_address) == 96 &&
+              offsetof(hg_cpu_launch, stream_bytes) == 104 && sizeof(hg_cpu_launch) == 112);
 static_assert(offsetof(hg_cpu_worker, error) == 32 && sizeof(hg_cpu_error) == 40);
 
 namespace {
@@ -294,6 +297,60 @@ std::string requested_cpu_isa() {
   return v == "auto" || v == "native" ? "" : v;
 }
 
+namespace {
+
+/// The largest data (or unified) cache Linux reports for cpu0 (sysfs), else 32 MiB. sysconf's
+/// _SC_LEVEL3_CACHE_SIZE is not used: in virtual machines it reports the whole socket's cache.
+uint64_t last_level_cache_bytes() {
+  uint64_t best = 0;
+  for (int i = 0; i < 16; ++i) {
+    const std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
+    std::ifstream type(dir + "type"), size(dir + "size");
+    std::string t, text;
+    if (!(type >> t) || !(size >> text)) break;
+    if (t == "Instruction") continue;
+    uint64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc{}) continue;
+    const std::string_view unit(end, text.data() + text.size() - end);
+    const int shift = unit == "K"    ? 10
+                      : unit == "M"  ? 20
+                      : unit == "G"  ? 30
+                      : unit.empty() ? 0
+                                     : -1;
+    if (shift >= 0) best = std::max(best, v << shift);
+  }
+  return best ? best : uint64_t{32} << 20;
+}
+
+constexpr uint64_t kStreamUnset = ~uint64_t{0};
+std::atomic<uint64_t> g_stream_bytes{kStreamUnset};
+
+} // namespace
+
+uint64_t cpu_stream_bytes() {
+  if (uint64_t v = g_stream_bytes.load(std::memory_order_relaxed); v != kStreamUnset) return v;
+  // Read once: this runs on every launch.
+  static const std::pair<uint64_t, std::string> from_env =
+      []() -> std::pair<uint64_t, std::string> {
+    const char *env = std::getenv("HOLOGRAM_CPU_STREAM_BYTES");
+    if (!env) return {last_level_cache_bytes(), ""};
+    uint64_t v = 0;
+    const char *end = env + std::strlen(env);
+    auto [stop, ec] = std::from_chars(env, end, v);
+    if (ec != std::errc{} || stop != end || stop == env)
+      return {0, std::string("HOLOGRAM_CPU_STREAM_BYTES='") + env +
+                     "' is not a byte count (a decimal number; 0 turns non-temporal stores off)"};
+    return {v, ""};
+  }();
+  if (!from_env.second.empty()) throw Error(ErrorCode::InvalidArgument, from_env.second);
+  return from_env.first;
+}
+
+void set_cpu_stream_bytes(std::optional<uint64_t> bytes) {
+  g_stream_bytes = bytes ? std::min(*bytes, kStreamUnset - 1) : kStreamUnset;
+}
+
 std::shared_ptr<CpuModule> CpuModule::load_file(const std::string &path) {
   if (artifact::is_bundle_file(path)) return load_bundle(path);
   return open_shared_object(path, path, -1);
@@ -472,6 +529,7 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
   L.convert = convert;
   L.runtime = &cx;
   L.check_address = check_address;
+  L.stream_bytes = cpu_stream_bytes();
 
   const uint32_t variant = m.variant();
   const hg_cpu_blocks_fn fn = kd.variants[variant];

@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a layout below changes; the runtime refuses objects of another version. */
-#define HG_CPU_ABI_VERSION 3u
+#define HG_CPU_ABI_VERSION 4u
 
 /** What went wrong inside generated code (hg_cpu_error.kind). */
 enum hg_cpu_error_kind {
@@ -78,6 +78,10 @@ typedef struct hg_cpu_launch {
   hg_cpu_convert_fn convert;
   void *runtime; /* opaque to generated code */
   hg_cpu_check_address_fn check_address;
+  /* A contiguous store whose launch writes at least this many bytes (the launch's lanes times
+   * the element size) bypasses the caches: full chunks at 16-byte aligned addresses store
+   * non-temporally, and each hg_cpu_blocks_fn call that did ends with an sfence. 0: never. */
+  uint64_t stream_bytes;
 } hg_cpu_launch;
 
 /** Per worker thread: memory that one block at a time uses. */

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <vector>
 
 namespace hologram::opt {
 
@@ -38,11 +39,18 @@ public:
   [[nodiscard]] std::optional<LaneStep> offset_step(const isa::Address &a) const;
   /// The step of register `r` read as `t` (a special register included).
   [[nodiscard]] std::optional<LaneStep> step_of(isa::Reg r, isa::Type t) const;
+  /// Whether `a` addresses a buffer parameter that nothing in the kernel reads: no instruction
+  /// that reads memory does so through that parameter or through a raw address. Stores there
+  /// may bypass the caches (a buffer bound to two parameters is not seen; it costs speed, not
+  /// correctness).
+  [[nodiscard]] bool write_only(const isa::Address &a) const;
 
   struct Form; // the lattice value of one (register, type), in lane_affinity.cpp
 
 private:
   std::map<isa::TypedSlot, std::optional<LaneStep>> steps_;
+  std::vector<bool> params_read_; ///< per parameter: read through an address
+  bool raw_reads_ = false;        ///< something reads through a register-held address
 };
 
 } // namespace hologram::opt

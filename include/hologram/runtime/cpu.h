@@ -1,7 +1,9 @@
-// Controls of the CPU backend (SPEC §7): which x86 variant of a compiled module runs, and
-// how many threads launches use.
+// Controls of the CPU backend (SPEC §7): which x86 variant of a compiled module runs, how
+// many threads launches use, and when compiled stores bypass the caches.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,5 +24,14 @@ bool cpu_has_feature(std::string_view feature);
 /// thread by default; set_cpu_threads(0) restores the default.
 unsigned cpu_threads();
 void set_cpu_threads(unsigned n);
+
+/// Non-temporal stores: a contiguous store of a compiled kernel whose launch writes at least
+/// this many bytes (lanes times element size) bypasses the caches, so that an output larger
+/// than the cache is not first read in. The value: set_cpu_stream_bytes's, else
+/// $HOLOGRAM_CPU_STREAM_BYTES (read once; a value that is not a decimal number makes launches
+/// fail with InvalidArgument), else the size of the largest data cache. 0: never.
+uint64_t cpu_stream_bytes();
+/// Sets the threshold for launches from now on; std::nullopt returns to the default.
+void set_cpu_stream_bytes(std::optional<uint64_t> bytes);
 
 } // namespace hologram::runtime

@@ -18,8 +18,10 @@
 
 #include <llvm/IR/DIBuilder.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/MDBuilder.h>
 
+#include <bit>
 #include <map>
 
 namespace hologram::codegen::detail {
@@ -34,7 +36,7 @@ AbiTypes::AbiTypes(llvm::LLVMContext &c) {
   auto *i64 = llvm::Type::getInt64Ty(c);
   auto *dim = llvm::ArrayType::get(i32, 3);
   launch = llvm::StructType::create(
-      c, {ptr, ptr, dim, dim, ptr, ptr, ptr, i32, i32, ptr, ptr, ptr, ptr}, "hg_cpu_launch");
+      c, {ptr, ptr, dim, dim, ptr, ptr, ptr, i32, i32, ptr, ptr, ptr, ptr, i64}, "hg_cpu_launch");
   error = llvm::StructType::create(c, {i32, i32, i64, i64, i64, i32, i32}, "hg_cpu_error");
   worker = llvm::StructType::create(c, {ptr, i64, ptr, i64, error}, "hg_cpu_worker");
 }
@@ -55,7 +57,8 @@ enum LaunchField {
   LLaunchOp,
   LConvert,
   LRuntime,
-  LCheckAddress
+  LCheckAddress,
+  LStreamBytes
 };
 enum WorkerField { WShared, WSharedSize, WScratch, WScratchSize, WError };
 
@@ -283,6 +286,7 @@ private:
     bdy_ = launch_dim(LBlock, 1);
     bdz_ = launch_dim(LBlock, 2);
     lanes_ = b_.CreateMul(b_.CreateMul(bdx_, bdy_), bdz_, "lanes");
+    stream_bytes_ = load_field(abi_.launch, launch_, LStreamBytes, i64(), "stream.bytes");
     // Runs of w lanes start at multiples of w, so they stay in one row of the block when the
     // block is one row or its rows are whole runs.
     rows_whole_ =
@@ -1003,7 +1007,8 @@ private:
     return {phi, false};
   }
 
-  void store(Type t, const Access &acc, V v) {
+  /// `streams`: the address is of an output that the kernel only writes (write_only).
+  void store(Type t, const Access &acc, V v, bool streams = false) {
     const uint64_t size = type_size(t);
     check_bounds(acc, size);
     if (acc.off.uni && v.uni) {
@@ -1017,8 +1022,11 @@ private:
       return;
     }
     if (always_consecutive(acc, size)) { // known when compiled: no check, no scatter
-      b_.CreateMaskedStore(val, pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0})),
-                           llvm::Align(1), mask);
+      Value *p0 = pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0}));
+      if (full_chunk_ && streams && (w_ * size) % kStreamAlign == 0)
+        store_maybe_streaming(val, p0, size);
+      else
+        b_.CreateMaskedStore(val, p0, llvm::Align(1), mask);
       return;
     }
     BasicBlock *contiguous = BasicBlock::Create(c_, "st.vector", fn_);
@@ -1033,6 +1041,40 @@ private:
     b_.CreateMaskedScatter(val, pointer(acc, acc.off.v), llvm::Align(1), mask);
     b_.CreateBr(done);
     b_.SetInsertPoint(done);
+  }
+
+  /// A full chunk's contiguous store: non-temporal when the launch's stores of this
+  /// instruction write at least hg_cpu_launch.stream_bytes (an output larger than the cache,
+  /// which normal stores would first read in) and the address is 16-byte aligned (movntps
+  /// needs it; LLVM splits a wider vector into aligned 16-byte stores); a plain store otherwise.
+  void store_maybe_streaming(Value *val, Value *p0, uint64_t size) {
+    Value *lanes = launch_lanes();
+    Value *bytes = b_.CreateLShr(stream_bytes_, u64c(std::countr_zero(size)));
+    Value *big = b_.CreateAnd(b_.CreateICmpNE(stream_bytes_, u64c(0)),
+                              b_.CreateICmpUGE(lanes, bytes), "stream.big");
+    Value *aligned = b_.CreateICmpEQ(
+        b_.CreateAnd(b_.CreatePtrToInt(p0, i64()), u64c(kStreamAlign - 1)), u64c(0));
+    BasicBlock *stream = BasicBlock::Create(c_, "st.stream", fn_);
+    BasicBlock *cached = BasicBlock::Create(c_, "st.cached", fn_);
+    BasicBlock *done = BasicBlock::Create(c_, "st.done", fn_);
+    b_.CreateCondBr(b_.CreateAnd(big, aligned), stream, cached);
+    b_.SetInsertPoint(stream);
+    llvm::StoreInst *nt = b_.CreateAlignedStore(val, p0, llvm::Align(kStreamAlign));
+    nt->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                    llvm::MDNode::get(c_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+    b_.CreateBr(done);
+    b_.SetInsertPoint(cached);
+    b_.CreateAlignedStore(val, p0, llvm::Align(1));
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    stream_size_ = std::min(stream_size_, size);
+  }
+
+  /// Lanes of the whole launch (grid times block), below 2^62 (the runtime refuses more).
+  Value *launch_lanes() {
+    auto z = [&](Value *v) { return b_.CreateZExt(v, i64()); };
+    return b_.CreateMul(b_.CreateMul(b_.CreateMul(z(gx_), z(gy_)), z(gz_)), z(lanes_),
+                        "launch.lanes");
   }
 
   // ------------------------------------------------------------------------------------------
@@ -1134,6 +1176,10 @@ private:
   Value *gx_ = nullptr, *gy_ = nullptr, *gz_ = nullptr, *bdx_ = nullptr, *bdy_ = nullptr,
         *bdz_ = nullptr, *lanes_ = nullptr;
   Value *rows_whole_ = nullptr;
+  Value *stream_bytes_ = nullptr; ///< hg_cpu_launch.stream_bytes
+  /// The smallest element size of a store that may stream (for the driver's sfence); none: ~0.
+  uint64_t stream_size_ = ~uint64_t{0};
+  static constexpr uint64_t kStreamAlign = 16;
   Value *chunk_full_ = nullptr; ///< every lane of this chunk is in the block
   Value *lane_lin_ = nullptr, *valid_ = nullptr, *lx_ = nullptr, *ly_ = nullptr, *lz_ = nullptr;
   BasicBlock *entry_ = nullptr, *body_entry_ = nullptr, *dispatch_ = nullptr, *exit_all_ = nullptr;
@@ -1149,12 +1195,10 @@ private:
   uint64_t pool_bytes_ = 0;
   uint32_t state_bytes_ = 0;
   bool divergent_ = false;
-  bool full_chunk_ = false;
-  std::map<unsigned, Ends>
-      ends_of_pred_; ///< full chunk: predicates whose ends decide ///< emitting a block's copy for
-                     ///< chunks whose lanes are all live
-  uint32_t versioned_ = 0;            ///< instructions emitted twice so far
-  std::vector<BasicBlock *> full_bb_; ///< per block: the entry of its full-chunk copy, if any
+  bool full_chunk_ = false; ///< emitting a block's copy for chunks whose lanes are all live
+  std::map<unsigned, Ends> ends_of_pred_; ///< full chunk: predicates whose ends decide
+  uint32_t versioned_ = 0;                ///< instructions emitted twice so far
+  std::vector<BasicBlock *> full_bb_;     ///< per block: the entry of its full-chunk copy, if any
   static constexpr uint32_t kMaxVersioned = 2048;
   uint32_t cur_ = 0;
 };
@@ -1172,7 +1216,9 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
   case Opcode::PoolLd: set(inst, 0, t, load(t, resolve(ops[1].addr))); return;
   case Opcode::St:
   case Opcode::Sts:
-  case Opcode::PoolSt: store(t, resolve(ops[0].addr), src(inst, 1, t)); return;
+  case Opcode::PoolSt:
+    store(t, resolve(ops[0].addr), src(inst, 1, t), affinity_.write_only(ops[0].addr));
+    return;
   case Opcode::Mov: set(inst, 0, t, src(inst, 1, t)); return;
   case Opcode::MovImm: set(inst, 0, t, {constant(t, ops[1].imm), true}); return;
   case Opcode::Cvt: set(inst, 0, t, convert(src(inst, 1, inst.type2), t, inst.type2)); return;
@@ -2128,6 +2174,22 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     b_.CreateBr(block_head);
   }
   b_.SetInsertPoint(done);
+  if (stream_size_ != ~uint64_t{0}) {
+    // Non-temporal stores are weakly ordered: fence them before the runtime learns that these
+    // blocks are done, when this launch is big enough for any store to have streamed.
+    Value *limit = b_.CreateLoad(i64(), b_.CreateStructGEP(abi_.launch, launch, LStreamBytes));
+    Value *launch_lanes = b_.CreateMul(b_.CreateMul(gx, gy), b_.CreateMul(dim(LGrid, 2), lanes));
+    Value *streamed = b_.CreateAnd(
+        b_.CreateICmpNE(limit, u64c(0)),
+        b_.CreateICmpUGE(launch_lanes, b_.CreateLShr(limit, u64c(std::countr_zero(stream_size_)))));
+    BasicBlock *fence = BasicBlock::Create(c_, "sfence", f);
+    BasicBlock *ret = BasicBlock::Create(c_, "return", f);
+    b_.CreateCondBr(streamed, fence, ret);
+    b_.SetInsertPoint(fence);
+    b_.CreateIntrinsic(llvm::Intrinsic::x86_sse_sfence, {}, {});
+    b_.CreateBr(ret);
+    b_.SetInsertPoint(ret);
+  }
   b_.CreateRet(b_.getInt32(0));
   return f;
 }

@@ -324,6 +324,37 @@ TEST(CpuModules, ConcurrentLaunchesFromManyThreads) {
   EXPECT_EQ(bad.load(), 0);
 }
 
+TEST(CpuModules, StreamingStoresWriteEveryElementAtEveryLevel) {
+  // A threshold of one byte makes every full chunk's store to c (which vector_add only writes,
+  // into 64-byte aligned buffers) non-temporal; the chunk that straddles n stays masked. 0
+  // turns streaming off, and 2^40 bytes is more than any of these launches writes.
+  struct StreamGuard {
+    ~StreamGuard() { runtime::set_cpu_stream_bytes(std::nullopt); }
+  } restore;
+  IsaGuard isa;
+  auto path = compile({"x86-64-v2", "x86-64-v3", "x86-64-v4"});
+  auto b = create_backend(Preference::parse("cpu"));
+  std::vector<std::string> levels = {"v2"};
+  if (has_v3()) levels.push_back("v3");
+  if (has_v4()) levels.push_back("v4");
+  for (const std::string &level : levels)
+    for (uint64_t threshold : {uint64_t{1}, uint64_t{0}, uint64_t{1} << 40}) {
+      runtime::set_cpu_isa(level);
+      runtime::set_cpu_stream_bytes(threshold);
+      EXPECT_EQ(runtime::cpu_stream_bytes(), threshold);
+      auto m = b->load_module(path);
+      for (uint32_t n : {1u, 16u, 1000u, 100003u}) {
+        auto c = run_vector_add(*b, m, n);
+        uint32_t bad = 0;
+        for (uint32_t k = 0; k < n; ++k) bad += c[k] != 2.0f * static_cast<float>(k);
+        EXPECT_EQ(bad, 0u) << level << ", threshold " << threshold << ", n = " << n;
+      }
+      b->unload_module(m);
+    }
+  runtime::set_cpu_stream_bytes(std::nullopt);
+  EXPECT_GT(runtime::cpu_stream_bytes(), 0u); // the cache size, or the environment's value
+}
+
 TEST(CpuModules, WholeLaunchOperationsSplitOverThreadsMatchTheInterpreter) {
   // Large enough that map, softmax, reduce_all and dot run in parallel ranges.
   const char *text = R"(
