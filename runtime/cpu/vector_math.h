@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <immintrin.h>
 #include <iterator>
+#include <utility>
 
 namespace hologram::runtime::vmath {
 
@@ -170,24 +171,36 @@ template <typename V> struct Compensated {
   }
 };
 
-/// Sum of the lanes of v, pairwise.
-template <typename V> inline float lane_sum(V v) {
-  constexpr size_t n = sizeof(V) / sizeof(float);
-  float tmp[n];
-  __builtin_memcpy(tmp, &v, sizeof v);
-  for (size_t w = n / 2; w > 0; w /= 2)
-    for (size_t i = 0; i < w; ++i) tmp[i] += tmp[i + w];
-  return tmp[0];
+/// The lower and upper halves of v, as vectors of half the width (in registers: a lane
+/// extract, not a trip through memory).
+template <typename V, size_t... I> inline auto low_half(V v, std::index_sequence<I...>) {
+  return __builtin_shufflevector(v, v, I...);
+}
+template <typename V, size_t... I> inline auto high_half(V v, std::index_sequence<I...>) {
+  return __builtin_shufflevector(v, v, (I + sizeof...(I))...);
 }
 
-/// Largest lane of v (NaN lanes ignored unless all are NaN).
+/// Sum of the lanes of v, pairwise: the upper half added to the lower, down to two lanes.
+template <typename V> inline float lane_sum(V v) {
+  constexpr size_t n = sizeof(V) / sizeof(float);
+  if constexpr (n == 2) {
+    return v[0] + v[1];
+  } else {
+    constexpr auto half = std::make_index_sequence<n / 2>{};
+    return lane_sum(low_half(v, half) + high_half(v, half));
+  }
+}
+
+/// Largest lane of v (NaN lanes ignored unless all are NaN), pairwise like lane_sum.
 template <typename V> inline float lane_max(V v) {
   constexpr size_t n = sizeof(V) / sizeof(float);
-  float tmp[n];
-  __builtin_memcpy(tmp, &v, sizeof v);
-  float m = tmp[0];
-  for (size_t i = 1; i < n; ++i) m = tmp[i] > m || m != m ? tmp[i] : m;
-  return m;
+  if constexpr (n == 2) {
+    return v[1] > v[0] || v[0] != v[0] ? v[1] : v[0];
+  } else {
+    constexpr auto half = std::make_index_sequence<n / 2>{};
+    const auto lo = low_half(v, half), hi = high_half(v, half);
+    return lane_max(hi > lo || lo != lo ? hi : lo);
+  }
 }
 
 } // namespace hologram::runtime::vmath
