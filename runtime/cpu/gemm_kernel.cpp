@@ -654,10 +654,12 @@ void norm_rows(const float *x, float *y, const float *gamma, const float *beta, 
     });
     const VecF inv =
         VecF{} + static_cast<float>(1.0 / std::sqrt(double{sq} / static_cast<double>(cols) + eps));
-    auto normalized = [&](uint64_t c) {
-      VecF v = (load(xr + c) - mv) * inv;
-      if (gamma) v *= load(gamma + c);
-      if (beta) v += load(beta + c);
+    // Lanes [c, c + k) of y, k = kLanesF except in the row's last partial vector.
+    auto normalized = [&](uint64_t c, uint64_t k = kLanesF) {
+      auto in = [&](const float *p) { return k == kLanesF ? load(p + c) : load_part(p + c, k, 0); };
+      VecF v = (in(xr)-mv) * inv;
+      if (gamma) v *= in(gamma);
+      if (beta) v += in(beta);
       return v;
     };
     uint64_t c = 0;
@@ -670,12 +672,7 @@ void norm_rows(const float *x, float *y, const float *gamma, const float *beta, 
       store(yr + c + 3 * kLanesF, e);
     }
     for (; c + kLanesF <= cols; c += kLanesF) store(yr + c, normalized(c));
-    for (; c < cols; ++c) {
-      float v = (xr[c] - mean) * inv[0];
-      if (gamma) v *= gamma[c];
-      if (beta) v += beta[c];
-      yr[c] = v;
-    }
+    if (c < cols) store_part(yr + c, normalized(c, cols - c), cols - c);
   }
 }
 
