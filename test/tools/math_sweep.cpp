@@ -188,13 +188,8 @@ std::function<void(const T *, T *, uint64_t)> compiled_evaluator(const std::stri
 std::pair<double, double> sample_f64(const std::string &path, const SampledFunction &fn) {
   auto eval = compiled_evaluator<double>(path, std::string(fn.name) + "_f64");
   std::vector<double> x(kBlock), y(kBlock);
-  uint64_t s = 0x9E3779B97F4A7C15ull;
-  auto next = [&] {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return s;
-  };
+  XorShift64 rng{0x9E3779B97F4A7C15ull};
+  auto next = [&] { return rng.next(); };
   std::pair<double, double> worst{0, 0}; // ulps, x
   for (int block = 0; block < 256; ++block) {
     for (auto &v : x)

@@ -7,6 +7,7 @@
 #include "hologram/isa/text.h"
 #include "hologram/runtime/backend.h"
 #include "hologram/support/file_io.h"
+#include "runtime/library_math.h"
 
 #include <gtest/gtest.h>
 
@@ -90,13 +91,8 @@ uint64_t worst_error(Backend &b, ModuleHandle m, const isa::Kernel &k, const Mat
   static_assert(sizeof(long double) > sizeof(double), "needs x87 extended precision");
   const uint32_t n = 1 << 14;
   std::vector<T> x(n), y(n);
-  uint64_t s = 0x2545F4914F6CDD1Dull;
-  auto next = [&] {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    return static_cast<double>(s >> 11) / 9007199254740992.0;
-  };
+  runtime::test::XorShift64 rng{0x2545F4914F6CDD1Dull};
+  auto next = [&] { return static_cast<double>(rng.next() >> 11) / 9007199254740992.0; };
   const bool logscale = op.lo > 0 && op.hi / op.lo > 1e6;
   for (uint32_t i = 0; i < n; ++i) {
     double u = next();

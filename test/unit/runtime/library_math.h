@@ -15,6 +15,17 @@
 
 namespace hologram::runtime::test {
 
+/// Deterministic sampled inputs: 64-bit xorshift, the same sequence on every platform.
+struct XorShift64 {
+  uint64_t s;
+  uint64_t next() {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    return s;
+  }
+};
+
 struct LibraryFunction {
   const char *name;
   MapKind kind;
