@@ -656,10 +656,12 @@ void norm_rows(const float *x, float *y, const float *gamma, const float *beta, 
         VecF{} + static_cast<float>(1.0 / std::sqrt(double{sq} / static_cast<double>(cols) + eps));
     // Lanes [c, c + k) of y, k = kLanesF except in the row's last partial vector.
     auto normalized = [&](uint64_t c, uint64_t k = kLanesF) {
-      auto in = [&](const float *p) { return k == kLanesF ? load(p + c) : load_part(p + c, k, 0); };
-      VecF v = (in(xr)-mv) * inv;
-      if (gamma) v *= in(gamma);
-      if (beta) v += in(beta);
+      auto lanes = [&](const float *p) {
+        return k == kLanesF ? load(p + c) : load_part(p + c, k, 0);
+      };
+      VecF v = (lanes(xr) - mv) * inv;
+      if (gamma) v *= lanes(gamma);
+      if (beta) v += lanes(beta);
       return v;
     };
     uint64_t c = 0;

@@ -23,6 +23,7 @@
 
 #include <bit>
 #include <map>
+#include <optional>
 
 namespace hologram::codegen::detail {
 
@@ -1048,10 +1049,7 @@ private:
   /// which normal stores would first read in) and the address is 16-byte aligned (movntps
   /// needs it; LLVM splits a wider vector into aligned 16-byte stores); a plain store otherwise.
   void store_maybe_streaming(Value *val, Value *p0, uint64_t size) {
-    Value *lanes = launch_lanes();
-    Value *bytes = b_.CreateLShr(stream_bytes_, u64c(std::countr_zero(size)));
-    Value *big = b_.CreateAnd(b_.CreateICmpNE(stream_bytes_, u64c(0)),
-                              b_.CreateICmpUGE(lanes, bytes), "stream.big");
+    Value *big = launch_streams(stream_bytes_, launch_lanes(), size);
     Value *aligned = b_.CreateICmpEQ(
         b_.CreateAnd(b_.CreatePtrToInt(p0, i64()), u64c(kStreamAlign - 1)), u64c(0));
     BasicBlock *stream = BasicBlock::Create(c_, "st.stream", fn_);
@@ -1067,7 +1065,16 @@ private:
     b_.CreateAlignedStore(val, p0, llvm::Align(1));
     b_.CreateBr(done);
     b_.SetInsertPoint(done);
-    stream_size_ = std::min(stream_size_, size);
+    stream_size_ = std::min(stream_size_.value_or(size), size);
+  }
+
+  /// Whether a launch of `lanes` lanes writes at least `limit` bytes (hg_cpu_launch's
+  /// stream_bytes; 0: never) through a store of `size`-byte elements. The chunk's stores and
+  /// the driver's sfence decide with this one test.
+  Value *launch_streams(Value *limit, Value *lanes, uint64_t size) {
+    return b_.CreateAnd(b_.CreateICmpNE(limit, u64c(0)),
+                        b_.CreateICmpUGE(lanes, b_.CreateLShr(limit, u64c(std::countr_zero(size)))),
+                        "stream.big");
   }
 
   /// Lanes of the whole launch (grid times block), below 2^62 (the runtime refuses more).
@@ -1177,8 +1184,8 @@ private:
         *bdz_ = nullptr, *lanes_ = nullptr;
   Value *rows_whole_ = nullptr;
   Value *stream_bytes_ = nullptr; ///< hg_cpu_launch.stream_bytes
-  /// The smallest element size of a store that may stream (for the driver's sfence); none: ~0.
-  uint64_t stream_size_ = ~uint64_t{0};
+  /// The smallest element size of a store that may stream (for the driver's sfence).
+  std::optional<uint64_t> stream_size_;
   static constexpr uint64_t kStreamAlign = 16;
   Value *chunk_full_ = nullptr; ///< every lane of this chunk is in the block
   Value *lane_lin_ = nullptr, *valid_ = nullptr, *lx_ = nullptr, *ly_ = nullptr, *lz_ = nullptr;
@@ -2174,14 +2181,12 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     b_.CreateBr(block_head);
   }
   b_.SetInsertPoint(done);
-  if (stream_size_ != ~uint64_t{0}) {
+  if (stream_size_) {
     // Non-temporal stores are weakly ordered: fence them before the runtime learns that these
     // blocks are done, when this launch is big enough for any store to have streamed.
     Value *limit = b_.CreateLoad(i64(), b_.CreateStructGEP(abi_.launch, launch, LStreamBytes));
     Value *launch_lanes = b_.CreateMul(b_.CreateMul(gx, gy), b_.CreateMul(dim(LGrid, 2), lanes));
-    Value *streamed = b_.CreateAnd(
-        b_.CreateICmpNE(limit, u64c(0)),
-        b_.CreateICmpUGE(launch_lanes, b_.CreateLShr(limit, u64c(std::countr_zero(stream_size_)))));
+    Value *streamed = launch_streams(limit, launch_lanes, *stream_size_);
     BasicBlock *fence = BasicBlock::Create(c_, "sfence", f);
     BasicBlock *ret = BasicBlock::Create(c_, "return", f);
     b_.CreateCondBr(streamed, fence, ret);
