@@ -31,7 +31,7 @@ std::optional<SpirvTarget> parse_spirv_target(std::string_view name);
 
 struct SpirvOptions {
   SpirvTarget target;
-  unsigned opt_level = 2;    ///< 0: no spirv-opt; otherwise its performance passes
+  unsigned opt_level = 2;    ///< 0: no spirv-opt; 1-2: a short pass list; 3: its performance passes
   bool fast_math = false;    ///< -ffast-math: the target's own math precision
   bool bounds_check = false; ///< -fbounds-check
   bool check_div = false;    ///< -fcheck-div

@@ -1,5 +1,6 @@
 #include "builder.h"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace hologram::codegen::spirv {
@@ -215,6 +216,7 @@ Id Builder::begin_function(Id ret, Id fn_type, Id fn) {
   if (!fn) fn = fresh();
   in_function_ = true;
   first_block_ = true;
+  locals_ = {};
   fn_header_.clear();
   fn_locals_.clear();
   fn_body_.clear();
@@ -226,9 +228,12 @@ void Builder::aside(const std::function<void()> &write) {
   Words header = std::move(fn_header_), locals = std::move(fn_locals_), body = std::move(fn_body_);
   size_t locals_at = locals_at_;
   Id label = current_label_;
+  Locals locals_kept = std::move(locals_);
+  locals_ = {};
   bool in_function = in_function_, in_block = in_block_, first_block = first_block_;
   in_function_ = in_block_ = false;
   write();
+  locals_ = std::move(locals_kept);
   if (in_function_) throw std::logic_error("spirv: a function written aside did not end");
   fn_header_ = std::move(header);
   fn_locals_ = std::move(locals);
@@ -259,7 +264,12 @@ void Builder::begin_block(Id label) {
   if (in_block_) throw std::logic_error("spirv: block not terminated");
   in_block_ = true;
   current_label_ = label;
+  locals_.block.clear();
   append(fn_body_, spv::Op::OpLabel, {label});
+  if (locals_.ssa) {
+    locals_.begun.insert(label);
+    locals_.block_start[label] = fn_body_.size();
+  }
   if (first_block_) {
     first_block_ = false;
     locals_at_ = fn_body_.size(); // the entry block's variables go here
@@ -268,6 +278,26 @@ void Builder::begin_block(Id label) {
 
 void Builder::end_function() {
   if (in_block_) throw std::logic_error("spirv: function ends inside a block");
+  if (!locals_.unsealed.empty()) throw std::logic_error("spirv: a loop without its back edge");
+  if (!locals_.phis.empty()) { // each block's phis right after its label
+    std::vector<std::pair<size_t, const Locals::Phi *>> at;
+    for (const auto &phi : locals_.phis)
+      if (!phi.dead) at.emplace_back(locals_.block_start.at(phi.block), &phi);
+    std::stable_sort(at.begin(), at.end(),
+                     [](const auto &a, const auto &b) { return a.first < b.first; });
+    Words body;
+    size_t from = 0;
+    for (const auto &[offset, phi] : at) {
+      body.insert(body.end(), fn_body_.begin() + static_cast<std::ptrdiff_t>(from),
+                  fn_body_.begin() + static_cast<std::ptrdiff_t>(offset));
+      Words w{phi->type, phi->id};
+      w.insert(w.end(), phi->operands.begin(), phi->operands.end());
+      append(body, spv::Op::OpPhi, w);
+      from = offset;
+    }
+    body.insert(body.end(), fn_body_.begin() + static_cast<std::ptrdiff_t>(from), fn_body_.end());
+    fn_body_ = std::move(body);
+  }
   functions_.insert(functions_.end(), fn_header_.begin(), fn_header_.end());
   functions_.insert(functions_.end(), fn_body_.begin(), fn_body_.begin() + locals_at_);
   functions_.insert(functions_.end(), fn_locals_.begin(), fn_locals_.end());
@@ -278,6 +308,10 @@ void Builder::end_function() {
 
 Id Builder::op(spv::Op o, Id ty, const Words &operands) {
   if (!in_block_) throw std::logic_error("spirv: instruction outside a block");
+  if (o == spv::Op::OpFunctionCall && !locals_.ssa) {
+    flush_locals();
+    locals_.block.clear();
+  }
   Id id = fresh();
   Words w{ty, id};
   w.insert(w.end(), operands.begin(), operands.end());
@@ -288,12 +322,134 @@ Id Builder::op(spv::Op o, Id ty, const Words &operands) {
 
 void Builder::op_void(spv::Op o, const Words &operands) {
   if (!in_block_) throw std::logic_error("spirv: instruction outside a block");
+  if (o == spv::Op::OpSelectionMerge || o == spv::Op::OpLoopMerge) flush_locals();
+  if (o == spv::Op::OpLoopMerge && locals_.ssa) {
+    for (const auto &[key, value] : locals_.defs)
+      if (key >> 32 == current_label_)
+        throw std::logic_error("spirv: a variable used in a loop header before its merge");
+    locals_.unsealed.insert(current_label_);
+  }
   append(fn_body_, o, operands);
 }
 
 void Builder::terminate(spv::Op o, const Words &operands) {
+  flush_locals();
   op_void(o, operands);
   in_block_ = false;
+  if (locals_.ssa) ssa_edges(o, operands);
+}
+
+void Builder::set_ssa_locals(bool on) {
+  if (!locals_.block.empty() || !locals_.defs.empty())
+    throw std::logic_error("spirv: SSA locals chosen after a local was used");
+  locals_.ssa = on;
+  if (on && in_block_) {
+    locals_.begun.insert(current_label_);
+    locals_.block_start[current_label_] = fn_body_.size();
+  }
+}
+
+Id Builder::load_local(Id ty, Id var) {
+  if (!in_block_) throw std::logic_error("spirv: instruction outside a block");
+  if (locals_.ssa) return read_ssa(ty, var, current_label_);
+  auto it = locals_.block.find(var);
+  if (it != locals_.block.end()) return it->second.first;
+  Id v = op(spv::Op::OpLoad, ty, {var});
+  locals_.block.emplace(var, std::pair(v, false));
+  return v;
+}
+
+void Builder::store_local(Id var, Id value) {
+  if (!in_block_) throw std::logic_error("spirv: instruction outside a block");
+  if (locals_.ssa)
+    locals_.defs[uint64_t{current_label_} << 32 | var] = value;
+  else
+    locals_.block[var] = {value, true};
+}
+
+void Builder::flush_locals() {
+  for (auto &[var, value] : locals_.block)
+    if (value.second) {
+      append(fn_body_, spv::Op::OpStore, {var, value.first});
+      value.second = false;
+    }
+}
+
+Id Builder::new_phi(Id ty, Id block) {
+  Id id = fresh();
+  value_types_.emplace(id, ty);
+  locals_.phi_index[id] = locals_.phis.size();
+  locals_.phis.push_back({block, ty, id, {}});
+  return id;
+}
+
+Id Builder::read_ssa(Id ty, Id var, Id block) {
+  Locals &l = locals_;
+  const uint64_t key = uint64_t{block} << 32 | var;
+  if (auto it = l.defs.find(key); it != l.defs.end()) {
+    if (l.pending.count(it->second)) l.used_pending.insert(it->second);
+    return it->second;
+  }
+  if (!l.begun.count(block)) throw std::logic_error("spirv: a value read from an unwritten block");
+  const std::vector<Id> preds = l.preds[block];
+  Id value = 0;
+  if (l.unsealed.count(block)) { // a loop header: operands once the back edge is known
+    value = new_phi(ty, block);
+    l.incomplete[block].emplace_back(var, value);
+  } else if (preds.empty()) {
+    value = c_null(ty);
+  } else if (preds.size() == 1) {
+    value = read_ssa(ty, var, preds.front());
+  } else {
+    Id phi = new_phi(ty, block);
+    l.defs[key] = phi; // a read through a cycle finds the phi
+    l.pending.insert(phi);
+    Words operands;
+    for (Id p : preds) operands.insert(operands.end(), {read_ssa(ty, var, p), p});
+    l.pending.erase(phi);
+    bool same = true;
+    for (size_t i = 2; i < operands.size(); i += 2) same = same && operands[i] == operands[0];
+    if (same && !l.used_pending.count(phi) && operands[0] != phi) {
+      // Nothing refers to the phi yet and every path brings the same value: no phi.
+      l.phis[l.phi_index.at(phi)].dead = true;
+      value = operands[0];
+    } else {
+      l.phis[l.phi_index.at(phi)].operands = std::move(operands);
+      value = phi;
+    }
+    l.used_pending.erase(phi);
+  }
+  l.defs[key] = value;
+  return value;
+}
+
+void Builder::ssa_edges(spv::Op o, const Words &operands) {
+  // Khronos' enum, so comparisons rather than a switch over all of it.
+  std::vector<Id> targets;
+  if (o == spv::Op::OpBranch) {
+    targets = {operands.at(0)};
+  } else if (o == spv::Op::OpBranchConditional) {
+    targets = {operands.at(1)};
+    if (operands.at(2) != operands.at(1)) targets.push_back(operands.at(2));
+  } else if (o != spv::Op::OpReturn && o != spv::Op::OpReturnValue && o != spv::Op::OpUnreachable) {
+    throw std::logic_error("spirv: a terminator SSA locals do not follow");
+  }
+  Locals &l = locals_;
+  for (Id t : targets) {
+    if (l.begun.count(t) && !l.unsealed.count(t))
+      throw std::logic_error("spirv: a branch back to a block that is not a loop header");
+    l.preds[t].push_back(current_label_);
+    if (!l.unsealed.count(t)) continue;
+    // The back edge: the loop header is complete, its phis get their operands.
+    l.unsealed.erase(t);
+    for (const auto &[var, phi] : l.incomplete[t]) {
+      Id ty = type_of(phi);
+      Words ops;
+      for (Id p : l.preds.at(t)) ops.insert(ops.end(), {read_ssa(ty, var, p), p});
+      l.phis[l.phi_index.at(phi)].operands = std::move(ops);
+    }
+    l.incomplete.erase(t);
+  }
 }
 
 Id Builder::shared_global(const std::string &key, const std::function<Id()> &make) {

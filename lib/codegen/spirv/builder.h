@@ -99,6 +99,23 @@ public:
   void op_void(spv::Op o, const Words &operands);
   /// Ends the current block.
   void terminate(spv::Op o, const Words &operands);
+
+  /// A load and a store of a variable that only this invocation sees and nothing else
+  /// aliases (a register). By default they stay values within a block: a load after a load
+  /// or store of the same variable is that value, and only the last store of each variable
+  /// is written, just before the block's merge instruction or terminator, or before a
+  /// function call, after which the values are forgotten (the callee may use the variable).
+  ///
+  /// With set_ssa_locals(true) (a function whose variables no callee touches, written as
+  /// structured control flow) they leave no load or store at all: the builder keeps each
+  /// variable's value per block and places OpPhi where control flow joins (Braun et al.,
+  /// "Simple and Efficient Construction of Static Single Assignment Form", CC 2013). A block
+  /// is complete when it begins, except a loop header, which is complete when its back edge
+  /// is written. A variable no store reaches reads as OpConstantNull. spirv-opt then has no
+  /// memory to turn into SSA (its pass for that is quadratic in the loads of one variable).
+  void set_ssa_locals(bool on);
+  Id load_local(Id type, Id var);
+  void store_local(Id var, Id value);
   Id ext(Id set, Id type, uint32_t instruction, const Words &operands);
   /// The result type of a constant, parameter or instruction result made here (0 otherwise).
   [[nodiscard]] Id type_of(Id value) const;
@@ -107,6 +124,12 @@ public:
 
 private:
   Id type(spv::Op o, const Words &operands);
+  /// Writes the stores load_local/store_local have kept back (block-local mode).
+  void flush_locals();
+  /// SSA mode: `var`'s value at the end of `block` (or where it is now, for the current one).
+  Id read_ssa(Id type, Id var, Id block);
+  Id new_phi(Id type, Id block);
+  void ssa_edges(spv::Op o, const Words &operands);
   Id constant(spv::Op o, Id type, const Words &operands);
 
   Id next_id_ = 1;
@@ -126,6 +149,28 @@ private:
   Words fn_header_, fn_locals_, fn_body_;
   size_t locals_at_ = 0; ///< where the entry block's variables go in fn_body_
   Id current_label_ = 0;
+  /// The state of load_local/store_local in the function being written.
+  struct Locals {
+    bool ssa = false;
+    /// Block-local mode: the block's value of each variable and whether it is yet to be
+    /// stored; the stores are written in order of variable id (deterministic output).
+    std::map<Id, std::pair<Id, bool>> block;
+    /// SSA mode: the value of a variable at the end of a block (key: block << 32 | var).
+    std::unordered_map<uint64_t, Id> defs;
+    std::unordered_map<Id, std::vector<Id>> preds; ///< the branches into each block so far
+    std::set<Id> begun, unsealed; ///< blocks written; loop headers without their back edge
+    std::unordered_map<Id, std::vector<std::pair<Id, Id>>> incomplete; ///< (var, phi)
+    struct Phi {
+      Id block, type, id;
+      Words operands;    ///< (value, parent) pairs
+      bool dead = false; ///< every operand was the same value: not written
+    };
+    std::vector<Phi> phis;
+    std::unordered_map<Id, size_t> phi_index;   ///< phi id -> its place in phis
+    std::unordered_map<Id, size_t> block_start; ///< where a block's phis go in fn_body_
+    std::set<Id> pending, used_pending;         ///< phis whose operands are being read
+  };
+  Locals locals_;
   bool in_function_ = false, in_block_ = false, first_block_ = true;
 };
 

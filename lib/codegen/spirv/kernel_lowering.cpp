@@ -1,13 +1,15 @@
 // One Atlas kernel as a SPIR-V GLCompute entry point (SPEC §9.1).
 //
-// Registers are Private variables, one per (register, type) slot, so the subroutines of a
-// kernel (`call`/`ret`) become SPIR-V functions that share them; spirv-opt turns them into
-// SSA values. Control flow is structured region by region: a region (a function body or a
-// natural loop) lists its blocks and child loops in reverse post-order, which is a
-// topological order of the region once its child loops are collapsed (the verifier rejects
-// irreducible graphs). The region's first item runs unconditionally; every later item is a
-// selection construct guarded by `cur == item`, where `cur` names the block control goes to.
-// A loop is a loop construct whose body is its region; it continues while `cur` names its
+// Registers are variables, one per (register, type) slot: Private, so the subroutines of a
+// kernel (`call`/`ret`) become SPIR-V functions that share them. A Vulkan kernel without
+// subroutines never loads or stores them: the builder turns their reads and writes into SSA
+// values and phis (Builder::set_ssa_locals); elsewhere a block loads each register it reads
+// once and stores the ones it writes once, at its end. Control flow is structured region by region:
+// a region (a function body or a natural loop) lists its blocks and child loops in reverse
+// post-order, which is a topological order of the region once its child loops are collapsed (the
+// verifier rejects irreducible graphs). The region's first item runs unconditionally; every later
+// item is a selection construct guarded by `cur == item`, where `cur` names the block control goes
+// to. A loop is a loop construct whose body is its region; it continues while `cur` names its
 // header and breaks otherwise, so exits to any outer block (or outer loop's header) need no
 // further structure. `exit` and `ret` are OpReturn, which SPIR-V allows anywhere.
 //
@@ -716,16 +718,16 @@ private:
     if (is_special(r)) return special(reg_special(r));
     auto it = regs_.find(opt::Slot{false, r, t});
     if (it == regs_.end()) return b_.c_null(rep(t));
-    return load(rep(t), it->second);
+    return b_.load_local(rep(t), it->second);
   }
-  void write_reg(Reg r, Type t, Id v) { store(regs_.at(opt::Slot{false, r, t}), v); }
+  void write_reg(Reg r, Type t, Id v) { b_.store_local(regs_.at(opt::Slot{false, r, t}), v); }
   Id read_pred(unsigned p) {
     auto it = regs_.find(opt::Slot{true, static_cast<Reg>(p), Type::Pred});
     if (it == regs_.end()) return b_.c_bool(false);
-    return load(boolt(), it->second);
+    return b_.load_local(boolt(), it->second);
   }
   void write_pred(unsigned p, Id v) {
-    store(regs_.at(opt::Slot{true, static_cast<Reg>(p), Type::Pred}), v);
+    b_.store_local(regs_.at(opt::Slot{true, static_cast<Reg>(p), Type::Pred}), v);
   }
 
   Id push_u32(uint32_t member) {
@@ -849,6 +851,9 @@ private:
           store(*c.ref, b_.c_null(c.var_type));
         }
     }
+    // Registers become SSA values unless subroutines share them through memory, or the
+    // control flow is the ISA's own (OpenCL), not the structured form the builder follows.
+    b_.set_ssa_locals(!cl_ && cfg_.function_entries.size() == 1);
     compute_specials();
     if (!cl_) cur_ = b_.local_variable(u32t());
 
@@ -963,7 +968,7 @@ private:
         first = false;
       } else {
         if (!b_.in_block()) b_.begin_block(b_.fresh()); // unreachable rest of a region
-        if_then(ieq(load(u32t(), cur_), cu32(bb)), emit_item);
+        if_then(ieq(b_.load_local(u32t(), cur_), cu32(bb)), emit_item);
       }
     }
   }
@@ -978,7 +983,8 @@ private:
     b_.begin_block(body);
     emit_region(l);
     if (b_.in_block())
-      b_.terminate(Op::OpBranchConditional, {ieq(load(u32t(), cur_), cu32(header)), cont, merge});
+      b_.terminate(Op::OpBranchConditional,
+                   {ieq(b_.load_local(u32t(), cur_), cu32(header)), cont, merge});
     b_.begin_block(cont);
     b_.terminate(Op::OpBranch, {head});
     b_.begin_block(merge);
@@ -986,7 +992,7 @@ private:
 
   void go_to(uint32_t block) {
     if (cl_) return jump(block);
-    store(cur_, cu32(block));
+    b_.store_local(cur_, cu32(block));
   }
 
   void emit_exit() {
@@ -1035,7 +1041,7 @@ private:
         Id p = read_pred(inst.guard.pred);
         if (inst.guard.negate) p = lnot(p);
         if (cl_) return jump_if(p, label_block(inst), next);
-        store(cur_, sel(u32t(), p, cu32(label_block(inst)), cu32(next)));
+        b_.store_local(cur_, sel(u32t(), p, cu32(label_block(inst)), cu32(next)));
       }
       return;
     case ControlOpcode::Loop: {
@@ -1044,7 +1050,7 @@ private:
       Id more = op(Op::OpUGreaterThan, boolt(), {c, cu32(0)});
       write_reg(r, Type::U32, sel(u32t(), more, op(Op::OpISub, u32t(), {c, cu32(1)}), c));
       if (cl_) return jump_if(more, label_block(inst), next);
-      store(cur_, sel(u32t(), more, cu32(label_block(inst)), cu32(next)));
+      b_.store_local(cur_, sel(u32t(), more, cu32(label_block(inst)), cu32(next)));
       return;
     }
     case ControlOpcode::Call: {
@@ -1975,11 +1981,28 @@ private:
     return t == Type::F64 ? r : op(Op::OpFConvert, f32t(), {r});
   }
 
-  /// fma rounding once: for f32, a*b is exact in f64 and the sum is rounded to odd there
-  /// (TwoSum finds its error), so the final rounding to f32 is correct.
+  /// fma rounding once. f32 without fast math calls one function per module (its body is
+  /// two dozen instructions; a call keeps the module, and spirv-opt's work, small).
   Id fma(Type t, Id a, Id b, Id c) {
     Id ty = rep(t);
     if (o_.fast_math || t == Type::F64) return glsl(ty, GLSLstd450Fma, {a, b, c});
+    Id fn = b_.shared_global("fma.f32", [&] {
+      Id id = b_.fresh();
+      b_.aside([&] {
+        b_.begin_function(ty, b_.t_function(ty, {ty, ty, ty}), id);
+        Id pa = b_.function_param(ty), pb = b_.function_param(ty), pc = b_.function_param(ty);
+        b_.begin_block(b_.fresh());
+        b_.terminate(Op::OpReturnValue, {fma_f32_exact(pa, pb, pc)});
+        b_.end_function();
+      });
+      b_.name(id, "__hg_fma_f32");
+      return id;
+    });
+    return b_.op(Op::OpFunctionCall, ty, {fn, a, b, c});
+  }
+  /// For f32, a*b is exact in f64 and the sum is rounded to odd there (TwoSum finds its
+  /// error), so the final rounding to f32 is correct.
+  Id fma_f32_exact(Id a, Id b, Id c) {
     Id p = fmul(op(Op::OpFConvert, f64t(), {a}), op(Op::OpFConvert, f64t(), {b}));
     Id cd = op(Op::OpFConvert, f64t(), {c});
     Id s = fadd(p, cd);
