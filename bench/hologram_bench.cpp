@@ -9,6 +9,8 @@
 #include "hl_exp_fast_exp.h"
 #include "hl_exp_fast_exp_serial.h"
 #include "hl_exp_serial.h"
+#include "hl_gelu.h"
+#include "hl_gelu_serial.h"
 #include "hl_log.h"
 #include "hl_log_fast_log.h"
 #include "hl_log_fast_log_serial.h"
@@ -21,6 +23,8 @@
 #include "hl_sigmoid_fast_exp.h"
 #include "hl_sigmoid_fast_exp_serial.h"
 #include "hl_sigmoid_serial.h"
+#include "hl_silu.h"
+#include "hl_silu_serial.h"
 #include "hl_sin.h"
 #include "hl_sin_serial.h"
 #include "hl_softmax_rows.h"
@@ -301,6 +305,11 @@ void register_maps_and_sums() {
     workload("exp_map", x, [](double v) { return std::exp(v); }, 1e-5, 0, exp_map, peer_exp,
              {{"halide", hl_exp, hl_exp_serial},
               {"halide_fast_exp_relaxed", hl_exp_fast_exp, hl_exp_fast_exp_serial}});
+    workload("silu_map", x, [](double v) { return v / (1 + std::exp(-v)); }, 1e-5, 1e-7, silu_map,
+             peer_silu, {{"halide", hl_silu, hl_silu_serial}});
+    // gelu's 1 + erf(x/sqrt 2) cancels for x below -2: an absolute term for f32 erf's error.
+    workload("gelu_map", x, [](double v) { return 0.5 * v * (1 + std::erf(v / std::sqrt(2.0))); },
+             1e-5, 1e-6, gelu_map, peer_gelu, {{"halide", hl_gelu, hl_gelu_serial}});
     workload("tanh_map", x, [](double v) { return std::tanh(v); }, 1e-5, 1e-7, tanh_map, peer_tanh,
              {{"halide", hl_tanh, hl_tanh_serial}});
     // sin over [-8, 8] (about five periods).

@@ -210,12 +210,17 @@ def compile_section(data):
                      f"{growth:.1f}x{'' if growth <= 5 else ' (over the goal)'} |")
     lines += [
         "",
-        "Where the growth comes from (measured with perf and spirv-opt --time-report, issue 18): "
-        "the lowering itself grows about linearly (x86 IR at -O0: 4.7x, SPIR-V at -O0: 4.7x); "
-        "the super-linear part is the optimisation of one function that holds every block of "
-        "the kernel: LLVM's -O2 function passes on x86, and on SPIR-V spirv-opt's performance "
-        "passes, whose nine runs of aggressive dead-code elimination take 40% of the time at "
-        "16k instructions and grow 6x from 4k.",
+        "Where the growth came from and what changed (perf, spirv-opt --time-report and llc "
+        "-time-passes, issue 18). SPIR-V: every register was a Private variable loaded and "
+        "stored around each instruction and the exact f32 fma was expanded inline (80% of the "
+        "module); spirv-opt's memory-to-SSA pass checks every use of a variable for each of "
+        "its loads and stores (quadratic), nine runs of aggressive dead-code elimination went "
+        "over the whole module, and its working set outgrew the 32 MiB L3 between 4k and 16k "
+        "(16k took 7.3x the time of 4k). The lowering now writes registers as SSA values with "
+        "phis, calls one fma function, and -O2 runs a short pass list (docs/spirv.md). x86: "
+        "the lowering and LLVM's function passes grow about linearly; the rest is code "
+        "generation of one function that holds every block of the kernel (the register "
+        "coalescer grows 5x from 4k to 16k), which leaves the row near the goal.",
         "",
     ]
     if small:

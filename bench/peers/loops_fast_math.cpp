@@ -19,6 +19,14 @@ void peer_log(const float *x, float *y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = std::log(x[i]);
 }
 
+void peer_silu(const float *x, float *y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::exp(-x[i]));
+}
+
+void peer_gelu(const float *x, float *y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678f));
+}
+
 void peer_tanh(const float *x, float *y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
 }

@@ -22,6 +22,8 @@ void peer_gemm(const float *a, const float *b, float *c, size_t n);
 void peer_sigmoid(const float *x, float *y, size_t n);
 void peer_exp(const float *x, float *y, size_t n);
 void peer_log(const float *x, float *y, size_t n);
+void peer_silu(const float *x, float *y, size_t n);
+void peer_gelu(const float *x, float *y, size_t n);
 void peer_tanh(const float *x, float *y, size_t n);
 void peer_sin(const float *x, float *y, size_t n);
 float peer_sum(const float *x, size_t n);

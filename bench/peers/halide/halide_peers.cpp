@@ -124,6 +124,11 @@ int main(int argc, char **argv) {
             [](const In &p, Var x) { return 1.0f / (1.0f + exp(-p[0](x))); });
   pointwise(dir, "hl_sigmoid_fast_exp", {a}, {},
             [](const In &p, Var x) { return 1.0f / (1.0f + fast_exp(-p[0](x))); });
+  pointwise(dir, "hl_silu", {a}, {},
+            [](const In &p, Var x) { return p[0](x) / (1.0f + exp(-p[0](x))); });
+  pointwise(dir, "hl_gelu", {a}, {}, [](const In &p, Var x) {
+    return 0.5f * p[0](x) * (1.0f + erf(p[0](x) * 0.70710678f));
+  });
   pointwise(dir, "hl_exp", {a}, {}, [](const In &p, Var x) { return exp(p[0](x)); });
   pointwise(dir, "hl_exp_fast_exp", {a}, {}, [](const In &p, Var x) { return fast_exp(p[0](x)); });
   pointwise(dir, "hl_log", {a}, {}, [](const In &p, Var x) { return log(p[0](x)); });

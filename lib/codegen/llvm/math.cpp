@@ -1,13 +1,13 @@
 // Transcendentals (SPEC §3.4 accuracy bounds) for the x86 lowering. Inline IR, scheduled with
 // the surrounding arithmetic (docs/isa.md "Inline math on x86"): exp, exp2, log and sigmoid of
-// f32 and f64, log2, log10 and tanh of f32. The constants are support/exp_f32.h's and
+// f32 and f64, log2, log10, tanh and erf of f32. The constants are support/exp_f32.h's and
 // support/cpu_math.h's (scripts/gen-cpu-math.py); scripts/math-sweep.sh measures the f32 ones
 // on every input. The other vectors call SLEEF's 1-ulp functions
 // (Sleef_<name><f|d><lanes>_u10<sse4|avx2|avx512f>), whose error bound meets the SPEC's for f32
 // (2 and 4 ulp) and f64 (1 ulp of the correctly rounded value): no lane ever calls scalar libm
 // inside a vector loop. f32 erf is evaluated in f64 and rounded once (gelu's 1 + erf(x) cancels
-// for negative x); rsqrt of f32 likewise; sigmoid is 1/(1+exp(-x)), which saturates to exactly
-// 0 and 1. Uniform values of the library's functions call libm once.
+// for negative x), inline; rsqrt of f32 likewise; sigmoid is 1/(1+exp(-x)), which saturates to
+// exactly 0 and 1. Uniform values of the library's functions call libm once.
 #include "lowering.h"
 
 #include "hologram/support/cpu_math.h"
@@ -350,6 +350,27 @@ llvm::Value *emit_tanh_f32(MathIR &m, llvm::Value *x) {
   return b.CreateSelect(b.CreateFCmpOLT(a, m.f(c::kTanhPolyLimit)), small, large);
 }
 
+/// erf of f32, evaluated in f64 and rounded once (gelu's 1 + erf(x) cancels for negative x;
+/// so does the interpreter's): a = |x| (a² is exact in f64), a P(a²) below 1, else
+/// 1 - e^(-a²) Q(a) with a clamped to 4, where erf is 1 in f32; the sign of x last. Branch-free;
+/// NaN takes the second form and stays NaN, ±inf gives ±1, -0 gives -0.
+llvm::Value *emit_erf_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::Value *x) {
+  namespace c = cpu_math::f64;
+  llvm::Type *ty = x->getType();
+  llvm::Type *wide = ty->isVectorTy()
+                         ? llvm::VectorType::get(b.getDoubleTy(), llvm::cast<llvm::VectorType>(ty))
+                         : b.getDoubleTy();
+  MathIR m(b, target, wide);
+  llvm::Value *d = b.CreateFPExt(x, wide);
+  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d);
+  llvm::Value *small = b.CreateFMul(a, m.horner(b.CreateFMul(a, a), c::kErfP));
+  llvm::Value *ac = b.CreateSelect(b.CreateFCmpOGT(a, m.f(c::kErfHighest)), m.f(c::kErfHighest), a);
+  llvm::Value *e = emit_exp(m, b.CreateFNeg(b.CreateFMul(ac, ac)));
+  llvm::Value *large = b.CreateFSub(m.f(1.0), b.CreateFMul(e, m.horner(ac, c::kErfcQ)));
+  llvm::Value *r = b.CreateSelect(b.CreateFCmpOLT(a, m.f(1.0)), small, large);
+  return b.CreateFPTrunc(b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, d), ty);
+}
+
 } // namespace
 
 llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode op,
@@ -378,14 +399,7 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
                         b.CreateFAdd(llvm::ConstantFP::get(ty, 1.0), e));
   }
   case MathOpcode::Erf:
-    if (ty->getScalarType()->isFloatTy()) {
-      // gelu's 1 + erf(x) cancels for negative x: erf of f32 is computed in f64 and rounded
-      // once, so the sum keeps its relative accuracy (as the interpreter's does).
-      llvm::Type *wide = ty->isVectorTy() ? llvm::VectorType::get(b.getDoubleTy(),
-                                                                  llvm::cast<llvm::VectorType>(ty))
-                                          : b.getDoubleTy();
-      return b.CreateFPTrunc(call_library(b, target, op, {b.CreateFPExt(x, wide)}), ty);
-    }
+    if (!m.f64()) return emit_erf_f32(b, target, x);
     return call_library(b, target, op, args);
   case MathOpcode::Exp: return emit_exp(m, x);
   case MathOpcode::Exp2: return emit_exp2(m, x);
