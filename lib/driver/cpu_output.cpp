@@ -123,6 +123,60 @@ std::string host_cpu_target() {
   return codegen::host_cpu_level();
 }
 
+Status check_target_names(const std::vector<std::string> &names, bool x86_only) {
+  for (const auto &name : names) {
+    std::string error;
+    if (x86_only) {
+      if (!codegen::parse_cpu_target(name, error))
+        return {ErrorCode::InvalidArgument, "--target: " + error};
+      continue;
+    }
+    if (codegen::parse_spirv_target(name)) continue;
+    if (codegen::is_cpu_target_name(name) && codegen::parse_cpu_target(name, error)) continue;
+    return {ErrorCode::InvalidArgument,
+            "--target: unknown target '" + name +
+                "' (x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name such as skylake; "
+                "vulkan1.1, vulkan1.2, vulkan1.3; opencl1.2, opencl2.0, opencl3.0)"};
+  }
+  return Status::ok();
+}
+
+namespace {
+
+constexpr std::pair<std::string_view, std::string_view> kOutputExtensions[] = {
+    {".o", "obj"},      {".a", "static"},
+    {".so", "shared"},  {".h", "header"},
+    {".hgb", "bundle"}, {".s", "asm"},
+    {".ll", "llvm"},    {".bc", "bc"},
+    {".spv", "spirv"},  {".spvasm", "spirv-asm"},
+    {".hasm", "isa"},
+};
+
+} // namespace
+
+Status emit_from_extension(std::string_view path, std::string &emit) {
+  const size_t slash = path.rfind('/');
+  const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  const size_t dot = name.rfind('.');
+  if (path == "-" || dot == std::string_view::npos || dot == 0) {
+    emit = "isa";
+    return Status::ok();
+  }
+  const std::string_view ext = name.substr(dot);
+  for (const auto &[e, kind] : kOutputExtensions)
+    if (e == ext) {
+      emit = std::string(kind);
+      return Status::ok();
+    }
+  std::string known;
+  for (const auto &[e, kind] : kOutputExtensions)
+    known += (known.empty() ? "" : ", ") + std::string(e) + " " + std::string(kind);
+  return {ErrorCode::InvalidArgument,
+          "cannot tell what to write to '" + std::string(path) + "' from its extension '" +
+              std::string(ext) + "' (" + known + "); use --emit=KIND" +
+              (ext == ".ptx" ? " (hologram-cc has no CUDA back end yet, so no PTX)" : "")};
+}
+
 bool is_cpu_emit(std::string_view emit) {
   return emit == "llvm" || emit == "bc" || emit == "asm" || emit == "obj" || emit == "static" ||
          emit == "shared" || emit == "header" || emit == "bundle" || emit == "manifest";

@@ -83,11 +83,15 @@ int run(int argc, char **argv) {
   app.add_option("inputs", inputs, "input files (.hasm, .json, .circuit; '-' reads standard input)")
       ->required();
   app.add_option("-o", output, "output file ('-' for standard output)");
-  app.add_option("--emit", emit,
-                 "what to produce: isa, canonical (circuits), llvm, bc, asm, obj, static, shared, "
-                 "header, bundle (.hgb), manifest (a bundle's JSON manifest), spirv, spirv-asm")
-      ->check(CLI::IsMember({"isa", "canonical", "llvm", "bc", "asm", "obj", "static", "shared",
-                             "header", "bundle", "manifest", "spirv", "spirv-asm"}));
+  auto *emit_opt =
+      app.add_option("--emit", emit,
+                     "what to produce: isa, canonical (circuits), llvm, bc, asm, obj, static, "
+                     "shared, header, "
+                     "bundle (.hgb), manifest (a bundle's JSON manifest), spirv, spirv-asm "
+                     "(default: from the "
+                     "output's extension, ISA text for standard output or a name without one)")
+          ->check(CLI::IsMember({"isa", "canonical", "llvm", "bc", "asm", "obj", "static", "shared",
+                                 "header", "bundle", "manifest", "spirv", "spirv-asm"}));
   auto *target_opt = app.add_option(
       "--target", targets,
       "comma-separated targets: x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name; for "
@@ -129,6 +133,18 @@ int run(int argc, char **argv) {
     int rc = app.exit(e);
     return rc == 0 ? kOk : kUsageError;
   }
+
+  // What to write, and for which targets, is settled before any input is read.
+  if (emit_opt->count() == 0)
+    if (auto st = driver::emit_from_extension(output, emit); !st) {
+      std::cerr << "hologram-cc: error: " << st.message() << '\n';
+      return kUsageError;
+    }
+  if (target_opt->count() > 0)
+    if (auto st = driver::check_target_names(driver::split_target_list(targets)); !st) {
+      std::cerr << "hologram-cc: error: " << st.message() << '\n';
+      return kUsageError;
+    }
 
   driver::FrontendOptions fo;
   fo.opt_level = opt_level;

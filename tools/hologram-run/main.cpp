@@ -11,6 +11,7 @@
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
 #include "hologram/runtime/backend.h"
+#include "hologram/runtime/cpu.h"
 #include "hologram/support/file_io.h"
 #include "hologram/support/process.h"
 
@@ -219,6 +220,28 @@ Status run_compiled(const std::string &backend, const isa::Module &module,
   return run_module_file(backend, path, kernel, launch, args, atlas);
 }
 
+/// The x86 targets --backend=cpu compiles, so that the CPU backend's dispatcher finds the
+/// variant it picks: under a cap (HOLOGRAM_CPU_ISA=v3 or set_cpu_isa), every level from v2 up
+/// to the cap or this CPU's level, whichever is lower (features disabled by
+/// HOLOGRAM_CPU_DISABLE may leave it a lower one); a forced CPU name, that name; no request,
+/// this CPU's level.
+std::vector<std::string> dispatch_targets() {
+  const std::string request = runtime::requested_cpu_isa();
+  const std::string host = driver::host_cpu_target();
+  if (request.empty()) return {host};
+  const std::string want = request.size() == 2 && request[0] == 'v' ? "x86-64-" + request : request;
+  auto level = [](const std::string &name) {
+    return name.size() == 9 && name.starts_with("x86-64-v") && name[8] >= '2' && name[8] <= '4'
+               ? name[8] - '0'
+               : 0;
+  };
+  if (!level(want)) return {want};
+  std::vector<std::string> out;
+  for (int l = 2; l <= std::min(level(want), std::max(2, level(host))); ++l)
+    out.push_back("x86-64-v" + std::to_string(l));
+  return out;
+}
+
 } // namespace
 
 int run(int argc, char **argv) {
@@ -240,9 +263,16 @@ int run(int argc, char **argv) {
                  "device)")
       ->check(CLI::IsMember({"interp", "cpu", "vulkan", "opencl"}));
   std::string target;
-  bool bounds_check = false;
-  app.add_option("--target", target, "x86 targets for --backend=cpu (default: this CPU's level)");
-  app.add_flag("--bounds-check", bounds_check, "--backend=cpu: check every memory access");
+  bool bounds_check = true;
+  auto *target_opt =
+      app.add_option("--target", target,
+                     "x86 targets for --backend=cpu (default: the level the CPU backend runs under "
+                     "HOLOGRAM_CPU_ISA, else this CPU's)");
+  auto *bounds_opt = app.add_flag(
+      "--bounds-check,!--no-bounds-check", bounds_check,
+      "check every memory access of a program compiled here, on every backend: an access "
+      "outside its buffer fails the launch with the lane and source line (the default; "
+      "--no-bounds-check for speed)");
   app.add_option("--global", global_s,
                  "global size in lanes: N[,N,N] (circuits: one class by default)");
   app.add_option("--local", local_s, "block size in lanes: N[,N,N] (default: min(global, 256))");
@@ -263,6 +293,11 @@ int run(int argc, char **argv) {
   }
 
   std::string err;
+  if (target_opt->count() > 0)
+    if (auto st = driver::check_target_names(driver::split_target_list(target), true); !st) {
+      std::cerr << "hologram-run: error: " << st.message() << '\n';
+      return kUsageError;
+    }
   driver::FrontendOptions fo;
   fo.opt_level = opt_level;
   auto ct = isa::parse_type(circuit_type);
@@ -278,7 +313,7 @@ int run(int argc, char **argv) {
   std::optional<driver::CompiledInput> compiled;
   bool is_circuit = false;
   if (lang.empty() && artifact::is_bundle_file(file)) {
-    if (!target.empty() || bounds_check) {
+    if (target_opt->count() > 0 || (bounds_opt->count() > 0 && bounds_check)) {
       std::cerr << "hologram-run: error: --target and --bounds-check apply when compiling; '"
                 << file << "' is a bundle, compiled already\n";
       return kUsageError;
@@ -429,8 +464,7 @@ int run(int argc, char **argv) {
                           });
     } else if (backend == "cpu") {
       driver::CpuOutputOptions co;
-      co.targets = target.empty() ? std::vector<std::string>{driver::host_cpu_target()}
-                                  : driver::split_target_list(target);
+      co.targets = target.empty() ? dispatch_targets() : driver::split_target_list(target);
       co.check_div = check_div;
       co.bounds_check = bounds_check;
       co.module_name = driver::kernel_name_from_path(file);

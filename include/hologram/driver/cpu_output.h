@@ -32,6 +32,17 @@ std::vector<std::string> split_target_list(std::string_view list);
 /// This machine's x86-64 level as a target name (x86-64-v2, v3 or v4).
 std::string host_cpu_target();
 
+/// Checks that every name of a --target list names a target: an x86 level or LLVM CPU name,
+/// or (unless `x86_only`) vulkan1.1..1.3 or opencl1.2/2.0/3.0. InvalidArgument names the
+/// first that does not.
+Status check_target_names(const std::vector<std::string> &names, bool x86_only = false);
+
+/// The --emit kind an output path's extension asks for: .o obj, .a static, .so shared,
+/// .h header, .hgb bundle, .s asm, .ll llvm, .bc bc, .spv spirv, .spvasm spirv-asm, .hasm isa;
+/// a path without an extension (or "-") gets ISA text. InvalidArgument for any other
+/// extension, with a message that lists these.
+Status emit_from_extension(std::string_view path, std::string &emit);
+
 /// Whether `emit` is one of llvm, bc, asm, obj, static, shared, header, bundle, manifest.
 bool is_cpu_emit(std::string_view emit);
 
