@@ -217,10 +217,12 @@ def compile_section(data):
         "its loads and stores (quadratic), nine runs of aggressive dead-code elimination went "
         "over the whole module, and its working set outgrew the 32 MiB L3 between 4k and 16k "
         "(16k took 7.3x the time of 4k). The lowering now writes registers as SSA values with "
-        "phis, calls one fma function, and -O2 runs a short pass list (docs/spirv.md). x86: "
-        "the lowering and LLVM's function passes grow about linearly; the rest is code "
-        "generation of one function that holds every block of the kernel (the register "
-        "coalescer grows 5x from 4k to 16k), which leaves the row near the goal.",
+        "phis, calls one fma function, and -O2 runs a short pass list (docs/spirv.md). x86 is "
+        "not fixed: the lowering and LLVM's function passes grow about linearly; code "
+        "generation of one function that holds every block of the kernel does not (llc "
+        "-time-passes: the register coalescer grows 5x from 4k to 16k). The row measured 4.9x "
+        "to 6.7x in the runs of the day (one 16k sample each; `hologram-cc` as a process: 3.9x "
+        "to 4.8x).",
         "",
     ]
     if small:
@@ -378,6 +380,13 @@ def main():
         "  under -ffast-math states no bound. An inline version that reduced in f64 was within",
         "  1.58 ulp on every f32 input but slower than SLEEF (617 against 558 µs) and was taken",
         "  back; one that reduces in f32 is not written yet.",
+        "- **gelu_map.** f32 erf is evaluated in f64 and rounded once (0.502 ulp on every f32",
+        "  input; `1 + erf(x)` then agrees with the interpreter for negative x, where it",
+        "  cancels): two degree-8 and degree-13 polynomials and an f64 exp on 8 lanes per",
+        "  instruction. Halide's erf is f32 (16 lanes) and 'accurate up to the last three",
+        "  bits'. It was a SLEEF f64 call per 8 lanes before this row existed (7.0 ms).",
+        "- **silu_map.** x/(1 + e^(-x)) on the inline exp, as sigmoid_map; the divide and the",
+        "  per-chunk overhead of the small rows make up the rest. Near Halide's (0.8-0.9).",
         "- **gemm.** The packed micro-kernel (6x32 at AVX-512) is written in C++ vector",
         "  extensions; GCC keeps four register copies per k step in its inner loop (v4 object:",
         "  the last rows' sums land in the B and broadcast registers and are moved back). No",
