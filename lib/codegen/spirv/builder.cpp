@@ -280,14 +280,16 @@ void Builder::end_function() {
   if (in_block_) throw std::logic_error("spirv: function ends inside a block");
   if (!locals_.unsealed.empty()) throw std::logic_error("spirv: a loop without its back edge");
   if (!locals_.phis.empty()) { // each block's phis right after its label
-    std::vector<std::pair<size_t, const Locals::Phi *>> at;
-    for (const auto &phi : locals_.phis)
-      if (!phi.dead) at.emplace_back(locals_.block_start.at(phi.block), &phi);
-    std::stable_sort(at.begin(), at.end(),
-                     [](const auto &a, const auto &b) { return a.first < b.first; });
+    // (where, which): in order of creation within a block (std::stable_sort warns under
+    // clang with libstdc++ 12).
+    std::vector<std::pair<size_t, size_t>> at;
+    for (size_t i = 0; i < locals_.phis.size(); ++i)
+      if (!locals_.phis[i].dead) at.emplace_back(locals_.block_start.at(locals_.phis[i].block), i);
+    std::sort(at.begin(), at.end());
     Words body;
     size_t from = 0;
-    for (const auto &[offset, phi] : at) {
+    for (const auto &[offset, index] : at) {
+      const Locals::Phi *phi = &locals_.phis[index];
       body.insert(body.end(), fn_body_.begin() + static_cast<std::ptrdiff_t>(from),
                   fn_body_.begin() + static_cast<std::ptrdiff_t>(offset));
       Words w{phi->type, phi->id};
