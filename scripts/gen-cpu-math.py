@@ -85,6 +85,25 @@ w("inline constexpr float kTanhPolyLimit = 0.625f;")
 T = mpf("0.625")
 poly("kTanhP", lambda u: (mp.tanh(mp.sqrt(u)) - mp.sqrt(u)) / (u * mp.sqrt(u)), 0, T * T, 6, True,
      "P(u) of tanh")
+w("/// sin and cos: k = round(x 2/π), r = x - k π/2 in four steps (Cody-Waite: three parts of")
+w("/// 12 bits, so k times each is exact for |k| < 2^12, i.e. |x| < kSinCosLimit, and the")
+w("/// rest: π/2 to 60 bits, enough for the f32 inputs nearest a multiple of π/2), then")
+w("/// sin r = r + r u S(u) and cos r = 1 - u/2 + u² C(u), u = r², by the quadrant k mod 4.")
+w("inline constexpr float kSinCosLimit = 4096.0f;")
+w("inline constexpr float kTwoOverPi = %s;" % lit(2 / mp.pi, True))
+p1 = head(mp.pi / 2, 12)
+p2 = head(mp.pi / 2 - p1, 12)
+p3 = head(mp.pi / 2 - p1 - p2, 12)
+p4 = mp.pi / 2 - p1 - p2 - p3
+w("inline constexpr float kPiOver2A = %s; // 12 significant bits" % lit(p1, True))
+w("inline constexpr float kPiOver2B = %s; // 12 significant bits" % lit(p2, True))
+w("inline constexpr float kPiOver2C = %s; // 12 significant bits" % lit(p3, True))
+w("inline constexpr float kPiOver2D = %s;" % lit(p4, True))
+q = (mp.pi / 4) ** 2
+poly("kSinS", lambda u: mpf(-1) / 6 if u == 0 else (mp.sin(mp.sqrt(u)) - mp.sqrt(u)) / (u * mp.sqrt(u)),
+     0, q, 4, True, "S(u) of sin")
+poly("kCosC", lambda u: mpf(1) / 24 if u == 0 else (mp.cos(mp.sqrt(u)) - 1 + u / 2) / (u * u), 0,
+     q, 4, True, "C(u) of cos")
 w("} // namespace f32")
 w("")
 w("namespace f64 {")

@@ -2,7 +2,7 @@
 // f32 inputs, at every x86 level this CPU runs, against a f64 reference:
 //  - the library's (exp, sigmoid, silu of `map`, runtime/cpu/vector_math.h);
 //  - the compiled ones that the x86 lowering inlines (exp, exp2, log, log2, log10, tanh,
-//    sigmoid, erf; lib/codegen/llvm/math.cpp), run as kernels through the CPU backend;
+//    sigmoid, erf, sin, cos; lib/codegen/llvm/math.cpp), run as kernels through the CPU backend;
 //  - and, on 2^24 sampled inputs each, its inline f64 functions (exp, exp2, log, sigmoid)
 //    against a long double reference.
 // Prints the worst error and where it occurs; exits 1 when a bound is exceeded. Arguments name
@@ -101,6 +101,8 @@ const CompiledFunction kCompiled[] = {
     {"log10", 4, [](double x) { return std::log10(x); }},
     {"tanh", 4, [](double x) { return std::tanh(x); }},
     {"erf", 4, [](double x) { return std::erf(x); }},
+    {"sin", 4, [](double x) { return std::sin(x); }},
+    {"cos", 4, [](double x) { return std::cos(x); }},
     // Exactly 0 once exp(-x) overflows f32 (SPEC §3.4).
     {"sigmoid", 4,
      [](double x) {

@@ -25,6 +25,22 @@ inline constexpr float kTanhPolyLimit = 0.625f;
 /// P(u) of tanh on [0, 0.390625]: degree 5, fit error 1.6e-9.
 inline constexpr float kTanhP[] = {0x1.2c83cp-9f,   -0x1.116a16p-7f, 0x1.64a976p-6f,
                                    -0x1.ba08c4p-5f, 0x1.1110eap-3f,  -0x1.555556p-2f};
+/// sin and cos: k = round(x 2/π), r = x - k π/2 in four steps (Cody-Waite: three parts of
+/// 12 bits, so k times each is exact for |k| < 2^12, i.e. |x| < kSinCosLimit, and the
+/// rest: π/2 to 60 bits, enough for the f32 inputs nearest a multiple of π/2), then
+/// sin r = r + r u S(u) and cos r = 1 - u/2 + u² C(u), u = r², by the quadrant k mod 4.
+inline constexpr float kSinCosLimit = 4096.0f;
+inline constexpr float kTwoOverPi = 0x1.45f306p-1f;
+inline constexpr float kPiOver2A = 0x1.922p+0f;   // 12 significant bits
+inline constexpr float kPiOver2B = -0x1.2aep-18f; // 12 significant bits
+inline constexpr float kPiOver2C = -0x1.deap-31f; // 12 significant bits
+inline constexpr float kPiOver2D = 0x1.184698p-44f;
+/// S(u) of sin on [0, 0.61685]: degree 3, fit error 2.81e-11.
+inline constexpr float kSinS[] = {0x1.6dbe08p-19f, -0x1.a013a8p-13f, 0x1.11110ep-7f,
+                                  -0x1.555556p-3f};
+/// C(u) of cos on [0, 0.61685]: degree 3, fit error 2.34e-12.
+inline constexpr float kCosC[] = {-0x1.25244ep-22f, 0x1.a015c4p-16f, -0x1.6c16cp-10f,
+                                  0x1.555556p-5f};
 } // namespace f32
 
 namespace f64 {

@@ -1,8 +1,8 @@
 // Transcendentals (SPEC §3.4 accuracy bounds) for the x86 lowering. Inline IR, scheduled with
 // the surrounding arithmetic (docs/isa.md "Inline math on x86"): exp, exp2, log and sigmoid of
-// f32 and f64, log2, log10, tanh and erf of f32. The constants are support/exp_f32.h's and
-// support/cpu_math.h's (scripts/gen-cpu-math.py); scripts/math-sweep.sh measures the f32 ones
-// on every input. The other vectors call SLEEF's 1-ulp functions
+// f32 and f64, log2, log10, tanh and erf of f32, and sin and cos of f32 below 4096. The constants
+// are support/exp_f32.h's and support/cpu_math.h's (scripts/gen-cpu-math.py); scripts/math-sweep.sh
+// measures the f32 ones on every input. The other vectors call SLEEF's 1-ulp functions
 // (Sleef_<name><f|d><lanes>_u10<sse4|avx2|avx512f>), whose error bound meets the SPEC's for f32
 // (2 and 4 ulp) and f64 (1 ulp of the correctly rounded value): no lane ever calls scalar libm
 // inside a vector loop. f32 erf is evaluated in f64 and rounded once (gelu's 1 + erf(x) cancels
@@ -350,6 +350,42 @@ llvm::Value *emit_tanh_f32(MathIR &m, llvm::Value *x) {
   return b.CreateSelect(b.CreateFCmpOLT(a, m.f(c::kTanhPolyLimit)), small, large);
 }
 
+/// sin (or, with `cos`, cos) of f32 for |x| < kSinCosLimit: k = round(x 2/π) by the shifter,
+/// r = x - k π/2 as hi + lo (below), then sin r or cos r by their polynomials, chosen and
+/// signed by the quadrant k mod 4 (cos x = sin(x + π/2): quadrant k + 1). -0 stays -0 for sin.
+llvm::Value *emit_sincos_f32(MathIR &m, llvm::Value *x, bool cos) {
+  namespace c = cpu_math::f32;
+  llvm::IRBuilder<> &b = m.builder();
+  auto [kf, k] = m.round(m.fma(x, m.f(c::kTwoOverPi), m.shifter()));
+  llvm::Value *nk = b.CreateFNeg(kf);
+  // r1 = x - k A is exact (Sterbenz); then r1 - k B - k C as rounded sums with their exact
+  // errors (TwoSum; each k·part is exact), the errors and k D added last, r = hi + lo. Near a
+  // multiple of π/2 the sums cancel exactly and r keeps its relative accuracy.
+  auto two_sum = [&](llvm::Value *a, llvm::Value *c, llvm::Value *&err) {
+    llvm::Value *sum = b.CreateFAdd(a, c);
+    llvm::Value *cc = b.CreateFSub(sum, a);
+    err = b.CreateFAdd(b.CreateFSub(a, b.CreateFSub(sum, cc)), b.CreateFSub(c, cc));
+    return sum;
+  };
+  llvm::Value *e2 = nullptr, *e3 = nullptr;
+  llvm::Value *r1 = m.fma(nk, m.f(c::kPiOver2A), x);
+  llvm::Value *r2 = two_sum(r1, b.CreateFMul(nk, m.f(c::kPiOver2B)), e2);
+  llvm::Value *r3 = two_sum(r2, b.CreateFMul(nk, m.f(c::kPiOver2C)), e3);
+  llvm::Value *tail = m.fma(nk, m.f(c::kPiOver2D), b.CreateFAdd(e2, e3));
+  llvm::Value *r = b.CreateFAdd(r3, tail);
+  llvm::Value *lo = b.CreateFAdd(b.CreateFSub(r3, r), tail);
+  // sin(r + lo) = sin r + lo cos r, cos(r + lo) = cos r - lo sin r, to first order.
+  llvm::Value *u = b.CreateFMul(r, r);
+  llvm::Value *sin_r = b.CreateFAdd(r, m.fma(b.CreateFMul(r, u), m.horner(u, c::kSinS), lo));
+  llvm::Value *cos_r =
+      b.CreateFAdd(m.fma(u, m.f(-0.5), m.f(1.0)), m.fma(b.CreateFMul(u, u), m.horner(u, c::kCosC),
+                                                        b.CreateFMul(lo, b.CreateFNeg(r))));
+  llvm::Value *q = cos ? b.CreateAdd(k, m.i(1)) : k;
+  llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(q, m.i(1)), m.i(0));
+  llvm::Value *v = m.bits(b.CreateSelect(odd, cos_r, sin_r));
+  return m.from_bits(b.CreateXor(v, b.CreateShl(b.CreateAnd(q, m.i(2)), m.i(30))));
+}
+
 /// erf of f32, evaluated in f64 and rounded once (gelu's 1 + erf(x) cancels for negative x;
 /// so does the interpreter's): a = |x| (a² is exact in f64), a P(a²) below 1, else
 /// 1 - e^(-a²) Q(a) with a clamped to 4, where erf is 1 in f32; the sign of x last. Branch-free;
@@ -420,7 +456,17 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
     if (!m.f64()) return emit_tanh_f32(m, x);
     return call_library(b, target, op, args);
   case MathOpcode::Sin:
-  case MathOpcode::Cos:
+  case MathOpcode::Cos: {
+    if (m.f64()) return call_library(b, target, op, args);
+    // Inline below kSinCosLimit (every lane); SLEEF for larger arguments, infinities and NaN.
+    llvm::Value *small = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
+                                         m.f(cpu_math::f32::kSinCosLimit));
+    if (small->getType()->isVectorTy()) small = b.CreateAndReduce(small);
+    const bool cos = op == MathOpcode::Cos;
+    return m.unless_rare(
+        small, [&] { return emit_sincos_f32(m, x, cos); },
+        [&] { return call_library(b, target, op, args); });
+  }
   case MathOpcode::Tan:
   case MathOpcode::Pow:
   case MathOpcode::Atan2: return call_library(b, target, op, args);
