@@ -377,12 +377,11 @@ void Builder::flush_locals() {
     }
 }
 
-Id Builder::new_phi(Id ty, Id block) {
+size_t Builder::new_phi(Id ty, Id block) {
   Id id = fresh();
   value_types_.emplace(id, ty);
-  locals_.phi_index[id] = locals_.phis.size();
   locals_.phis.push_back({block, ty, id, {}});
-  return id;
+  return locals_.phis.size() - 1;
 }
 
 Id Builder::read_ssa(Id ty, Id var, Id block) {
@@ -393,17 +392,20 @@ Id Builder::read_ssa(Id ty, Id var, Id block) {
     return it->second;
   }
   if (!l.begun.count(block)) throw std::logic_error("spirv: a value read from an unwritten block");
-  const std::vector<Id> preds = l.preds[block];
+  // A reference stays valid while the recursion below adds entries to the map.
+  const std::vector<Id> &preds = l.preds[block];
   Id value = 0;
   if (l.unsealed.count(block)) { // a loop header: operands once the back edge is known
-    value = new_phi(ty, block);
-    l.incomplete[block].emplace_back(var, value);
+    const size_t at = new_phi(ty, block);
+    l.incomplete[block].emplace_back(var, at);
+    value = l.phis[at].id;
   } else if (preds.empty()) {
     value = c_null(ty);
   } else if (preds.size() == 1) {
     value = read_ssa(ty, var, preds.front());
   } else {
-    Id phi = new_phi(ty, block);
+    const size_t at = new_phi(ty, block);
+    const Id phi = l.phis[at].id;
     l.defs[key] = phi; // a read through a cycle finds the phi
     l.pending.insert(phi);
     Words operands;
@@ -413,10 +415,10 @@ Id Builder::read_ssa(Id ty, Id var, Id block) {
     for (size_t i = 2; i < operands.size(); i += 2) same = same && operands[i] == operands[0];
     if (same && !l.used_pending.count(phi) && operands[0] != phi) {
       // Nothing refers to the phi yet and every path brings the same value: no phi.
-      l.phis[l.phi_index.at(phi)].dead = true;
+      l.phis[at].dead = true;
       value = operands[0];
     } else {
-      l.phis[l.phi_index.at(phi)].operands = std::move(operands);
+      l.phis[at].operands = std::move(operands);
       value = phi;
     }
     l.used_pending.erase(phi);
@@ -444,11 +446,11 @@ void Builder::ssa_edges(spv::Op o, const Words &operands) {
     if (!l.unsealed.count(t)) continue;
     // The back edge: the loop header is complete, its phis get their operands.
     l.unsealed.erase(t);
-    for (const auto &[var, phi] : l.incomplete[t]) {
-      Id ty = type_of(phi);
+    for (const auto &[var, at] : l.incomplete[t]) {
+      const Id ty = l.phis[at].type;
       Words ops;
       for (Id p : l.preds.at(t)) ops.insert(ops.end(), {read_ssa(ty, var, p), p});
-      l.phis[l.phi_index.at(phi)].operands = std::move(ops);
+      l.phis[at].operands = std::move(ops);
     }
     l.incomplete.erase(t);
   }

@@ -128,7 +128,8 @@ private:
   void flush_locals();
   /// SSA mode: `var`'s value at the end of `block` (or where it is now, for the current one).
   Id read_ssa(Id type, Id var, Id block);
-  Id new_phi(Id type, Id block);
+  /// A phi of `type` at the start of `block`, operands to come; its place in Locals::phis.
+  size_t new_phi(Id type, Id block);
   void ssa_edges(spv::Op o, const Words &operands);
   Id constant(spv::Op o, Id type, const Words &operands);
 
@@ -159,14 +160,13 @@ private:
     std::unordered_map<uint64_t, Id> defs;
     std::unordered_map<Id, std::vector<Id>> preds; ///< the branches into each block so far
     std::set<Id> begun, unsealed; ///< blocks written; loop headers without their back edge
-    std::unordered_map<Id, std::vector<std::pair<Id, Id>>> incomplete; ///< (var, phi)
+    std::unordered_map<Id, std::vector<std::pair<Id, size_t>>> incomplete; ///< (var, phi)
     struct Phi {
       Id block, type, id;
       Words operands;    ///< (value, parent) pairs
       bool dead = false; ///< every operand was the same value: not written
     };
     std::vector<Phi> phis;
-    std::unordered_map<Id, size_t> phi_index;   ///< phi id -> its place in phis
     std::unordered_map<Id, size_t> block_start; ///< where a block's phis go in fn_body_
     std::set<Id> pending, used_pending;         ///< phis whose operands are being read
   };
