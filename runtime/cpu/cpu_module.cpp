@@ -120,8 +120,7 @@ uint32_t choose_variant(const hg_cpu_module_desc &d, const std::string &origin) 
   for (uint32_t v = 0; v < d.num_variants; ++v)
     names += std::string(v ? ", " : "") + d.variant_names[v];
   if (!request.empty()) {
-    std::string want = request.size() == 2 && request[0] == 'v' ? "x86-64-" + request : request;
-    int cap = want.starts_with("x86-64-v") && want.size() == 9 ? want[8] - '0' : 0;
+    const auto [want, cap] = parse_cpu_isa_request(request);
     for (uint32_t v : order) {
       bool exact = want == d.variant_names[v];
       if (!exact && (cap == 0 || level_of(d, v) > cap)) continue;
@@ -287,6 +286,14 @@ void set_cpu_isa(std::string_view isa) {
   std::lock_guard lock(g_isa_mutex);
   g_isa_override = std::string(isa);
   g_isa_overridden = !isa.empty();
+}
+
+CpuIsaRequest parse_cpu_isa_request(std::string_view request) {
+  CpuIsaRequest r;
+  r.variant = request.size() == 2 && request[0] == 'v' ? "x86-64-" + std::string(request)
+                                                       : std::string(request);
+  if (r.variant.starts_with("x86-64-v") && r.variant.size() == 9) r.cap = r.variant[8] - '0';
+  return r;
 }
 
 std::string requested_cpu_isa() {

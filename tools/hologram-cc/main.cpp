@@ -86,10 +86,9 @@ int run(int argc, char **argv) {
   auto *emit_opt =
       app.add_option("--emit", emit,
                      "what to produce: isa, canonical (circuits), llvm, bc, asm, obj, static, "
-                     "shared, header, "
-                     "bundle (.hgb), manifest (a bundle's JSON manifest), spirv, spirv-asm "
-                     "(default: from the "
-                     "output's extension, ISA text for standard output or a name without one)")
+                     "shared, header, bundle (.hgb), manifest (a bundle's JSON manifest), spirv, "
+                     "spirv-asm (default: from the output's extension, ISA text for standard "
+                     "output or a name without one)")
           ->check(CLI::IsMember({"isa", "canonical", "llvm", "bc", "asm", "obj", "static", "shared",
                                  "header", "bundle", "manifest", "spirv", "spirv-asm"}));
   auto *target_opt = app.add_option(

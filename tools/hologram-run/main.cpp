@@ -229,15 +229,10 @@ std::vector<std::string> dispatch_targets() {
   const std::string request = runtime::requested_cpu_isa();
   const std::string host = driver::host_cpu_target();
   if (request.empty()) return {host};
-  const std::string want = request.size() == 2 && request[0] == 'v' ? "x86-64-" + request : request;
-  auto level = [](const std::string &name) {
-    return name.size() == 9 && name.starts_with("x86-64-v") && name[8] >= '2' && name[8] <= '4'
-               ? name[8] - '0'
-               : 0;
-  };
-  if (!level(want)) return {want};
+  const auto [want, cap] = runtime::parse_cpu_isa_request(request);
+  if (cap < 2 || cap > 4) return {want};
   std::vector<std::string> out;
-  for (int l = 2; l <= std::min(level(want), std::max(2, level(host))); ++l)
+  for (int l = 2; l <= std::min(cap, std::max(2, runtime::parse_cpu_isa_request(host).cap)); ++l)
     out.push_back("x86-64-v" + std::to_string(l));
   return out;
 }

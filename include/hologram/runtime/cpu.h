@@ -16,6 +16,14 @@ namespace hologram::runtime {
 void set_cpu_isa(std::string_view isa);
 /// The current request: set_cpu_isa's value, else $HOLOGRAM_CPU_ISA, else "" (automatic).
 std::string requested_cpu_isa();
+/// A request as the dispatcher reads it: the variant it names ("v3" and "x86-64-v3" both give
+/// "x86-64-v3") and, for x86-64-vN, the level N it caps at (0: another name, which forces that
+/// variant).
+struct CpuIsaRequest {
+  std::string variant;
+  int cap = 0;
+};
+CpuIsaRequest parse_cpu_isa_request(std::string_view request);
 /// Whether this CPU (and OS) supports an LLVM feature name such as "avx2" or "avx512f".
 /// Features named in $HOLOGRAM_CPU_DISABLE (comma-separated) count as missing.
 bool cpu_has_feature(std::string_view feature);

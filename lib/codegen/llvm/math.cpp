@@ -184,8 +184,11 @@ public:
     const int64_t min_normal = f64_ ? 0x0010000000000000 : 0x00800000;
     const int64_t inf = f64_ ? 0x7ff0000000000000 : 0x7f800000;
     // bits - min_normal, unsigned, is below inf - min_normal exactly for those.
-    llvm::Value *ok = b_.CreateICmpULT(b_.CreateSub(bits(x), i(min_normal)), i(inf - min_normal));
-    return ok->getType()->isVectorTy() ? b_.CreateAndReduce(ok) : ok;
+    return all(b_.CreateICmpULT(b_.CreateSub(bits(x), i(min_normal)), i(inf - min_normal)));
+  }
+  /// Whether `test` holds in every lane (a scalar as it is).
+  llvm::Value *all(llvm::Value *test) {
+    return test->getType()->isVectorTy() ? b_.CreateAndReduce(test) : test;
   }
   /// `usual()` when `test` holds, else `rare()`: a branch around the code for inputs that
   /// need more care (special values, subnormals), which a chunk almost never has. The
@@ -459,9 +462,8 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
   case MathOpcode::Cos: {
     if (m.f64()) return call_library(b, target, op, args);
     // Inline below kSinCosLimit (every lane); SLEEF for larger arguments, infinities and NaN.
-    llvm::Value *small = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
-                                         m.f(cpu_math::f32::kSinCosLimit));
-    if (small->getType()->isVectorTy()) small = b.CreateAndReduce(small);
+    llvm::Value *small = m.all(b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
+                                               m.f(cpu_math::f32::kSinCosLimit)));
     const bool cos = op == MathOpcode::Cos;
     return m.unless_rare(
         small, [&] { return emit_sincos_f32(m, x, cos); },
