@@ -545,9 +545,10 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
   const uint64_t scratch =
       hg_cpu_scratch_bytes(&kd, variant, m.desc().variant_widths[variant], lanes);
   const uint64_t blocks = launch.grid.count();
-  // Enough tasks to balance uneven blocks, few enough to keep per-task costs small.
+  // Enough tasks to balance uneven blocks, few enough to keep per-task costs small; one
+  // thread runs every block in one task.
   const unsigned threads = std::max(1u, cpu_threads());
-  uint64_t tasks = std::min<uint64_t>(blocks, uint64_t{threads} * 8);
+  uint64_t tasks = threads == 1 ? 1 : std::min<uint64_t>(blocks, uint64_t{threads} * 8);
   // A launch whose whole work, at the lanes' measured cost, is below what waking the workers
   // costs runs on the calling thread. Every 32nd launch (and any launch before a cost is
   // known) is timed to keep the cost current; one-block launches are neither.

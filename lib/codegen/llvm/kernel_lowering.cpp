@@ -295,8 +295,13 @@ private:
                     b_.CreateICmpEQ(b_.CreateURem(bdx_, u32c(w_)), u32c(0)), "rows.whole");
     lane_lin_ = b_.CreateAdd(splat(b_.CreateMul(chunk_, u32c(w_))), iota32(), "lane.linear");
     valid_ = b_.CreateICmpULT(lane_lin_, splat(lanes_), "valid");
-    chunk_full_ = b_.CreateICmpULE(b_.CreateMul(b_.CreateAdd(chunk_, u32c(1)), u32c(w_)), lanes_,
-                                   "chunk.full");
+    // A block of whole chunks has only full chunks: a test that does not change from chunk to
+    // chunk, which LLVM hoists out of the driver's chunk loop (and unswitches it on).
+    block_whole_ = b_.CreateICmpEQ(b_.CreateURem(lanes_, u32c(w_)), u32c(0), "block.whole");
+    chunk_full_ =
+        b_.CreateOr(block_whole_,
+                    b_.CreateICmpULE(b_.CreateMul(b_.CreateAdd(chunk_, u32c(1)), u32c(w_)), lanes_),
+                    "chunk.full");
     // Lane coordinates: a one-dimensional block needs no division.
     BasicBlock *one_d = BasicBlock::Create(c_, "lanes.1d", fn_);
     BasicBlock *multi = BasicBlock::Create(c_, "lanes.3d", fn_);
@@ -731,6 +736,10 @@ private:
   struct Ends {
     Value *first, *last;
     Value *ordered; ///< the compared values do not wrap within the chunk
+    /// For a comparison of %gid itself: whether the block's first and last lanes agree (so
+    /// every lane of the block does, in every chunk), and the condition there. Neither
+    /// changes from chunk to chunk: LLVM hoists them out of the chunk loop.
+    Value *block_agrees = nullptr, *block_value = nullptr;
   };
 
   /// Whether `set` compares a value that grows with %gid across a chunk against a uniform
@@ -757,14 +766,23 @@ private:
     }
     if (ends && !divergent_) {
       // Every lane of the chunk is live: when the ends agree, so do all, with no vector test.
-      BasicBlock *mixed = BasicBlock::Create(c_, "ends.differ", fn_);
       BasicBlock *all_taken = BasicBlock::Create(c_, "ends.taken", fn_);
+      BasicBlock *all_other = BasicBlock::Create(c_, "ends.other", fn_);
+      if (ends->block_agrees) {
+        // When the whole block agrees, the chunk's ends need not be looked at.
+        BasicBlock *whole = BasicBlock::Create(c_, "ends.block", fn_);
+        BasicBlock *by_chunk = BasicBlock::Create(c_, "ends.chunk", fn_);
+        b_.CreateCondBr(ends->block_agrees, whole, by_chunk);
+        b_.SetInsertPoint(whole);
+        b_.CreateCondBr(ends->block_value, all_taken, all_other);
+        b_.SetInsertPoint(by_chunk);
+      }
+      BasicBlock *mixed = BasicBlock::Create(c_, "ends.differ", fn_);
       b_.CreateCondBr(b_.CreateAnd(ends->ordered, b_.CreateAnd(ends->first, ends->last)), all_taken,
                       mixed);
       b_.SetInsertPoint(all_taken);
       jump(taken);
       b_.SetInsertPoint(mixed);
-      BasicBlock *all_other = BasicBlock::Create(c_, "ends.other", fn_);
       BasicBlock *split = BasicBlock::Create(c_, "ends.split", fn_);
       Value *none = b_.CreateNot(b_.CreateOr(ends->first, ends->last));
       b_.CreateCondBr(b_.CreateAnd(ends->ordered, none), all_other, split);
@@ -1187,7 +1205,8 @@ private:
   /// The smallest element size of a store that may stream (for the driver's sfence).
   std::optional<uint64_t> stream_size_;
   static constexpr uint64_t kStreamAlign = 16;
-  Value *chunk_full_ = nullptr; ///< every lane of this chunk is in the block
+  Value *chunk_full_ = nullptr;  ///< every lane of this chunk is in the block
+  Value *block_whole_ = nullptr; ///< the block's lanes are a whole number of chunks
   Value *lane_lin_ = nullptr, *valid_ = nullptr, *lx_ = nullptr, *ly_ = nullptr, *lz_ = nullptr;
   BasicBlock *entry_ = nullptr, *body_entry_ = nullptr, *dispatch_ = nullptr, *exit_all_ = nullptr;
   std::vector<BasicBlock *> bbs_, bb_of_;
@@ -1365,7 +1384,16 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
       auto at = [&](Value *x) {
         return grows == 1 ? compare(cc, t, {x, true}, y).v : compare(cc, t, y, {x, true}).v;
       };
-      ends_of_pred_[ops[0].index] = {at(x0), at(xw), ordered};
+      Ends ends{at(x0), at(xw), ordered};
+      if (gid) {
+        // The block's lanes have the ids first .. first + lanes - 1.
+        Value *first = b_.CreateMul(block_linear_, b_.CreateZExt(lanes_, i64()));
+        Value *last = b_.CreateAdd(first, b_.CreateZExt(b_.CreateSub(lanes_, u32c(1)), i64()));
+        ends.block_value = at(first);
+        ends.block_agrees =
+            b_.CreateAnd(block_whole_, b_.CreateICmpEQ(ends.block_value, at(last)), "block.agrees");
+      }
+      ends_of_pred_[ops[0].index] = ends;
     }
     return;
   }
@@ -1426,7 +1454,9 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
     if (auto it = ends_of_pred_.find(inst.guard.pred); full_chunk_ && it != ends_of_pred_.end()) {
       ends = it->second;
       if (inst.guard.negate)
-        ends = Ends{b_.CreateNot(ends->first), b_.CreateNot(ends->last), ends->ordered};
+        ends =
+            Ends{b_.CreateNot(ends->first), b_.CreateNot(ends->last), ends->ordered,
+                 ends->block_agrees, ends->block_value ? b_.CreateNot(ends->block_value) : nullptr};
     }
     branch(p, target, a_.blocks[a_.block_of[cur_]].fallthrough, ends);
     return;

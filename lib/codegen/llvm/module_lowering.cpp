@@ -17,6 +17,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 #include <llvm/TargetParser/X86TargetParser.h>
+#include <llvm/Transforms/Scalar/SimpleLoopUnswitch.h>
 
 #include <algorithm>
 #include <mutex>
@@ -303,6 +304,15 @@ private:
         llvm::OptimizationLevel::O0, llvm::OptimizationLevel::O1, llvm::OptimizationLevel::O2,
         llvm::OptimizationLevel::O3};
     auto level = levels[std::min(opts_.opt_level, 3u)];
+    // The driver's chunk loop tests, in every chunk, conditions that hold for the whole block
+    // (the block is a whole number of chunks; a bound check on %gid agrees at its first and
+    // last lane): LLVM unswitches the loop on them at -O3 only. -O2 does it too, so that full
+    // blocks run a loop with no test in it.
+    if (level == llvm::OptimizationLevel::O2)
+      pb.registerLateLoopOptimizationsEPCallback(
+          [](llvm::LoopPassManager &lpm, llvm::OptimizationLevel) {
+            lpm.addPass(llvm::SimpleLoopUnswitchPass(/*NonTrivial=*/true));
+          });
     llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0
                                       ? pb.buildO0DefaultPipeline(level)
                                       : pb.buildPerModuleDefaultPipeline(level);

@@ -355,6 +355,92 @@ TEST(CpuModules, StreamingStoresWriteEveryElementAtEveryLevel) {
   EXPECT_GT(runtime::cpu_stream_bytes(), 0u); // the cache size, or the environment's value
 }
 
+TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
+  // A bound check on %gid is decided once per block when the block is a whole number of
+  // chunks and its first and last lanes agree (every lane in bounds, or none); otherwise
+  // per chunk, by its first and last lanes, or lane by lane. Blocks of 7, 24, 64 and 256
+  // lanes, bounds inside, at and between blocks, and a grid one block longer than needed
+  // (a block with no lane in bounds) reach each of those paths at every level; the lanes at
+  // or above the bound must leave their elements alone. Both senses of the branch.
+  const char *text = R"(
+.kernel below
+.param %x : buffer<f32> readwrite
+.param %n : u32
+  param.u32      r0, %n
+  cvt.u64.u32    r1, r0
+  setge.u64      p0, %gid, r1
+  bra p0         @done
+  ld.f32         r2, [%x + %gid*4]
+  add.f32        r3, r2, r2
+  st.f32         [%x + %gid*4], r3
+@done:
+  exit
+.kernel below_lt
+.param %x : buffer<f32> readwrite
+.param %n : u64
+  param.u64      r0, %n
+  setlt.u64      p0, %gid, r0
+  bra !p0        @done
+  ld.f32         r2, [%x + %gid*4]
+  add.f32        r3, r2, r2
+  st.f32         [%x + %gid*4], r3
+@done:
+  exit
+)";
+  DiagnosticEngine diags;
+  auto parsed = isa::parse_module(text, "guard.hasm", diags);
+  ASSERT_TRUE(parsed) << diags.to_string();
+  IsaGuard isa;
+  auto b = create_backend(Preference::parse("cpu"));
+  std::vector<std::string> levels = {"v2"};
+  if (has_v3()) levels.push_back("v3");
+  if (has_v4()) levels.push_back("v4");
+  for (int opt : {2, 3}) {
+    driver::CpuOutputOptions o;
+    o.targets = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
+    o.opt_level = static_cast<unsigned>(opt);
+    o.module_name = "guard";
+    o.source_name = "guard.hasm";
+    std::string bytes, err;
+    ASSERT_TRUE(driver::emit_cpu_output(*parsed, o, "shared", bytes));
+    std::string path =
+        (std::filesystem::temp_directory_path() /
+         ("hologram-guard-" + std::to_string(getpid()) + "-O" + std::to_string(opt) + ".so"))
+            .string();
+    ASSERT_TRUE(write_file_atomic(path, bytes, &err)) << err;
+    for (const std::string &level : levels) {
+      runtime::set_cpu_isa(level);
+      auto m = b->load_module(path);
+      for (const char *kernel : {"below", "below_lt"})
+        for (uint32_t block : {7u, 24u, 64u, 256u})
+          for (uint32_t n : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 255u, 256u, 1000u}) {
+            const uint32_t blocks = (n + block - 1) / block + 1;
+            const uint32_t lanes = blocks * block;
+            std::vector<float> x(lanes);
+            for (uint32_t i = 0; i < lanes; ++i) x[i] = static_cast<float>(i + 1);
+            auto bx = b->allocate_buffer(lanes * 4);
+            b->write<float>(bx, x);
+            KernelArg args[] = {KernelArg::buffer(bx), std::string(kernel) == "below"
+                                                           ? KernelArg::u32(n)
+                                                           : KernelArg::u64(n)};
+            LaunchConfig config;
+            config.grid = {blocks, 1, 1};
+            config.block = {block, 1, 1};
+            b->launch(m, kernel, config, args);
+            auto y = b->read<float>(bx);
+            b->free_buffer(bx);
+            uint32_t bad = 0;
+            for (uint32_t i = 0; i < lanes; ++i)
+              bad += y[i] != static_cast<float>(i + 1) * (i < n ? 2.0f : 1.0f);
+            EXPECT_EQ(bad, 0u) << kernel << " -O" << opt << " at " << level << ", block " << block
+                               << ", n = " << n;
+          }
+      b->unload_module(m);
+    }
+    std::filesystem::remove(path);
+  }
+}
+
 TEST(CpuModules, WholeLaunchOperationsSplitOverThreadsMatchTheInterpreter) {
   // Large enough that map, softmax, reduce_all and dot run in parallel ranges.
   const char *text = R"(
