@@ -348,8 +348,7 @@ private:
     case Special::GdimY: return {gy_, true};
     case Special::GdimZ: return {gz_, true};
     case Special::Gid: { // the chunk's first id in scalar arithmetic, then one vector add
-      Value *first = b_.CreateAdd(b_.CreateMul(block_linear_, z64(lanes_)),
-                                  z64(b_.CreateMul(chunk_, u32c(w_))));
+      Value *first = b_.CreateAdd(block_first_gid(), z64(b_.CreateMul(chunk_, u32c(w_))));
       return {b_.CreateAdd(splat(first), iota64(1)), false};
     }
     case Special::GidX: return {gid_axis(bx_, bdx_, lx_), false};
@@ -367,11 +366,13 @@ private:
     return b_.CreateAdd(splat(base), b_.CreateZExt(lane, vec(i64())));
   }
 
+  /// The %gid of this block's first lane: the block's lanes have ids first .. first + lanes - 1.
+  Value *block_first_gid() { return b_.CreateMul(block_linear_, b_.CreateZExt(lanes_, i64())); }
+
   /// Global linear id of lane `index` (i32) of this chunk.
   Value *global_lane(Value *index) {
     Value *ll = b_.CreateExtractElement(lane_lin_, index);
-    return b_.CreateAdd(b_.CreateMul(block_linear_, b_.CreateZExt(lanes_, i64())),
-                        b_.CreateZExt(ll, i64()));
+    return b_.CreateAdd(block_first_gid(), b_.CreateZExt(ll, i64()));
   }
 
   // ------------------------------------------------------------------------------------------
@@ -740,6 +741,12 @@ private:
     /// every lane of the block does, in every chunk), and the condition there. Neither
     /// changes from chunk to chunk: LLVM hoists them out of the chunk loop.
     Value *block_agrees = nullptr, *block_value = nullptr;
+
+    /// The ends of the negated condition.
+    Ends negated(llvm::IRBuilder<> &b) const {
+      return {b.CreateNot(first), b.CreateNot(last), ordered, block_agrees,
+              block_value ? b.CreateNot(block_value) : nullptr};
+    }
   };
 
   /// Whether `set` compares a value that grows with %gid across a chunk against a uniform
@@ -1386,8 +1393,7 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
       };
       Ends ends{at(x0), at(xw), ordered};
       if (gid) {
-        // The block's lanes have the ids first .. first + lanes - 1.
-        Value *first = b_.CreateMul(block_linear_, b_.CreateZExt(lanes_, i64()));
+        Value *first = block_first_gid();
         Value *last = b_.CreateAdd(first, b_.CreateZExt(b_.CreateSub(lanes_, u32c(1)), i64()));
         ends.block_value = at(first);
         ends.block_agrees =
@@ -1453,10 +1459,7 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
     std::optional<Ends> ends;
     if (auto it = ends_of_pred_.find(inst.guard.pred); full_chunk_ && it != ends_of_pred_.end()) {
       ends = it->second;
-      if (inst.guard.negate)
-        ends =
-            Ends{b_.CreateNot(ends->first), b_.CreateNot(ends->last), ends->ordered,
-                 ends->block_agrees, ends->block_value ? b_.CreateNot(ends->block_value) : nullptr};
+      if (inst.guard.negate) ends = ends->negated(b_);
     }
     branch(p, target, a_.blocks[a_.block_of[cur_]].fallthrough, ends);
     return;

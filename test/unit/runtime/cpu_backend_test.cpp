@@ -58,15 +58,11 @@ constexpr const char *kVectorAdd = R"(
   st.f32         [%x + %gid*4], r2
 )";
 
-/// A shared object of kVectorAdd for `targets`, with codegen options; cached per key.
-std::string compile(std::vector<std::string> targets, bool bounds = false, bool div = false) {
+/// A shared object of the module `text` compiled with `o`, in a new temporary file.
+std::string compile_text(const char *text, driver::CpuOutputOptions o) {
   DiagnosticEngine diags;
-  auto m = isa::parse_module(kVectorAdd, "test.hasm", diags);
+  auto m = isa::parse_module(text, "test.hasm", diags);
   EXPECT_TRUE(m) << diags.to_string();
-  driver::CpuOutputOptions o;
-  o.targets = targets;
-  o.bounds_check = bounds;
-  o.check_div = div;
   o.module_name = "test";
   o.source_name = "test.hasm";
   std::string bytes, err;
@@ -79,6 +75,15 @@ std::string compile(std::vector<std::string> targets, bool bounds = false, bool 
           .string();
   EXPECT_TRUE(write_file_atomic(path, bytes, &err)) << err;
   return path;
+}
+
+/// A shared object of kVectorAdd for `targets`, with codegen options.
+std::string compile(std::vector<std::string> targets, bool bounds = false, bool div = false) {
+  driver::CpuOutputOptions o;
+  o.targets = targets;
+  o.bounds_check = bounds;
+  o.check_div = div;
+  return compile_text(kVectorAdd, o);
 }
 
 struct IsaGuard {
@@ -387,9 +392,6 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
 @done:
   exit
 )";
-  DiagnosticEngine diags;
-  auto parsed = isa::parse_module(text, "guard.hasm", diags);
-  ASSERT_TRUE(parsed) << diags.to_string();
   IsaGuard isa;
   auto b = create_backend(Preference::parse("cpu"));
   std::vector<std::string> levels = {"v2"};
@@ -399,15 +401,7 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
     driver::CpuOutputOptions o;
     o.targets = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
     o.opt_level = static_cast<unsigned>(opt);
-    o.module_name = "guard";
-    o.source_name = "guard.hasm";
-    std::string bytes, err;
-    ASSERT_TRUE(driver::emit_cpu_output(*parsed, o, "shared", bytes));
-    std::string path =
-        (std::filesystem::temp_directory_path() /
-         ("hologram-guard-" + std::to_string(getpid()) + "-O" + std::to_string(opt) + ".so"))
-            .string();
-    ASSERT_TRUE(write_file_atomic(path, bytes, &err)) << err;
+    std::string path = compile_text(text, o);
     for (const std::string &level : levels) {
       runtime::set_cpu_isa(level);
       auto m = b->load_module(path);
