@@ -1,24 +1,28 @@
 // What the SPIR-V backends (Vulkan, OpenCL) share: programs compiled from ISA kernels in
-// execute_program (cached by canonical text), and modules loaded from bundles, whose SPIR-V
-// payload for the backend's kind is chosen by the device and used as compiled (SPEC §10).
-// A backend supplies how a SPIR-V module becomes a runnable Program and how it runs.
+// execute_program (compiled by Hologram::jit when it is linked, cached by canonical text), and
+// modules loaded from bundles, whose SPIR-V payload for the backend's kind is chosen by the device
+// and used as compiled (SPEC §10). A backend supplies how a SPIR-V module becomes a runnable
+// Program and how it runs.
 #pragma once
 
 #include "handle_table.h"
 #include "host_atlas.h"
+#include "jit_hook.h"
 #include "launch_args.h"
 #include "library_paths.h"
+#include "library_plan.h"
 
 #include "hologram/artifact/bundle.h"
 #include "hologram/codegen/cpu_abi.h"
-#include "hologram/codegen/spirv.h"
-#include "hologram/codegen/spirv_library.h"
+#include "hologram/codegen/spirv_abi.h"
 #include "hologram/interp/interpreter.h"
 #include "hologram/isa/text.h"
 #include "hologram/support/file_io.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -232,11 +236,15 @@ private:
   std::shared_ptr<Memory> boundary_;
   LibraryPathCounter paths_;
 
-  /// A whole-launch kernel: its scalar code for the host, the device library kernels its
-  /// instructions launch.
+  /// The device library kernels of a module (entry points named codegen::kSpirvLibraryPrefix),
+  /// by name.
+  using Library = std::map<std::string, std::shared_ptr<Program>, std::less<>>;
+  /// A whole-launch kernel: its scalar code for the host, the device library kernels of its
+  /// module that its instructions launch.
   struct HostProgram {
     isa::Kernel kernel;
-    std::map<std::string, std::shared_ptr<Program>> library;
+    std::shared_ptr<const Library> library;
+    std::string where; ///< the module, in messages
   };
   /// A kernel ready to run: one device program, or a host program.
   struct Compiled {
@@ -282,8 +290,7 @@ private:
       throw Error(ErrorCode::InvalidModule, where + " is not a whole number of SPIR-V words");
     std::vector<uint32_t> words(best->bytes.size() / 4);
     std::memcpy(words.data(), best->bytes.data(), best->bytes.size());
-    for (const auto &k : m->module.kernels)
-      m->programs.emplace(k.name, compiled(k, infos, words, where));
+    m->programs = programs(m->module.kernels, infos, words, where);
     return {modules_.insert(std::move(m))};
   }
 
@@ -293,33 +300,44 @@ private:
     std::map<std::string, Compiled> programs;
   };
 
-  Compiled compiled(const isa::Kernel &k, const std::vector<codegen::SpirvKernelInfo> &infos,
-                    const std::vector<uint32_t> &words, const std::string &where) {
-    auto info_of = [&](const std::string &name) -> const codegen::SpirvKernelInfo & {
-      for (const auto &i : infos)
-        if (i.name == name) return i;
-      throw Error(ErrorCode::InvalidModule,
-                  where + " has no entry point for kernel '" + name + "'");
-    };
-    Compiled c;
-    c.kernel = k;
-    if (!k.is_launch_level()) {
-      const auto &info = info_of(k.name);
-      check_features(k, info);
-      c.device = make_program(k, info, words);
-      return c;
+  /// The programs of a module's kernels. A whole-launch kernel has no entry point: its
+  /// instructions launch the module's device library kernels, whose parameters come from the
+  /// reflection (they have no ISA in the module).
+  std::map<std::string, Compiled> programs(const std::vector<isa::Kernel> &kernels,
+                                           const std::vector<codegen::SpirvKernelInfo> &infos,
+                                           const std::vector<uint32_t> &words,
+                                           const std::string &where) {
+    auto library = std::make_shared<Library>();
+    for (const auto &info : infos) {
+      if (!codegen::is_spirv_library_kernel(info.name)) continue;
+      if (info.params.empty())
+        throw Error(ErrorCode::InvalidModule,
+                    where + ": the reflection of library kernel '" + info.name +
+                        "' has no parameters (recompile it with this hologram-cc)");
+      isa::Kernel signature;
+      signature.name = info.name;
+      signature.params = info.params;
+      check_features(signature, info);
+      library->emplace(info.name, make_program(signature, info, words));
     }
-    std::vector<isa::Kernel> library;
-    if (auto st = codegen::spirv_library_kernels(k, library); !st)
-      throw Error(ErrorCode::InvalidProgram, st.message());
-    c.host = std::make_shared<HostProgram>();
-    c.host->kernel = k;
-    for (const auto &lk : library) {
-      const auto &info = info_of(lk.name);
-      check_features(lk, info);
-      c.host->library.emplace(lk.name, make_program(lk, info, words));
+    std::map<std::string, Compiled> out;
+    for (const auto &k : kernels) {
+      Compiled c;
+      c.kernel = k;
+      if (k.is_launch_level()) {
+        c.host = std::make_shared<HostProgram>(HostProgram{k, library, where});
+      } else {
+        auto info = std::find_if(infos.begin(), infos.end(),
+                                 [&](const auto &i) { return i.name == k.name; });
+        if (info == infos.end() || info->host)
+          throw Error(ErrorCode::InvalidModule,
+                      where + " has no entry point for kernel '" + k.name + "'");
+        check_features(k, *info);
+        c.device = make_program(k, *info, words);
+      }
+      out.emplace(k.name, std::move(c));
     }
-    return c;
+    return out;
   }
 
   void execute(const Compiled &c, const LaunchConfig &launch, std::span<const KernelArg> args) {
@@ -376,8 +394,8 @@ private:
   uint64_t run_library_op(const HostProgram &hp, const isa::Instruction &inst,
                           const std::function<uint64_t(isa::Reg)> &reg,
                           std::span<const KernelArg> args) {
-    codegen::LibraryPlan plan;
-    if (auto st = codegen::plan_spirv_library_op(hp.kernel, inst, reg, plan); !st)
+    LibraryPlan plan;
+    if (auto st = plan_library_op(hp.kernel, inst, reg, plan); !st)
       throw Error(st.code(), st.message());
     for (const auto &e : plan.extents) {
       const auto &p = hp.kernel.params[e.param];
@@ -401,11 +419,16 @@ private:
     for (const auto &l : plan.launches) {
       std::vector<KernelArg> kargs;
       for (const auto &a : l.args)
-        kargs.push_back(a.kind == codegen::LibraryArg::Kind::Param ? args[a.index]
-                        : a.kind == codegen::LibraryArg::Kind::Scratch
+        kargs.push_back(a.kind == LibraryArg::Kind::Param ? args[a.index]
+                        : a.kind == LibraryArg::Kind::Scratch
                             ? KernelArg::buffer(scratch.handles[a.index])
                             : KernelArg::scalar(a.type, a.bits));
-      const auto &prog = hp.library.at(l.kernel);
+      auto lib = hp.library->find(l.kernel);
+      if (lib == hp.library->end())
+        throw Error(ErrorCode::InvalidModule,
+                    hp.where + " has no device library kernel '" + l.kernel + "' for '" +
+                        std::string(inst.info().mnemonic) + "' of kernel '" + hp.kernel.name + "'");
+      const auto &prog = lib->second;
       check_launch_args(prog->kernel, kargs, [&](uint64_t h) { return buffer_bytes(h); });
       run(*prog, l.launch, kargs);
     }
@@ -436,15 +459,20 @@ private:
     std::lock_guard lock(programs_mutex_);
     auto it = programs_.find(key);
     if (it != programs_.end()) return it->second;
-    codegen::SpirvOptions so;
-    so.target = compile_target();
+    const JitCompiler *jit = linked_jit();
+    if (!jit)
+      throw Error(ErrorCode::InvalidProgram,
+                  "kernel '" + kernel.name + "': the " + backend_name() +
+                      " backend compiles ISA programs with the compiler library, which this "
+                      "application does not link (link Hologram::jit, or load a bundle "
+                      "compiled by hologram-cc)");
     codegen::SpirvModule spirv;
-    if (auto st = codegen::compile_spirv(m, so, spirv); !st)
+    if (auto st = jit->compile_spirv(m, compile_target(), spirv); !st)
       throw Error(st.code() == ErrorCode::Internal ? ErrorCode::Internal
                                                    : ErrorCode::InvalidProgram,
                   st.message());
-    auto c =
-        compiled(kernel, spirv.kernels, spirv.words, "the module of kernel '" + kernel.name + "'");
+    const std::string where = "the module of kernel '" + kernel.name + "'";
+    auto c = programs(m.kernels, spirv.kernels, spirv.words, where).at(kernel.name);
     programs_.emplace(key, c);
     return c;
   }

@@ -2,7 +2,7 @@
 // backend throws: the kernel, the lane, the source line and what went wrong.
 #pragma once
 
-#include "hologram/codegen/spirv.h"
+#include "hologram/codegen/spirv_abi.h"
 #include "hologram/isa/program.h"
 #include "hologram/isa/text.h"
 #include "hologram/runtime/backend.h"

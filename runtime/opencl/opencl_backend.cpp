@@ -9,7 +9,7 @@
 #include "../core/launch_args.h"
 #include "../core/spirv_backend.h"
 #include "../core/spirv_status.h"
-#include "hologram/codegen/spirv.h"
+#include "hologram/codegen/spirv_abi.h"
 #include "hologram/isa/text.h"
 #include "hologram/support/file_io.h"
 #include "hologram/support/process.h"

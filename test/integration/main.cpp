@@ -1,12 +1,15 @@
 // The integration application: both kernels through their generated headers (statically
 // linked), then the same kernels from the bundle through the runtime on the CPU backend, with
 // every x86 variant this machine runs forced in turn, and on the Vulkan and OpenCL backends
-// from the bundle and from the SPIR-V linked into the application.
+// from the bundle and from the SPIR-V linked into the application. It links Hologram::runtime
+// only, so compiling an ISA program at run time is refused with a clear error.
 #include "clamp.h"
 #include "saxpy.h"
 
+#include "hologram/isa/text.h"
 #include "hologram/runtime/backend.h"
 #include "hologram/runtime/cpu.h"
+#include "hologram/support/diagnostics.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -93,6 +96,17 @@ int main() {
       expect(device->read<float>(by) == y, "saxpy's SPIR-V matches the header's result");
       std::printf("%s (%s): saxpy from the %s agrees with the static library\n", name.c_str(),
                   device->device_info().name.c_str(), linked ? "linked SPIR-V" : "bundle");
+    }
+    // Without Hologram::jit, a program given as ISA cannot be compiled: a clear error.
+    hologram::DiagnosticEngine diags;
+    auto program = hologram::isa::parse_module(".kernel k\n  exit\n", "k.hasm", diags);
+    try {
+      device->execute_program(program->kernels.at(0), hologram::LaunchConfig::linear(1, 1), {});
+      expect(false, "execute_program without the compiler fails");
+    } catch (const hologram::Error &err) {
+      expect(std::string(err.what()).find("link Hologram::jit") != std::string::npos,
+             "execute_program without the compiler says to link Hologram::jit");
+      std::printf("%s: execute_program without Hologram::jit: %s\n", name.c_str(), err.what());
     }
   }
   if (failures == 0) std::printf("integration app: all checks passed\n");

@@ -2,8 +2,9 @@
 # Builds and runs test/integration the way a user would, against hologram's package:
 #   run.sh install    BUILD_DIR WORK_DIR   install BUILD_DIR into WORK_DIR/prefix and use that
 #   run.sh build-tree BUILD_DIR WORK_DIR   use BUILD_DIR itself (Hologram_DIR=BUILD_DIR)
-# then checks the depfiles: touching one kernel file rebuilds that kernel's object and header
-# only, and a second build has nothing to do. The compilers and flags of the hologram build
+# then checks that the application carries no compiler code (it links Hologram::runtime only)
+# and the depfiles: touching one kernel file rebuilds that kernel's object and header only,
+# and a second build has nothing to do. The compilers and flags of the hologram build
 # are passed on (the sanitizer build links sanitizer-instrumented libraries).
 set -euo pipefail
 mode=$1 build=$2 work=$3
@@ -33,6 +34,18 @@ cmake -S "$work/src" -B "$work/build" -G Ninja "${package[@]}" "${launcher[@]}" 
   -DCMAKE_EXE_LINKER_FLAGS="$(cache CMAKE_EXE_LINKER_FLAGS)" > "$work/configure.log"
 cmake --build "$work/build" > "$work/build.log"
 "$work/build/app"
+
+# The application links Hologram::runtime only: no code generator comes with it. No symbol
+# of LLVM or SPIRV-Tools, and its code and data (debug information aside) are a few MB.
+if nm -C "$work/build/app" | grep -E -m3 ' (llvm|spvtools|spv)::'; then
+  echo "the application carries compiler code (above)"; exit 1
+fi
+read -r text data _ < <(size "$work/build/app" | tail -1)
+limit=$((4 << 20))
+if [[ "$(cache CMAKE_CXX_FLAGS)" == *-fsanitize* ]]; then limit=$((16 << 20)); fi
+if (( text + data > limit )); then
+  echo "the application's code and data are $((text + data)) bytes, over $limit"; exit 1
+fi
 
 # The installed compiler is the one used (not the build tree's) when installed.
 if [[ $mode == install ]]; then

@@ -2,7 +2,9 @@
 // selection by name, buffers and pools, launches through execute_program, and every misuse as
 // a precise error. Each test runs on both backends.
 #include "hologram/codegen/cpu_abi.h"
+#include "hologram/codegen/spirv.h"
 #include "hologram/isa/atlas.h"
+#include "hologram/isa/text.h"
 #include "hologram/runtime/backend.h"
 #include "test_util.h"
 
@@ -174,6 +176,70 @@ TEST_P(DeviceBackend, LinkedModulesWithoutItsSpirvOrOfAnotherAbiAreRefused) {
   d.spirv = &bad;
   EXPECT_EQ(code_of([&] { b->load_linked_module(&d); }, &msg), ErrorCode::InvalidModule);
   EXPECT_NE(msg.find("carries a damaged SPIR-V module"), std::string::npos) << msg;
+}
+
+TEST_P(DeviceBackend, LibraryKernelsTakeTheirParametersFromTheReflection) {
+  // A module compiled ahead of time: the whole-launch kernel's reduce_all launches device
+  // library kernels, which the runtime binds from the reflection alone (no ISA for them).
+  auto b = start();
+  auto m = test::parse_ok(R"(.kernel total
+.param %x : buffer<f32> read
+.param %out : buffer<f32> write
+.param %n : u64
+  param.u64          r0, %n
+  reduce_all.add.f32 r1, %x, r0
+  mov.imm.u64        r2, 0
+  st.f32             [%out + r2*4], r1
+)");
+  codegen::SpirvOptions options;
+  options.target = *codegen::parse_spirv_target(GetParam() == "vulkan" ? "vulkan1.1" : "opencl1.2");
+  codegen::SpirvModule spirv;
+  ASSERT_TRUE(codegen::compile_spirv(m, options, spirv).is_ok());
+  bool library = false;
+  for (const auto &k : spirv.kernels) {
+    library |= codegen::is_spirv_library_kernel(k.name);
+    EXPECT_EQ(k.params.empty(), k.host) << k.name;
+  }
+  ASSERT_TRUE(library);
+  const std::string text = isa::print_module(m);
+  auto load = [&](const std::string &reflection) {
+    hg_spirv_module_desc s{options.target.name.c_str(), spirv.words.data(), spirv.words.size(),
+                           reflection.c_str()};
+    hg_cpu_module_desc d{};
+    d.abi_version = HG_CPU_ABI_VERSION;
+    d.isa_text = text.c_str();
+    d.source_name = "total.hasm";
+    d.num_spirv = 1;
+    d.spirv = &s;
+    return b->load_linked_module(&d);
+  };
+  const uint64_t n = 5000;
+  auto x = b->allocate_buffer(n * 4), out = b->allocate_buffer(4);
+  b->write<float>(x, std::vector<float>(n, 0.5f));
+  KernelArg args[] = {KernelArg::buffer(x), KernelArg::buffer(out), KernelArg::u64(n)};
+  auto loaded = load(codegen::spirv_reflection_json(spirv));
+  b->launch(loaded, "total", LaunchConfig::linear(1), args);
+  EXPECT_EQ(b->read<float>(out), std::vector<float>{2500.0f});
+
+  // A library kernel whose reflection lost its parameters, or that the module lacks.
+  std::string msg;
+  auto stripped = spirv;
+  for (auto &k : stripped.kernels)
+    if (codegen::is_spirv_library_kernel(k.name)) k.params.clear();
+  EXPECT_EQ(code_of([&] { load(codegen::spirv_reflection_json(stripped)); }, &msg),
+            ErrorCode::InvalidModule);
+  EXPECT_NE(msg.find("has no parameters (recompile it with this hologram-cc)"), std::string::npos)
+      << msg;
+  auto missing = spirv;
+  std::erase_if(missing.kernels,
+                [](const auto &k) { return codegen::is_spirv_library_kernel(k.name); });
+  auto lacking = load(codegen::spirv_reflection_json(missing));
+  EXPECT_EQ(code_of([&] { b->launch(lacking, "total", LaunchConfig::linear(1), args); }, &msg),
+            ErrorCode::InvalidModule);
+  EXPECT_NE(msg.find("has no device library kernel '__hg_reduce_add_f32' for 'reduce_all' of "
+                     "kernel 'total'"),
+            std::string::npos)
+      << msg;
 }
 
 TEST_P(DeviceBackend, KernelsItCannotCompileAreRefusedWithTheLocation) {

@@ -1,0 +1,207 @@
+// The contract between hologram-cc's SPIR-V output and the runtime that loads it: target
+// names, and the reflection stored beside the words (JSON, one object per kernel). Nothing
+// here needs SPIRV-Tools: the runtime links this, the code generator writes it.
+#include "hologram/codegen/spirv_abi.h"
+
+#include "hologram/isa/type.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <stdexcept>
+
+namespace hologram::codegen {
+
+namespace {
+
+struct TargetRow {
+  std::string_view name;
+  SpirvEnv env;
+};
+
+constexpr std::array<TargetRow, 6> kTargets = {{
+    {"vulkan1.1", SpirvEnv::Vulkan1_1},
+    {"vulkan1.2", SpirvEnv::Vulkan1_2},
+    {"vulkan1.3", SpirvEnv::Vulkan1_3},
+    {"opencl1.2", SpirvEnv::OpenCL1_2},
+    {"opencl2.0", SpirvEnv::OpenCL2_0},
+    {"opencl3.0", SpirvEnv::OpenCL3_0},
+}};
+
+} // namespace
+
+bool is_spirv_target_name(std::string_view name) {
+  return parse_spirv_target(name).has_value();
+}
+
+std::optional<SpirvTarget> parse_spirv_target(std::string_view name) {
+  for (const auto &r : kTargets)
+    if (r.name == name) return SpirvTarget{std::string(r.name), r.env};
+  return std::nullopt;
+}
+
+namespace {
+
+constexpr std::array<std::pair<SpirvBinding::Kind, std::string_view>, 6> kBindingKinds = {{
+    {SpirvBinding::Kind::Scratch, "scratch"},
+    {SpirvBinding::Kind::Atlas, "atlas"},
+    {SpirvBinding::Kind::Buffer, "buffer"},
+    {SpirvBinding::Kind::Pool, "pool"},
+    {SpirvBinding::Kind::Status, "status"},
+    {SpirvBinding::Kind::Boundary, "boundary"},
+}};
+constexpr std::array<std::pair<SpirvKernelArg::Kind, std::string_view>, 11> kArgKinds = {{
+    {SpirvKernelArg::Kind::Scratch, "scratch"},
+    {SpirvKernelArg::Kind::Pool, "pool"},
+    {SpirvKernelArg::Kind::Atlas, "atlas"},
+    {SpirvKernelArg::Kind::Phase, "phase"},
+    {SpirvKernelArg::Kind::Buffer, "buffer"},
+    {SpirvKernelArg::Kind::Scalar, "scalar"},
+    {SpirvKernelArg::Kind::Status, "status"},
+    {SpirvKernelArg::Kind::Boundary, "boundary"},
+    {SpirvKernelArg::Kind::Shared, "shared"},
+    {SpirvKernelArg::Kind::SharedWords, "shared_words"},
+    {SpirvKernelArg::Kind::BufferBytes, "buffer_bytes"},
+}};
+
+constexpr std::array<std::pair<isa::ParamKind, std::string_view>, 3> kParamKinds = {{
+    {isa::ParamKind::Buffer, "buffer"},
+    {isa::ParamKind::Pool, "pool"},
+    {isa::ParamKind::Scalar, "scalar"},
+}};
+constexpr std::array<std::pair<isa::Access, std::string_view>, 3> kAccesses = {{
+    {isa::Access::Read, "read"},
+    {isa::Access::Write, "write"},
+    {isa::Access::ReadWrite, "readwrite"},
+}};
+
+template <typename K, size_t N>
+std::string_view kind_name(const std::array<std::pair<K, std::string_view>, N> &table, K k) {
+  for (const auto &[kind, name] : table)
+    if (kind == k) return name;
+  return "?";
+}
+template <typename K, size_t N>
+K kind_of(const std::array<std::pair<K, std::string_view>, N> &table, const std::string &name) {
+  for (const auto &[kind, n] : table)
+    if (n == name) return kind;
+  throw std::runtime_error("unknown kind '" + name + "'");
+}
+
+} // namespace
+
+std::string spirv_reflection_json(const SpirvModule &module) {
+  nlohmann::ordered_json kernels = nlohmann::ordered_json::array();
+  for (const auto &k : module.kernels) {
+    nlohmann::ordered_json j;
+    j["name"] = k.name;
+    if (k.host) {
+      j["host"] = true;
+      kernels.push_back(j);
+      continue;
+    }
+    nlohmann::ordered_json bindings = nlohmann::ordered_json::array();
+    for (const auto &bd : k.bindings) {
+      nlohmann::ordered_json x;
+      x["binding"] = bd.binding;
+      x["kind"] = kind_name(kBindingKinds, bd.kind);
+      if (bd.kind == SpirvBinding::Kind::Buffer || bd.kind == SpirvBinding::Kind::Pool)
+        x["param"] = bd.param;
+      bindings.push_back(x);
+    }
+    j["bindings"] = bindings;
+    nlohmann::ordered_json scalars = nlohmann::ordered_json::array();
+    for (const auto &s : k.scalars)
+      scalars.push_back({{"param", s.param}, {"offset", s.offset}, {"size", s.size}});
+    j["push_constants"] = {{"bytes", k.push_constant_bytes}, {"scalars", scalars}};
+    j["local_size_spec_ids"] = {k.local_size_spec_ids[0], k.local_size_spec_ids[1],
+                                k.local_size_spec_ids[2]};
+    j["shared_words_spec_id"] = k.shared_words_spec_id;
+    j["narrow_lanes_spec_id"] = k.narrow_lanes_spec_id;
+    j["static_shared_bytes"] = k.static_shared_bytes;
+    if (k.has_status) j["status_binding"] = k.status_binding;
+    if (k.phase_offset) j["phase_offset"] = k.phase_offset;
+    if (k.scratch_bytes_per_lane) j["scratch_bytes_per_lane"] = k.scratch_bytes_per_lane;
+    if (!k.kernel_args.empty()) {
+      nlohmann::ordered_json args = nlohmann::ordered_json::array();
+      for (const auto &a : k.kernel_args)
+        args.push_back({{"kind", kind_name(kArgKinds, a.kind)}, {"param", a.param}});
+      j["kernel_args"] = args;
+    }
+    nlohmann::ordered_json params = nlohmann::ordered_json::array();
+    for (const auto &p : k.params)
+      params.push_back({{"name", p.name},
+                        {"kind", kind_name(kParamKinds, p.kind)},
+                        {"type", isa::type_name(p.type)},
+                        {"access", kind_name(kAccesses, p.access)}});
+    j["params"] = params;
+    j["requires"] = k.requires_features;
+    kernels.push_back(j);
+  }
+  return kernels.dump();
+}
+
+Status parse_spirv_reflection(std::string_view json, std::vector<SpirvKernelInfo> &out) {
+  out.clear();
+  try {
+    for (const auto &j : nlohmann::json::parse(json)) {
+      SpirvKernelInfo k;
+      k.name = j.at("name").get<std::string>();
+      if (j.contains("host")) {
+        k.host = j["host"].get<bool>();
+        out.push_back(std::move(k));
+        continue;
+      }
+      for (const auto &x : j.at("bindings")) {
+        SpirvBinding b;
+        b.binding = x.at("binding").get<uint32_t>();
+        b.kind = kind_of(kBindingKinds, x.at("kind").get<std::string>());
+        if (b.kind == SpirvBinding::Kind::Buffer || b.kind == SpirvBinding::Kind::Pool)
+          b.param = x.at("param").get<uint32_t>();
+        k.bindings.push_back(b);
+      }
+      const auto &pc = j.at("push_constants");
+      k.push_constant_bytes = pc.at("bytes").get<uint32_t>();
+      for (const auto &s : pc.at("scalars"))
+        k.scalars.push_back({s.at("param").get<uint32_t>(), s.at("offset").get<uint32_t>(),
+                             s.at("size").get<uint32_t>()});
+      const auto &ids = j.at("local_size_spec_ids");
+      for (uint32_t d = 0; d < 3; ++d) k.local_size_spec_ids[d] = ids.at(d).get<uint32_t>();
+      k.shared_words_spec_id = j.at("shared_words_spec_id").get<uint32_t>();
+      k.narrow_lanes_spec_id = j.value("narrow_lanes_spec_id", k.narrow_lanes_spec_id);
+      k.static_shared_bytes = j.at("static_shared_bytes").get<uint32_t>();
+      if (j.contains("status_binding")) {
+        k.has_status = true;
+        k.status_binding = j["status_binding"].get<uint32_t>();
+      }
+      if (j.contains("phase_offset")) k.phase_offset = j["phase_offset"].get<uint32_t>();
+      if (j.contains("scratch_bytes_per_lane"))
+        k.scratch_bytes_per_lane = j["scratch_bytes_per_lane"].get<uint64_t>();
+      if (j.contains("kernel_args"))
+        for (const auto &a : j["kernel_args"])
+          k.kernel_args.push_back(
+              {kind_of(kArgKinds, a.at("kind").get<std::string>()), a.at("param").get<uint32_t>()});
+      for (const auto &x : j.value("params", nlohmann::json::array())) {
+        isa::Param p;
+        p.name = x.at("name").get<std::string>();
+        p.kind = kind_of(kParamKinds, x.at("kind").get<std::string>());
+        auto type = x.at("type").get<std::string>();
+        auto t = isa::parse_type(type);
+        if (!t && type != isa::type_name(isa::Type::None))
+          throw std::runtime_error("unknown type '" + type + "'");
+        p.type = t.value_or(isa::Type::None);
+        p.access = kind_of(kAccesses, x.at("access").get<std::string>());
+        k.params.push_back(std::move(p));
+      }
+      k.requires_features = j.at("requires").get<std::vector<std::string>>();
+      out.push_back(std::move(k));
+    }
+  } catch (const std::exception &e) {
+    out.clear();
+    return {ErrorCode::InvalidModule,
+            std::string("the SPIR-V reflection is malformed: ") + e.what()};
+  }
+  return Status::ok();
+}
+
+} // namespace hologram::codegen

@@ -1,0 +1,34 @@
+// The seam between the runtime and the optional compiler library, Hologram::jit. The runtime
+// never links a code generator: Backend::execute_program asks hologram_jit_compiler(), a weak
+// symbol that is null unless the application links Hologram::jit (whose link interface names
+// the symbol as undefined, so the linker takes its definition out of the archive).
+#pragma once
+
+#include "hologram/codegen/spirv_abi.h"
+#include "hologram/isa/program.h"
+#include "hologram/support/status.h"
+
+namespace hologram::runtime {
+
+/// What Hologram::jit compiles for the runtime.
+struct JitCompiler {
+  /// A verified module for a SPIR-V target: words and reflection, every kernel's entry point
+  /// and the device library kernels its whole-launch kernels need. InvalidProgram naming the
+  /// kernel and instruction the target cannot run.
+  Status (*compile_spirv)(const isa::Module &module, const codegen::SpirvTarget &target,
+                          codegen::SpirvModule &out);
+};
+
+} // namespace hologram::runtime
+
+/// Hologram::jit's compilers; the symbol is absent (null) when it is not linked.
+extern "C" [[gnu::weak]] const hologram::runtime::JitCompiler *hologram_jit_compiler(void);
+
+namespace hologram::runtime {
+
+/// The linked compiler, or nullptr.
+inline const JitCompiler *linked_jit() {
+  return hologram_jit_compiler != nullptr ? hologram_jit_compiler() : nullptr;
+}
+
+} // namespace hologram::runtime

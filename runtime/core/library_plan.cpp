@@ -1,0 +1,309 @@
+// How the SPIR-V backends run a whole-launch instruction: the device library kernels it
+// launches (spirv_library.h in the code generator writes them; their names, parameters and
+// block sizes are the contract in codegen/spirv_abi.h), with what geometry and arguments, and
+// how large its buffers must be. Planned on the host with the values of the instruction's
+// registers.
+#include "library_plan.h"
+
+#include "hologram/codegen/spirv_abi.h"
+#include "hologram/isa/gemm_operands.h"
+#include "hologram/isa/opcode.h"
+#include "hologram/support/unreachable.h"
+
+#include <algorithm>
+#include <bit>
+#include <limits>
+
+namespace hologram::runtime {
+
+namespace {
+
+using namespace isa;
+using codegen::spirv_library::kMaxReduceBlocks;
+using codegen::spirv_library::kRowBlock;
+using codegen::spirv_library::kTile;
+
+constexpr uint64_t kHuge = std::numeric_limits<uint64_t>::max();
+
+uint64_t mul_sat(uint64_t a, uint64_t b) {
+  if (a != 0 && b > kHuge / a) return kHuge;
+  return a * b;
+}
+uint64_t add_sat(uint64_t a, uint64_t b) {
+  return a > kHuge - b ? kHuge : a + b;
+}
+uint64_t ceil_div(uint64_t a, uint64_t b) {
+  return a / b + (a % b != 0);
+}
+
+struct Planner {
+  const Kernel &k;
+  const Instruction &inst;
+  const std::function<uint64_t(Reg)> &reg;
+  LibraryPlan &plan;
+  std::string tn = std::string(type_name(inst.type));
+
+  // Operands by the names of the instruction table (opcodes.def), never by position.
+  const Operand &operand(std::string_view name) const { return operand_named(inst, name); }
+  uint64_t u(std::string_view name) const { return reg(operand(name).index); }
+  uint64_t imm(std::string_view name) const { return operand(name).imm; }
+  bool present(std::string_view name) const { return operand(name).kind == OperandKind::Param; }
+  uint32_t param(std::string_view name) const { return operand(name).index; }
+  /// A T register as an f64 (the kernels take T scalars as f64).
+  uint64_t as_f64(std::string_view name) const { return bits_as_f64(u(name)); }
+  /// The bits of a T value as those of an f64.
+  uint64_t bits_as_f64(uint64_t bits) const {
+    double v = inst.type == Type::F32
+                   ? static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(bits)))
+                   : std::bit_cast<double>(bits);
+    return std::bit_cast<uint64_t>(v);
+  }
+
+  void need(std::string_view name, uint64_t elements) {
+    plan.extents.push_back({param(name), elements, std::string(name)});
+  }
+  static LibraryArg p(uint32_t param) { return {LibraryArg::Kind::Param, param, Type::None, 0}; }
+  LibraryArg buf(std::string_view name) const { return p(param(name)); }
+  static LibraryArg scratch(uint32_t s) { return {LibraryArg::Kind::Scratch, s, Type::None, 0}; }
+  static LibraryArg u64(uint64_t v) { return {LibraryArg::Kind::Scalar, 0, Type::U64, v}; }
+  static LibraryArg u32(uint64_t v) { return {LibraryArg::Kind::Scalar, 0, Type::U32, v}; }
+  static LibraryArg f64(uint64_t bits) { return {LibraryArg::Kind::Scalar, 0, Type::F64, bits}; }
+
+  Status fail(const std::string &msg) const { return {ErrorCode::LaunchFailed, msg}; }
+
+  /// One lane per item, blocks of 256.
+  Status per_item(const std::string &kernel, uint64_t items, std::vector<LibraryArg> args) {
+    if (items == 0) return {};
+    uint64_t blocks = ceil_div(items, kRowBlock);
+    if (blocks > std::numeric_limits<uint32_t>::max())
+      return fail("the operation has too many elements for one launch (" + std::to_string(items) +
+                  ")");
+    LaunchConfig l;
+    l.grid = {static_cast<uint32_t>(blocks), 1, 1};
+    l.block = {kRowBlock, 1, 1};
+    plan.launches.push_back({kernel, l, std::move(args)});
+    plan.schedule = "per-item";
+    return {};
+  }
+  /// One block of 256 lanes per row.
+  Status per_row(const std::string &kernel, uint64_t rows, std::vector<LibraryArg> args) {
+    if (rows == 0) return {};
+    if (rows > std::numeric_limits<uint32_t>::max())
+      return fail("the operation has too many rows for one launch (" + std::to_string(rows) + ")");
+    LaunchConfig l;
+    l.grid = {static_cast<uint32_t>(rows), 1, 1};
+    l.block = {kRowBlock, 1, 1};
+    plan.launches.push_back({kernel, l, std::move(args)});
+    plan.schedule = "row-block";
+    return {};
+  }
+  /// Two stages over n elements of `src` into scratch `result` (one element).
+  void two_stage(const std::string &first, std::vector<LibraryArg> first_args, uint64_t n,
+                 const std::string &second, unsigned partial_size) {
+    uint64_t blocks = std::clamp<uint64_t>(ceil_div(n, kRowBlock), 1, kMaxReduceBlocks);
+    auto partial = static_cast<uint32_t>(plan.scratch.size());
+    plan.scratch.push_back(blocks * partial_size);
+    auto result = static_cast<uint32_t>(plan.scratch.size());
+    plan.scratch.push_back(partial_size);
+    LaunchConfig l;
+    l.grid = {static_cast<uint32_t>(blocks), 1, 1};
+    l.block = {kRowBlock, 1, 1};
+    first_args.insert(first_args.begin(), scratch(partial));
+    first_args.push_back(u64(n));
+    plan.launches.push_back({first, l, std::move(first_args)});
+    LaunchConfig one;
+    one.grid = {1, 1, 1};
+    one.block = {kRowBlock, 1, 1};
+    plan.launches.push_back({second, one, {scratch(result), scratch(partial), u64(blocks)}});
+    plan.has_result = true;
+    plan.result_scratch = result;
+    plan.schedule = "two-stage";
+  }
+
+  /// gemm and batched_gemm, operands by their names in the instruction table.
+  Status gemm() {
+    const GemmOperands g = gemm_operands(inst, reg);
+    const uint64_t batch = g.batch, M = g.m, N = g.n, K = g.k, lda = g.lda, ldb = g.ldb,
+                   ldc = g.ldc, sa = g.stride_a, sb = g.stride_b, sc = g.stride_c;
+    const bool ta = g.trans_a, tb = g.trans_b;
+    if (batch == 0 || M == 0 || N == 0) return {};
+    uint64_t a_rows = ta ? K : M, a_cols = ta ? M : K, b_rows = tb ? N : K, b_cols = tb ? K : N;
+    if (lda < a_cols || ldb < b_cols || ldc < N)
+      return fail("gemm leading dimensions are smaller than the rows they describe");
+    auto extent = [&](uint64_t rows, uint64_t cols, uint64_t ld, uint64_t stride) -> uint64_t {
+      return rows == 0 ? 0
+                       : add_sat(add_sat(mul_sat(batch - 1, stride), mul_sat(rows - 1, ld)), cols);
+    };
+    need("C", extent(M, N, ldc, sc));
+    need("A", extent(a_rows, a_cols, lda, sa));
+    need("B", extent(b_rows, b_cols, ldb, sb));
+    uint64_t gx = ceil_div(N, kTile), gy = ceil_div(M, kTile);
+    if (gx > UINT32_MAX || gy > UINT32_MAX || batch > UINT32_MAX)
+      return fail("gemm is too large for one launch");
+    LaunchConfig l;
+    l.grid = {static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), static_cast<uint32_t>(batch)};
+    l.block = {kTile, kTile, 1};
+    plan.launches.push_back(
+        {"__hg_gemm_" + tn,
+         l,
+         {buf("C"), buf("A"), buf("B"), u64(M), u64(N), u64(K), f64(bits_as_f64(g.alpha_bits)),
+          f64(bits_as_f64(g.beta_bits)), u64(lda), u64(ldb), u64(ldc), u64(sa), u64(sb), u64(sc),
+          u32(ta), u32(tb)}});
+    plan.schedule = "tiled";
+    return {};
+  }
+
+  Status run() {
+    if (!inst.info().launch_level()) return fail("not a whole-launch operation");
+    switch (as_launch(inst.op)) {
+    case LaunchOpcode::Map:
+    case LaunchOpcode::Map2: {
+      bool two = inst.op == Opcode::Map2;
+      uint64_t n = u("n");
+      for (std::string_view b : two ? std::vector<std::string_view>{"dst", "a", "b"}
+                                    : std::vector<std::string_view>{"dst", "src"})
+        need(b, n);
+      std::string opn(sub_name(two ? SubKind::MapBinary : SubKind::MapUnary, inst.sub));
+      std::vector<LibraryArg> args{buf("dst"), buf(two ? "a" : "src")};
+      if (two) args.push_back(buf("b"));
+      args.push_back(u64(n));
+      return per_item(std::string(codegen::kSpirvLibraryPrefix) + (two ? "map2_" : "map_") + opn +
+                          "_" + tn,
+                      n, args);
+    }
+    case LaunchOpcode::ReduceAll: {
+      uint64_t n = u("n");
+      need("src", n);
+      std::string name = std::string(codegen::kSpirvLibraryPrefix) + "reduce_" +
+                         std::string(reduce_op_name(static_cast<ReduceOp>(inst.sub))) + "_" + tn;
+      two_stage(name, {buf("src")}, n, name, type_size(inst.type));
+      plan.result_type = inst.type;
+      return {};
+    }
+    case LaunchOpcode::Dot: {
+      uint64_t n = u("n");
+      need("x", n);
+      need("y", n);
+      two_stage("__hg_dot_" + tn, {buf("x"), buf("y")}, n, "__hg_reduce_add_f64", 8);
+      plan.result_type = Type::F64;
+      return {};
+    }
+    case LaunchOpcode::Gemm:
+    case LaunchOpcode::BatchedGemm: return gemm();
+    case LaunchOpcode::Gemv: {
+      uint64_t m = u("M"), n = u("N"), lda = u("lda");
+      bool tr = imm("transA");
+      uint64_t rows = tr ? n : m, cols = tr ? m : n;
+      need("y", rows);
+      need("A", m ? add_sat(mul_sat(m - 1, lda), n) : 0);
+      need("x", cols);
+      return per_item("__hg_gemv_" + tn, rows,
+                      {buf("y"), buf("A"), buf("x"), u64(rows), u64(cols), f64(as_f64("alpha")),
+                       f64(as_f64("beta")), u64(lda), u32(tr)});
+    }
+    case LaunchOpcode::Softmax:
+    case LaunchOpcode::LogSoftmax: {
+      uint64_t rows = u("rows"), cols = u("cols");
+      need("y", mul_sat(rows, cols));
+      need("x", mul_sat(rows, cols));
+      return per_row(
+          "__hg_softmax_" + tn, rows,
+          {buf("y"), buf("x"), u64(rows), u64(cols), u32(inst.op == Opcode::LogSoftmax ? 1 : 0)});
+    }
+    case LaunchOpcode::LayerNorm:
+    case LaunchOpcode::RmsNorm: {
+      bool ln = inst.op == Opcode::LayerNorm;
+      uint64_t rows = u("rows"), cols = u("cols");
+      need("y", mul_sat(rows, cols));
+      need("x", mul_sat(rows, cols));
+      bool gamma = present("gamma"), beta = ln && present("beta");
+      if (gamma) need("gamma", cols);
+      if (beta) need("beta", cols);
+      // An absent gamma or beta reads the input instead (its first `cols` elements exist
+      // whenever a row does) and is not used.
+      uint32_t flags = (ln ? 1u : 0u) | (gamma ? 2u : 0u) | (beta ? 4u : 0u);
+      return per_row("__hg_norm_" + tn, rows,
+                     {buf("y"), buf("x"), buf(gamma ? "gamma" : "x"), buf(beta ? "beta" : "x"),
+                      u64(rows), u64(cols), f64(as_f64("eps")), u32(flags)});
+    }
+    case LaunchOpcode::Silu:
+    case LaunchOpcode::Gelu:
+    case LaunchOpcode::GeluTanh: {
+      uint64_t n = u("n");
+      need("y", n);
+      need("x", n);
+      uint32_t kind = inst.op == Opcode::Silu ? 0 : inst.op == Opcode::Gelu ? 1 : 2;
+      return per_item("__hg_act_" + tn, n, {buf("y"), buf("x"), u64(n), u32(kind)});
+    }
+    case LaunchOpcode::Rope: {
+      uint64_t rows = u("rows"), dim = u("dim"), half = dim / 2;
+      if (dim % 2) return fail("rope needs an even dimension, got " + std::to_string(dim));
+      need("y", mul_sat(rows, dim));
+      need("x", mul_sat(rows, dim));
+      need("cos", mul_sat(rows, half));
+      need("sin", mul_sat(rows, half));
+      uint64_t pairs = mul_sat(rows, half);
+      return per_item("__hg_rope_" + tn, pairs,
+                      {buf("y"), buf("x"), buf("cos"), buf("sin"), u64(pairs), u64(half)});
+    }
+    case LaunchOpcode::Attention: {
+      uint64_t heads = u("heads"), sq = u("seq_q"), sk = u("seq_k"), d = u("head_dim");
+      need("out", mul_sat(mul_sat(heads, sq), d));
+      need("Q", mul_sat(mul_sat(heads, sq), d));
+      need("K", mul_sat(mul_sat(heads, sk), d));
+      need("V", mul_sat(mul_sat(heads, sk), d));
+      bool mask = present("mask");
+      if (mask) need("mask", mul_sat(sq, sk));
+      uint64_t rows = mul_sat(heads, sq);
+      uint64_t scores = mul_sat(mul_sat(rows, sk), 8);
+      if (rows == 0 || d == 0) return {};
+      if (scores == kHuge) return fail("attention is too large for one launch");
+      auto s = static_cast<uint32_t>(plan.scratch.size());
+      plan.scratch.push_back(std::max<uint64_t>(scores, 8));
+      uint32_t flags = (imm("causal") ? 1u : 0u) | (mask ? 2u : 0u);
+      return per_item("__hg_attention_" + tn, rows,
+                      {buf("out"), buf("Q"), buf("K"), buf("V"), buf(mask ? "mask" : "Q"),
+                       scratch(s), u64(rows), u64(sq), u64(sk), u64(d), f64(as_f64("scale")),
+                       u32(flags)});
+    }
+    case LaunchOpcode::Conv2d: {
+      uint64_t N = u("N"), C = u("C"), H = u("H"), W = u("W"), K = u("K"), KH = u("KH"),
+               KW = u("KW"), stride = u("stride"), pad = u("pad");
+      if (stride == 0) return fail("conv2d stride must be positive");
+      uint64_t ph = add_sat(H, mul_sat(2, pad)), pw = add_sat(W, mul_sat(2, pad));
+      if (ph < KH || pw < KW || ph >= (uint64_t{1} << 62) || pw >= (uint64_t{1} << 62))
+        return fail("conv2d sizes are out of range (a kernel larger than the padded input, or "
+                    "a huge input)");
+      uint64_t OH = (ph - KH) / stride + 1, OW = (pw - KW) / stride + 1;
+      uint64_t total = mul_sat(mul_sat(mul_sat(N, K), OH), OW);
+      need("out", total);
+      need("in", mul_sat(mul_sat(mul_sat(N, C), H), W));
+      need("weight", mul_sat(mul_sat(mul_sat(K, C), KH), KW));
+      bool bias = present("bias");
+      if (bias) need("bias", K);
+      return per_item("__hg_conv2d_" + tn, total,
+                      {buf("out"), buf("in"), buf("weight"), buf(bias ? "bias" : "weight"),
+                       u64(total), u64(C), u64(H), u64(W), u64(K), u64(KH), u64(KW), u64(stride),
+                       u64(pad), u64(OH), u64(OW), u32(bias)});
+    }
+    case LaunchOpcode::Axpy: {
+      uint64_t n = u("n");
+      need("y", n);
+      need("x", n);
+      LibraryArg alpha{LibraryArg::Kind::Scalar, 0, inst.type, u("alpha")};
+      return per_item("__hg_axpy_" + tn, n, {buf("y"), buf("x"), u64(n), alpha});
+    }
+    }
+    unreachable_enum("LaunchOpcode");
+  }
+};
+
+} // namespace
+
+Status plan_library_op(const Kernel &kernel, const Instruction &inst,
+                       const std::function<uint64_t(Reg)> &reg, LibraryPlan &plan) {
+  plan = {};
+  return Planner{kernel, inst, reg, plan}.run();
+}
+
+} // namespace hologram::runtime

@@ -1,0 +1,56 @@
+// The plan of a whole-launch instruction on a SPIR-V backend: the device library kernels it
+// launches, in order, with their geometry and arguments (library_plan.cpp).
+#pragma once
+
+#include "hologram/isa/launch.h"
+#include "hologram/isa/program.h"
+#include "hologram/support/status.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace hologram::runtime {
+
+/// One argument of a planned device launch.
+struct LibraryArg {
+  enum class Kind { Param, Scratch, Scalar };
+  Kind kind = Kind::Scalar;
+  uint32_t index = 0; ///< Param: the whole-launch kernel's parameter; Scratch: plan.scratch
+  isa::Type type = isa::Type::None; ///< Scalar
+  uint64_t bits = 0;                ///< Scalar
+};
+
+struct LibraryLaunch {
+  std::string kernel; ///< a device library kernel
+  LaunchConfig launch;
+  std::vector<LibraryArg> args;
+};
+
+/// How a buffer parameter must be sized for the instruction (checked before anything runs).
+struct LibraryExtent {
+  uint32_t param = 0;
+  uint64_t elements = 0; ///< UINT64_MAX: more than any buffer holds
+  std::string role;      ///< "operand y", ...
+};
+
+/// The device launches of one whole-launch instruction, in order.
+struct LibraryPlan {
+  std::vector<LibraryExtent> extents;
+  std::vector<uint64_t> scratch; ///< bytes of each zero-filled scratch buffer
+  std::vector<LibraryLaunch> launches;
+  bool has_result = false; ///< reduce_all, dot: the result register's value
+  uint32_t result_scratch = 0;
+  isa::Type result_type = isa::Type::None; ///< the type stored there (dot: f64)
+  /// The schedule the launches follow ("tiled", "row-block", "per-item", "two-stage"), or
+  /// "empty" when there is nothing to do; reported by Backend::library_path_counts().
+  std::string schedule = "empty";
+};
+
+/// Plans `inst` (a whole-launch instruction of `kernel`) with register values from `reg`.
+/// LaunchFailed for sizes the operation rejects (as the reference implementation does).
+Status plan_library_op(const isa::Kernel &kernel, const isa::Instruction &inst,
+                       const std::function<uint64_t(isa::Reg)> &reg, LibraryPlan &plan);
+
+} // namespace hologram::runtime
