@@ -8,7 +8,7 @@
 // needs as entry points; their names start with kSpirvLibraryPrefix (spirv_abi.h).
 #pragma once
 
-#include "hologram/codegen/spirv_abi.h"
+#include "hologram/codegen/spirv.h"
 #include "hologram/isa/program.h"
 #include "hologram/support/status.h"
 
@@ -22,5 +22,15 @@ namespace hologram::codegen {
 /// order. InvalidProgram naming the instruction when one cannot run on a SPIR-V device, or
 /// when the kernel's scalar part touches memory (it runs on the host).
 Status spirv_library_kernels(const isa::Kernel &whole_launch, std::vector<isa::Kernel> &out);
+
+/// Every device library kernel: each whole-launch instruction of the table at each of its
+/// types (storage types aside) and sub-operations. The build compiles them all for every
+/// SPIR-V target (hologram-spirv-library-check), so none fails in a user's compile.
+Status spirv_library_all(std::vector<isa::Kernel> &out);
+
+/// A module of `kernels`, which may be device library kernels (compile_spirv refuses their
+/// names in a user's module); for the build's check of the library.
+Status compile_spirv_library(const std::vector<isa::Kernel> &kernels, const SpirvOptions &options,
+                             SpirvModule &out);
 
 } // namespace hologram::codegen

@@ -128,41 +128,20 @@ Status disassemble_spirv(const std::vector<uint32_t> &words, std::string &out) {
   return Status::ok();
 }
 
-Status compile_spirv(const isa::Module &module, const SpirvOptions &options, SpirvModule &out) {
+namespace {
+
+spirv::Builder start_module(const SpirvOptions &options) {
   spirv::Builder b;
   if (options.target.is_vulkan())
     b.memory_model(spv::AddressingModel::Logical, spv::MemoryModel::GLSL450);
   else
     b.memory_model(spv::AddressingModel::Physical64, spv::MemoryModel::OpenCL);
-  out = {};
-  try {
-    // Whole-launch kernels become the device library kernels their instructions need.
-    std::vector<isa::Kernel> library;
-    for (const auto &k : module.kernels) {
-      if (is_spirv_library_kernel(k.name))
-        return {ErrorCode::InvalidProgram, "kernel '" + k.name + "': names starting with " +
-                                               std::string(kSpirvLibraryPrefix) +
-                                               " are reserved for the SPIR-V back end's "
-                                               "library kernels"};
-      if (!k.is_launch_level()) {
-        out.kernels.push_back(spirv::lower_kernel(b, k, options));
-        out.kernels.back().params = k.params;
-        continue;
-      }
-      if (auto st = spirv_library_kernels(k, library); !st) return st;
-      SpirvKernelInfo host;
-      host.name = k.name;
-      host.host = true;
-      out.kernels.push_back(std::move(host));
-    }
-    for (const auto &k : library) {
-      out.kernels.push_back(spirv::lower_kernel(b, k, options, true));
-      out.kernels.back().params = k.params;
-    }
-  } catch (const spirv::Unsupported &e) {
-    return {ErrorCode::InvalidProgram,
-            std::string(e.what()) + " (target " + options.target.name + ")"};
-  }
+  return b;
+}
+
+/// The words of a lowered module, validated, optimised at options.opt_level and validated
+/// again.
+Status finish_module(spirv::Builder &b, const SpirvOptions &options, SpirvModule &out) {
   out.words = b.finish(version_word(options.target.env));
   // OpenCL has 64-bit atomics as extensions (cl_khr_int64_*_atomics) that a SPIR-V 1.0
   // module cannot declare and SPIRV-Tools' OpenCL environments therefore reject; such modules
@@ -203,6 +182,57 @@ Status compile_spirv(const isa::Module &module, const SpirvOptions &options, Spi
       return {ErrorCode::Internal, "after spirv-opt: " + st.message()};
   }
   return Status::ok();
+}
+
+} // namespace
+
+Status compile_spirv(const isa::Module &module, const SpirvOptions &options, SpirvModule &out) {
+  spirv::Builder b = start_module(options);
+  out = {};
+  try {
+    // Whole-launch kernels become the device library kernels their instructions need.
+    std::vector<isa::Kernel> library;
+    for (const auto &k : module.kernels) {
+      if (is_spirv_library_kernel(k.name))
+        return {ErrorCode::InvalidProgram, "kernel '" + k.name + "': names starting with " +
+                                               std::string(kSpirvLibraryPrefix) +
+                                               " are reserved for the SPIR-V back end's "
+                                               "library kernels"};
+      if (!k.is_launch_level()) {
+        out.kernels.push_back(spirv::lower_kernel(b, k, options));
+        out.kernels.back().params = k.params;
+        continue;
+      }
+      if (auto st = spirv_library_kernels(k, library); !st) return st;
+      SpirvKernelInfo host;
+      host.name = k.name;
+      host.host = true;
+      out.kernels.push_back(std::move(host));
+    }
+    for (const auto &k : library) {
+      out.kernels.push_back(spirv::lower_kernel(b, k, options, true));
+      out.kernels.back().params = k.params;
+    }
+  } catch (const spirv::Unsupported &e) {
+    return {ErrorCode::InvalidProgram,
+            std::string(e.what()) + " (target " + options.target.name + ")"};
+  }
+  return finish_module(b, options, out);
+}
+
+Status compile_spirv_library(const std::vector<isa::Kernel> &kernels, const SpirvOptions &options,
+                             SpirvModule &out) {
+  spirv::Builder b = start_module(options);
+  out = {};
+  try {
+    for (const auto &k : kernels) {
+      out.kernels.push_back(spirv::lower_kernel(b, k, options, true));
+      out.kernels.back().params = k.params;
+    }
+  } catch (const spirv::Unsupported &e) {
+    return {ErrorCode::Internal, std::string(e.what()) + " (target " + options.target.name + ")"};
+  }
+  return finish_module(b, options, out);
 }
 
 } // namespace hologram::codegen
