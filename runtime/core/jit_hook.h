@@ -4,9 +4,12 @@
 // the symbol as undefined, so the linker takes its definition out of the archive).
 #pragma once
 
+#include "hologram/codegen/cpu_abi.h"
 #include "hologram/codegen/spirv_abi.h"
 #include "hologram/isa/program.h"
 #include "hologram/support/status.h"
+
+#include <memory>
 
 namespace hologram::runtime {
 
@@ -17,6 +20,12 @@ struct JitCompiler {
   /// kernel and instruction the target cannot run.
   Status (*compile_spirv)(const isa::Module &module, const codegen::SpirvTarget &target,
                           codegen::SpirvModule &out);
+  /// A verified module as x86 code for this CPU, at the variant set_cpu_isa and
+  /// $HOLOGRAM_CPU_ISA allow (the best level it runs, by default), optimised at -O2 and
+  /// linked in memory by LLVM's ORC JIT (no external linker). `descriptor` is valid while
+  /// `owner` lives.
+  Status (*compile_cpu)(const isa::Module &module, std::shared_ptr<const void> &owner,
+                        const hg_cpu_module_desc *&descriptor);
 };
 
 } // namespace hologram::runtime

@@ -16,7 +16,9 @@ namespace hologram {
 
 namespace {
 
-const std::vector<std::string> kKnown = {"vulkan", "opencl", "cpu"};
+/// What `auto` tries, in order; "interp" (the reference interpreter) only when named.
+const std::vector<std::string> kAutomatic = {"vulkan", "opencl", "cpu"};
+const std::vector<std::string> kKnown = {"vulkan", "opencl", "cpu", "interp"};
 
 /// Why a backend this build does not contain cannot be used.
 std::string absent_reason(const std::string &name) {
@@ -27,6 +29,7 @@ std::string absent_reason(const std::string &name) {
 /// devices only when asked for by name). Throws Error(BackendUnavailable) with the reason.
 std::unique_ptr<Backend> start(const std::string &name, bool automatic) {
   if (name == "cpu") return runtime::make_cpu_backend();
+  if (name == "interp") return runtime::make_cpu_backend(/*interpret=*/true);
 #ifdef HOLOGRAM_HAVE_VULKAN
   if (name == "vulkan") return runtime::make_vulkan_backend(!automatic);
 #endif
@@ -47,7 +50,7 @@ Preference Preference::parse(const std::string &text) {
   while (std::getline(ss, name, ',')) {
     if (std::find(kKnown.begin(), kKnown.end(), name) == kKnown.end())
       throw Error(ErrorCode::InvalidArgument,
-                  "unknown backend '" + name + "' (expected auto, vulkan, opencl or cpu)");
+                  "unknown backend '" + name + "' (expected auto, vulkan, opencl, cpu or interp)");
     p.names.push_back(name);
   }
   if (p.names.empty()) throw Error(ErrorCode::InvalidArgument, "empty backend preference");
@@ -87,7 +90,7 @@ std::vector<BackendReport> discover() {
 std::unique_ptr<Backend> create_backend(const Preference &preference) {
   // auto: a GPU through Vulkan, then through OpenCL, then the CPU backend.
   const bool automatic = preference.names.empty();
-  std::vector<std::string> order = automatic ? kKnown : preference.names;
+  std::vector<std::string> order = automatic ? kAutomatic : preference.names;
   std::string rejected;
   for (const auto &name : order) {
     try {

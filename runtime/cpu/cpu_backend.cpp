@@ -1,10 +1,13 @@
-// CpuBackend: buffers and pools in host memory, launches through the interpreter. Objects are
-// held by shared_ptr (see HandleTable), so launches and copies never hold a table lock while
-// they work, and any number of threads may allocate, copy and launch at once.
+// CpuBackend: buffers and pools in host memory; modules run their compiled x86 code, and ISA
+// programs (execute_program) are compiled by Hologram::jit, or run on the reference
+// interpreter in the "interp" backend. Objects are held by shared_ptr (see HandleTable), so
+// launches and copies never hold a table lock while they work, and any number of threads may
+// allocate, copy and launch at once.
 #include "cpu_backend.h"
 
 #include "../core/handle_table.h"
 #include "../core/host_atlas.h"
+#include "../core/jit_hook.h"
 #include "../core/launch_args.h"
 #include "cpu_module.h"
 #include "hologram/interp/interpreter.h"
@@ -12,6 +15,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <unistd.h>
@@ -35,7 +39,11 @@ struct Block {
 
 class CpuBackend final : public HostAtlasBackend {
 public:
-  DeviceInfo device_info() const override { return cpu_device_info(); }
+  explicit CpuBackend(bool interpret) : interpret_(interpret) {}
+
+  DeviceInfo device_info() const override {
+    return interpret_ ? interpreter_device_info() : cpu_device_info();
+  }
 
   BufferHandle allocate_buffer(uint64_t bytes) override {
     return {buffers_.insert(allocate(bytes, "buffer"))};
@@ -63,6 +71,11 @@ public:
 
   void execute_program(const isa::Kernel &kernel, const LaunchConfig &launch,
                        std::span<const KernelArg> args) override {
+    if (!interpret_) {
+      auto mod = compiled(kernel);
+      run(*mod, 0, launch, args);
+      return;
+    }
     std::vector<std::shared_ptr<Block>> keep;
     auto resolved = resolve_args(kernel, args, keep);
     std::vector<interp::ArgValue> values;
@@ -106,23 +119,56 @@ public:
   void launch(ModuleHandle m, std::string_view name, const LaunchConfig &config,
               std::span<const KernelArg> args) override {
     auto mod = modules_.get(m.id);
-    const uint32_t k = mod->kernel_index(name);
-    const isa::Kernel &kernel = mod->isa().kernels[k];
-    std::vector<std::shared_ptr<Block>> keep;
-    auto resolved = resolve_args(kernel, args, keep);
-    if (mod->desc().kernels[k].flags & HG_CPU_KERNEL_ATLAS) {
-      std::lock_guard lock(atlas_mutex_);
-      launch_cpu_kernel(*mod, k, config, resolved, atlas_, &paths_);
-    } else {
-      thread_local interp::AtlasState unused; // such kernels never touch it
-      launch_cpu_kernel(*mod, k, config, resolved, unused, &paths_);
-    }
+    run(*mod, mod->kernel_index(name), config, args);
   }
 
   void synchronize() override {} // launches and copies complete before they return
   LibraryPathCounts library_path_counts() const override { return paths_.snapshot(); }
 
 private:
+  void run(const CpuModule &mod, uint32_t k, const LaunchConfig &config,
+           std::span<const KernelArg> args) {
+    const isa::Kernel &kernel = mod.isa().kernels[k];
+    std::vector<std::shared_ptr<Block>> keep;
+    auto resolved = resolve_args(kernel, args, keep);
+    if (mod.desc().kernels[k].flags & HG_CPU_KERNEL_ATLAS) {
+      std::lock_guard lock(atlas_mutex_);
+      launch_cpu_kernel(mod, k, config, resolved, atlas_, &paths_);
+    } else {
+      thread_local interp::AtlasState unused; // such kernels never touch it
+      launch_cpu_kernel(mod, k, config, resolved, unused, &paths_);
+    }
+  }
+
+  /// An ISA program compiled by Hologram::jit for the variant the current CPU ISA request
+  /// allows, cached by its canonical text and that request.
+  std::shared_ptr<CpuModule> compiled(const isa::Kernel &kernel) {
+    isa::Module m;
+    m.kernels.push_back(kernel);
+    const std::string request = requested_cpu_isa();
+    std::string key = request + "\n" + isa::print_module(m);
+    std::lock_guard lock(programs_mutex_);
+    if (auto it = programs_.find(key); it != programs_.end()) return it->second;
+    const JitCompiler *jit = linked_jit();
+    if (!jit)
+      throw Error(ErrorCode::InvalidProgram,
+                  "kernel '" + kernel.name +
+                      "': the cpu backend compiles ISA programs with the compiler library, "
+                      "which this application does not link (link Hologram::jit, run it on "
+                      "the interp backend, or load a module compiled by hologram-cc)");
+    std::shared_ptr<const void> owner;
+    const hg_cpu_module_desc *desc = nullptr;
+    if (auto st = jit->compile_cpu(m, owner, desc); !st)
+      throw Error(st.code() == ErrorCode::Internal || st.code() == ErrorCode::BackendUnavailable
+                      ? st.code()
+                      : ErrorCode::InvalidProgram,
+                  st.message());
+    auto mod = CpuModule::from_descriptor(desc, "the program of kernel '" + kernel.name + "'",
+                                          std::move(owner));
+    programs_.emplace(std::move(key), mod);
+    return mod;
+  }
+
   /// Checks every argument against its parameter and resolves handles to memory; `keep` holds
   /// the objects alive for the whole launch, even if another thread frees their handles.
   std::vector<CpuArg> resolve_args(const isa::Kernel &kernel, std::span<const KernelArg> args,
@@ -172,6 +218,9 @@ private:
   HandleTable<Block> pools_{"pool"};
   HandleTable<CpuModule> modules_{"module"};
   LibraryPathCounter paths_;
+  const bool interpret_;
+  std::mutex programs_mutex_;
+  std::map<std::string, std::shared_ptr<CpuModule>> programs_;
 };
 
 std::string cpu_model_name() {
@@ -197,12 +246,20 @@ DeviceInfo cpu_device_info() {
   d.memory_bytes =
       pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
   d.details = "compiled modules run their best x86 variant on " + std::to_string(d.compute_units) +
-              " threads; ISA programs run on the reference interpreter";
+              " threads; ISA programs are compiled for it by Hologram::jit";
   return d;
 }
 
-std::unique_ptr<Backend> make_cpu_backend() {
-  return std::make_unique<CpuBackend>();
+DeviceInfo interpreter_device_info() {
+  DeviceInfo d = cpu_device_info();
+  d.backend = "interp";
+  d.details = "ISA programs run on the reference interpreter, one instruction at a time with "
+              "every check on; compiled modules run their best x86 variant";
+  return d;
+}
+
+std::unique_ptr<Backend> make_cpu_backend(bool interpret) {
+  return std::make_unique<CpuBackend>(interpret);
 }
 
 } // namespace hologram::runtime

@@ -427,9 +427,11 @@ std::shared_ptr<CpuModule> CpuModule::load_bundle(const std::string &path) {
 }
 
 std::shared_ptr<CpuModule> CpuModule::from_descriptor(const hg_cpu_module_desc *desc,
-                                                      std::string origin) {
+                                                      std::string origin,
+                                                      std::shared_ptr<const void> owner) {
   if (!desc) throw Error(ErrorCode::InvalidArgument, "null module descriptor");
   std::shared_ptr<CpuModule> m(new CpuModule);
+  m->owner_ = std::move(owner);
   m->origin_ = std::move(origin);
   m->init(desc);
   return m;

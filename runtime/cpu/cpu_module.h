@@ -24,9 +24,11 @@ public:
   /// Loads a shared object made by `hologram-cc --emit=shared`, or the CPU payload of a
   /// bundle (`--emit=bundle`) after checking the bundle; throws Error.
   static std::shared_ptr<CpuModule> load_file(const std::string &path);
-  /// Wraps a descriptor linked into the application; throws Error.
+  /// Wraps a descriptor linked into the application, or compiled in memory (`owner` holds
+  /// its code); throws Error.
   static std::shared_ptr<CpuModule> from_descriptor(const hg_cpu_module_desc *desc,
-                                                    std::string origin);
+                                                    std::string origin,
+                                                    std::shared_ptr<const void> owner = nullptr);
   ~CpuModule();
   CpuModule(const CpuModule &) = delete;
   CpuModule &operator=(const CpuModule &) = delete;
@@ -67,6 +69,7 @@ private:
   int library_level_ = 2;
   std::string origin_;
   std::unique_ptr<LaneCost[]> lane_costs_;
+  std::shared_ptr<const void> owner_; ///< what holds the code of a module compiled in memory
 };
 
 /// One launch argument resolved to memory: data/size for buffers and pools, bits for scalars.

@@ -1,23 +1,112 @@
 // Hologram::jit: the code generators the runtime uses to compile programs at run time
-// (Backend::execute_program), through the seam of core/jit_hook.h.
+// (Backend::execute_program), through the seam of core/jit_hook.h: SPIR-V for the Vulkan and
+// OpenCL backends, and x86 code for the CPU backend, linked in memory by LLVM's ORC JIT.
 #include "../core/jit_hook.h"
 
+#include "hologram/codegen/cpu.h"
 #include "hologram/codegen/spirv.h"
+#include "hologram/opt/pass_manager.h"
+#include "hologram/runtime/cpu.h"
+#include "hologram/support/diagnostics.h"
+
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/Error.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+
+#include <mutex>
+
+namespace hologram::runtime {
 
 namespace {
 
-hologram::Status compile_spirv(const hologram::isa::Module &module,
-                               const hologram::codegen::SpirvTarget &target,
-                               hologram::codegen::SpirvModule &out) {
-  hologram::codegen::SpirvOptions options;
+Status compile_spirv(const isa::Module &module, const codegen::SpirvTarget &target,
+                     codegen::SpirvModule &out) {
+  codegen::SpirvOptions options;
   options.target = target;
-  return hologram::codegen::compile_spirv(module, options, out);
+  return codegen::compile_spirv(module, options, out);
 }
 
-constexpr hologram::runtime::JitCompiler kCompiler{&compile_spirv};
+std::string message_of(llvm::Error e) {
+  return llvm::toString(std::move(e));
+}
+
+/// The x86 variant to compile: the one set_cpu_isa or $HOLOGRAM_CPU_ISA forces, else the
+/// best level at or below its cap whose features this CPU has (as the dispatcher decides).
+Status cpu_target(codegen::CpuTarget &out) {
+  const auto [want, cap] = parse_cpu_isa_request(requested_cpu_isa());
+  std::string error;
+  if (!want.empty() && cap == 0) {
+    auto t = codegen::parse_cpu_target(want, error);
+    if (!t) return {ErrorCode::InvalidArgument, error};
+    out = *t;
+    return Status::ok();
+  }
+  for (int level = 4; level >= 2; --level) {
+    if (cap != 0 && level > cap) continue;
+    auto t = codegen::parse_cpu_target("x86-64-v" + std::to_string(level), error);
+    if (!t) return {ErrorCode::Internal, error};
+    bool runs = true;
+    for (const auto &f : t->features) runs = runs && cpu_has_feature(f);
+    if (runs) {
+      out = *t;
+      return Status::ok();
+    }
+  }
+  return {ErrorCode::BackendUnavailable, "this CPU runs no x86-64 level from v2 up"};
+}
+
+/// One compiled module: the JIT that holds its code and data.
+struct Linked {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+};
+
+Status compile_cpu(const isa::Module &module, std::shared_ptr<const void> &owner,
+                   const hg_cpu_module_desc *&descriptor) {
+  static std::once_flag native;
+  std::call_once(native, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+  });
+  isa::Module optimised = module;
+  DiagnosticEngine diags;
+  if (!opt::optimize(optimised, opt::PassOptions{}, diags))
+    return {ErrorCode::InvalidProgram, diags.to_string()};
+  codegen::CpuOptions options;
+  options.targets.emplace_back();
+  if (auto st = cpu_target(options.targets.back()); !st) return st;
+  options.module_name = "jit";
+  options.source_name = module.kernels.empty() ? "program" : module.kernels.front().name;
+  std::string object;
+  if (auto st = codegen::emit_cpu(optimised, options, codegen::CpuEmit::Object, object); !st)
+    return st;
+
+  auto linked = std::make_shared<Linked>();
+  auto jit = llvm::orc::LLJITBuilder().create();
+  if (!jit) return {ErrorCode::Internal, "ORC JIT: " + message_of(jit.takeError())};
+  linked->jit = std::move(*jit);
+  auto &lib = linked->jit->getMainJITDylib();
+  const char prefix = linked->jit->getDataLayout().getGlobalPrefix();
+  // Vector math (SLEEF) and libm resolve in the process, which links them with the runtime.
+  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix);
+  if (!process) return {ErrorCode::Internal, "ORC JIT: " + message_of(process.takeError())};
+  lib.addGenerator(std::move(*process));
+  if (auto e = linked->jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, "jit.o")))
+    return {ErrorCode::Internal, "ORC JIT: " + message_of(std::move(e))};
+  auto symbol = linked->jit->lookup(codegen::module_descriptor_symbol(options.module_name));
+  if (!symbol) return {ErrorCode::Internal, "ORC JIT: " + message_of(symbol.takeError())};
+  descriptor = symbol->toPtr<const hg_cpu_module_desc *>();
+  owner = std::move(linked);
+  return Status::ok();
+}
+
+constexpr JitCompiler kCompiler{&compile_spirv, &compile_cpu};
 
 } // namespace
 
+} // namespace hologram::runtime
+
 extern "C" const hologram::runtime::JitCompiler *hologram_jit_compiler(void) {
-  return &kCompiler;
+  return &hologram::runtime::kCompiler;
 }

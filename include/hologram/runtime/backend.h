@@ -114,7 +114,9 @@ public:
   virtual void launch(ModuleHandle module, std::string_view kernel, const LaunchConfig &launch,
                       std::span<const KernelArg> args) = 0;
 
-  /// Runs a verified ISA kernel over `launch` (on CPU through the reference interpreter).
+  /// Runs a verified ISA kernel over `launch`. The CPU, Vulkan and OpenCL backends compile it
+  /// (once per kernel text; Hologram::jit must be linked, else InvalidProgram says so); the
+  /// "interp" backend runs it on the reference interpreter, with every check on.
   virtual void execute_program(const isa::Kernel &kernel, const LaunchConfig &launch,
                                std::span<const KernelArg> args) = 0;
   /// Waits until every launch and copy issued so far has finished.
@@ -143,11 +145,12 @@ public:
 };
 
 /// What create_backend may choose: "auto" (Vulkan GPU > OpenCL GPU > CPU), or an ordered list
-/// of backend names ("vulkan,cpu"); the first that starts wins.
+/// of backend names ("vulkan,cpu"); the first that starts wins. "interp" is the CPU backend
+/// with ISA programs on the reference interpreter; it is chosen only by name.
 struct Preference {
   std::vector<std::string> names; ///< empty: auto
   static Preference automatic() { return {}; }
-  /// Parses "auto", "cpu", "vulkan,opencl,cpu"; throws Error on an unknown name.
+  /// Parses "auto", "cpu", "interp", "vulkan,opencl,cpu"; throws Error on an unknown name.
   static Preference parse(const std::string &text);
 };
 

@@ -1,6 +1,8 @@
-// The runtime's Backend API on the CPU backend: buffers, pools, launches, Atlas state,
-// selection, and every misuse reported as a hologram::Error.
+// The runtime's Backend API on the CPU backend (ISA programs compiled by Hologram::jit) and the
+// interp backend (the same, with ISA programs on the reference interpreter): buffers, pools,
+// launches, Atlas state, selection, and every misuse reported as a hologram::Error.
 #include "hologram/runtime/backend.h"
+#include "hologram/runtime/cpu.h"
 #include "hologram/runtime/stream.h"
 #include "test_util.h"
 
@@ -110,12 +112,52 @@ TEST(Backend, LaunchMisuseIsAnError) {
              empty),
       ErrorCode::InvalidArgument);
   EXPECT_NE(msg.find("zero-size"), std::string::npos) << msg;
-  // n = 4 but the buffers hold 3 floats: the fault names the lane and the access.
+  // n = 4 but the buffers hold 3 floats: the interpreter, with every check on, names the lane
+  // and the access (compiled code checks accesses under -fbounds-check only).
+  b = create_backend(Preference::parse("interp"));
+  a = b->allocate_buffer(12);
+  c = b->allocate_buffer(12);
   EXPECT_EQ(
       launch({KernelArg::buffer(a), KernelArg::buffer(a), KernelArg::buffer(c), KernelArg::u32(4)},
              LaunchConfig::linear(4)),
       ErrorCode::OutOfBounds);
   EXPECT_NE(msg.find("lane 3"), std::string::npos) << msg;
+}
+
+TEST(Backend, CpuCompilesProgramsAndInterpRunsThemOnTheInterpreter) {
+  // A whole-launch softmax: compiled, it runs the CPU library's row kernels, which count the
+  // schedule they took; the interpreter runs its own reference and counts nothing.
+  auto m = test::parse_ok(R"(.kernel rows
+.param %y : buffer<f32> write
+.param %x : buffer<f32> read
+.param %n : u64
+  param.u64      r0, %n
+  mov.imm.u64    r1, 2
+  softmax.f32    %y, %x, r1, r0
+)");
+  const uint64_t n = 40;
+  std::vector<float> x(2 * n);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) * 0.5f;
+  std::map<std::string, std::vector<float>> results;
+  for (const char *name : {"cpu", "interp"}) {
+    auto b = create_backend(Preference::parse(name));
+    EXPECT_EQ(b->device_info().backend, name);
+    auto bx = b->allocate_buffer(x.size() * 4), by = b->allocate_buffer(x.size() * 4);
+    b->copy_to_buffer(bx, 0, as_bytes(x));
+    KernelArg args[] = {KernelArg::buffer(by), KernelArg::buffer(bx), KernelArg::u64(n)};
+    for (const char *isa : {"", "v2"}) { // the compile follows the requested level
+      runtime::set_cpu_isa(isa);
+      b->execute_program(m.kernels[0], LaunchConfig::linear(1), args);
+    }
+    runtime::set_cpu_isa("");
+    results[name] = b->read<float>(by);
+    EXPECT_EQ(b->library_path_counts().empty(), std::string(name) == "interp") << name;
+  }
+  ASSERT_EQ(results["cpu"].size(), results["interp"].size());
+  for (size_t i = 0; i < results["cpu"].size(); ++i)
+    EXPECT_NEAR(results["cpu"][i], results["interp"][i], 1e-6f) << i;
+  auto found = create_backend();
+  EXPECT_NE(found->device_info().backend, "interp"); // auto never picks the interpreter
 }
 
 TEST(Backend, AtlasStatePersistsAndIsAccessible) {
