@@ -16,3 +16,5 @@ config.substitutions.append(("%hologram-info", os.path.join(config.hologram_tool
 config.substitutions.append(("%corpus", os.path.join(config.hologram_src_root, "test", "conformance", "kernels")))
 config.substitutions.append(("%examples", os.path.join(config.hologram_src_root, "examples")))
 config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, config.environment.get("PATH", "")])
+# Programs the tools compile at run time are cached in the build tree, not the user's cache.
+config.environment["HOLOGRAM_CACHE_DIR"] = os.path.join(config.test_exec_root, "compile-cache")

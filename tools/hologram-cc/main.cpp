@@ -1,5 +1,6 @@
 // hologram-cc: the compiler's command line. Parses clang-style options and runs the driver.
 // Exit status: 0 success, 1 input errors, 2 usage errors.
+#include "hologram/artifact/compile_cache.h"
 #include "hologram/driver/cpu_output.h"
 #include "hologram/driver/driver.h"
 #include "hologram/driver/spirv_output.h"
@@ -75,7 +76,7 @@ int run(int argc, char **argv) {
   app.set_version_flag("--version", std::string("hologram-cc ") + HOLOGRAM_VERSION);
   std::vector<std::string> inputs;
   std::string output = "-", emit = "isa", lang, diag_format = "text", circuit_type = "f32";
-  std::string depfile, dep_target;
+  std::string depfile, dep_target, cache_dir;
   unsigned opt_level = 2;
   bool werror = false, verbose = false, md = false;
   bool debug = false, fast_math = false, bounds_check = false, check_div = false;
@@ -118,6 +119,10 @@ int run(int argc, char **argv) {
                "explain what the compiler did (e.g. canonicalisation rules)");
   app.add_flag("--MD", md, "write a depfile next to the output (also -MD)");
   app.add_option("--MF", depfile, "the depfile's path (also -MF)");
+  app.add_option("--cache-dir", cache_dir,
+                 "keep compiled outputs in DIR (the persistent compile cache, as "
+                 "HOLOGRAM_CACHE_DIR is for hologram-run) and reuse them for the same program, "
+                 "options and compiler");
   app.add_option("--MT", dep_target, "the target named in the depfile (also -MT)");
   std::vector<std::string> args;
   std::string arg_error;
@@ -204,6 +209,22 @@ int run(int argc, char **argv) {
   if (diags.has_errors()) return kInputError;
 
   std::string text;
+  // An output, from the compile cache when --cache-dir names one and it holds it.
+  auto produce = [&](const std::string &what, const std::vector<std::string> &target_list,
+                     const std::function<Status(std::string &)> &make) -> Status {
+    if (cache_dir.empty()) return make(text);
+    artifact::CacheSettings settings;
+    settings.dir = cache_dir;
+    artifact::CompileCache cache(settings);
+    isa::CompileOptions o;
+    o.opt_level = opt_level;
+    o.debug_info = debug;
+    o.fast_math = fast_math;
+    o.bounds_check = bounds_check;
+    o.check_div = check_div;
+    o.targets = target_list;
+    return cache.get_or_make(artifact::CompileCache::key(what, all, o), make, text);
+  };
   if (emit == "canonical") {
     for (const auto &in : compiled) {
       text += frontend::print_circuit(*in.canonical) + "\n";
@@ -230,7 +251,10 @@ int run(int argc, char **argv) {
     co.source_name = compiled.size() == 1 ? compiled[0].path : "";
     for (const auto &in : compiled) co.sources.push_back(in.path);
     co.compiler_version = HOLOGRAM_VERSION;
-    if (auto st = driver::emit_cpu_output(all, co, emit, text); !st) {
+    std::string what = "hologram-cc --emit=" + emit + " " + co.module_name + " " + co.source_name;
+    for (const auto &src : co.sources) what += " " + src;
+    auto make = [&](std::string &out) { return driver::emit_cpu_output(all, co, emit, out); };
+    if (auto st = produce(what, co.targets, make); !st) {
       std::cerr << "hologram-cc: error: " << st.message() << '\n';
       return st.code() == ErrorCode::InvalidArgument ? kUsageError : kInputError;
     }
@@ -241,7 +265,8 @@ int run(int argc, char **argv) {
     so.fast_math = fast_math;
     so.bounds_check = bounds_check;
     so.check_div = check_div;
-    if (auto st = driver::emit_spirv_output(all, so, emit, text); !st) {
+    auto make = [&](std::string &out) { return driver::emit_spirv_output(all, so, emit, out); };
+    if (auto st = produce("hologram-cc --emit=" + emit, so.targets, make); !st) {
       std::cerr << "hologram-cc: error: " << st.message() << '\n';
       return st.code() == ErrorCode::InvalidArgument ? kUsageError : kInputError;
     }

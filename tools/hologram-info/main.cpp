@@ -1,7 +1,9 @@
 // hologram-info: what a bundle or kernel file holds (kernels, parameters, targets, required
-// capabilities, content hash), which backends and devices this machine has, and the
-// instruction tables of the ISA reference. Exit status: 0 success, 1 input errors, 2 usage.
+// capabilities, content hash), which backends and devices this machine has, the persistent
+// compile cache (and emptying it), and the instruction tables of the ISA reference. Exit
+// status: 0 success, 1 input errors, 2 usage.
 #include "hologram/artifact/bundle.h"
+#include "hologram/artifact/compile_cache.h"
 #include "hologram/driver/driver.h"
 #include "hologram/isa/encoding.h"
 #include "hologram/isa/opcode.h"
@@ -11,6 +13,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <iostream>
 
 namespace {
@@ -118,16 +121,48 @@ int describe_devices() {
   return kOk;
 }
 
+/// The compile cache the environment names: where it is, its entries and their size; with
+/// `clear`, empties it first.
+int describe_cache(bool clear) {
+  artifact::CacheSettings settings;
+  if (auto st = artifact::CacheSettings::from_environment(settings); !st) {
+    std::cerr << "hologram-info: error: " << st.message() << '\n';
+    return kUsageError;
+  }
+  artifact::CompileCache cache(settings);
+  if (!settings.enabled) {
+    std::cout << "compile cache: off"
+              << (settings.dir.empty() ? " (no HOLOGRAM_CACHE_DIR, XDG_CACHE_HOME or HOME)"
+                                       : " (HOLOGRAM_CACHE=off)")
+              << '\n';
+    return kOk;
+  }
+  if (clear) std::cout << "removed " << cache.clear() << " entries\n";
+  auto entries = cache.entries();
+  uint64_t total = 0;
+  for (const auto &e : entries) total += e.bytes;
+  std::cout << "compile cache: " << settings.dir << "\n  " << entries.size() << " entries, "
+            << total << " bytes (limit " << settings.max_bytes << ")\n";
+  for (auto it = entries.rbegin(); it != entries.rend(); ++it) // most recently used first
+    std::cout << "  " << std::filesystem::path(it->path).filename().string() << "  " << it->bytes
+              << " bytes\n";
+  return kOk;
+}
+
 int run(int argc, char **argv) {
   CLI::App app{"hologram-info: describe bundles, kernel files, backends and devices"};
   app.set_version_flag("--version", std::string("hologram-info ") + HOLOGRAM_VERSION);
   std::string file;
-  bool devices = false, json = false, isa_reference = false;
+  bool devices = false, json = false, isa_reference = false, cache = false, cache_clear = false;
   app.add_option("file", file, "a bundle (.hgb) or a kernel file (.json, .circuit, .hasm)");
   app.add_flag("--devices", devices, "list every backend and device, and why any was rejected");
   app.add_flag("--json", json, "print a bundle's manifest as stored");
   app.add_flag("--isa-reference", isa_reference,
                "print the instruction tables of the ISA reference (Markdown)");
+  app.add_flag("--cache", cache,
+               "show the compile cache ($HOLOGRAM_CACHE_DIR, else $XDG_CACHE_HOME/hologram): "
+               "its entries and their size");
+  app.add_flag("--cache-clear", cache_clear, "empty the compile cache, then show it");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError &e) {
@@ -135,12 +170,14 @@ int run(int argc, char **argv) {
     return rc == 0 ? kOk : kUsageError;
   }
   if (static_cast<int>(devices) + static_cast<int>(isa_reference) +
-          static_cast<int>(!file.empty()) !=
+          static_cast<int>(cache || cache_clear) + static_cast<int>(!file.empty()) !=
       1) {
-    std::cerr << "hologram-info: error: give exactly one of FILE, --devices, --isa-reference\n";
+    std::cerr << "hologram-info: error: give exactly one of FILE, --devices, --cache, "
+                 "--cache-clear, --isa-reference\n";
     return kUsageError;
   }
   if (devices) return describe_devices();
+  if (cache || cache_clear) return describe_cache(cache_clear);
   if (isa_reference) {
     std::cout << isa::instruction_reference_markdown();
     return kOk;

@@ -3,6 +3,7 @@
 // NAME=zeros:N, NAME=iota:N (0, 1, 2, ...), NAME=[1,2.5,3], or a scalar literal. For a
 // circuit, cK=... fills class K of the boundary pool and --print cK prints it.
 #include "hologram/artifact/bundle.h"
+#include "hologram/artifact/compile_cache.h"
 #include "hologram/driver/cpu_output.h"
 #include "hologram/driver/driver.h"
 #include "hologram/interp/interpreter.h"
@@ -210,8 +211,24 @@ Status run_compiled(const std::string &backend, const isa::Module &module,
                     const LaunchConfig &launch, std::vector<interp::ArgValue> &args,
                     interp::AtlasState &atlas) {
   bool cpu = backend == "cpu";
+  const std::string emit = cpu ? "shared" : "bundle";
+  // The compiled file comes from the persistent compile cache when an earlier run made it.
+  artifact::CacheSettings settings;
+  if (auto st = artifact::CacheSettings::from_environment(settings); !st) return st;
+  artifact::CompileCache cache(std::move(settings));
+  isa::CompileOptions options;
+  options.opt_level = co.opt_level;
+  options.fast_math = co.fast_math;
+  options.bounds_check = co.bounds_check;
+  options.check_div = co.check_div;
+  options.targets = co.targets;
+  const auto key = artifact::CompileCache::key(
+      "hologram-run --emit=" + emit + " " + co.module_name + " " + co.source_name, module, options);
   std::string bytes;
-  if (auto st = driver::emit_cpu_output(module, co, cpu ? "shared" : "bundle", bytes); !st)
+  if (auto st = cache.get_or_make(
+          key, [&](std::string &out) { return driver::emit_cpu_output(module, co, emit, out); },
+          bytes);
+      !st)
     return st;
   auto dir = ScratchDir::create("hologram-run");
   if (!dir) return {ErrorCode::Internal, "cannot create a temporary directory"};
