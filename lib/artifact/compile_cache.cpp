@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -143,15 +144,26 @@ std::optional<std::string> CompileCache::get(const isa::ContentHash &key) {
 
 void CompileCache::put(const isa::ContentHash &key, std::string_view bytes) {
   if (!settings_.enabled) return;
+  // A cache that cannot be written is skipped, and said so once per process.
+  auto unwritable = [&](const std::string &why) {
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true))
+      std::fprintf(stderr,
+                   "hologram: the compile cache '%s' cannot be written (%s); compiling without "
+                   "it\n",
+                   settings_.dir.c_str(), why.c_str());
+  };
   std::error_code ec;
   fs::create_directories(settings_.dir, ec);
+  if (ec) return unwritable(ec.message());
   std::string entry(kMagic, 8);
   put_u64(entry, key.high);
   put_u64(entry, key.low);
   put_u64(entry, bytes.size());
   put_u64(entry, XXH3_64bits(bytes.data(), bytes.size()));
   entry.append(bytes);
-  if (!write_file_atomic(path_of(key), entry, nullptr)) return;
+  std::string error;
+  if (!write_file_atomic(path_of(key), entry, &error)) return unwritable(error);
   evict();
 }
 

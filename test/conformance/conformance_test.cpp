@@ -37,11 +37,16 @@ std::vector<std::unique_ptr<Runner>> make_runners() {
   if (runtime::cpu_has_feature("avx512f") && runtime::cpu_has_feature("avx512bw") &&
       runtime::cpu_has_feature("avx512dq") && runtime::cpu_has_feature("avx512vl"))
     runners.push_back(std::make_unique<CpuRunner>("x86-64-v4"));
+  // The CPU backend compiling each kernel at run time (execute_program through Hologram::jit).
+  std::string error;
+  if (auto jit = DeviceRunner::start("cpu", error, "cpu_jit"))
+    runners.push_back(std::move(jit));
+  else
+    unavailable()["cpu_jit"] = error;
   // Vulkan and OpenCL, named explicitly so CPU-class drivers (lavapipe, PoCL) count; when one
   // cannot start, the suite says why and RequiredBackendsAreAvailable fails if the
   // environment requires it.
   for (const char *name : {"vulkan", "opencl"}) {
-    std::string error;
     if (auto device = DeviceRunner::start(name, error))
       runners.push_back(std::move(device));
     else

@@ -47,10 +47,11 @@ Status run_with_backend(Backend &backend, const isa::Kernel &kernel, CaseData &d
   return {};
 }
 
-std::unique_ptr<DeviceRunner> DeviceRunner::start(const std::string &name, std::string &error) {
+std::unique_ptr<DeviceRunner> DeviceRunner::start(const std::string &backend, std::string &error,
+                                                  std::string name) {
   try {
-    return std::unique_ptr<DeviceRunner>(
-        new DeviceRunner(name, create_backend(Preference::parse(name))));
+    return std::unique_ptr<DeviceRunner>(new DeviceRunner(
+        name.empty() ? backend : std::move(name), create_backend(Preference::parse(backend))));
   } catch (const Error &e) {
     error = e.what();
     return nullptr;
@@ -77,6 +78,7 @@ Status DeviceRunner::run(const isa::Kernel &kernel, const LaunchConfig &launch, 
 }
 
 std::string DeviceRunner::unsupported(const isa::Kernel &kernel) {
+  if (!spirv_) return ""; // the CPU runs every kernel
   isa::Module m;
   m.kernels.push_back(kernel);
   codegen::SpirvOptions o;

@@ -1,5 +1,6 @@
-// A GPU-API backend (Vulkan, OpenCL) as a conformance runner: each case's kernel goes through
-// Backend::execute_program, which compiles it to SPIR-V for the device.
+// A backend as a conformance runner through Backend::execute_program: Vulkan and OpenCL, which
+// compile each case's kernel to SPIR-V for the device, and the CPU backend ("cpu_jit"), which
+// compiles it in process with Hologram::jit (LLVM ORC).
 #pragma once
 
 #include "harness.h"
@@ -10,21 +11,26 @@ namespace hologram::conformance {
 
 class DeviceRunner final : public Runner {
 public:
-  /// Starts backend `name` by name (CPU-class devices such as lavapipe included); nullptr
-  /// with `error` set when it cannot start.
-  static std::unique_ptr<DeviceRunner> start(const std::string &name, std::string &error);
+  /// Starts backend `backend` by name (CPU-class devices such as lavapipe included), shown as
+  /// `name` (the backend's name when empty); nullptr with `error` set when it cannot start.
+  static std::unique_ptr<DeviceRunner> start(const std::string &backend, std::string &error,
+                                             std::string name = "");
   [[nodiscard]] std::string name() const override { return name_; }
   Status run(const isa::Kernel &kernel, const LaunchConfig &launch, CaseData &data) override;
   std::string unsupported(const isa::Kernel &kernel) override;
-  [[nodiscard]] RunnerKind kind() const override { return RunnerKind::Device; }
+  [[nodiscard]] RunnerKind kind() const override {
+    return spirv_ ? RunnerKind::Device : RunnerKind::Cpu;
+  }
   [[nodiscard]] LibraryPathCounts last_paths() const override { return paths_; }
 
 private:
   DeviceRunner(std::string name, std::unique_ptr<Backend> backend)
-      : name_(std::move(name)), backend_(std::move(backend)) {}
+      : name_(std::move(name)), backend_(std::move(backend)),
+        spirv_(backend_->device_info().backend != "cpu") {}
   std::string name_;
   std::unique_ptr<Backend> backend_;
   LibraryPathCounts paths_;
+  bool spirv_; ///< Vulkan or OpenCL
 };
 
 } // namespace hologram::conformance

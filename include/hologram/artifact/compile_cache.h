@@ -56,7 +56,8 @@ public:
   /// damaged and has been deleted).
   std::optional<std::string> get(const isa::ContentHash &key);
   /// Stores `bytes` under `key`, then keeps the directory under its limit. A cache that cannot
-  /// be written (a read-only directory, a full disk) is skipped: compiling still succeeds.
+  /// be written (a read-only directory, a full disk) is skipped, with one warning on standard
+  /// error per process: compiling still succeeds.
   void put(const isa::ContentHash &key, std::string_view bytes);
   /// The bytes under `key` if there are any, else what `make` produces, which is then stored.
   Status get_or_make(const isa::ContentHash &key, const std::function<Status(std::string &)> &make,

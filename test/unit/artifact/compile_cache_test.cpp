@@ -137,6 +137,36 @@ TEST(CompileCache, DamagedAndForeignEntriesAreDeletedNotUsed) {
   EXPECT_TRUE(cache.entries().empty());
 }
 
+TEST(CompileCache, AnUnwritableCacheIsSkippedAndSaidSoOnce) {
+  TempDir dir;
+  fs::create_directories(dir.path);
+  const std::string file = (dir.path / "not-a-directory").string();
+  ASSERT_TRUE(write_file_atomic(file, "x", nullptr));
+  CacheSettings s;
+  s.dir = file + "/cache"; // under a regular file: cannot be made
+  CompileCache cache(s);
+  ::testing::internal::CaptureStderr();
+  cache.put(key_of("a"), "bytes");
+  cache.put(key_of("b"), "bytes");
+  const std::string said = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(cache.get(key_of("a")));
+  EXPECT_NE(said.find("hologram: the compile cache '" + s.dir + "' cannot be written"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(said.find("compile cache", said.find("compile cache") + 1), std::string::npos)
+      << "said more than once: " << said;
+  // Compiling goes on: execute_program with such a cache still runs.
+  ScopedEnv env("HOLOGRAM_CACHE_DIR", s.dir.c_str());
+  auto m = test::parse_ok(*test::read_file_for_test("examples/isa/vector_add.hasm"));
+  auto b = create_backend(Preference::parse("cpu"));
+  auto a = b->allocate_buffer(4), c = b->allocate_buffer(4);
+  b->write<float>(a, std::vector<float>{2});
+  KernelArg args[] = {KernelArg::buffer(a), KernelArg::buffer(a), KernelArg::buffer(c),
+                      KernelArg::u32(1)};
+  b->execute_program(m.kernels[0], LaunchConfig::linear(1), args);
+  EXPECT_EQ(b->read<float>(c), std::vector<float>{4});
+}
+
 TEST(CompileCache, EvictsTheLeastRecentlyUsedOverTheLimit) {
   TempDir dir;
   // Entries of 1000 bytes and a header of 40: three fit under 3200, four do not.
