@@ -6,11 +6,18 @@
 // A small kernel (issue 15): saxpy with a bound check, compiled in-process to each target, and
 // as a build script runs it, one process per file: `hologram-cc -O2` against clang-19 -O2
 // compiling the same loop in C.
+//
+// Compiling at run time (issue 19), saxpy over 4096 elements on the CPU backend: the first
+// execute_program of a fresh backend with the compile cache off (compile, ORC link, launch)
+// and with a warm cache (read, link, launch); a later execute_program on the same backend
+// against a launch of the same kernel loaded from a shared object compiled ahead of time;
+// and hologram-run with a warm cache against hologram-run --help (the process alone).
 #include "hologram/driver/cpu_output.h"
 #include "hologram/driver/spirv_output.h"
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
 #include "hologram/opt/pass_manager.h"
+#include "hologram/runtime/backend.h"
 #include "hologram/support/file_io.h"
 
 #include <benchmark/benchmark.h>
@@ -124,9 +131,93 @@ void register_processes() {
                                std::string(HOLOGRAM_CLANG) + " -O2 -march=x86-64-v3 -c " + c +
                                    " -o /tmp/hologram-compile-bench-saxpy-c.o")
       ->Unit(benchmark::kMillisecond);
+  const std::string run = std::string(HOLOGRAM_RUN) + " " + hasm +
+                          " --backend=cpu --global 4 --arg x=[1,2,3,4] --arg y=[1,1,1,1] "
+                          "--arg a=2 --arg n=4 > /dev/null";
+  const std::string cached = "HOLOGRAM_CACHE_DIR=/tmp/hologram-compile-bench-cache ";
+  if (std::system((cached + run).c_str()) != 0) throw std::runtime_error("failed: " + run);
+  benchmark::RegisterBenchmark("runtime_compile/process/hologram_run_cache_warm", run_process,
+                               cached + run)
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("runtime_compile/process/hologram_run_help", run_process,
+                               std::string(HOLOGRAM_RUN) + " --help > /dev/null")
+      ->Unit(benchmark::kMillisecond);
+}
+
+/// saxpy over 4096 elements on a CPU backend: buffers made once, launches timed.
+struct Saxpy {
+  static constexpr uint32_t kN = 4096;
+  std::unique_ptr<Backend> backend = create_backend(Preference::parse("cpu"));
+  BufferHandle x = backend->allocate_buffer(kN * 4), y = backend->allocate_buffer(kN * 4);
+  std::array<KernelArg, 4> args{KernelArg::buffer(x), KernelArg::buffer(y), KernelArg::f32(2.0f),
+                                KernelArg::u32(kN)};
+  LaunchConfig launch = LaunchConfig::linear(kN);
+};
+
+isa::Kernel small_kernel() {
+  DiagnosticEngine diags;
+  auto m = isa::parse_module(kSmallKernel, "saxpy.hasm", diags);
+  if (!m) throw std::runtime_error(diags.to_string());
+  return m->kernels.at(0);
+}
+
+/// The first execute_program of a fresh backend; `cache`: a warm compile cache, else none.
+void first_execute(benchmark::State &state, bool cache) {
+  const isa::Kernel k = small_kernel();
+  ::setenv("HOLOGRAM_CACHE_DIR", "/tmp/hologram-compile-bench-cache", 1);
+  ::setenv("HOLOGRAM_CACHE", cache ? "on" : "off", 1);
+  if (cache) {
+    Saxpy warm; // fills the cache
+    warm.backend->execute_program(k, warm.launch, warm.args);
+  }
+  for (auto _ : state) {
+    state.PauseTiming();
+    Saxpy s;
+    state.ResumeTiming();
+    s.backend->execute_program(k, s.launch, s.args);
+  }
+  ::unsetenv("HOLOGRAM_CACHE");
+}
+
+/// Later calls: execute_program on a backend that compiled the kernel, or `launch` of it
+/// loaded from a shared object hologram-cc made (`aot`).
+void later_execute(benchmark::State &state, bool aot) {
+  const isa::Kernel k = small_kernel();
+  Saxpy s;
+  ModuleHandle m{};
+  if (aot) {
+    isa::Module mod;
+    mod.kernels.push_back(k);
+    driver::CpuOutputOptions o;
+    o.targets = {driver::host_cpu_target()};
+    o.module_name = "saxpy";
+    std::string bytes;
+    if (auto st = driver::emit_cpu_output(mod, o, "shared", bytes); !st)
+      throw std::runtime_error(st.message());
+    m = s.backend->load_module(scratch("saxpy.so", bytes));
+  }
+  for (auto _ : state) {
+    if (aot)
+      s.backend->launch(m, "saxpy", s.launch, s.args);
+    else
+      s.backend->execute_program(k, s.launch, s.args);
+  }
 }
 
 } // namespace
+
+BENCHMARK_CAPTURE(first_execute, uncached, false)
+    ->Name("runtime_compile/first_execute_program/cache_off")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(first_execute, cached, true)
+    ->Name("runtime_compile/first_execute_program/cache_warm")
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(later_execute, jit, false)
+    ->Name("runtime_compile/later_call/execute_program")
+    ->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(later_execute, aot, true)
+    ->Name("runtime_compile/later_call/launch_of_shared_object")
+    ->Unit(benchmark::kMicrosecond);
 
 BENCHMARK_CAPTURE(compile_small, x86_64_v3, "x86-64-v3")
     ->Name("compile_small/in_process/x86-64-v3")

@@ -184,12 +184,15 @@ def compile_section(data):
     """Compile time at 1k, 4k and 16k instructions per target, and the 16k/4k growth."""
     times = OrderedDict()
     small = OrderedDict()
+    runtime = OrderedDict()
     for b in data["benchmarks"]:
         if b.get("run_type") == "aggregate":
             continue
         group, what, size = b["name"].split("/")
         if group == "compile_small":
             small[(what, size)] = b["real_time"]
+        elif group == "runtime_compile":
+            runtime[(what, size)] = (b["real_time"], b.get("time_unit", "ns"))
         else:
             times.setdefault(what, OrderedDict())[int(size)] = b["real_time"]
     lines = [
@@ -238,6 +241,25 @@ def compile_section(data):
         ]
         for (how, target), t in small.items():
             lines.append(f"| {how.replace('_', ' ')} | {target} | {t:.1f} |")
+        lines.append("")
+    if runtime:
+        lines += [
+            "### Compiling at run time",
+            "",
+            "saxpy over 4096 elements on the CPU backend (bench/compile_bench.cpp): the first "
+            "`execute_program` of a fresh backend with the compile cache off (the -O2 pipeline, "
+            "an x86 object, ORC linking, the launch; goal <= 50 ms) and with a warm cache; a "
+            "later `execute_program` against `launch` of the same kernel loaded from a shared "
+            "object compiled ahead of time (goal: the same speed); `hologram-run --backend=cpu` "
+            "with a warm cache against `hologram-run --help`, the process alone (goal: <= 5 ms "
+            "between them).",
+            "",
+            "| row | case | time |",
+            "|---|---|---:|",
+        ]
+        for (what, case), (t, unit) in runtime.items():
+            shown = f"{t / 1000:.2f} ms" if unit == "us" and t >= 1000 else f"{t:.2f} {unit}"
+            lines.append(f"| {what.replace('_', ' ')} | {case.replace('_', ' ')} | {shown} |")
         lines.append("")
     return lines
 

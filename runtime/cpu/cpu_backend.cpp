@@ -143,12 +143,21 @@ private:
   /// An ISA program compiled by Hologram::jit for the variant the current CPU ISA request
   /// allows, cached by its canonical text and that request.
   std::shared_ptr<CpuModule> compiled(const isa::Kernel &kernel) {
+    const std::string request = requested_cpu_isa();
+    std::lock_guard lock(programs_mutex_);
+    // A kernel object launched again: found by its address and compared, without printing it.
+    if (auto it = recent_.find(&kernel);
+        it != recent_.end() && it->second.request == request && it->second.kernel.same_as(kernel))
+      return it->second.module;
     isa::Module m;
     m.kernels.push_back(kernel);
-    const std::string request = requested_cpu_isa();
     std::string key = request + "\n" + isa::print_module(m);
-    std::lock_guard lock(programs_mutex_);
-    if (auto it = programs_.find(key); it != programs_.end()) return it->second;
+    auto remember = [&](std::shared_ptr<CpuModule> mod) {
+      if (recent_.size() >= 64) recent_.clear();
+      recent_[&kernel] = {request, kernel, mod};
+      return mod;
+    };
+    if (auto it = programs_.find(key); it != programs_.end()) return remember(it->second);
     const JitCompiler *jit = linked_jit();
     if (!jit)
       throw Error(ErrorCode::InvalidProgram,
@@ -166,7 +175,7 @@ private:
     auto mod = CpuModule::from_descriptor(desc, "the program of kernel '" + kernel.name + "'",
                                           std::move(owner));
     programs_.emplace(std::move(key), mod);
-    return mod;
+    return remember(mod);
   }
 
   /// Checks every argument against its parameter and resolves handles to memory; `keep` holds
@@ -220,7 +229,13 @@ private:
   LibraryPathCounter paths_;
   const bool interpret_;
   std::mutex programs_mutex_;
-  std::map<std::string, std::shared_ptr<CpuModule>> programs_;
+  std::map<std::string, std::shared_ptr<CpuModule>> programs_; ///< by request and ISA text
+  struct Recent {
+    std::string request;
+    isa::Kernel kernel;
+    std::shared_ptr<CpuModule> module;
+  };
+  std::map<const isa::Kernel *, Recent> recent_;
 };
 
 std::string cpu_model_name() {

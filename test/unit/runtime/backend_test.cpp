@@ -124,6 +124,22 @@ TEST(Backend, LaunchMisuseIsAnError) {
   EXPECT_NE(msg.find("lane 3"), std::string::npos) << msg;
 }
 
+TEST(Backend, AKernelChangedInPlaceIsCompiledAgain) {
+  // The CPU backend finds a kernel it compiled by its address, and compares it: the same
+  // object with another instruction is another program.
+  auto b = create_backend(Preference::parse("cpu"));
+  auto m = test::parse_ok(".kernel k\n.param %y : buffer<u32> write\n"
+                          "  mov.imm.u32 r0, 7\n  st.u32 [%y + %gid*4], r0\n");
+  isa::Kernel &k = m.kernels[0];
+  auto y = b->allocate_buffer(4);
+  KernelArg args[] = {KernelArg::buffer(y)};
+  b->execute_program(k, LaunchConfig::linear(1, 1), args);
+  EXPECT_EQ(b->read<uint32_t>(y), std::vector<uint32_t>{7});
+  k.insts[0].operands[1].imm = 9;
+  b->execute_program(k, LaunchConfig::linear(1, 1), args);
+  EXPECT_EQ(b->read<uint32_t>(y), std::vector<uint32_t>{9});
+}
+
 TEST(Backend, CpuCompilesProgramsAndInterpRunsThemOnTheInterpreter) {
   // A whole-launch softmax: compiled, it runs the CPU library's row kernels, which count the
   // schedule they took; the interpreter runs its own reference and counts nothing.
