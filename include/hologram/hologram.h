@@ -73,12 +73,43 @@ typedef struct hg_arg {
 /** The message of the last failure on this thread ("" after a success). */
 const char *hg_last_error(void);
 
-/** Creates a backend: "auto", a name ("cpu") or a list ("vulkan,cpu"). */
+/** One backend and device that hg_discover() found, and why it cannot be used when it cannot.
+ * Strings are NUL-terminated and cut to their arrays. */
+typedef struct hg_backend_report {
+  char backend[16]; /**< "vulkan", "opencl", "cpu" */
+  char device[256]; /**< "" when the backend has no device */
+  int usable;       /**< 1 or 0 */
+  char reason[512]; /**< why not, or a note ("a CPU device: ..."); "" otherwise */
+} hg_backend_report;
+
+/** Every backend this build knows and every device it finds: fills up to `capacity` reports
+ * and sets `*count` to how many there are (call with capacity 0 to ask). */
+hg_status hg_discover(hg_backend_report *out, size_t capacity, size_t *count);
+
+/** Creates a backend: "auto", a name ("cpu", "interp") or a list ("vulkan,cpu"). When none
+ * starts, HG_ERROR_BACKEND_UNAVAILABLE and hg_last_error() lists each candidate's reason. */
 hg_status hg_backend_create(const char *preference, hg_backend **out);
 void hg_backend_destroy(hg_backend *backend);
 /** Writes the chosen backend and device ("cpu: AMD EPYC ...") into `out` (NUL-terminated). */
 hg_status hg_backend_describe(hg_backend *backend, char *out, size_t capacity);
 hg_status hg_synchronize(hg_backend *backend);
+
+/** The Atlas state (SPEC §4), kept across launches: 96 resonance accumulators, the phase
+ * (mod 768) and the boundary pool (96 classes of 12,288 bytes). */
+hg_status hg_resonance_get(hg_backend *backend, double out[96]);
+hg_status hg_resonance_set(hg_backend *backend, const double values[96]);
+hg_status hg_phase_get(hg_backend *backend, uint32_t *out);
+hg_status hg_phase_set(hg_backend *backend, uint32_t phase); /**< taken modulo 768 */
+hg_status hg_boundary_write(hg_backend *backend, uint64_t offset, const void *data, uint64_t bytes);
+hg_status hg_boundary_read(hg_backend *backend, uint64_t offset, void *out, uint64_t bytes);
+
+/** Threads a CPU launch uses, the caller included (0 restores the default:
+ * $HOLOGRAM_NUM_THREADS or every hardware thread), and the current count. */
+void hg_cpu_set_threads(unsigned threads);
+unsigned hg_cpu_threads(void);
+/** Caps or forces the x86 variant of CPU modules loaded afterwards, like $HOLOGRAM_CPU_ISA:
+ * "v2", "v3", "v4", a CPU name, or "" for automatic choice. */
+void hg_cpu_set_isa(const char *isa);
 
 hg_status hg_buffer_allocate(hg_backend *backend, uint64_t bytes, hg_buffer *out);
 hg_status hg_buffer_free(hg_backend *backend, hg_buffer buffer);
@@ -106,6 +137,9 @@ hg_status hg_execute_program(hg_backend *backend, const hg_program *program, con
 /** Loads a compiled module: a bundle (hologram-cc --emit=bundle) or, on the CPU backend, a
  * shared object (--emit=shared). A damaged bundle fails with HG_ERROR_INVALID_MODULE. */
 hg_status hg_module_load(hg_backend *backend, const char *path, hg_module *out);
+/** Loads a module linked into the application: the descriptor `hologram_module_<name>` that
+ * an object or archive from hologram-cc (or add_hologram_kernel) defines. */
+hg_status hg_module_load_linked(hg_backend *backend, const void *descriptor, hg_module *out);
 hg_status hg_module_unload(hg_backend *backend, hg_module module);
 /** The code variant the backend runs for a module ("x86-64-v3"), as a C string. */
 hg_status hg_module_variant(hg_backend *backend, hg_module module, char *out, size_t capacity);

@@ -5,7 +5,10 @@
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
 #include "hologram/runtime/backend.h"
+#include "hologram/runtime/cpu.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -88,6 +91,22 @@ const char *hg_last_error(void) {
   return last_error.c_str();
 }
 
+hg_status hg_discover(hg_backend_report *out, size_t capacity, size_t *count) {
+  return guard([&] {
+    require(count, "the count pointer");
+    if (capacity) require(out, "the reports");
+    auto found = discover();
+    *count = found.size();
+    for (size_t i = 0; i < found.size() && i < capacity; ++i) {
+      hg_backend_report &r = out[i];
+      std::snprintf(r.backend, sizeof r.backend, "%s", found[i].backend.c_str());
+      std::snprintf(r.device, sizeof r.device, "%s", found[i].device.c_str());
+      r.usable = found[i].usable ? 1 : 0;
+      std::snprintf(r.reason, sizeof r.reason, "%s", found[i].reason.c_str());
+    }
+  });
+}
+
 hg_status hg_backend_create(const char *preference, hg_backend **out) {
   return guard([&] {
     require(out, "the output pointer");
@@ -115,6 +134,53 @@ hg_status hg_backend_describe(hg_backend *backend, char *out, size_t capacity) {
 
 hg_status hg_synchronize(hg_backend *backend) {
   return guard([&] { backend_of(backend).synchronize(); });
+}
+
+hg_status hg_resonance_get(hg_backend *backend, double out[96]) {
+  return guard([&] {
+    require(out, "the output array");
+    auto r = backend_of(backend).resonance();
+    std::copy(r.begin(), r.end(), out);
+  });
+}
+hg_status hg_resonance_set(hg_backend *backend, const double values[96]) {
+  return guard([&] {
+    require(values, "the values");
+    std::array<double, atlas::kNumClasses> r{};
+    std::copy(values, values + r.size(), r.begin());
+    backend_of(backend).set_resonance(r);
+  });
+}
+hg_status hg_phase_get(hg_backend *backend, uint32_t *out) {
+  return guard([&] {
+    require(out, "the output pointer");
+    *out = backend_of(backend).phase();
+  });
+}
+hg_status hg_phase_set(hg_backend *backend, uint32_t phase) {
+  return guard([&] { backend_of(backend).set_phase(phase); });
+}
+hg_status hg_boundary_write(hg_backend *backend, uint64_t offset, const void *data, uint64_t n) {
+  return guard([&] {
+    backend_of(backend).copy_to_boundary(
+        offset, bytes(static_cast<const std::byte *>(data), n, "the data"));
+  });
+}
+hg_status hg_boundary_read(hg_backend *backend, uint64_t offset, void *out, uint64_t n) {
+  return guard([&] {
+    backend_of(backend).copy_from_boundary(offset,
+                                           bytes(static_cast<std::byte *>(out), n, "the output"));
+  });
+}
+
+void hg_cpu_set_threads(unsigned threads) {
+  runtime::set_cpu_threads(threads);
+}
+unsigned hg_cpu_threads(void) {
+  return runtime::cpu_threads();
+}
+void hg_cpu_set_isa(const char *isa) {
+  runtime::set_cpu_isa(isa ? isa : "");
 }
 
 hg_status hg_buffer_allocate(hg_backend *backend, uint64_t n, hg_buffer *out) {
@@ -219,6 +285,14 @@ hg_status hg_module_load(hg_backend *backend, const char *path, hg_module *out) 
     require(path, "the module path");
     require(out, "the output handle");
     *out = backend_of(backend).load_module(path).id;
+  });
+}
+
+hg_status hg_module_load_linked(hg_backend *backend, const void *descriptor, hg_module *out) {
+  return guard([&] {
+    require(descriptor, "the module descriptor");
+    require(out, "the output handle");
+    *out = backend_of(backend).load_linked_module(descriptor).id;
   });
 }
 

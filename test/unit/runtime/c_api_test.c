@@ -1,7 +1,9 @@
-/* The C API from C99: every call's status, hg_last_error(), and a launch. Prints the
- * "N passed, N failed" line that ctest's log shows. */
+/* The C API from C99: every call's status, hg_last_error(), launches, discovery, the Atlas
+ * state, the CPU controls and a module linked into this program (vector.h, libvector.a).
+ * Prints the "N passed, N failed" line that ctest's log shows. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include "hologram/hologram.h"
+#include "vector.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +116,74 @@ int main(void) {
     CHECK(strstr(hg_last_error(), "no kernel 'nope'") != NULL);
     CHECK(hg_module_unload(backend, m) == HG_OK);
     CHECK(hg_launch_kernel(backend, m, "relu", &one, margs, 3) == HG_ERROR_INVALID_HANDLE);
+  }
+
+  /* Discovery: every backend, the CPU usable; a count without reports; NULL count refused. */
+  {
+    hg_backend_report reports[16];
+    size_t count = 0, i;
+    int cpu = 0;
+    CHECK(hg_discover(NULL, 0, &count) == HG_OK && count >= 3);
+    CHECK(hg_discover(reports, 16, &count) == HG_OK);
+    for (i = 0; i < count && i < 16; ++i)
+      cpu |= strcmp(reports[i].backend, "cpu") == 0 && reports[i].usable == 1;
+    CHECK(cpu);
+    CHECK(hg_discover(reports, 16, NULL) == HG_ERROR_INVALID_ARGUMENT);
+  }
+
+  /* The Atlas state: resonance, phase (mod 768), the boundary pool and its range. */
+  {
+    double r[96] = {0}, back[96] = {0};
+    uint32_t phase = 0;
+    unsigned char data[4] = {1, 2, 3, 4}, got[4] = {0};
+    r[5] = 1.5;
+    CHECK(hg_resonance_set(backend, r) == HG_OK);
+    CHECK(hg_resonance_get(backend, back) == HG_OK && back[5] == 1.5 && back[6] == 0.0);
+    CHECK(hg_phase_set(backend, 770) == HG_OK);
+    CHECK(hg_phase_get(backend, &phase) == HG_OK && phase == 2);
+    CHECK(hg_boundary_write(backend, 100, data, 4) == HG_OK);
+    CHECK(hg_boundary_read(backend, 100, got, 4) == HG_OK && memcmp(got, data, 4) == 0);
+    CHECK(hg_boundary_read(backend, 96 * 12288, got, 4) == HG_ERROR_OUT_OF_BOUNDS);
+    CHECK(hg_resonance_get(backend, NULL) == HG_ERROR_INVALID_ARGUMENT);
+  }
+
+  /* CPU controls: the thread count, and the variant cap for modules loaded afterwards. */
+  {
+    hg_module m = 0;
+    char variant[32];
+    hg_cpu_set_threads(1);
+    CHECK(hg_cpu_threads() == 1);
+    hg_cpu_set_threads(0);
+    CHECK(hg_cpu_threads() >= 1);
+    hg_cpu_set_isa("v2");
+    CHECK(hg_module_load(backend, HOLOGRAM_TEST_MODULE, &m) == HG_OK);
+    CHECK(hg_module_variant(backend, m, variant, sizeof variant) == HG_OK &&
+          strcmp(variant, "x86-64-v2") == 0);
+    CHECK(hg_module_unload(backend, m) == HG_OK);
+    hg_cpu_set_isa("");
+  }
+
+  /* A module linked into this program, launched through the backend. */
+  {
+    hg_module m = 0;
+    float xs[3] = {1, 2, 3}, ys[3] = {10, 20, 30}, zs[3] = {0};
+    hg_buffer bx, by, bz;
+    hg_arg largs[4];
+    hg_launch three = hg_launch_linear(3, 64);
+    CHECK(hg_module_load_linked(backend, &hologram_module_vector, &m) == HG_OK);
+    CHECK(hg_buffer_allocate(backend, sizeof xs, &bx) == HG_OK);
+    CHECK(hg_buffer_allocate(backend, sizeof ys, &by) == HG_OK);
+    CHECK(hg_buffer_allocate(backend, sizeof zs, &bz) == HG_OK);
+    CHECK(hg_buffer_write(backend, bx, 0, xs, sizeof xs) == HG_OK);
+    CHECK(hg_buffer_write(backend, by, 0, ys, sizeof ys) == HG_OK);
+    largs[0] = hg_arg_buffer(bx);
+    largs[1] = hg_arg_buffer(by);
+    largs[2] = hg_arg_buffer(bz);
+    largs[3] = hg_arg_u32(3);
+    CHECK(hg_launch_kernel(backend, m, "vector_add", &three, largs, 4) == HG_OK);
+    CHECK(hg_buffer_read(backend, bz, 0, zs, sizeof zs) == HG_OK);
+    CHECK(zs[0] == 11 && zs[1] == 22 && zs[2] == 33);
+    CHECK(hg_module_load_linked(backend, NULL, &m) == HG_ERROR_INVALID_ARGUMENT);
   }
 
   hg_program_destroy(program);
