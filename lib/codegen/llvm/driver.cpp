@@ -1,0 +1,172 @@
+// The x86 block driver: runs blocks [first, end), every chunk of each, in phases for barrier
+// kernels, deciding per block whether its chunks are full (kernel_lowering.h).
+#include "kernel_lowering.h"
+
+namespace hologram::codegen::detail {
+
+llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Function *chunk) {
+  auto *fty = llvm::FunctionType::get(i32(), {ptr(), ptr(), i64(), i64()}, false);
+  auto *f = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, symbol, m_);
+  f->addParamAttr(0, llvm::Attribute::NoAlias);
+  f->addParamAttr(1, llvm::Attribute::NoAlias);
+  auto arg = f->arg_begin();
+  Value *launch = arg++, *worker = arg++, *first = arg++, *end = arg++;
+  b_.SetInsertPoint(BasicBlock::Create(c_, "entry", f));
+  if (di_) {
+    auto *type = di_->createSubroutineType(di_->getOrCreateTypeArray({}));
+    auto *sp =
+        di_->createFunction(di_cu_, k_.name, symbol, di_file_, k_.loc.line, type, k_.loc.line,
+                            llvm::DINode::FlagZero, llvm::DISubprogram::SPFlagDefinition);
+    f->setSubprogram(sp);
+    b_.SetCurrentDebugLocation(llvm::DILocation::get(c_, k_.loc.line, k_.loc.col, sp));
+  }
+  auto dim = [&](unsigned field, unsigned d) {
+    Value *p = b_.CreateConstGEP2_32(abi_.launch, launch, 0, field);
+    return b_.CreateZExt(b_.CreateLoad(i32(), b_.CreateConstGEP1_32(i32(), p, d)), i64());
+  };
+  Value *gx = dim(LGrid, 0), *gy = dim(LGrid, 1);
+  Value *lanes = b_.CreateMul(b_.CreateMul(dim(LBlock, 0), dim(LBlock, 1)), dim(LBlock, 2));
+  Value *chunks = b_.CreateUDiv(b_.CreateAdd(lanes, u64c(w_ - 1)), u64c(w_));
+  Value *shared = b_.CreateLoad(ptr(), b_.CreateStructGEP(abi_.worker, worker, WShared));
+  Value *shared_size = b_.CreateLoad(i64(), b_.CreateStructGEP(abi_.worker, worker, WSharedSize));
+  Value *scratch = b_.CreateLoad(ptr(), b_.CreateStructGEP(abi_.worker, worker, WScratch));
+  const uint64_t state_size = a_.has_barriers ? state_type_bytes() : 0;
+
+  BasicBlock *entry = b_.GetInsertBlock();
+  BasicBlock *block_head = BasicBlock::Create(c_, "block", f);
+  BasicBlock *block_body = BasicBlock::Create(c_, "block.body", f);
+  BasicBlock *done = BasicBlock::Create(c_, "done", f);
+  b_.CreateBr(block_head);
+  b_.SetInsertPoint(block_head);
+  auto *b = b_.CreatePHI(i64(), 2, "block.linear");
+  b->addIncoming(first, entry);
+  b_.CreateCondBr(b_.CreateICmpULT(b, end), block_body, done);
+
+  b_.SetInsertPoint(block_body);
+  Value *bx = b_.CreateTrunc(b_.CreateURem(b, gx), i32());
+  Value *by = b_.CreateTrunc(b_.CreateURem(b_.CreateUDiv(b, gx), gy), i32());
+  Value *bz = b_.CreateTrunc(b_.CreateUDiv(b, b_.CreateMul(gx, gy)), i32());
+  if (k_.shared_bytes > 0 || a_.has_barriers || uses_shared()) {
+    b_.CreateMemSet(shared, b_.getInt8(0), shared_size, llvm::MaybeAlign(1));
+  }
+  Value *next_block = b_.CreateAdd(b, u64c(1));
+
+  auto call_chunk = [&](Value *c, Value *state) {
+    return b_.CreateCall(chunk, {launch, worker, b, bx, by, bz, b_.CreateTrunc(c, i32()), state});
+  };
+  auto fail = [&](Value *kind, Value *inst, Value *lane) {
+    Value *err = b_.CreateStructGEP(abi_.worker, worker, WError);
+    auto store = [&](unsigned fld, Value *v) {
+      b_.CreateStore(v, b_.CreateStructGEP(abi_.error, err, fld));
+    };
+    store(0, kind);
+    store(1, inst);
+    store(2, lane);
+    store(3, u64c(0));
+    store(4, u64c(0));
+    store(5, b_.getInt32(0));
+    b_.CreateRet(b_.getInt32(-1));
+  };
+
+  if (!a_.has_barriers) {
+    // Every chunk of the block runs to completion in turn.
+    BasicBlock *body = b_.GetInsertBlock();
+    BasicBlock *head = BasicBlock::Create(c_, "chunk", f);
+    BasicBlock *run = BasicBlock::Create(c_, "chunk.run", f);
+    BasicBlock *ok = BasicBlock::Create(c_, "chunk.ok", f);
+    BasicBlock *bad = BasicBlock::Create(c_, "chunk.failed", f);
+    BasicBlock *next = BasicBlock::Create(c_, "block.next", f);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    auto *c = b_.CreatePHI(i64(), 2, "chunk");
+    c->addIncoming(u64c(0), body);
+    b_.CreateCondBr(b_.CreateICmpULT(c, chunks), run, next);
+    b_.SetInsertPoint(run);
+    Value *r = call_chunk(c, llvm::ConstantPointerNull::get(ptr()));
+    b_.CreateCondBr(b_.CreateICmpEQ(r, b_.getInt32(0)), ok, bad);
+    b_.SetInsertPoint(bad);
+    b_.CreateRet(r);
+    b_.SetInsertPoint(ok);
+    c->addIncoming(b_.CreateAdd(c, u64c(1)), ok);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(next);
+    b->addIncoming(next_block, next);
+    b_.CreateBr(block_head);
+  } else {
+    // Phases: every chunk runs until it parks at the barrier (or finishes); all must agree.
+    b_.CreateMemSet(scratch, b_.getInt8(0), b_.CreateMul(chunks, u64c(state_size)),
+                    llvm::MaybeAlign(16));
+    BasicBlock *phase = BasicBlock::Create(c_, "phase", f);
+    BasicBlock *first_ok = BasicBlock::Create(c_, "phase.first", f);
+    BasicBlock *bad = BasicBlock::Create(c_, "phase.failed", f);
+    BasicBlock *head = BasicBlock::Create(c_, "phase.chunk", f);
+    BasicBlock *run = BasicBlock::Create(c_, "phase.run", f);
+    BasicBlock *agree = BasicBlock::Create(c_, "phase.agree", f);
+    BasicBlock *differ = BasicBlock::Create(c_, "phase.differ", f);
+    BasicBlock *end_phase = BasicBlock::Create(c_, "phase.end", f);
+    BasicBlock *next = BasicBlock::Create(c_, "block.next", f);
+    b_.CreateBr(phase);
+    b_.SetInsertPoint(phase);
+    Value *r0 = call_chunk(u64c(0), scratch);
+    b_.CreateCondBr(b_.CreateICmpSLT(r0, b_.getInt32(0)), bad, first_ok);
+    b_.SetInsertPoint(bad);
+    auto *failed = b_.CreatePHI(i32(), 2);
+    failed->addIncoming(r0, phase);
+    b_.CreateRet(failed);
+    b_.SetInsertPoint(first_ok);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(head);
+    auto *c = b_.CreatePHI(i64(), 2, "chunk");
+    c->addIncoming(u64c(1), first_ok);
+    b_.CreateCondBr(b_.CreateICmpULT(c, chunks), run, end_phase);
+    b_.SetInsertPoint(run);
+    Value *r = call_chunk(c, b_.CreateGEP(i8(), scratch, {b_.CreateMul(c, u64c(state_size))}));
+    BasicBlock *run_tail = b_.GetInsertBlock();
+    BasicBlock *check = BasicBlock::Create(c_, "phase.check", f);
+    b_.CreateCondBr(b_.CreateICmpSLT(r, b_.getInt32(0)), bad, check);
+    failed->addIncoming(r, run_tail);
+    b_.SetInsertPoint(check);
+    b_.CreateCondBr(b_.CreateICmpEQ(r, r0), agree, differ);
+    b_.SetInsertPoint(differ);
+    {
+      // One chunk finished while another waits, or they wait at different barriers.
+      Value *exited =
+          b_.CreateOr(b_.CreateICmpEQ(r, b_.getInt32(0)), b_.CreateICmpEQ(r0, b_.getInt32(0)));
+      Value *kind = b_.CreateSelect(exited, b_.getInt32(HG_CPU_ERR_BARRIER_EXITED),
+                                    b_.getInt32(HG_CPU_ERR_BARRIER_MISMATCH));
+      Value *waiting = b_.CreateSelect(b_.CreateICmpEQ(r0, b_.getInt32(0)), r, r0);
+      Value *rank = b_.CreateZExt(b_.CreateSub(waiting, b_.getInt32(1)), i64());
+      Value *inst = b_.CreateLoad(i32(), b_.CreateGEP(i32(), barrier_table_, {rank}));
+      Value *lane_chunk = b_.CreateSelect(b_.CreateICmpEQ(r0, b_.getInt32(0)), u64c(0), c);
+      Value *lane = b_.CreateAdd(b_.CreateMul(b, lanes), b_.CreateMul(lane_chunk, u64c(w_)));
+      fail(kind, inst, lane);
+    }
+    b_.SetInsertPoint(agree);
+    c->addIncoming(b_.CreateAdd(c, u64c(1)), agree);
+    b_.CreateBr(head);
+    b_.SetInsertPoint(end_phase);
+    b_.CreateCondBr(b_.CreateICmpEQ(r0, b_.getInt32(0)), next, phase);
+    b_.SetInsertPoint(next);
+    b->addIncoming(next_block, next);
+    b_.CreateBr(block_head);
+  }
+  b_.SetInsertPoint(done);
+  if (stream_size_) {
+    // Non-temporal stores are weakly ordered: fence them before the runtime learns that these
+    // blocks are done, when this launch is big enough for any store to have streamed.
+    Value *limit = b_.CreateLoad(i64(), b_.CreateStructGEP(abi_.launch, launch, LStreamBytes));
+    Value *launch_lanes = b_.CreateMul(b_.CreateMul(gx, gy), b_.CreateMul(dim(LGrid, 2), lanes));
+    Value *streamed = launch_streams(limit, launch_lanes, *stream_size_);
+    BasicBlock *fence = BasicBlock::Create(c_, "sfence", f);
+    BasicBlock *ret = BasicBlock::Create(c_, "return", f);
+    b_.CreateCondBr(streamed, fence, ret);
+    b_.SetInsertPoint(fence);
+    b_.CreateIntrinsic(llvm::Intrinsic::x86_sse_sfence, {}, {});
+    b_.CreateBr(ret);
+    b_.SetInsertPoint(ret);
+  }
+  b_.CreateRet(b_.getInt32(0));
+  return f;
+}
+
+} // namespace hologram::codegen::detail

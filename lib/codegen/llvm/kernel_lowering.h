@@ -1,0 +1,438 @@
+// The x86 kernel lowering (SPMD on SIMD, SPEC §7) as one class whose parts live in several
+// files: kernel_lowering.cpp (types, the chunk function, entry and saved state, the scheduler,
+// errors, registers, blocks), memory.cpp (addresses, loads, stores, bounds checks, atomics,
+// pools), instructions.cpp (arithmetic, comparisons, conversions, calls, whole-launch
+// instructions), atlas.cpp (the Atlas instructions) and driver.cpp (the block driver).
+#pragma once
+
+#include "hologram/codegen/cpu_abi.h"
+#include "hologram/isa/accesses.h"
+#include "hologram/isa/atlas.h"
+#include "hologram/isa/type_dispatch.h"
+#include "hologram/opt/lane_affinity.h"
+#include "hologram/opt/lane_analysis.h"
+#include "hologram/support/unreachable.h"
+#include "lowering.h"
+
+#include <llvm/IR/DIBuilder.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
+#include <llvm/IR/MDBuilder.h>
+
+#include <bit>
+#include <map>
+#include <optional>
+
+namespace hologram::codegen::detail {
+
+using namespace isa;
+using llvm::BasicBlock;
+using llvm::Value;
+
+// Field indices of the ABI structs.
+enum LaunchField {
+  LArgs,
+  LSizes,
+  LGrid,
+  LBlock,
+  LBoundary,
+  LResonance,
+  LPhaseAdv,
+  LPhase,
+  LKernel,
+  LLaunchOp,
+  LConvert,
+  LRuntime,
+  LCheckAddress,
+  LStreamBytes
+};
+enum WorkerField { WShared, WSharedSize, WScratch, WScratchSize, WError };
+
+inline constexpr uint32_t kExitPc = 0x7fffffff;  // a lane that has finished
+inline constexpr uint32_t kParkBit = 0x40000000; // a lane waiting at a barrier
+inline constexpr uint32_t kMaxCallDepth = 64;
+
+/// A value that is either uniform (a scalar) or one element per lane (a vector).
+struct V {
+  Value *v = nullptr;
+  bool uni = true;
+};
+
+class KernelLowering {
+public:
+  KernelLowering(llvm::Module &m, const AbiTypes &abi, const Kernel &k, uint32_t kernel_index,
+                 const CpuTarget &target, const CpuOptions &opts)
+      : m_(m), c_(m.getContext()), abi_(abi), k_(k), kernel_index_(kernel_index), target_(target),
+        opts_(opts), b_(c_), w_(target.width), a_(opt::analyse_lanes(k)),
+        affinity_(k, a_.cfg, a_.uniformity) {}
+
+  LoweredKernel run(const std::string &symbol) {
+    if (opts_.debug_info) begin_debug_info();
+    plan_pools();
+    llvm::Function *chunk = emit_chunk(symbol + ".chunk");
+    LoweredKernel out;
+    out.blocks = emit_driver(symbol, chunk);
+    out.state_bytes = state_bytes_;
+    out.pool_bytes = pool_bytes_;
+    if (di_) di_->finalize();
+    return out;
+  }
+
+private:
+  // ------------------------------------------------------------------------------------------
+  // Types and constants
+
+  llvm::Type *i1() { return b_.getInt1Ty(); }
+  llvm::Type *i8() { return b_.getInt8Ty(); }
+  llvm::Type *i32() { return b_.getInt32Ty(); }
+  llvm::Type *i64() { return b_.getInt64Ty(); }
+  llvm::PointerType *ptr() { return b_.getPtrTy(); }
+  llvm::VectorType *vec(llvm::Type *t) { return llvm::FixedVectorType::get(t, w_); }
+
+  /// Registers of f16/bf16 hold their 16 storage bits.
+  llvm::Type *scalar_type(Type t);
+  static bool is_fp(Type t) { return t == Type::F32 || t == Type::F64; }
+
+  Value *constant(Type t, uint64_t bits);
+  Value *u32c(uint64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
+  Value *u64c(uint64_t v) { return b_.getInt64(v); }
+  Value *splat(Value *s) { return b_.CreateVectorSplat(w_, s); }
+  Value *splat(const V &x) { return x.uni ? splat(x.v) : x.v; }
+  Value *iota32();
+  Value *iota64(uint64_t step);
+
+  /// Applies f to scalars when every operand is uniform, to vectors otherwise.
+  template <typename F> V lift(std::initializer_list<V> xs, F &&f) {
+    bool uni = true;
+    for (const V &x : xs) uni = uni && x.uni;
+    std::vector<Value *> vals;
+    for (const V &x : xs) vals.push_back(uni ? x.v : splat(x));
+    return {f(vals), uni};
+  }
+
+  // ------------------------------------------------------------------------------------------
+  // Pools and state layout
+
+  void plan_pools();
+
+  // ------------------------------------------------------------------------------------------
+  // Debug info
+
+  void begin_debug_info();
+  void attach_subprogram(llvm::Function *f);
+  void set_location(const Instruction &inst);
+
+  // ------------------------------------------------------------------------------------------
+  // The chunk function: runs one chunk of lanes of one block until it finishes or parks at a
+  // barrier. (launch, worker, block_linear, bx, by, bz, chunk, state) -> status.
+
+  llvm::Function *emit_chunk(const std::string &name);
+
+  void create_allocas();
+  static std::string slot_name(const opt::Slot &s);
+
+  Value *load_field(llvm::StructType *st, Value *base, unsigned field, llvm::Type *t,
+                    const char *name = "");
+  /// Marks a load of launch data that no store of the kernel can change (the launch and
+  /// worker descriptions, argument pointers, scalar arguments), so LLVM may hoist it out of
+  /// the lane loops.
+  Value *invariant(llvm::LoadInst *load);
+  Value *launch_dim(unsigned field, unsigned d);
+
+  void emit_specials();
+
+  /// The value of a special register.
+  V special(Special s);
+  Value *gid_axis(Value *block, Value *dim, Value *lane);
+
+  /// The %gid of this block's first lane: the block's lanes have ids first .. first + lanes - 1.
+  Value *block_first_gid() { return b_.CreateMul(block_linear_, b_.CreateZExt(lanes_, i64())); }
+
+  /// Global linear id of lane `index` (i32) of this chunk.
+  Value *global_lane(Value *index);
+
+  // ------------------------------------------------------------------------------------------
+  // Entry, saved state, scheduler
+
+  /// The layout of a barrier kernel's saved state: pc, then every slot, then the call stack.
+  llvm::StructType *state_type();
+
+  void save_state();
+
+  void restore_state();
+
+  void emit_entry_state();
+
+  void emit_dispatcher();
+
+  /// No lane can run and some wait at a barrier: every valid lane must wait at the same one.
+  void emit_suspend(Value *pc, Value *parked);
+
+  /// The index of the bar.sync instruction a parked pc resumes after.
+  Value *inst_of_parked(Value *parked);
+
+  void emit_exit_lanes();
+
+  void set_pc(Value *mask, Value *target);
+
+  uint32_t pc_of(uint32_t block) const;
+  BasicBlock *bb_of(uint32_t block) { return block == opt::kExitBlock ? exit_all_ : bb_of_[block]; }
+
+  // ------------------------------------------------------------------------------------------
+  // Errors
+
+  /// Fails the launch when any lane of `bad` (a vector of i1, or a scalar for a uniform
+  /// condition) is set: records the first such lane and returns -1 from the chunk.
+  void fail_if(Value *bad, int32_t kind, Value *inst, Value *value, uint64_t size, int32_t region);
+  void fail_if(Value *bad, int32_t kind, uint32_t inst, Value *value, uint64_t size = 0,
+               int32_t region = 0);
+
+  /// A local variable of the chunk function: allocas belong in the entry block, where
+  /// mem2reg turns them into registers.
+  llvm::AllocaInst *entry_alloca(llvm::Type *t);
+
+  /// Restricts a lane condition to the active lanes (scalars stay scalars).
+  Value *active(Value *cond);
+
+  // ------------------------------------------------------------------------------------------
+  // Registers
+
+  struct SlotInfo {
+    llvm::AllocaInst *alloca;
+    bool uni;
+  };
+
+  V get(Reg r, Type t);
+  V get_pred(unsigned p);
+  V src(const Instruction &inst, size_t i, Type t) { return get(inst.operands[i].index, t); }
+
+  void put(const opt::Slot &s, V v);
+  void set(const Instruction &inst, size_t i, Type t, V v);
+  void set_pred(unsigned p, V v);
+
+  // ------------------------------------------------------------------------------------------
+  // Blocks
+
+  /// The mask of live lanes: a constant while emitting the copy of a block for full chunks.
+  Value *lane_mask();
+
+  /// Whether a block gets a second copy for chunks whose lanes are all live, in which masked
+  /// loads and stores become plain ones and a bound check on a growing id is decided by two
+  /// lanes: a block every live lane runs, with memory accesses or such a check, and nothing
+  /// that keeps state across copies (barriers, calls, whole-launch operations). Capped per
+  /// kernel, since each copy is compiled again.
+  bool version_for_full_chunks(const opt::LaneBlock &bb);
+  uint32_t bb_index(const opt::LaneBlock &bb) const;
+
+  void emit_block(uint32_t block);
+
+  void emit_block_body(const opt::LaneBlock &bb);
+
+  /// An unconditional transfer to `target` of every active lane.
+  void jump(uint32_t target);
+
+  /// The condition in the first and the last lane of a full chunk, when those two decide for
+  /// every lane (a comparison that is monotone across the chunk).
+  struct Ends {
+    Value *first, *last;
+    Value *ordered; ///< the compared values do not wrap within the chunk
+    /// For a comparison of %gid itself: whether the block's first and last lanes agree (so
+    /// every lane of the block does, in every chunk), and the condition there. Neither
+    /// changes from chunk to chunk: LLVM hoists them out of the chunk loop.
+    Value *block_agrees = nullptr, *block_value = nullptr;
+
+    /// The ends of the negated condition.
+    Ends negated(llvm::IRBuilder<> &b) const {
+      return {b.CreateNot(first), b.CreateNot(last), ordered, block_agrees,
+              block_value ? b.CreateNot(block_value) : nullptr};
+    }
+  };
+
+  /// Whether `set` compares a value that grows with %gid across a chunk against a uniform
+  /// one by an ordering, so that its lanes' results change at most once along the chunk.
+  bool monotone_in_chunk(const Instruction &set) const;
+
+  /// Active lanes with `cond` go to `taken`, the others to `other`. `ends` (in a full chunk):
+  /// the condition in the first and last lanes, which decide whether the lanes agree.
+  void branch(V cond, uint32_t taken, uint32_t other, std::optional<Ends> ends = std::nullopt);
+
+  // ------------------------------------------------------------------------------------------
+  // Memory
+
+  /// A resolved address: a uniform base pointer and a byte offset per lane (or a raw address
+  /// per lane for register bases), the region's size and its id for error messages.
+  struct Access {
+    Value *base = nullptr; ///< null for raw addresses
+    V off;
+    Value *limit = nullptr; ///< region size in bytes; null when unchecked
+    int32_t region = 0;
+    /// How the offset steps from one lane to the next on a base that is the same for every
+    /// lane (opt::LaneAffinity; nullopt: unknown). Consecutive SIMD lanes have consecutive
+    /// %gid, and consecutive %gid.x and %lane.x while the run stays in one row of the block.
+    std::optional<opt::LaneStep> step;
+  };
+
+  /// A parameter's pointer, loaded once in the entry block: it dominates every use, and once
+  /// chunks are inlined into the driver's loop the load is hoisted out of it.
+  Value *param_pointer(unsigned p);
+  /// A scalar parameter's value, loaded once in the entry block like its pointer.
+  Value *param_value(unsigned p, Type t);
+  /// Emits `emit()` at the end of the entry block (before its branch), whatever the insertion
+  /// point: what it computes dominates every use and is hoisted out of the driver's chunk loop.
+  template <typename F> Value *in_entry_block(F emit) {
+    llvm::IRBuilderBase::InsertPointGuard guard(b_);
+    if (auto *term = entry_->getTerminator())
+      b_.SetInsertPoint(term);
+    else
+      b_.SetInsertPoint(entry_);
+    return emit();
+  }
+  Value *param_size(unsigned p);
+  Value *boundary() { return load_field(abi_.launch, launch_, LBoundary, ptr()); }
+
+  Access resolve(const Address &a);
+
+  void check_bounds(const Access &acc, uint64_t size);
+
+  /// Register-indirect addresses: the runtime says whether each active lane's range lies in
+  /// a region of the launch.
+  void check_raw_addresses(const V &addr, uint64_t size);
+
+  Value *pointer(const Access &acc, Value *off);
+
+  /// Whether a lane-varying access touches consecutive elements of `size` bytes in every run.
+  [[nodiscard]] static bool always_consecutive(const Access &acc, uint64_t size);
+
+  /// Whether the active lanes of this run touch consecutive elements of `size` bytes: for a
+  /// row-wise lane id, whether runs stay in one row of the block (once per launch); otherwise
+  /// compared lane by lane.
+  Value *consecutive(const Access &acc, uint64_t size);
+
+  Value *consecutive_lanes(Value *off, uint64_t size);
+
+  V load(Type t, const Access &acc);
+
+  /// `streams`: the address is of an output that the kernel only writes (write_only).
+  void store(Type t, const Access &acc, V v, bool streams = false);
+
+  /// A full chunk's contiguous store: non-temporal when the launch's stores of this
+  /// instruction write at least hg_cpu_launch.stream_bytes (an output larger than the cache,
+  /// which normal stores would first read in) and the address is 16-byte aligned (movntps
+  /// needs it; LLVM splits a wider vector into aligned 16-byte stores); a plain store otherwise.
+  void store_maybe_streaming(Value *val, Value *p0, uint64_t size);
+
+  /// Whether a launch of `lanes` lanes writes at least `limit` bytes (hg_cpu_launch's
+  /// stream_bytes; 0: never) through a store of `size`-byte elements. The chunk's stores and
+  /// the driver's sfence decide with this one test.
+  Value *launch_streams(Value *limit, Value *lanes, uint64_t size);
+
+  /// Lanes of the whole launch (grid times block), below 2^62 (the runtime refuses more).
+  Value *launch_lanes();
+
+  // ------------------------------------------------------------------------------------------
+  // Lane loops for what has no vector form (atomics, conversion helpers)
+
+  /// Calls body(lane) for every active lane, lane by lane in order.
+  template <typename F> void for_each_active_lane(F &&body) {
+    Value *mask = lane_mask();
+    for (unsigned j = 0; j < w_; ++j) {
+      BasicBlock *run = BasicBlock::Create(c_, "lane", fn_);
+      BasicBlock *next = BasicBlock::Create(c_, "lane.next", fn_);
+      b_.CreateCondBr(b_.CreateExtractElement(mask, uint64_t{j}), run, next);
+      b_.SetInsertPoint(run);
+      body(j);
+      b_.CreateBr(next);
+      b_.SetInsertPoint(next);
+    }
+  }
+
+  Value *lane_of(const V &v, unsigned j);
+
+  // ------------------------------------------------------------------------------------------
+  // Instructions
+
+  void emit_instruction(const Instruction &inst);
+  /// The two-operand instructions that map onto one LLVM binary operator.
+  enum class BinaryOp { Add, Sub, Mul, Div, Rem, And, Or, Xor };
+  V binary(BinaryOp op, Type t, V x, V y);
+  void set_binary(const Instruction &inst, BinaryOp op);
+  V fold(ReduceOp op, Type t, V acc, V x);
+  /// Whether any instruction addresses shared memory (only then is it cleared per block).
+  bool uses_shared() const;
+  uint32_t state_type_bytes();
+  V min_max(bool is_min, Type t, V x, V y);
+  V convert(V x, Type dst, Type src);
+  V convert_scalar_helper(V x, Type dst, Type src);
+  V compare(CmpCode cc, Type t, V x, V y);
+  void emit_atomic(const Instruction &inst);
+  void emit_atlas(const Instruction &inst);
+  void emit_reduce_mem(const Instruction &inst);
+  void emit_launch_op(const Instruction &inst);
+  void emit_pool_alloc(const Instruction &inst);
+  void emit_call(const Instruction &inst);
+  void emit_ret();
+  V table_lookup(const std::vector<uint32_t> &table, V index, const std::string &name);
+  void check_class(V c);
+  /// f(class) of the class in source operand 1, checked, from a constant table.
+  V class_lookup(const Instruction &inst, const std::string &name, uint32_t (*f)(uint32_t));
+  Value *bits64(Value *scalar, Type t);
+  Value *from_bits64(Value *bits, Type t);
+
+  // ------------------------------------------------------------------------------------------
+  // The driver: runs blocks [first, end), every chunk of each, in phases for barrier kernels.
+
+  llvm::Function *emit_driver(const std::string &symbol, llvm::Function *chunk);
+
+  friend class DriverEmitter;
+
+  llvm::Module &m_;
+  llvm::LLVMContext &c_;
+  const AbiTypes &abi_;
+  const Kernel &k_;
+  uint32_t kernel_index_;
+  const CpuTarget &target_;
+  const CpuOptions &opts_;
+  llvm::IRBuilder<> b_;
+  unsigned w_;
+  opt::LaneAnalysis a_;
+  opt::LaneAffinity affinity_;
+
+  std::unique_ptr<llvm::DIBuilder> di_;
+  llvm::DIFile *di_file_ = nullptr;
+  llvm::DICompileUnit *di_cu_ = nullptr;
+
+  llvm::Function *fn_ = nullptr;
+  Value *launch_ = nullptr, *worker_ = nullptr, *block_linear_ = nullptr;
+  Value *bx_ = nullptr, *by_ = nullptr, *bz_ = nullptr, *chunk_ = nullptr, *state_ = nullptr;
+  Value *gx_ = nullptr, *gy_ = nullptr, *gz_ = nullptr, *bdx_ = nullptr, *bdy_ = nullptr,
+        *bdz_ = nullptr, *lanes_ = nullptr;
+  Value *rows_whole_ = nullptr;
+  Value *stream_bytes_ = nullptr; ///< hg_cpu_launch.stream_bytes
+  /// The smallest element size of a store that may stream (for the driver's sfence).
+  std::optional<uint64_t> stream_size_;
+  static constexpr uint64_t kStreamAlign = 16;
+  Value *chunk_full_ = nullptr;  ///< every lane of this chunk is in the block
+  Value *block_whole_ = nullptr; ///< the block's lanes are a whole number of chunks
+  Value *lane_lin_ = nullptr, *valid_ = nullptr, *lx_ = nullptr, *ly_ = nullptr, *lz_ = nullptr;
+  BasicBlock *entry_ = nullptr, *body_entry_ = nullptr, *dispatch_ = nullptr, *exit_all_ = nullptr;
+  std::vector<BasicBlock *> bbs_, bb_of_;
+  std::map<opt::Slot, SlotInfo> slots_;
+  std::map<unsigned, Value *> param_pointers_;
+  std::map<std::pair<unsigned, Type>, Value *> param_values_;
+  llvm::AllocaInst *pc_ = nullptr, *mask_ = nullptr, *stack_ = nullptr, *sp_ = nullptr;
+  llvm::StructType *state_ty_ = nullptr;
+  llvm::GlobalVariable *barrier_table_ = nullptr;
+  std::map<std::string, llvm::GlobalVariable *> tables_;
+  std::map<size_t, uint64_t> pool_offsets_;
+  uint64_t pool_bytes_ = 0;
+  uint32_t state_bytes_ = 0;
+  bool divergent_ = false;
+  bool full_chunk_ = false; ///< emitting a block's copy for chunks whose lanes are all live
+  std::map<unsigned, Ends> ends_of_pred_; ///< full chunk: predicates whose ends decide
+  uint32_t versioned_ = 0;                ///< instructions emitted twice so far
+  std::vector<BasicBlock *> full_bb_;     ///< per block: the entry of its full-chunk copy, if any
+  static constexpr uint32_t kMaxVersioned = 2048;
+  uint32_t cur_ = 0;
+};
+
+} // namespace hologram::codegen::detail

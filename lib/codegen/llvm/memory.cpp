@@ -1,0 +1,370 @@
+// The x86 lowering's memory: parameters, addresses and their bounds checks, vector loads and
+// stores (consecutive, gathered, masked, streaming), lane loops, atomics, reductions to memory
+// and pool allocation (kernel_lowering.h).
+#include "kernel_lowering.h"
+
+namespace hologram::codegen::detail {
+
+// ---------------------------------------------------------------------------------------------
+// Memory
+
+auto KernelLowering::param_pointer(unsigned p) -> Value * {
+  auto [it, fresh] = param_pointers_.try_emplace(p, nullptr);
+  if (fresh)
+    it->second = in_entry_block([&] {
+      Value *args = load_field(abi_.launch, launch_, LArgs, ptr());
+      return invariant(
+          b_.CreateLoad(ptr(), b_.CreateConstGEP1_32(ptr(), args, p), "arg." + k_.params[p].name));
+    });
+  return it->second;
+}
+
+auto KernelLowering::param_value(unsigned p, Type t) -> Value * {
+  auto [it, fresh] = param_values_.try_emplace({p, t}, nullptr);
+  if (fresh) {
+    Value *pointer = param_pointer(p);
+    it->second = in_entry_block([&] { return invariant(b_.CreateLoad(scalar_type(t), pointer)); });
+  }
+  return it->second;
+}
+
+auto KernelLowering::param_size(unsigned p) -> Value * {
+  Value *sizes = load_field(abi_.launch, launch_, LSizes, ptr());
+  return invariant(b_.CreateLoad(i64(), b_.CreateConstGEP1_32(i64(), sizes, p)));
+}
+
+auto KernelLowering::resolve(const Address &a) -> Access {
+  Access acc;
+  V off{u64c(static_cast<uint64_t>(a.disp)), true};
+  if (a.index != kNoReg) {
+    V idx = get(a.index, Type::U64);
+    off = lift({idx, off}, [&](auto &v) {
+      return b_.CreateAdd(b_.CreateMul(v[0], llvm::ConstantInt::get(v[0]->getType(), a.scale)),
+                          v[1]);
+    });
+  }
+  switch (a.base) {
+  case AddrBase::Param:
+  case AddrBase::Pool:
+    acc.base = param_pointer(a.base_id);
+    acc.limit = param_size(a.base_id);
+    acc.region = a.base_id;
+    break;
+  case AddrBase::Shared:
+    acc.base = load_field(abi_.worker, worker_, WShared, ptr());
+    acc.limit = load_field(abi_.worker, worker_, WSharedSize, i64());
+    acc.region = HG_CPU_REGION_SHARED;
+    break;
+  case AddrBase::Class:
+    acc.base = b_.CreateConstGEP1_64(i8(), boundary(), uint64_t{a.base_id} * atlas::kClassBytes);
+    acc.limit = u64c(atlas::kClassBytes);
+    acc.region = HG_CPU_REGION_CLASS_BASE - a.base_id;
+    break;
+  case AddrBase::Boundary:
+    acc.base = boundary();
+    acc.limit = u64c(atlas::kBoundaryPoolBytes);
+    acc.region = HG_CPU_REGION_BOUNDARY;
+    break;
+  case AddrBase::Reg: {
+    V base = get(a.base_id, Type::U64);
+    off = lift({base, off}, [&](auto &v) { return b_.CreateAdd(v[0], v[1]); });
+    break; // a raw address: not bounds-checked
+  }
+  }
+  acc.off = off;
+  if (a.base != AddrBase::Reg) acc.step = affinity_.offset_step(a);
+  return acc;
+}
+
+auto KernelLowering::check_bounds(const Access &acc, uint64_t size) -> void {
+  if (!opts_.bounds_check) return;
+  if (!acc.limit) {
+    check_raw_addresses(acc.off, size);
+    return;
+  }
+  // off + size > limit, without overflow: limit < size || off > limit - size.
+  Value *small = b_.CreateICmpULT(acc.limit, u64c(size));
+  Value *room = b_.CreateSub(acc.limit, u64c(size));
+  Value *bad = acc.off.uni ? b_.CreateOr(small, b_.CreateICmpUGT(acc.off.v, room))
+                           : b_.CreateOr(splat(small), b_.CreateICmpUGT(acc.off.v, splat(room)));
+  fail_if(active(bad), HG_CPU_ERR_OUT_OF_BOUNDS, cur_, acc.off.v, size, acc.region);
+}
+
+auto KernelLowering::check_raw_addresses(const V &addr, uint64_t size) -> void {
+  Value *fn = load_field(abi_.launch, launch_, LCheckAddress, ptr());
+  auto *fty = llvm::FunctionType::get(i32(), {ptr(), ptr(), i64(), i64()}, false);
+  auto ok = [&](Value *a) {
+    return b_.CreateICmpNE(b_.CreateCall(fty, fn, {launch_, worker_, a, u64c(size)}), u32c(0));
+  };
+  if (addr.uni) {
+    fail_if(b_.CreateNot(ok(addr.v)), HG_CPU_ERR_OUT_OF_BOUNDS, cur_, addr.v, size,
+            HG_CPU_REGION_RAW);
+    return;
+  }
+  auto *bad = entry_alloca(vec(i1()));
+  b_.CreateStore(llvm::Constant::getNullValue(vec(i1())), bad);
+  for_each_active_lane([&](unsigned j) {
+    Value *lane_bad = b_.CreateNot(ok(b_.CreateExtractElement(addr.v, uint64_t{j})));
+    b_.CreateStore(b_.CreateInsertElement(b_.CreateLoad(vec(i1()), bad), lane_bad, uint64_t{j}),
+                   bad);
+  });
+  fail_if(b_.CreateLoad(vec(i1()), bad), HG_CPU_ERR_OUT_OF_BOUNDS, cur_, addr.v, size,
+          HG_CPU_REGION_RAW);
+}
+
+auto KernelLowering::pointer(const Access &acc, Value *off) -> Value * {
+  if (!acc.base)
+    return b_.CreateIntToPtr(
+        off, off->getType()->isVectorTy() ? static_cast<llvm::Type *>(vec(ptr())) : ptr());
+  return b_.CreateGEP(i8(), acc.base, off);
+}
+
+auto KernelLowering::always_consecutive(const Access &acc, uint64_t size) -> bool {
+  return acc.step && acc.step->id == opt::LaneId::Gid &&
+         acc.step->stride == static_cast<int64_t>(size);
+}
+
+auto KernelLowering::consecutive(const Access &acc, uint64_t size) -> Value * {
+  if (acc.step && acc.step->id && acc.step->stride == static_cast<int64_t>(size))
+    return rows_whole_;
+  return consecutive_lanes(acc.off.v, size);
+}
+
+auto KernelLowering::consecutive_lanes(Value *off, uint64_t size) -> Value * {
+  Value *first = b_.CreateExtractElement(off, uint64_t{0});
+  Value *expect = b_.CreateAdd(splat(first), iota64(size));
+  Value *mask = lane_mask();
+  return b_.CreateAndReduce(b_.CreateOr(b_.CreateNot(mask), b_.CreateICmpEQ(off, expect)));
+}
+
+auto KernelLowering::load(Type t, const Access &acc) -> V {
+  llvm::Type *ty = scalar_type(t);
+  const uint64_t size = type_size(t);
+  check_bounds(acc, size);
+  if (acc.off.uni) return {b_.CreateAlignedLoad(ty, pointer(acc, acc.off.v), llvm::Align(1)), true};
+  Value *mask = lane_mask();
+  Value *zero = llvm::Constant::getNullValue(vec(ty));
+  if (always_consecutive(acc, size)) { // known when compiled: no check, no gather
+    Value *p0 = pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0}));
+    return {b_.CreateMaskedLoad(vec(ty), p0, llvm::Align(1), mask, zero), false};
+  }
+  BasicBlock *contiguous = BasicBlock::Create(c_, "ld.vector", fn_);
+  BasicBlock *gather = BasicBlock::Create(c_, "ld.gather", fn_);
+  BasicBlock *done = BasicBlock::Create(c_, "ld.done", fn_);
+  b_.CreateCondBr(consecutive(acc, size), contiguous, gather);
+  b_.SetInsertPoint(contiguous);
+  Value *p0 = pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0}));
+  Value *v1 = b_.CreateMaskedLoad(vec(ty), p0, llvm::Align(1), mask, zero);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(gather);
+  Value *v2 = b_.CreateMaskedGather(vec(ty), pointer(acc, acc.off.v), llvm::Align(1), mask, zero);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  auto *phi = b_.CreatePHI(vec(ty), 2);
+  phi->addIncoming(v1, contiguous);
+  phi->addIncoming(v2, gather);
+  return {phi, false};
+}
+
+auto KernelLowering::store(Type t, const Access &acc, V v, bool streams) -> void {
+  const uint64_t size = type_size(t);
+  check_bounds(acc, size);
+  if (acc.off.uni && v.uni) {
+    b_.CreateAlignedStore(v.v, pointer(acc, acc.off.v), llvm::Align(1));
+    return;
+  }
+  Value *mask = lane_mask();
+  Value *val = splat(v);
+  if (acc.off.uni) { // lanes race for one location: the highest active lane wins
+    b_.CreateMaskedScatter(val, splat(pointer(acc, acc.off.v)), llvm::Align(1), mask);
+    return;
+  }
+  if (always_consecutive(acc, size)) { // known when compiled: no check, no scatter
+    Value *p0 = pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0}));
+    if (full_chunk_ && streams && (w_ * size) % kStreamAlign == 0)
+      store_maybe_streaming(val, p0, size);
+    else
+      b_.CreateMaskedStore(val, p0, llvm::Align(1), mask);
+    return;
+  }
+  BasicBlock *contiguous = BasicBlock::Create(c_, "st.vector", fn_);
+  BasicBlock *scatter = BasicBlock::Create(c_, "st.scatter", fn_);
+  BasicBlock *done = BasicBlock::Create(c_, "st.done", fn_);
+  b_.CreateCondBr(consecutive(acc, size), contiguous, scatter);
+  b_.SetInsertPoint(contiguous);
+  b_.CreateMaskedStore(val, pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0})),
+                       llvm::Align(1), mask);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(scatter);
+  b_.CreateMaskedScatter(val, pointer(acc, acc.off.v), llvm::Align(1), mask);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+}
+
+auto KernelLowering::store_maybe_streaming(Value *val, Value *p0, uint64_t size) -> void {
+  Value *big = launch_streams(stream_bytes_, launch_lanes(), size);
+  Value *aligned =
+      b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(p0, i64()), u64c(kStreamAlign - 1)), u64c(0));
+  BasicBlock *stream = BasicBlock::Create(c_, "st.stream", fn_);
+  BasicBlock *cached = BasicBlock::Create(c_, "st.cached", fn_);
+  BasicBlock *done = BasicBlock::Create(c_, "st.done", fn_);
+  b_.CreateCondBr(b_.CreateAnd(big, aligned), stream, cached);
+  b_.SetInsertPoint(stream);
+  llvm::StoreInst *nt = b_.CreateAlignedStore(val, p0, llvm::Align(kStreamAlign));
+  nt->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                  llvm::MDNode::get(c_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+  b_.CreateBr(done);
+  b_.SetInsertPoint(cached);
+  b_.CreateAlignedStore(val, p0, llvm::Align(1));
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  stream_size_ = std::min(stream_size_.value_or(size), size);
+}
+
+auto KernelLowering::launch_streams(Value *limit, Value *lanes, uint64_t size) -> Value * {
+  return b_.CreateAnd(b_.CreateICmpNE(limit, u64c(0)),
+                      b_.CreateICmpUGE(lanes, b_.CreateLShr(limit, u64c(std::countr_zero(size)))),
+                      "stream.big");
+}
+
+auto KernelLowering::launch_lanes() -> Value * {
+  auto z = [&](Value *v) { return b_.CreateZExt(v, i64()); };
+  return b_.CreateMul(b_.CreateMul(b_.CreateMul(z(gx_), z(gy_)), z(gz_)), z(lanes_),
+                      "launch.lanes");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Lane loops for what has no vector form (atomics, conversion helpers)
+
+auto KernelLowering::lane_of(const V &v, unsigned j) -> Value * {
+  return v.uni ? v.v : b_.CreateExtractElement(v.v, uint64_t{j});
+}
+
+void KernelLowering::emit_atomic(const Instruction &inst) {
+  const Type t = inst.type;
+  llvm::Type *ty = scalar_type(t);
+  llvm::Type *ity = b_.getIntNTy(type_size(t) * 8);
+  Access acc = resolve(inst.operands[1].addr);
+  check_bounds(acc, type_size(t));
+  V val = src(inst, 2, t);
+  V cmp = inst.op == Opcode::AtomCas ? src(inst, 3, t) : V{};
+  auto *result = entry_alloca(vec(ty));
+  b_.CreateStore(llvm::Constant::getNullValue(vec(ty)), result);
+  auto op = static_cast<AtomicOp>(inst.sub);
+  for_each_active_lane([&](unsigned j) {
+    Value *off = lane_of(acc.off, j);
+    Value *p = pointer(acc, off);
+    Value *old;
+    if (inst.op == Opcode::AtomCas) {
+      auto *x =
+          b_.CreateAtomicCmpXchg(p, lane_of(val, j), lane_of(cmp, j), llvm::MaybeAlign(),
+                                 llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+      old = b_.CreateExtractValue(x, 0);
+    } else if (is_fp(t) && (op == AtomicOp::Min || op == AtomicOp::Max)) {
+      // No hardware form with minNum semantics: a compare-exchange loop.
+      BasicBlock *pre = b_.GetInsertBlock();
+      BasicBlock *loop = BasicBlock::Create(c_, "atom.loop", fn_);
+      BasicBlock *done = BasicBlock::Create(c_, "atom.done", fn_);
+      Value *init = b_.CreateAlignedLoad(ity, p, llvm::Align(type_size(t)));
+      llvm::cast<llvm::LoadInst>(init)->setAtomic(llvm::AtomicOrdering::Monotonic);
+      b_.CreateBr(loop);
+      b_.SetInsertPoint(loop);
+      auto *cur = b_.CreatePHI(ity, 2);
+      cur->addIncoming(init, pre);
+      V now{b_.CreateBitCast(cur, ty), true};
+      V next = min_max(op == AtomicOp::Min, t, now, {lane_of(val, j), true});
+      auto *x =
+          b_.CreateAtomicCmpXchg(p, cur, b_.CreateBitCast(next.v, ity), llvm::MaybeAlign(),
+                                 llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+      cur->addIncoming(b_.CreateExtractValue(x, 0), loop);
+      b_.CreateCondBr(b_.CreateExtractValue(x, 1), done, loop);
+      b_.SetInsertPoint(done);
+      old = b_.CreateBitCast(cur, ty);
+    } else {
+      using B = llvm::AtomicRMWInst::BinOp;
+      B bop = B::Xchg;
+      switch (op) {
+      case AtomicOp::Add: bop = is_fp(t) ? B::FAdd : B::Add; break;
+      case AtomicOp::Min: bop = is_signed_int(t) ? B::Min : B::UMin; break;
+      case AtomicOp::Max: bop = is_signed_int(t) ? B::Max : B::UMax; break;
+      case AtomicOp::And: bop = B::And; break;
+      case AtomicOp::Or: bop = B::Or; break;
+      case AtomicOp::Xor: bop = B::Xor; break;
+      case AtomicOp::Xchg: bop = B::Xchg; break;
+      }
+      old = b_.CreateAtomicRMW(bop, p, lane_of(val, j), llvm::MaybeAlign(),
+                               llvm::AtomicOrdering::Monotonic);
+    }
+    Value *r = b_.CreateLoad(vec(ty), result);
+    b_.CreateStore(b_.CreateInsertElement(r, old, uint64_t{j}), result);
+  });
+  set(inst, 0, t, {b_.CreateLoad(vec(ty), result), false});
+}
+
+void KernelLowering::emit_reduce_mem(const Instruction &inst) {
+  // The fold narrows the mask per step, so it reads the mask from memory even in a full chunk.
+  const bool full = std::exchange(full_chunk_, false);
+  const Type t = inst.type;
+  const uint64_t size = type_size(t);
+  auto rop = static_cast<ReduceOp>(inst.sub);
+  Access base = resolve(inst.operands[1].addr);
+  V n = src(inst, 2, Type::U64);
+  const uint64_t id = reduce_identity(rop, t);
+  const bool uni = n.uni && base.off.uni && !divergent_;
+  llvm::Type *ty = scalar_type(t);
+  llvm::Type *acc_ty = uni ? ty : vec(ty);
+  auto *acc = entry_alloca(acc_ty);
+  b_.CreateStore(uni ? constant(t, id) : splat(constant(t, id)), acc);
+  auto *counter = entry_alloca(i64());
+  b_.CreateStore(u64c(0), counter);
+  Value *mask0 = lane_mask();
+  Value *limit = n.uni ? n.v
+                       : b_.CreateIntrinsic(llvm::Intrinsic::vector_reduce_umax, {vec(i64())},
+                                            {b_.CreateSelect(mask0, n.v, splat(u64c(0)))});
+  BasicBlock *head = BasicBlock::Create(c_, "fold", fn_);
+  BasicBlock *body = BasicBlock::Create(c_, "fold.body", fn_);
+  BasicBlock *done = BasicBlock::Create(c_, "fold.done", fn_);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  Value *k = b_.CreateLoad(i64(), counter);
+  b_.CreateCondBr(b_.CreateICmpULT(k, limit), body, done);
+  b_.SetInsertPoint(body);
+  Access at = base;
+  V step{b_.CreateMul(k, u64c(size)), true};
+  at.off = lift({base.off, step}, [&](auto &v) { return b_.CreateAdd(v[0], v[1]); });
+  // Lanes whose count is exhausted take no part in this step.
+  Value *step_mask = n.uni ? mask0 : b_.CreateAnd(mask0, b_.CreateICmpULT(splat(k), n.v));
+  b_.CreateStore(step_mask, mask_);
+  V x = load(t, at);
+  V cur{b_.CreateLoad(acc_ty, acc), uni};
+  V next = fold(rop, t, cur, x);
+  Value *nv = uni ? next.v : b_.CreateSelect(step_mask, splat(next), cur.v);
+  b_.CreateStore(nv, acc);
+  b_.CreateStore(mask0, mask_);
+  b_.CreateStore(b_.CreateAdd(k, u64c(1)), counter);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(done);
+  set(inst, 0, t, {b_.CreateLoad(acc_ty, acc), uni});
+  full_chunk_ = full;
+}
+
+void KernelLowering::emit_pool_alloc(const Instruction &inst) {
+  // Per-lane launch scratch: lane l of the block owns [l * pool_bytes, (l+1) * pool_bytes)
+  // after the chunks' saved states; every allocation site has a fixed place in it.
+  const uint64_t size = inst.operands[1].imm;
+  const uint64_t site = pool_offsets_.at(static_cast<size_t>(&inst - k_.insts.data()));
+  Value *scratch = load_field(abi_.worker, worker_, WScratch, ptr());
+  Value *chunks = b_.CreateUDiv(b_.CreateAdd(b_.CreateZExt(lanes_, i64()), u64c(w_ - 1)), u64c(w_));
+  Value *states = b_.CreateMul(chunks, u64c(a_.has_barriers ? state_type_bytes() : 0));
+  Value *lane_base =
+      b_.CreateAdd(b_.CreateMul(b_.CreateZExt(lane_lin_, vec(i64())), splat(u64c(pool_bytes_))),
+                   splat(b_.CreateAdd(states, u64c(site))));
+  Value *addr = b_.CreateAdd(splat(b_.CreatePtrToInt(scratch, i64())), lane_base);
+  for_each_active_lane([&](unsigned j) {
+    Value *p = b_.CreateIntToPtr(b_.CreateExtractElement(addr, uint64_t{j}), ptr());
+    b_.CreateMemSet(p, b_.getInt8(0), size, llvm::MaybeAlign(16));
+  });
+  set(inst, 0, Type::U64, {addr, false});
+}
+
+} // namespace hologram::codegen::detail
