@@ -1,0 +1,525 @@
+// The SPIR-V kernel lowering (SPEC §9) as one class whose parts live in several files:
+// kernel_lowering.cpp (what the target runs, types, shorthands, registers and specials),
+// interface.cpp (built-ins, push constants, buffers, shared memory, status, OpenCL kernel
+// arguments), control.cpp (functions and structured control flow), instructions.cpp
+// (dispatch and arithmetic), atlas.cpp (the Atlas instructions), math.cpp (math within the
+// SPEC's bounds), conversions.cpp and memory.cpp (addresses, word storage, atomics).
+#pragma once
+
+#include "hologram/isa/accesses.h"
+#include "hologram/isa/atlas.h"
+#include "hologram/isa/cfg.h"
+#include "hologram/isa/type_dispatch.h"
+#include "hologram/opt/lane_analysis.h"
+#include "hologram/support/unreachable.h"
+#include "lowering.h"
+#include "math64.h"
+
+#include <spirv/unified1/GLSL.std.450.h>
+#include <spirv/unified1/OpenCL.std.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+#include <utility>
+
+namespace hologram::codegen::spirv {
+
+using namespace isa;
+using spv::Op;
+using SC = spv::StorageClass;
+
+inline bool is64(Type t) {
+  return type_size(t) == 8;
+}
+
+inline std::string location(const Kernel &k, const Instruction &inst) {
+  return "kernel '" + k.name + "', line " + std::to_string(inst.loc.line) + ":" +
+         std::to_string(inst.loc.col);
+}
+
+/// A natural loop of one function.
+struct Loop {
+  uint32_t header = 0;
+  std::set<uint32_t> body; ///< includes the header
+  int parent = -1;         ///< index of the enclosing loop
+};
+
+/// A buffer or pool as the code reaches it: its variable (OpenCL: pointer) and element type.
+struct Buffer {
+  Id var = 0, elem = 0;
+};
+
+/// A pool.alloc site: its region of every lane's launch scratch.
+struct ScratchSite {
+  uint32_t site = 0;   ///< its number in handles (from 1)
+  uint64_t offset = 0; ///< in each lane's scratch
+  uint64_t size = 0;   ///< bytes it allocates
+};
+
+/// The element type a device library kernel is instantiated for: that of its first buffer,
+/// the output, in every kernel of library.cpp.
+inline Type library_element_type(const Kernel &k) {
+  for (const auto &p : k.params)
+    if (p.kind == ParamKind::Buffer) return p.type;
+  return Type::None;
+}
+
+class KernelLowering {
+public:
+  KernelLowering(Builder &b, const Kernel &k, const SpirvOptions &o, bool library)
+      : b_(b), k_(k), o_(o), cl_(!o.target.is_vulkan()),
+        f32_library_(library && library_element_type(k) == Type::F32),
+        lanes_(opt::analyse_lanes(k)), natural_loops_(natural_loops(cfg_)) {}
+
+  SpirvKernelInfo run();
+
+private:
+  // ------------------------------------------------------------------------------------------
+  // What this back end runs
+
+  void check_supported();
+
+  // ------------------------------------------------------------------------------------------
+  // Types
+
+  Id u32t() { return b_.t_int(32); }
+  Id u64t() { return b_.t_int(64); }
+  Id boolt() { return b_.t_bool(); }
+  Id f32t() { return b_.t_float(32); }
+  Id f64t();
+  void use_f64();
+
+  /// The SPIR-V type of a register of ISA type t.
+  Id rep(Type t);
+  /// The unsigned integer type of t's bits in memory.
+  Id mem_int(Type t);
+
+  Id cu32(uint32_t v) { return b_.c_u32(v); }
+  Id cu64(uint64_t v) { return b_.c_u64(v); }
+  Id cf32(float v) { return b_.c_float(32, std::bit_cast<uint32_t>(v)); }
+  Id cf64(double v) { return b_.c_float(64, std::bit_cast<uint64_t>(v)); }
+  Id cfloat(Type t, double v) { return t == Type::F64 ? cf64(v) : cf32(static_cast<float>(v)); }
+  Id ctrue() { return b_.c_bool(true); }
+
+  /// A constant of register type t from literal bits.
+  Id constant(Type t, uint64_t bits);
+  static uint64_t normalize_const(Type t, uint64_t bits);
+
+  // ------------------------------------------------------------------------------------------
+  // Shorthands for instructions
+
+  Id op(Op o, Id t, const Words &w);
+  Id exact(Id v);
+  /// A GLSL.std.450 function, or its OpenCL.std twin in the Kernel flavour.
+  Id glsl(Id t, GLSLstd450 f, const Words &w);
+  static uint32_t opencl_std(GLSLstd450 f);
+  Id sel(Id t, Id c, Id a, Id bv) { return op(Op::OpSelect, t, {c, a, bv}); }
+  Id ieq(Id a, Id bv) { return op(Op::OpIEqual, boolt(), {a, bv}); }
+  Id ine(Id a, Id bv) { return op(Op::OpINotEqual, boolt(), {a, bv}); }
+  Id land(Id a, Id bv) { return op(Op::OpLogicalAnd, boolt(), {a, bv}); }
+  Id lor(Id a, Id bv) { return op(Op::OpLogicalOr, boolt(), {a, bv}); }
+  Id lnot(Id a) { return op(Op::OpLogicalNot, boolt(), {a}); }
+  Id to64(Id v32) { return op(Op::OpUConvert, u64t(), {v32}); }
+  Id to32(Id v64) { return op(Op::OpUConvert, u32t(), {v64}); }
+  Id bitcast(Id t, Id v) { return op(Op::OpBitcast, t, {v}); }
+  Id load(Id t, Id ptr) { return op(Op::OpLoad, t, {ptr}); }
+  void store(Id ptr, Id v) { b_.op_void(Op::OpStore, {ptr, v}); }
+
+  /// Keeps the low bits of an 8/16-bit type, sign- or zero-extended into 32.
+  Id normalize(Type t, Id v);
+
+  /// A loop construct inside one instruction: while (condition()) body(); `condition` emits
+  /// its test in the loop's header, so values it loads are visible to `body`.
+  void structured_loop(const std::function<Id()> &condition, const std::function<void()> &body);
+
+  // Structured control flow inside one instruction: if (c) { then() }.
+  void if_then(Id c, const std::function<void()> &then);
+
+  // ------------------------------------------------------------------------------------------
+  // Interface: built-ins, push constants, buffers, shared memory, status
+
+  void declare_interface();
+
+  /// The first 64-bit atomic on shared memory, if any (Vulkan).
+  const Instruction *wide_shared_atomic() const;
+
+  Id storage_array(Id elem, uint32_t stride, uint32_t binding, bool read_only);
+  /// Vulkan: a view of a storage buffer as an array of `elem` (another variable on the same
+  /// binding, which Vulkan allows): u64 words of pools, the boundary pool and scratch for
+  /// 64-bit atomics, and buffers reached through a register address with another width.
+  Id view(Id var, Id elem, uint32_t stride);
+  Id wide_view(Id words_var) { return view(words_var, u64t(), 8); }
+
+  /// OpenCL (SPEC §9.2): built-ins are Input vectors of size_t; buffers are CrossWorkgroup
+  /// pointers and scalars values, in parameter order; then the status buffer, the shared
+  /// memory (a local pointer sized at launch) and, with -fbounds-check, the sizes.
+  void declare_kernel_args();
+
+  bool uses(Opcode o) const;
+  bool uses_atlas_state() const { return uses(Opcode::ResAccum) || uses(Opcode::PhaseAdv); }
+
+  /// Launch scratch: each pool.alloc site gets its own region of every lane's scratch (the
+  /// verifier frees an allocation before its site allocates again). True when there is any.
+  bool plan_scratch();
+
+  static bool in_words(const Address &a);
+  bool uses_boundary() const;
+
+  bool uses_shared() const;
+
+  bool needs_status() const;
+  static unsigned access_size(const Instruction &inst);
+  /// Whether the access is aligned to `align` bytes whatever the registers hold (by default
+  /// what the access needs: its size, at most a word in word storage).
+  static bool statically_aligned(const Address &a, const Instruction &inst, unsigned align = 0);
+
+  void declare_registers();
+
+  // ------------------------------------------------------------------------------------------
+  // Registers and specials
+
+  Id read_reg(Reg r, Type t);
+  void write_reg(Reg r, Type t, Id v) { b_.store_local(regs_.at(opt::Slot{false, r, t}), v); }
+  Id read_pred(unsigned p);
+  void write_pred(unsigned p, Id v);
+
+  Id push_u32(uint32_t member);
+  Id builtin(Id var, uint32_t d);
+
+  /// The special registers, computed in the entry block of each function.
+  void compute_specials();
+
+  Id special(Special sp);
+
+  /// Source operand i of the current instruction, by its role in the signature.
+  Id src(const Instruction &inst, size_t i);
+  void dst(const Instruction &inst, Id v);
+
+  // ------------------------------------------------------------------------------------------
+  // Functions and structured control flow
+
+  void emit_function(uint32_t entry, bool is_kernel);
+
+  /// OpenCL: control goes to ISA block `bb` (leaving the function when it is not part of it).
+  void jump(uint32_t bb);
+  /// OpenCL: to `then_bb` when c, else to `else_bb`.
+  void jump_if(Id c, uint32_t then_bb, uint32_t else_bb);
+
+  /// This function's natural loops (isa::natural_loops), in the order their first latch
+  /// comes in reverse post-order, as sets of blocks.
+  void find_loops(uint32_t entry);
+
+  /// Emits the items of a region (-1: the function body) into the open block.
+  void emit_region(int region);
+
+  void emit_loop(int l);
+
+  void go_to(uint32_t block);
+
+  void emit_exit();
+
+  void emit_block(uint32_t bb);
+
+  uint32_t label_block(const Instruction &inst);
+
+  void emit_control(ControlOpcode which, const Instruction &inst, const BasicBlock &block);
+
+  // ------------------------------------------------------------------------------------------
+  // Instructions
+
+  void emit_instruction(const Instruction &inst);
+
+  // ------------------------------------------------------------------------------------------
+  // The Atlas instructions (SPEC §4): class arithmetic on (h2, d, l), neighbours sorted by a
+  // 5-input network, the boundary pool, and the state buffer for resonance and phase.
+
+  /// v, or limit - 1 after recording that v >= limit (`which`: 0 class, 1 page, 2 byte).
+  Id in_range(Id v, uint32_t limit, uint32_t which);
+  struct Coords {
+    Id h2, d, l;
+  };
+  Coords coords(Id c);
+  Id class_of(Id h2, Id d, Id l);
+  Id mirror_d(Id d);
+  /// The k-th neighbour of class c (k taken modulo the count), as the interpreter lists them.
+  Id neighbour(Id c, uint64_t k);
+  Id atlas_word(Id index32);
+
+  void atlas_op(AtlasOpcode which, const Instruction &inst);
+
+  Id fold(ReduceOp rop, Type t, Id acc, Id v);
+
+  /// The operations below, by the number of sources; each Arith, Logic and Math instruction
+  /// maps onto one of them in arith().
+  enum class UnaryOp { Abs, Neg, Not, Sign, Rcp, Floor, Ceil, Trunc, Round };
+  enum class BinaryOp { Add, Sub, Mul, Div, Rem, Min, Max, And, Or, Xor, Shl, Shr, Pow, Atan2 };
+  enum class TernaryOp { Mad, Fma, Fms, Clamp, Lerp };
+
+  /// An Arith, integer Logic or Math instruction's result.
+  Id arith(const Instruction &inst);
+
+  Id signbit(Type t, Id x);
+  Id isnan(Id x) { return op(Op::OpIsNan, boolt(), {x}); }
+
+  /// IEEE minNum / maxNum, -0 below +0 (SPEC §3.4), independent of the target's FMin.
+  Id fminmax(bool is_min, Type t, Id a, Id c);
+
+  Id binary(BinaryOp o, Type t, Id a, Id c);
+
+  Id unary(UnaryOp o, Type t, Id x);
+
+  Id ternary(TernaryOp o, Type t, Id a, Id c, Id d);
+
+  Id compare(CmpCode cc, Type t, Id a, Id c);
+
+  // ------------------------------------------------------------------------------------------
+  // Math within the SPEC's bounds. Vulkan's own precision (GLSL.std.450) is far weaker
+  // (exp: 3 + 2|x| ulp, sin: 2^-11 absolute) and its Fma need not be fused, so f32 math is
+  // evaluated in f64 with our own range reductions and polynomials, then rounded once; with
+  // -ffast-math the target's functions are used as they are.
+
+  Id d(double v) { return cf64(v); }
+  Id fadd(Id a, Id c) { return exact(op(Op::OpFAdd, f64t(), {a, c})); }
+  Id fsub(Id a, Id c) { return exact(op(Op::OpFSub, f64t(), {a, c})); }
+  Id fmul(Id a, Id c) { return exact(op(Op::OpFMul, f64t(), {a, c})); }
+  Id fdiv(Id a, Id c) { return exact(op(Op::OpFDiv, f64t(), {a, c})); }
+  Id flt(Id a, Id c) { return op(Op::OpFOrdLessThan, boolt(), {a, c}); }
+  Id fgt(Id a, Id c) { return op(Op::OpFOrdGreaterThan, boolt(), {a, c}); }
+  Id dsel(Id c, Id a, Id e) { return sel(f64t(), c, a, e); }
+  Id horner(Id x, const std::vector<double> &coeffs) { // coeffs[0] + coeffs[1] x + ...
+    Id acc = d(coeffs.back());
+    for (size_t i = coeffs.size() - 1; i-- > 0;) acc = fadd(fmul(acc, x), d(coeffs[i]));
+    return acc;
+  }
+  /// 2^n for an integer-valued f64 n in [-1022, 1023], built from its bits.
+  Id pow2(Id n);
+  /// e^t in f64 for any t: |relative error| < 1e-15; 0 below -708, +inf above 708.
+  Id exp64(Id t);
+  /// e^t - 1 in f64 without cancellation near 0.
+  /// erf in f64 for any x, ~1e-15 relative: 2/sqrt(pi) e^(-a^2) sum_n a (2a^2)^n / (2n+1)!!
+  /// (every term positive, so nothing cancels), 1 from |x| = 6 on, the sign of x restored.
+  Id erf64(Id x);
+
+  Id is_integral(Id v);
+
+  /// pow with C99 Annex F's special cases: exp(y log|x|), negated for x < 0 and odd y.
+  Id pow64(Id x, Id y);
+
+  /// atan of t >= 0 (inf included): two halvings atan(t) = 2 atan(t / (1 + sqrt(1 + t^2)))
+  /// after reflecting t > 1 to 1/t, then an odd series on |t| <= tan(pi/16).
+  Id atan64(Id t);
+
+  /// atan2 with IEEE's signed zeros and infinities.
+  Id atan2_64(Id y, Id x);
+
+  /// sin, cos or tan of an f32 value v (held in an f64), in f64: v reduced modulo pi/2 with
+  /// a 4-part Cody-Waite split below 2^25 and with the bits of 2/pi above it (v = m 2^e with
+  /// a 24-bit m: (m * 128 bits of 2/pi) mod 2^128 gives the quadrant and the fraction), then
+  /// Taylor polynomials on |r| <= pi/4. Correct to ~1e-16 for every f32, so rounding to f32
+  /// is within the SPEC's 4 ulp.
+  Id trig_f32(MathOpcode o, Id v);
+
+  Id expm1_64(Id t);
+  /// ln x in f64 for x > 0 finite (and the IEEE special cases).
+  Id log64(Id x);
+
+  Id math(MathOpcode o, Type t, Id x);
+
+  /// fma rounding once. f32 without fast math calls one function per module (its body is
+  /// two dozen instructions; a call keeps the module, and spirv-opt's work, small).
+  Id fma(Type t, Id a, Id b, Id c);
+  /// For f32, a*b is exact in f64 and the sum is rounded to odd there (TwoSum finds its
+  /// error), so the final rounding to f32 is correct.
+  Id fma_f32_exact(Id a, Id b, Id c);
+
+  // ------------------------------------------------------------------------------------------
+  // Conversions (SPEC §3.4: all pairs; float->int truncates and saturates, NaN -> 0)
+
+  Id convert(Type dt, Type st, Id v);
+
+  Id float_to_int(Type dt, Type st, Id v);
+
+  /// f16/bf16 bits (in a u32) -> f32, exactly.
+  Id small_to_f32(Type st, Id h);
+
+  /// f32 bits -> f16/bf16 bits, round to nearest even; NaN -> the quiet NaN of the format.
+  Id f32_to_small(Type dt, Id x);
+
+  /// f64 -> f32 rounded to odd, so a following rounding to f16/bf16 is correctly rounded.
+  Id f64_to_f32_odd(Id d);
+
+  /// An integer -> f32 rounded to odd (exact below 2^24).
+  Id int_to_f32_odd(Type st, Id v);
+
+  // ------------------------------------------------------------------------------------------
+  // Memory
+
+  Id zero_u64() { return cu64(0); }
+
+  /// Byte offset of an address (u64).
+  Id byte_offset(const Address &a);
+
+  /// Records the first failure of the launch in the status buffer.
+  void record_if(Id cond, uint32_t code, uint32_t param, Id offset64, uint32_t size);
+  Id status_word(uint32_t i);
+
+  // Register addresses (SPEC §3.3). Vulkan's logical addressing has no pointer a register
+  // could hold, so an address is, as in the interpreter, a tag in the top 16 bits and a byte
+  // offset below: `addr %p` yields (p + 1) << 48, pool.alloc (kTagScratch + site) << 48. An
+  // access through a register tests the tag against each region the kernel names that way
+  // (the parameters `addr` takes, the scratch sites) and accesses the one it names.
+  static constexpr uint64_t kTagScratch = 0x8000;
+  static constexpr uint64_t kOffsetMask = (uint64_t{1} << 48) - 1;
+  static uint64_t param_tag(uint32_t p) { return (uint64_t{p} + 1) << 48; }
+
+  /// An address through a register not yet resolved to its region.
+  static bool through_reg(const Address &a);
+
+  /// Runs `body` for each region the register address `a` may name, under a test of its tag,
+  /// with `a` rewritten to that region; what it yields (of `type`, unless 0) is 0 when the
+  /// register names no region, which fails the launch.
+  Id through_register(const Instruction &inst, const Address &a, Id type,
+                      const std::function<Id(const Address &)> &body);
+
+  /// A guarded access: `ok` says whether it may happen; the load yields 0 otherwise.
+  struct Place {
+    Id ptr = 0; ///< element pointer (buffers) or word index (shared)
+    Id ok = 0;  ///< bool, or 0 when always fine
+  };
+
+  /// Buffer p as an array of t's bits: itself, or for a register address that reads it with
+  /// another width, OpenCL's pointer reinterpreted or a Vulkan view of its binding.
+  Buffer buffer_as(uint32_t p, Type t);
+
+  Place buffer_place(const Instruction &inst, const Address &a, Type t);
+
+  /// Loads bits of memory type t and turns them into the register form.
+  Id from_memory(Type t, Id bits);
+  Id to_memory(Type t, Id v);
+
+  /// Runs `body` only when `ok` (if any); a value it yields is 0 otherwise.
+  Id guarded(Id ok, Id type, const std::function<Id()> &body);
+  void guarded_void(Id ok, const std::function<void()> &body);
+
+  Id load_mem(const Instruction &inst, const Address &a, Type t);
+
+  void store_mem(const Instruction &inst, const Address &a, Type t, Id v);
+
+  // Shared memory and the boundary pool are arrays of u32 words; narrower values are parts of
+  // a word. A class address is an offset in its class's window of the pool.
+  /// `align`: what the access needs (default: its size, at most a word).
+  Place shared_place(const Instruction &inst, const Address &a, Type t, unsigned align = 0);
+  /// A field of the scratch site a handle names (its tag); 0 for a handle that names none.
+  Id scratch_field(Id handle, uint64_t ScratchSite::*field);
+  Id scratch_size(Id handle) { return scratch_field(handle, &ScratchSite::size); }
+  /// The byte offset in the launch scratch of this lane's region at `site_offset`.
+  Id scratch_base(Id site_offset);
+
+  Id pool_bytes(uint32_t p);
+  Id word_ptr(const Address &a, Id word_index32);
+
+  /// A pointer to the u64 at an 8-aligned byte offset of word storage: OpenCL reinterprets the
+  /// word pointer, Vulkan indexes a u64 view of the buffer or of shared memory.
+  Id wide_ptr(const Address &a, Id byte_off);
+  /// The region a failure in word storage names (spirv_status).
+  static uint32_t word_region(const Address &a);
+
+  Id load_shared(const Instruction &inst, const Address &a, Type t);
+
+  void store_shared(const Instruction &inst, const Address &a, Type t, Id v);
+
+  // Word storage reached a u32 word at a time; in u64-word shared memory (wide_shared_) a u32
+  // word is half of one.
+  bool in_wide_words(const Address &a) const { return wide_shared_ && a.base == AddrBase::Shared; }
+  Id shared_u64(Id index32);
+  /// The u64 word holding u32 word `word`, and the shift of that half in it.
+  std::pair<Id, Id> wide_half(Id word);
+  Id load_word(const Address &a, Id word);
+  void store_word(const Address &a, Id word, Id v);
+  /// Stores the bits of `part` under `mask` in a word, atomically: neighbouring lanes may
+  /// write its other parts.
+  void store_word_part(const Address &a, Id word, Id mask, Id part);
+
+  Id reduce_memory(const Instruction &inst);
+
+  /// A load from an address whose byte offset is already computed (`off`).
+  Id load_at(const Instruction &inst, const Address &a, Type t, Id off);
+
+  Id atomic(const Instruction &inst);
+  Id atomic_at(const Instruction &inst, const Address &a);
+
+  /// The bits (of integer type `it`) an atomic writes where it found `old_bits`.
+  Id atomic_update(const Instruction &inst, Id it, Id old_bits);
+
+  Id cas_loop(Id ptr, Id scope, Id it, const std::function<Id(Id)> &update);
+
+  // ------------------------------------------------------------------------------------------
+
+  static constexpr Reg kPendingReg = 0xfffe; ///< "the byte offset in pending_offset_"
+  static constexpr Reg kHandleReg = 0xfffd;  ///< "the scratch handle in pending_handle_"
+
+  struct Specials {
+    Id lane[3]{}, block[3]{}, grid[3]{}, gid = 0, gid_axis[3]{}, gsize = 0;
+  };
+
+  Builder &b_;
+  const Kernel &k_;
+  const SpirvOptions &o_;
+  bool cl_; ///< the Kernel flavour (OpenCL)
+  /// A device library kernel for f32 arrays: its f64 math need only be accurate enough for
+  /// f32 results (~1e-15 relative), not the SPEC's 1 ulp of f64.
+  bool f32_library_;
+  opt::LaneAnalysis lanes_;
+  const Cfg &cfg_ = lanes_.cfg;
+  std::vector<NaturalLoop> natural_loops_; ///< every function's, found once
+  SpirvKernelInfo info_;
+  std::set<std::string> features_;
+  bool f64_used_ = false;
+
+  Id ext_ = 0, local_id_ = 0, group_id_ = 0, push_ = 0, status_ = 0, shared_ = 0, shared_words_ = 0,
+     boundary_ = 0, atlas_ = 0, cl_phase_ = 0, scratch_ = 0;
+  bool wide_shared_ = false;          ///< Vulkan: shared memory is u64 words (wide_shared_atomic)
+  std::map<Id, uint32_t> binding_of_; ///< storage buffer variable -> its binding
+  std::map<std::pair<Id, Id>, Id> views_;         ///< (storage buffer variable, element) -> a view
+  std::map<uint32_t, ScratchSite> scratch_sites_; ///< pool.alloc instruction -> its site
+  uint32_t phase_member_ = 0;
+  std::vector<Id> inputs_; ///< the Input built-ins
+
+  // OpenCL: the kernel's arguments and the register variables live in the kernel function
+  // and are handed to its subroutines as parameters, in the order of `context_`; the members
+  // above (buffers_, status_, shared_, regs_, ...) name the current function's ids.
+  struct ContextItem {
+    Id *ref;     ///< the member holding the current function's id
+    Id type;     ///< its type as a parameter
+    Id var_type; ///< 0 for a kernel argument; else the type of the kernel's Function variable
+    std::string name;
+  };
+  std::vector<ContextItem> context_;
+  std::map<uint32_t, Id> cl_scalars_; ///< parameter -> value
+  std::map<uint32_t, Id> cl_bytes_;   ///< buffer parameter -> its size in bytes (u64)
+  Id group_count_ = 0, group_size_ = 0;
+  Id bdim_[3]{};
+  Id exited_ = 0, cur_ = 0;
+  std::vector<Id> interface_;
+  std::map<uint32_t, uint32_t> push_member_;
+  std::map<uint32_t, Buffer> buffers_;
+  std::map<opt::Slot, Id> regs_;
+  std::map<uint32_t, Id> fn_ids_;
+  Specials specials_;
+  Id pending_offset_ = 0, pending_handle_ = 0;
+  std::set<uint32_t> addressed_params_; ///< parameters whose address `addr` takes
+  uint32_t inst_index_ = 0;
+
+  bool is_kernel_fn_ = true;
+  std::vector<uint32_t> rpo_;
+  std::vector<bool> in_fn_;
+  std::vector<Loop> loops_;
+  std::vector<int> innermost_;
+  std::map<uint32_t, Id> labels_; ///< OpenCL: ISA block -> label
+};
+
+} // namespace hologram::codegen::spirv
