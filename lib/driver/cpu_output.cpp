@@ -13,6 +13,7 @@
 #include "hologram/support/process.h"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include <cstdio>
@@ -182,6 +183,29 @@ bool is_cpu_emit(std::string_view emit) {
          emit == "shared" || emit == "header" || emit == "bundle" || emit == "manifest";
 }
 
+Status parse_block(std::string_view text, std::array<uint32_t, 3> &out) {
+  out = {1, 1, 1};
+  auto bad = [&](const std::string &why) {
+    return Status{ErrorCode::InvalidArgument, "--block=" + std::string(text) + ": " + why};
+  };
+  size_t d = 0;
+  uint64_t lanes = 1;
+  for (size_t at = 0; at <= text.size(); ++d) {
+    size_t comma = std::min(text.find(',', at), text.size());
+    std::string_view part = text.substr(at, comma - at);
+    if (d == 3) return bad("at most three sizes (X,Y,Z)");
+    uint32_t v = 0;
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), v);
+    if (part.empty() || ec != std::errc() || end != part.data() + part.size() || v == 0)
+      return bad("'" + std::string(part) + "' is not a positive integer");
+    out[d] = v;
+    lanes *= v;
+    if (lanes > 1024) return bad("more than 1024 lanes per block");
+    at = comma + 1;
+  }
+  return Status::ok();
+}
+
 Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std::string_view emit,
                        std::string &bytes) {
   codegen::CpuOptions co;
@@ -211,6 +235,7 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
   co.fast_math = o.fast_math;
   co.bounds_check = o.bounds_check;
   co.check_div = o.check_div;
+  co.block = o.block;
   co.module_name = o.module_name;
   co.source_name = o.source_name;
   const bool loadable = emit == "shared" || emit == "bundle" || emit == "manifest";
@@ -257,6 +282,7 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
     b.options.bounds_check = o.bounds_check;
     b.options.check_div = o.check_div;
     b.options.debug_info = o.debug_info;
+    b.options.block = o.block;
     b.options.targets = o.targets;
     if (!co.targets.empty()) {
       artifact::BundlePayload cpu;

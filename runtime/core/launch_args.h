@@ -60,6 +60,22 @@ void check_launch_args(const isa::Kernel &kernel, std::span<const KernelArg> arg
   }
 }
 
+/// Throws Error(InvalidArgument) when a kernel compiled with --block (`block`, {0, 0, 0} when
+/// not) is launched with another block size.
+inline void check_compiled_block(const isa::Kernel &kernel, const uint32_t (&block)[3],
+                                 const LaunchConfig &launch) {
+  if (block[0] == 0 ||
+      (launch.block.x == block[0] && launch.block.y == block[1] && launch.block.z == block[2]))
+    return;
+  auto xyz = [](uint32_t x, uint32_t y, uint32_t z) {
+    return std::to_string(x) + "," + std::to_string(y) + "," + std::to_string(z);
+  };
+  throw Error(ErrorCode::InvalidArgument,
+              "kernel '" + kernel.name +
+                  "' was compiled with --block=" + xyz(block[0], block[1], block[2]) +
+                  "; the launch's block is " + xyz(launch.block.x, launch.block.y, launch.block.z));
+}
+
 inline void check_launch_geometry(const isa::Kernel &kernel, const LaunchConfig &launch) {
   if (launch.grid.count() == 0 || launch.block.count() == 0)
     throw Error(ErrorCode::InvalidArgument,

@@ -1,5 +1,6 @@
 // Loading, dispatch and launch of compiled CPU modules (see cpu_module.h).
 #include "cpu_module.h"
+#include "../core/launch_args.h"
 #include "small_array.h"
 
 #include "library.h"
@@ -488,6 +489,7 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
   if (launch.grid.count() == 0 || launch.block.count() == 0)
     throw Error(ErrorCode::InvalidArgument,
                 "kernel '" + k.name + "': launch with a zero-size grid or block dimension");
+  if (!(kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL)) check_compiled_block(k, kd.block, launch);
   if (kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL) launch = LaunchConfig{}; // one lane, once
   // At most 2^30 lanes per block, and 2^62 per launch: the compiled code relies on %gid never
   // wrapping (it adds a chunk's width to a lane's %gid without an overflow test).

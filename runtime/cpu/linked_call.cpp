@@ -80,7 +80,10 @@ int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void 
       // The generated header's hg_launch is hologram.h's (one definition, HG_LAUNCH_DEFINED).
       config = launch_config_of(*static_cast<const hg_launch *>(launch_ptr));
     } else if (count) {
-      config = LaunchConfig::linear(*count == 0 ? 1 : *count);
+      // Blocks of 256 lanes, or of the --block the kernel was compiled for.
+      const uint32_t *block = m.desc().kernels[kernel].block;
+      config = LaunchConfig::linear(*count == 0 ? 1 : *count, block[0] ? block[0] : 256);
+      if (block[0]) config.block = {block[0], block[1], block[2]};
     } else if (!(m.desc().kernels[kernel].flags & HG_CPU_KERNEL_LAUNCH_LEVEL)) {
       throw Error(ErrorCode::InvalidArgument,
                   "kernel '" + k.name +

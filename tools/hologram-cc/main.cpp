@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <functional>
 #include <iostream>
@@ -76,7 +77,7 @@ int run(int argc, char **argv) {
   app.set_version_flag("--version", std::string("hologram-cc ") + HOLOGRAM_VERSION);
   std::vector<std::string> inputs;
   std::string output = "-", emit = "isa", lang, diag_format = "text", circuit_type = "f32";
-  std::string depfile, dep_target, cache_dir;
+  std::string depfile, dep_target, cache_dir, block_text;
   unsigned opt_level = 2;
   bool werror = false, verbose = false, md = false;
   bool debug = false, fast_math = false, bounds_check = false, check_div = false;
@@ -112,6 +113,10 @@ int run(int argc, char **argv) {
                  "print the ISA to standard error after a pass of the -O pipeline: " + pass_names)
       ->delimiter(',');
   app.add_option("--circuit-type", circuit_type, "element type of circuit classes (default f32)");
+  app.add_option("--block", block_text,
+                 "X[,Y,Z]: the block size every launch of these kernels uses, known to the "
+                 "compiled code (x86: constant lane counts; Vulkan: the local size; OpenCL: the "
+                 "required work-group size); a launch with another block is refused");
   app.add_option("--diagnostics-format", diag_format, "text or json")
       ->check(CLI::IsMember({"text", "json"}));
   app.add_flag("--Werror", werror, "treat warnings as errors (also -Werror)");
@@ -146,6 +151,12 @@ int run(int argc, char **argv) {
     }
   if (target_opt->count() > 0)
     if (auto st = driver::check_target_names(driver::split_target_list(targets)); !st) {
+      std::cerr << "hologram-cc: error: " << st.message() << '\n';
+      return kUsageError;
+    }
+  std::array<uint32_t, 3> block = {0, 0, 0};
+  if (!block_text.empty())
+    if (auto st = driver::parse_block(block_text, block); !st) {
       std::cerr << "hologram-cc: error: " << st.message() << '\n';
       return kUsageError;
     }
@@ -222,6 +233,7 @@ int run(int argc, char **argv) {
     o.fast_math = fast_math;
     o.bounds_check = bounds_check;
     o.check_div = check_div;
+    o.block = block;
     o.targets = target_list;
     return cache.get_or_make(artifact::CompileCache::key(what, all, o), make, text);
   };
@@ -247,6 +259,7 @@ int run(int argc, char **argv) {
     co.fast_math = fast_math;
     co.bounds_check = bounds_check;
     co.check_div = check_div;
+    co.block = block;
     co.module_name = driver::kernel_name_from_path(inputs[0] == "-" ? output : inputs[0]);
     co.source_name = compiled.size() == 1 ? compiled[0].path : "";
     for (const auto &in : compiled) co.sources.push_back(in.path);
@@ -265,6 +278,7 @@ int run(int argc, char **argv) {
     so.fast_math = fast_math;
     so.bounds_check = bounds_check;
     so.check_div = check_div;
+    so.block = block;
     auto make = [&](std::string &out) { return driver::emit_spirv_output(all, so, emit, out); };
     if (auto st = produce("hologram-cc --emit=" + emit, so.targets, make); !st) {
       std::cerr << "hologram-cc: error: " << st.message() << '\n';

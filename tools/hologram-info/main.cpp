@@ -55,6 +55,9 @@ std::string options_text(const isa::CompileOptions &o) {
   if (o.fast_math) s += " -ffast-math";
   if (o.bounds_check) s += " -fbounds-check";
   if (o.check_div) s += " -fcheck-div";
+  if (o.block[0] != 0)
+    s += " --block=" + std::to_string(o.block[0]) + "," + std::to_string(o.block[1]) + "," +
+         std::to_string(o.block[2]);
   return s;
 }
 

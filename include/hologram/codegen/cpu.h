@@ -6,6 +6,7 @@
 #include "hologram/isa/program.h"
 #include "hologram/support/status.h"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,8 +43,11 @@ struct CpuOptions {
   bool fast_math = false;    ///< -ffast-math
   bool bounds_check = false; ///< -fbounds-check
   bool check_div = false;    ///< -fcheck-div
-  std::string module_name;   ///< C identifier; names the exported descriptor
-  std::string source_name;   ///< the input file (debug info, descriptor)
+  /// --block: the block size every launch of every kernel uses, known to the code; a launch
+  /// with another is refused. {0, 0, 0}: any.
+  std::array<uint32_t, 3> block = {0, 0, 0};
+  std::string module_name; ///< C identifier; names the exported descriptor
+  std::string source_name; ///< the input file (debug info, descriptor)
   /// Also export the descriptor as `hologram_module`, the name the runtime looks for in a
   /// shared object it loads.
   bool export_default_symbol = false;

@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a layout below changes; the runtime refuses objects of another version. */
-#define HG_CPU_ABI_VERSION 4u
+#define HG_CPU_ABI_VERSION 5u
 
 /** What went wrong inside generated code (hg_cpu_error.kind). */
 enum hg_cpu_error_kind {
@@ -110,6 +110,7 @@ typedef struct hg_cpu_kernel_desc {
   uint64_t pool_bytes;              /* pool.alloc scratch per lane */
   const hg_cpu_blocks_fn *variants; /* one per module variant */
   const uint32_t *state_bytes_v;    /* per variant: saved state per chunk (barrier kernels) */
+  uint32_t block[3];                /* --block: the only block size the code runs; {0, 0, 0}: any */
 } hg_cpu_kernel_desc;
 
 /** A SPIR-V module compiled for a Vulkan or OpenCL target alongside the x86 code

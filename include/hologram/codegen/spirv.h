@@ -8,6 +8,7 @@
 #include "hologram/isa/program.h"
 #include "hologram/support/status.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -20,6 +21,9 @@ struct SpirvOptions {
   bool fast_math = false;    ///< -ffast-math: the target's own math precision
   bool bounds_check = false; ///< -fbounds-check
   bool check_div = false;    ///< -fcheck-div
+  /// --block: the local size of every kernel, a constant of the module (Vulkan) or its
+  /// required work-group size (OpenCL); a launch with another is refused. {0, 0, 0}: any.
+  std::array<uint32_t, 3> block = {0, 0, 0};
 };
 
 /// Lowers a verified module: one SPIR-V module holding one entry point per kernel. Errors

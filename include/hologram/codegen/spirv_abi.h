@@ -7,6 +7,7 @@
 #include "hologram/isa/program.h"
 #include "hologram/support/status.h"
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -93,6 +94,8 @@ struct SpirvKernelInfo {
   uint64_t scratch_bytes_per_lane = 0;
   /// OpenCL: the kernel's arguments (bindings and scalars then give argument indices).
   std::vector<SpirvKernelArg> kernel_args;
+  /// --block: the only block size the kernel runs ({0, 0, 0}: any).
+  std::array<uint32_t, 3> block = {0, 0, 0};
   /// The kernel's parameters (names, kinds, types): what a runtime checks a launch's
   /// arguments against for the device library kernels, which have no ISA in the module.
   std::vector<isa::Param> params;

@@ -7,6 +7,7 @@
 #include "hologram/isa/program.h"
 #include "hologram/support/status.h"
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,11 +21,16 @@ struct CpuOutputOptions {
   bool fast_math = false;
   bool bounds_check = false;
   bool check_div = false;
-  std::string module_name; ///< names the exported descriptor symbol
+  std::array<uint32_t, 3> block = {0, 0, 0}; ///< --block: the block every launch uses; 0 = any
+  std::string module_name;                   ///< names the exported descriptor symbol
   std::string source_name;
   std::vector<std::string> sources; ///< bundles and manifests: the input files
   std::string compiler_version;     ///< bundles and manifests: recorded in the header
 };
+
+/// Parses --block=X[,Y,Z] (Y and Z default to 1): each a positive integer, at most 1024 lanes
+/// in all. InvalidArgument saying what is wrong otherwise.
+Status parse_block(std::string_view text, std::array<uint32_t, 3> &out);
 
 /// The names of a --target list ("x86-64-v2,x86-64-v3"), empty items skipped.
 std::vector<std::string> split_target_list(std::string_view list);

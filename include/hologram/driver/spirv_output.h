@@ -6,6 +6,7 @@
 #include "hologram/isa/program.h"
 #include "hologram/support/status.h"
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,7 @@ struct SpirvOutputOptions {
   bool fast_math = false;
   bool bounds_check = false;
   bool check_div = false;
+  std::array<uint32_t, 3> block = {0, 0, 0}; ///< --block; 0 = not given
 };
 
 /// The SPIR-V back end's options for `target` from a driver's options (any struct with
@@ -30,6 +32,7 @@ codegen::SpirvOptions spirv_options(const codegen::SpirvTarget &target, const Op
   so.fast_math = o.fast_math;
   so.bounds_check = o.bounds_check;
   so.check_div = o.check_div;
+  so.block = o.block;
   return so;
 }
 

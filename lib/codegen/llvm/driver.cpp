@@ -20,7 +20,8 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     f->setSubprogram(sp);
     b_.SetCurrentDebugLocation(llvm::DILocation::get(c_, k_.loc.line, k_.loc.col, sp));
   }
-  auto dim = [&](unsigned field, unsigned d) {
+  auto dim = [&](unsigned field, unsigned d) -> Value * {
+    if (field == LBlock && opts_.block[0] != 0) return u64c(opts_.block[d]); // --block
     Value *p = b_.CreateConstGEP2_32(abi_.launch, launch, 0, field);
     return b_.CreateZExt(b_.CreateLoad(i32(), b_.CreateConstGEP1_32(i32(), p, d)), i64());
   };

@@ -184,6 +184,8 @@ auto KernelLowering::invariant(llvm::LoadInst *load) -> Value * {
 }
 
 auto KernelLowering::launch_dim(unsigned field, unsigned d) -> Value * {
+  // --block: the block's size is a constant of the code (the runtime refuses other launches).
+  if (field == LBlock && opts_.block[0] != 0) return u32c(opts_.block[d]);
   Value *p = b_.CreateConstGEP2_32(abi_.launch, launch_, 0, field);
   return invariant(b_.CreateLoad(i32(), b_.CreateConstGEP1_32(i32(), p, d)));
 }

@@ -135,8 +135,9 @@ private:
     auto *ptr = llvm::PointerType::get(ctx_, 0);
     auto *i32 = llvm::Type::getInt32Ty(ctx_);
     auto *i64 = llvm::Type::getInt64Ty(ctx_);
-    auto *kdesc =
-        llvm::StructType::create(ctx_, {ptr, i32, i32, i32, i64, ptr, ptr}, "hg_cpu_kernel_desc");
+    auto *kdesc = llvm::StructType::create(
+        ctx_, {ptr, i32, i32, i32, i64, ptr, ptr, llvm::ArrayType::get(i32, 3)},
+        "hg_cpu_kernel_desc");
     auto *mdesc = llvm::StructType::create(
         ctx_, {i32, i32, ptr, i32, ptr, ptr, ptr, ptr, ptr, ptr, i32, ptr}, "hg_cpu_module_desc");
     auto *sdesc = llvm::StructType::create(ctx_, {ptr, ptr, i64, ptr}, "hg_spirv_module_desc");
@@ -162,7 +163,11 @@ private:
            llvm::ConstantInt::get(i32, kernel.params.size()),
            llvm::ConstantInt::get(i32, kernel.shared_bytes), llvm::ConstantInt::get(i64, pool),
            array(ptr, fns, prefix + kernel.name + ".variants"),
-           array(i32, states, prefix + kernel.name + ".states")}));
+           array(i32, states, prefix + kernel.name + ".states"),
+           llvm::ConstantArray::get(llvm::ArrayType::get(i32, 3),
+                                    {llvm::ConstantInt::get(i32, opts_.block[0]),
+                                     llvm::ConstantInt::get(i32, opts_.block[1]),
+                                     llvm::ConstantInt::get(i32, opts_.block[2])})}));
     }
     auto *kty = llvm::ArrayType::get(kdesc, kernels.size());
     auto *ktable =
@@ -181,6 +186,9 @@ private:
     if (opts_.bounds_check) options += " -fbounds-check";
     if (opts_.check_div) options += " -fcheck-div";
     if (opts_.debug_info) options += " -g";
+    if (opts_.block[0] != 0)
+      options += " --block=" + std::to_string(opts_.block[0]) + "," +
+                 std::to_string(opts_.block[1]) + "," + std::to_string(opts_.block[2]);
     std::vector<llvm::Constant *> spirv;
     for (const auto &m : opts_.spirv) {
       auto *words = llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<uint32_t>(m.words));

@@ -135,6 +135,7 @@ std::string spirv_reflection_json(const SpirvModule &module) {
                         {"type", isa::type_name(p.type)},
                         {"access", kind_name(kAccesses, p.access)}});
     j["params"] = params;
+    if (k.block[0] != 0) j["block"] = k.block;
     j["requires"] = k.requires_features;
     kernels.push_back(j);
   }
@@ -193,6 +194,7 @@ Status parse_spirv_reflection(std::string_view json, std::vector<SpirvKernelInfo
         p.access = kind_of(kAccesses, x.at("access").get<std::string>());
         k.params.push_back(std::move(p));
       }
+      if (j.contains("block")) k.block = j["block"].get<std::array<uint32_t, 3>>();
       k.requires_features = j.at("requires").get<std::vector<std::string>>();
       out.push_back(std::move(k));
     }

@@ -21,8 +21,9 @@ auto KernelLowering::declare_interface() -> void {
   inputs_ = interface_;
 
   for (uint32_t d = 0; d < 3; ++d)
-    bdim_[d] = b_.shared_global("spec." + std::to_string(d),
-                                [&] { return b_.spec_u32(info_.local_size_spec_ids[d], 1); });
+    bdim_[d] = b_.shared_global("spec." + std::to_string(d), [&] {
+      return b_.spec_u32(info_.local_size_spec_ids[d], fixed_block_ ? o_.block[d] : 1);
+    });
   b_.shared_global("WorkgroupSize", [&] {
     Id wg = b_.spec_composite(uvec3, {bdim_[0], bdim_[1], bdim_[2]});
     b_.decorate(wg, spv::Decoration::BuiltIn, {static_cast<uint32_t>(spv::BuiltIn::WorkgroupSize)});

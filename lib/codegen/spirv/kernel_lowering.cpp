@@ -55,6 +55,12 @@ auto KernelLowering::run() -> SpirvKernelInfo {
   b_.entry_point(cl_ ? spv::ExecutionModel::Kernel : spv::ExecutionModel::GLCompute, entry, k_.name,
                  all_globals ? interface_ : inputs_);
   b_.name(entry, k_.name);
+  if (fixed_block_) {
+    if (cl_)
+      b_.execution_mode(entry, spv::ExecutionMode::LocalSize,
+                        {o_.block[0], o_.block[1], o_.block[2]});
+    info_.block = o_.block;
+  }
   info_.requires_features.assign(features_.begin(), features_.end());
   return info_;
 }
@@ -315,6 +321,8 @@ auto KernelLowering::compute_specials() -> void {
     s.grid[d] = push_u32(d);
     s.block[d] = op(Op::OpIAdd, u32t(), {builtin(group_id_, d), push_u32(3 + d)});
   }
+  if (fixed_block_)
+    for (uint32_t d = 0; d < 3; ++d) bdim_[d] = cu32(o_.block[d]);
   // In `width` bits (lane ids of a launch of fewer than 2^32 lanes fit in 32).
   auto ids = [&](Id t, bool wide, Id &gid, Id(&axis)[3], Id &gsize) {
     auto mul = [&](Id a, Id c) { return op(Op::OpIMul, t, {a, c}); };

@@ -73,7 +73,8 @@ public:
   KernelLowering(Builder &b, const Kernel &k, const SpirvOptions &o, bool library)
       : b_(b), k_(k), o_(o), cl_(!o.target.is_vulkan()),
         f32_library_(library && library_element_type(k) == Type::F32),
-        lanes_(opt::analyse_lanes(k)), natural_loops_(natural_loops(cfg_)) {}
+        fixed_block_(!library && o.block[0] != 0), lanes_(opt::analyse_lanes(k)),
+        natural_loops_(natural_loops(cfg_)) {}
 
   SpirvKernelInfo run();
 
@@ -473,6 +474,9 @@ private:
   /// A device library kernel for f32 arrays: its f64 math need only be accurate enough for
   /// f32 results (~1e-15 relative), not the SPEC's 1 ulp of f64.
   bool f32_library_;
+  /// --block for this kernel (not the device library's, which have their own): the block's
+  /// size is a constant of the code, the runtime refuses other launches.
+  bool fixed_block_;
   opt::LaneAnalysis lanes_;
   const Cfg &cfg_ = lanes_.cfg;
   std::vector<NaturalLoop> natural_loops_; ///< every function's, found once
