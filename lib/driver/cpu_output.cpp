@@ -183,6 +183,18 @@ bool is_cpu_emit(std::string_view emit) {
          emit == "shared" || emit == "header" || emit == "bundle" || emit == "manifest";
 }
 
+isa::CompileOptions compile_options_of(const CpuOutputOptions &o) {
+  isa::CompileOptions c;
+  c.opt_level = o.opt_level;
+  c.fast_math = o.fast_math;
+  c.bounds_check = o.bounds_check;
+  c.check_div = o.check_div;
+  c.debug_info = o.debug_info;
+  c.block = o.block;
+  c.targets = o.targets;
+  return c;
+}
+
 Status parse_block(std::string_view text, std::array<uint32_t, 3> &out) {
   out = {1, 1, 1};
   auto bad = [&](const std::string &why) {
@@ -277,13 +289,7 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
     b.module_name = o.module_name;
     b.sources = o.sources;
     b.module = module;
-    b.options.opt_level = o.opt_level;
-    b.options.fast_math = o.fast_math;
-    b.options.bounds_check = o.bounds_check;
-    b.options.check_div = o.check_div;
-    b.options.debug_info = o.debug_info;
-    b.options.block = o.block;
-    b.options.targets = o.targets;
+    b.options = compile_options_of(o);
     if (!co.targets.empty()) {
       artifact::BundlePayload cpu;
       cpu.name = "cpu";

@@ -62,7 +62,7 @@ void check_launch_args(const isa::Kernel &kernel, std::span<const KernelArg> arg
 
 /// Throws Error(InvalidArgument) when a kernel compiled with --block (`block`, {0, 0, 0} when
 /// not) is launched with another block size.
-inline void check_compiled_block(const isa::Kernel &kernel, const uint32_t (&block)[3],
+inline void check_compiled_block(const isa::Kernel &kernel, std::span<const uint32_t, 3> block,
                                  const LaunchConfig &launch) {
   if (block[0] == 0 ||
       (launch.block.x == block[0] && launch.block.y == block[1] && launch.block.z == block[2]))

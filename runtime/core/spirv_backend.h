@@ -344,9 +344,7 @@ private:
     check_launch_geometry(c.kernel, launch);
     check_launch_args(c.kernel, args, [&](uint64_t h) { return buffer_bytes(h); });
     if (c.device) {
-      const auto &b = c.device->info.block;
-      const uint32_t block[3] = {b[0], b[1], b[2]};
-      check_compiled_block(c.kernel, block, launch);
+      check_compiled_block(c.kernel, c.device->info.block, launch);
       return run(*c.device, launch, args);
     }
     run_host(*c.host, launch, args);

@@ -63,14 +63,16 @@ Status compile_spirv(const isa::Module &module, const codegen::SpirvTarget &targ
   codegen::SpirvOptions options;
   options.target = target;
   std::string packed;
+  bool compiled = false; // `out` holds the module already: nothing to unpack
   auto compile = [&](std::string &bytes) {
     if (auto st = codegen::compile_spirv(module, options, out); !st) return st;
     bytes = pack(out);
+    compiled = true;
     return Status::ok();
   };
   if (auto st = cached("spirv " + target.name, module, options.opt_level, compile, packed); !st)
     return st;
-  return unpack(packed, out);
+  return compiled ? Status::ok() : unpack(packed, out);
 }
 
 std::string message_of(llvm::Error e) {

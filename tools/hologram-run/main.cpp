@@ -216,14 +216,9 @@ Status run_compiled(const std::string &backend, const isa::Module &module,
   artifact::CacheSettings settings;
   if (auto st = artifact::CacheSettings::from_environment(settings); !st) return st;
   artifact::CompileCache cache(std::move(settings));
-  isa::CompileOptions options;
-  options.opt_level = co.opt_level;
-  options.fast_math = co.fast_math;
-  options.bounds_check = co.bounds_check;
-  options.check_div = co.check_div;
-  options.targets = co.targets;
-  const auto key = artifact::CompileCache::key(
-      "hologram-run --emit=" + emit + " " + co.module_name + " " + co.source_name, module, options);
+  const auto key = artifact::CompileCache::key("hologram-run --emit=" + emit + " " +
+                                                   co.module_name + " " + co.source_name,
+                                               module, driver::compile_options_of(co));
   std::string bytes;
   if (auto st = cache.get_or_make(
           key, [&](std::string &out) { return driver::emit_cpu_output(module, co, emit, out); },

@@ -4,6 +4,7 @@
 // bundle holding that shared object (SPEC §10) or the bundle's manifest.
 #pragma once
 
+#include "hologram/isa/encoding.h"
 #include "hologram/isa/program.h"
 #include "hologram/support/status.h"
 
@@ -27,6 +28,10 @@ struct CpuOutputOptions {
   std::vector<std::string> sources; ///< bundles and manifests: the input files
   std::string compiler_version;     ///< bundles and manifests: recorded in the header
 };
+
+/// The options that are part of the program's identity (bundles record them; the compile
+/// cache keys by them).
+isa::CompileOptions compile_options_of(const CpuOutputOptions &o);
 
 /// Parses --block=X[,Y,Z] (Y and Z default to 1): each a positive integer, at most 1024 lanes
 /// in all. InvalidArgument saying what is wrong otherwise.

@@ -25,6 +25,7 @@ namespace hologram::codegen::spirv {
 
 auto KernelLowering::run() -> SpirvKernelInfo {
   info_.name = k_.name;
+  info_.params = k_.params;
   info_.static_shared_bytes = k_.shared_bytes;
   // Every entry point reads the block size from specialisation constants 0-2 (through the
   // module's one WorkgroupSize built-in) and its shared memory size from constant 3; each

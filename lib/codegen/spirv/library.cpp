@@ -28,7 +28,6 @@ namespace {
 
 using namespace isa;
 
-constexpr std::string_view kPrefix = kSpirvLibraryPrefix;
 using spirv_library::kRowBlock;
 
 std::string replace_all(std::string s, const std::string &from, const std::string &to) {
@@ -170,7 +169,7 @@ void needed(const Instruction &inst, std::vector<Needed> &out) {
     s = replace_all(s, "$SHARED", std::to_string(kRowBlock * type_size(rt)));
     s = replace_all(s, "$SETUP", tree_setup(type_size(rt)));
     s = replace_all(s, "$TREE", tree("tr", opn, rn, "r10", "r15"));
-    add(std::string(kPrefix) + "reduce_" + opn + "_" + rn, s);
+    add(std::string(kSpirvLibraryPrefix) + "reduce_" + opn + "_" + rn, s);
   };
   switch (as_launch(inst.op)) {
   case LaunchOpcode::Map:
@@ -179,50 +178,51 @@ void needed(const Instruction &inst, std::vector<Needed> &out) {
     std::string opn(sub_name(two ? SubKind::MapBinary : SubKind::MapUnary, inst.sub));
     std::string s =
         replace_all(kernel_text(two ? library_text("map2") : library_text("map"), t), "$OP", opn);
-    add(std::string(kPrefix) + (two ? "map2_" : "map_") + opn + "_" + tn,
+    add(std::string(kSpirvLibraryPrefix) + (two ? "map2_" : "map_") + opn + "_" + tn,
         replace_all(s, "$BODY", map_body(inst)));
     return;
   }
   case LaunchOpcode::ReduceAll: reduce(static_cast<ReduceOp>(inst.sub), t); return;
   case LaunchOpcode::Dot:
-    add(std::string(kPrefix) + "dot_" + tn,
+    add(std::string(kSpirvLibraryPrefix) + "dot_" + tn,
         replace_all(replace_all(kernel_text(library_text("dot"), t), "$SETUP", tree_setup(8)),
                     "$TREE", tree("tr", "add", "f64", "r10", "r15")));
     reduce(ReduceOp::Add, Type::F64);
     return;
   case LaunchOpcode::Gemm:
   case LaunchOpcode::BatchedGemm:
-    add(std::string(kPrefix) + "gemm_" + tn, kernel_text(library_text("gemm"), t));
+    add(std::string(kSpirvLibraryPrefix) + "gemm_" + tn, kernel_text(library_text("gemm"), t));
     return;
   case LaunchOpcode::Gemv:
-    add(std::string(kPrefix) + "gemv_" + tn, kernel_text(library_text("gemv"), t));
+    add(std::string(kSpirvLibraryPrefix) + "gemv_" + tn, kernel_text(library_text("gemv"), t));
     return;
   case LaunchOpcode::Softmax:
   case LaunchOpcode::LogSoftmax:
-    add(std::string(kPrefix) + "softmax_" + tn,
+    add(std::string(kSpirvLibraryPrefix) + "softmax_" + tn,
         with_trees(kernel_text(library_text("softmax"), t), 8, "f64"));
     return;
   case LaunchOpcode::LayerNorm:
   case LaunchOpcode::RmsNorm:
-    add(std::string(kPrefix) + "norm_" + tn,
+    add(std::string(kSpirvLibraryPrefix) + "norm_" + tn,
         with_trees(kernel_text(library_text("norm"), t), 8, "f64"));
     return;
   case LaunchOpcode::Silu:
   case LaunchOpcode::Gelu:
   case LaunchOpcode::GeluTanh:
-    add(std::string(kPrefix) + "act_" + tn, kernel_text(library_text("act"), t));
+    add(std::string(kSpirvLibraryPrefix) + "act_" + tn, kernel_text(library_text("act"), t));
     return;
   case LaunchOpcode::Rope:
-    add(std::string(kPrefix) + "rope_" + tn, kernel_text(library_text("rope"), t));
+    add(std::string(kSpirvLibraryPrefix) + "rope_" + tn, kernel_text(library_text("rope"), t));
     return;
   case LaunchOpcode::Attention:
-    add(std::string(kPrefix) + "attention_" + tn, kernel_text(library_text("attention"), t));
+    add(std::string(kSpirvLibraryPrefix) + "attention_" + tn,
+        kernel_text(library_text("attention"), t));
     return;
   case LaunchOpcode::Conv2d:
-    add(std::string(kPrefix) + "conv2d_" + tn, kernel_text(library_text("conv2d"), t));
+    add(std::string(kSpirvLibraryPrefix) + "conv2d_" + tn, kernel_text(library_text("conv2d"), t));
     return;
   case LaunchOpcode::Axpy:
-    add(std::string(kPrefix) + "axpy_" + tn, kernel_text(library_text("axpy"), t));
+    add(std::string(kSpirvLibraryPrefix) + "axpy_" + tn, kernel_text(library_text("axpy"), t));
     return;
   }
 }
@@ -244,6 +244,18 @@ Status parse_library_kernel(const std::string &name, const std::string &text, Ke
     it = cache.emplace(name, m->kernels[0]).first;
   }
   out = it->second;
+  return Status::ok();
+}
+
+/// Adds the kernels `inst` launches that `seen` does not name yet, in first use order.
+Status add_kernels_of(const Instruction &inst, std::set<std::string> &seen,
+                      std::vector<Kernel> &out) {
+  std::vector<Needed> kernels;
+  needed(inst, kernels);
+  for (const auto &n : kernels) {
+    if (!seen.insert(n.name).second) continue;
+    if (auto st = parse_library_kernel(n.name, n.text, out.emplace_back()); !st) return st;
+  }
   return Status::ok();
 }
 
@@ -276,12 +288,7 @@ Status spirv_library_kernels(const Kernel &k, std::vector<Kernel> &out) {
     if (inst.type == Type::F16 || inst.type == Type::BF16)
       return {ErrorCode::InvalidProgram,
               where(k, inst) + ": '" + std::string(info.mnemonic) + "' on a storage type"};
-    std::vector<Needed> kernels;
-    needed(inst, kernels);
-    for (const auto &n : kernels) {
-      if (!seen.insert(n.name).second) continue;
-      if (auto st = parse_library_kernel(n.name, n.text, out.emplace_back()); !st) return st;
-    }
+    if (auto st = add_kernels_of(inst, seen, out); !st) return st;
   }
   return Status::ok();
 }
@@ -298,12 +305,7 @@ Status spirv_library_all(std::vector<Kernel> &out) {
         inst.op = row.opcode;
         inst.type = type;
         inst.sub = static_cast<uint8_t>(sub);
-        std::vector<Needed> kernels;
-        needed(inst, kernels);
-        for (const auto &n : kernels) {
-          if (!seen.insert(n.name).second) continue;
-          if (auto st = parse_library_kernel(n.name, n.text, out.emplace_back()); !st) return st;
-        }
+        if (auto st = add_kernels_of(inst, seen, out); !st) return st;
       }
     }
   }

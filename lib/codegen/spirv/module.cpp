@@ -200,7 +200,6 @@ Status compile_spirv(const isa::Module &module, const SpirvOptions &options, Spi
                                                "library kernels"};
       if (!k.is_launch_level()) {
         out.kernels.push_back(spirv::lower_kernel(b, k, options));
-        out.kernels.back().params = k.params;
         continue;
       }
       if (auto st = spirv_library_kernels(k, library); !st) return st;
@@ -209,10 +208,7 @@ Status compile_spirv(const isa::Module &module, const SpirvOptions &options, Spi
       host.host = true;
       out.kernels.push_back(std::move(host));
     }
-    for (const auto &k : library) {
-      out.kernels.push_back(spirv::lower_kernel(b, k, options, true));
-      out.kernels.back().params = k.params;
-    }
+    for (const auto &k : library) out.kernels.push_back(spirv::lower_kernel(b, k, options, true));
   } catch (const spirv::Unsupported &e) {
     return {ErrorCode::InvalidProgram,
             std::string(e.what()) + " (target " + options.target.name + ")"};
@@ -225,10 +221,7 @@ Status compile_spirv_library(const std::vector<isa::Kernel> &kernels, const Spir
   spirv::Builder b = start_module(options);
   out = {};
   try {
-    for (const auto &k : kernels) {
-      out.kernels.push_back(spirv::lower_kernel(b, k, options, true));
-      out.kernels.back().params = k.params;
-    }
+    for (const auto &k : kernels) out.kernels.push_back(spirv::lower_kernel(b, k, options, true));
   } catch (const spirv::Unsupported &e) {
     return {ErrorCode::Internal, std::string(e.what()) + " (target " + options.target.name + ")"};
   }
