@@ -104,6 +104,44 @@ poly("kSinS", lambda u: mpf(-1) / 6 if u == 0 else (mp.sin(mp.sqrt(u)) - mp.sqrt
      0, q, 4, True, "S(u) of sin")
 poly("kCosC", lambda u: mpf(1) / 24 if u == 0 else (mp.cos(mp.sqrt(u)) - 1 + u / 2) / (u * u), 0,
      q, 4, True, "C(u) of cos")
+w("/// erf by intervals, at the vector widths whose one permute indexes a whole table (16 f32")
+w("/// lanes of AVX-512, 8 of AVX2): interval k of width 1/S holds a = (k + 1/2 + u)/S for u in")
+w("/// [-1/2, 1/2]. erf(a) = a p_0(u) in the first (relative: erf's accuracy near 0 is kept), and")
+w("/// e_k + p_k(u) in the others, e_k being erf at the interval's centre rounded to f32: p_k is")
+w("/// small there, and so is its rounding error against an ulp of erf. kErfTableN[j][k] is")
+w("/// coefficient j (highest degree first) of p_k; the last row is e_k (e_0 = 0).")
+w("/// From kErfTableOne on, erf is 1 in f32.")
+w("inline constexpr float kErfTableOne = 0x1.fcp1f; // 3.96875")
+
+
+def erf_table(name, n, degree):
+    delta = mpf(1) / 64 # interval ends round either way: the fits reach a little beyond
+    scale = mpf(n) / 4
+    worst = 0
+    rows = []
+    for k in range(n):
+        e = mpf(f32(mp.erf((k + mpf(1) / 2) / scale))) if k else mpf(0)
+        def g(u, k=k, e=e):
+            a = (k + mpf(1) / 2 + u) / scale
+            if k == 0:
+                return 2 / mp.sqrt(mp.pi) if a == 0 else mp.erf(a) / a
+            return mp.erf(a) - e
+        c, err = mpmath.chebyfit(g, [-mpf(1) / 2 - delta, mpf(1) / 2 + delta], degree + 1, error=True)
+        # in ulps of erf at the interval's start, where they are smallest (interval 0: relative)
+        ulp = mpf(2) ** (mp.floor(mp.log(mp.erf(k / scale), 2)) - 23) if k else mpf(2) ** -23
+        worst = max(worst, err / ulp)
+        rows.append(list(c) + [e])
+    w("/// %d intervals of width %s: degree %d, fit error at most %s ulp." %
+      (n, mpmath.nstr(1 / scale, 3), degree, mpmath.nstr(worst, 3)))
+    w("inline constexpr float kErfScale%d = %s;" % (n, lit(scale, True)))
+    w("inline constexpr float %s[%d][%d] = {" % (name, degree + 2, n))
+    for j in range(degree + 2):
+        w("    {%s}," % ", ".join(lit(rows[k][j], True) for k in range(n)))
+    w("};")
+
+
+erf_table("kErfTable16", 16, 5)
+erf_table("kErfTable8", 8, 6)
 w("} // namespace f32")
 w("")
 w("namespace f64 {")

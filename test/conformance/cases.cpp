@@ -459,7 +459,7 @@ void nn_cases(std::vector<Case> &out) {
     c.checks = {{"C", {}}};
     out.push_back(c);
   }
-  auto pointwise = [&](const std::string &kernel, F (*f)(F)) {
+  auto pointwise = [&](const std::string &kernel, F (*f)(F), Tolerance tol) {
     Case c = kernel_case("nn", kernel);
     c.launch = LaunchConfig::linear(777, 64);
     c.inputs = [=](CaseData &d) {
@@ -472,14 +472,19 @@ void nn_cases(std::vector<Case> &out) {
       auto x = d.array<F>("x"), y = d.array<F>("y");
       for (size_t i = 0; i < x.size(); ++i) y[i] = f(x[i]);
     };
-    c.checks = {{"y", {6, 0}}};
+    c.checks = {{"y", tol}};
     out.push_back(c);
   };
-  pointwise("silu", [](F v) { return v * sigmoid_(v); });
-  pointwise("gelu", [](F v) {
-    F e = static_cast<F>(std::erf(static_cast<double>(v * 0.7071067811865476f)));
-    return 0.5f * v * (1.0f + e);
-  });
+  pointwise("silu", [](F v) { return v * sigmoid_(v); }, {6, 0});
+  // 1 + erf(x/√2) cancels for negative x: SPEC §3.4 lets f32 erf be 4 ulp off, 4·2^-24 below
+  // 1, which 0.5|x| <= 3 scales to 7.2e-7 of gelu's value (the reference is exact but for the
+  // kernel's own f32 product x/√2).
+  pointwise("gelu",
+            [](F v) {
+              double e = std::erf(static_cast<double>(v * 0.7071067811865476f));
+              return static_cast<F>(0.5 * v * (1.0 + e));
+            },
+            {6, 7.2e-7});
   {
     const uint32_t rrows = 8, dim = 16, half = dim / 2;
     Case c = kernel_case("nn", "rope");

@@ -41,6 +41,65 @@ inline constexpr float kSinS[] = {0x1.6dbe08p-19f, -0x1.a013a8p-13f, 0x1.11110ep
 /// C(u) of cos on [0, 0.61685]: degree 3, fit error 2.34e-12.
 inline constexpr float kCosC[] = {-0x1.25244ep-22f, 0x1.a015c4p-16f, -0x1.6c16cp-10f,
                                   0x1.555556p-5f};
+/// erf by intervals, at the vector widths whose one permute indexes a whole table (16 f32
+/// lanes of AVX-512, 8 of AVX2): interval k of width 1/S holds a = (k + 1/2 + u)/S for u in
+/// [-1/2, 1/2]. erf(a) = a p_0(u) in the first (relative: erf's accuracy near 0 is kept), and
+/// e_k + p_k(u) in the others, e_k being erf at the interval's centre rounded to f32: p_k is
+/// small there, and so is its rounding error against an ulp of erf. kErfTableN[j][k] is
+/// coefficient j (highest degree first) of p_k; the last row is e_k (e_0 = 0).
+/// From kErfTableOne on, erf is 1 in f32.
+inline constexpr float kErfTableOne = 0x1.fcp1f; // 3.96875
+/// 16 intervals of width 0.25: degree 5, fit error at most 0.242 ulp.
+inline constexpr float kErfScale16 = 0x1p+2f;
+inline constexpr float kErfTable16[7][16] = {
+    {-0x1.3ed508p-16f, 0x1.736b8p-15f, -0x1.bb7d0cp-16f, -0x1.116c86p-14f, -0x1.f46744p-15f,
+     -0x1.f6040cp-16f, -0x1.2bf264p-19f, 0x1.739612p-17f, 0x1.97ebbep-17f, 0x1.11f35ap-17f,
+     0x1.1587d2p-18f, 0x1.c492c8p-20f, 0x1.31fb88p-21f, 0x1.5cd234p-23f, 0x1.52c0dp-25f,
+     0x1.1a3756p-27f},
+    {0x1.b24016p-12f, 0x1.529d9ep-11f, 0x1.67491ep-11f, 0x1.cb5078p-12f, 0x1.d09d0cp-14f,
+     -0x1.eab454p-14f, -0x1.945b18p-13f, -0x1.59596ap-13f, -0x1.b0a10cp-14f, -0x1.b0e22cp-15f,
+     -0x1.668012p-16f, -0x1.f4c202p-18f, -0x1.2a4472p-19f, -0x1.31447cp-21f, -0x1.0dce1p-23f,
+     -0x1.9d65cp-26f},
+    {0x1.c5a73ep-11f, -0x1.e10654p-9f, -0x1.c814dp-11f, 0x1.7c9a72p-10f, 0x1.4cb306p-9f,
+     0x1.4374f4p-9f, 0x1.d6641ep-10f, 0x1.143deap-10f, 0x1.0ea512p-11f, 0x1.c1ebeap-13f,
+     0x1.407dfap-14f, 0x1.89dbfap-16f, 0x1.a3685cp-18f, 0x1.84411p-20f, 0x1.3935fp-22f,
+     0x1.b93452p-25f},
+    {-0x1.766ad2p-6f, -0x1.787292p-6f, -0x1.e8a216p-6f, -0x1.d62b7ep-6f, -0x1.6ea77p-6f,
+     -0x1.dfbd7ap-7f, -0x1.0bd0f6p-7f, -0x1.01a274p-8f, -0x1.ada74ap-10f, -0x1.37c8ccp-11f,
+     -0x1.8ae594p-13f, -0x1.b5604ap-15f, -0x1.a8411ap-17f, -0x1.68d44p-19f, -0x1.0d5314p-21f,
+     -0x1.6118d2p-24f},
+    {-0x1.7d900cp-6f, 0x1.f5f0cep-3f, 0x1.86e96ap-3f, 0x1.0cab62p-3f, 0x1.45e99cp-4f,
+     0x1.5ce596p-5f, 0x1.499d48p-6f, 0x1.12ceb4p-7f, 0x1.94624ep-9f, 0x1.06918cp-10f,
+     0x1.2ce89ap-12f, 0x1.305394p-14f, 0x1.0f9e26p-16f, 0x1.abe0bep-19f, 0x1.296a9ap-21f,
+     0x1.6ce1fcp-24f},
+    {0x1.1f5e1ap+0f, 0x1.e3277ap-29f, -0x1.96a204p-27f, -0x1.7634b4p-26f, 0x1.2b249cp-26f,
+     0x1.59d0f8p-27f, -0x1.be3e1cp-28f, 0x1.e8cd06p-26f, -0x1.d3376ep-27f, 0x1.e03402p-26f,
+     0x1.722feap-26f, 0x1.0297f2p-27f, -0x1.4dd156p-29f, -0x1.d2a956p-26f, 0x1.8b73b2p-29f,
+     0x1.2597eap-26f},
+    {0x0p+0f, 0x1.9dd0d2p-2f, 0x1.3f196ep-1f, 0x1.91724ap-1f, 0x1.c6dad2p-1f, 0x1.e5768cp-1f,
+     0x1.f4f694p-1f, 0x1.fbe61ep-1f, 0x1.fea422p-1f, 0x1.ff996p-1f, 0x1.ffe514p-1f, 0x1.fff9bap-1f,
+     0x1.fffeb4p-1f, 0x1.ffffc4p-1f, 0x1.fffff6p-1f, 0x1.fffffep-1f},
+};
+/// 8 intervals of width 0.5: degree 6, fit error at most 0.364 ulp.
+inline constexpr float kErfScale8 = 0x1p+1f;
+inline constexpr float kErfTable8[8][8] = {
+    {-0x1.27b706p-12f, -0x1.b3dd44p-12f, 0x1.524448p-12f, 0x1.285854p-13f, -0x1.6d754ep-15f,
+     -0x1.b5089p-16f, -0x1.1e4f6cp-18f, -0x1.597b7ap-22f},
+    {-0x1.1dfc3cp-10f, -0x1.a2e896p-10f, -0x1.7efbfcp-10f, 0x1.8483aap-13f, 0x1.5a8f56p-12f,
+     0x1.72f79ap-14f, 0x1.5e08c2p-17f, 0x1.54f978p-21f},
+    {0x1.6ca542p-8f, 0x1.3496aap-7f, -0x1.923daap-12f, -0x1.8a132ep-9f, -0x1.38b9b2p-10f,
+     -0x1.ab016p-13f, -0x1.2c2868p-16f, -0x1.cef476p-21f},
+    {0x1.accd44p-7f, 0x1.b5c44ep-9f, 0x1.571578p-6f, 0x1.7160eep-7f, 0x1.63fae4p-9f,
+     0x1.697c7ep-12f, 0x1.993dfep-16f, 0x1.0937eap-20f},
+    {-0x1.57664ap-4f, -0x1.edc56p-4f, -0x1.2ebf4ap-4f, -0x1.7a4a84p-6f, -0x1.074b3ep-8f,
+     -0x1.a6a548p-12f, -0x1.8de6ap-16f, -0x1.bbb04ap-21f},
+    {-0x1.7306dep-4f, 0x1.492e56p-2f, 0x1.e4654p-4f, 0x1.b054cap-6f, 0x1.d413d8p-9f,
+     0x1.33638cp-12f, 0x1.e9cdc6p-17f, 0x1.d98222p-22f},
+    {0x1.1af54ep+0f, -0x1.4c5e34p-26f, -0x1.9d508p-27f, -0x1.00e552p-26f, -0x1.3f9ccap-26f,
+     -0x1.3eeb0ap-27f, -0x1.82606ap-27f, 0x1.78b8f2p-28f},
+    {0x0p+0f, 0x1.6c1c98p-1f, 0x1.d8865ep-1f, 0x1.f92d08p-1f, 0x1.ff4048p-1f, 0x1.fff2dp-1f,
+     0x1.ffff7p-1f, 0x1.fffffcp-1f},
+};
 } // namespace f32
 
 namespace f64 {

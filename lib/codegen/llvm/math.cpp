@@ -5,8 +5,9 @@
 // measures the f32 ones on every input. The other vectors call SLEEF's 1-ulp functions
 // (Sleef_<name><f|d><lanes>_u10<sse4|avx2|avx512f>), whose error bound meets the SPEC's for f32
 // (2 and 4 ulp) and f64 (1 ulp of the correctly rounded value): no lane ever calls scalar libm
-// inside a vector loop. f32 erf is evaluated in f64 and rounded once (gelu's 1 + erf(x) cancels
-// for negative x), inline; rsqrt of f32 likewise; sigmoid is 1/(1+exp(-x)), which saturates to
+// inside a vector loop. f32 erf is a polynomial per interval, its coefficients permuted from
+// tables, where one permute holds a table (AVX2, AVX-512), else evaluated in f64 and rounded
+// once; rsqrt of f32 is evaluated in f64; sigmoid is 1/(1+exp(-x)), which saturates to
 // exactly 0 and 1. Uniform values of the library's functions call libm once.
 #include "lowering.h"
 
@@ -20,6 +21,7 @@
 #include <iterator>
 #include <limits>
 #include <utility>
+#include <vector>
 
 namespace hologram::codegen::detail {
 
@@ -389,11 +391,52 @@ llvm::Value *emit_sincos_f32(MathIR &m, llvm::Value *x, bool cos) {
   return m.from_bits(b.CreateXor(v, b.CreateShl(b.CreateAnd(q, m.i(2)), m.i(30))));
 }
 
-/// erf of f32, evaluated in f64 and rounded once (gelu's 1 + erf(x) cancels for negative x;
-/// so does the interpreter's): a = |x| (a² is exact in f64), a P(a²) below 1, else
+/// erf of f32 by intervals (support/cpu_math.h kErfTable16/8), where one permute of the vector
+/// width indexes a whole table: 16 lanes with AVX-512, 8 with AVX2. a = |x|, y = S a - 1/2
+/// (S a is exact), k = round(y) from the shifter's low bits (the permute reads only those, so NaN
+/// and huge a index some interval and no conversion is poison), u = y - k in [-1/2, 1/2], then
+/// erf(a) = a p_0(u) or e_k + p_k(u), each coefficient permuted from its row; 1 from
+/// kErfTableOne on; the sign of x last. NaN stays NaN, ±inf gives ±1, -0 gives -0. nullptr for
+/// other types.
+llvm::Value *emit_erf_f32_table(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::Value *x) {
+  namespace c = cpu_math::f32;
+  auto *vty = llvm::dyn_cast<llvm::FixedVectorType>(x->getType());
+  if (!vty || !vty->getElementType()->isFloatTy()) return nullptr;
+  const unsigned lanes = vty->getNumElements();
+  auto evaluate = [&](auto &table, float scale) {
+    MathIR m(b, target, vty);
+    llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+    llvm::Value *y = m.fma(a, m.f(scale), m.f(-0.5));
+    llvm::Value *t = b.CreateFAdd(y, m.shifter());
+    llvm::Value *k = b.CreateFSub(t, m.shifter());
+    llvm::Value *u = b.CreateFSub(y, k);
+    llvm::Value *index = m.bits(t);
+    llvm::Intrinsic::ID id =
+        lanes == 16 ? llvm::Intrinsic::x86_avx512_permvar_sf_512 : llvm::Intrinsic::x86_avx2_permps;
+    auto row = [&](const float *r) {
+      std::vector<llvm::Constant *> v;
+      for (unsigned i = 0; i < lanes; ++i) v.push_back(llvm::ConstantFP::get(b.getFloatTy(), r[i]));
+      return b.CreateIntrinsic(id, {}, {llvm::ConstantVector::get(v), index});
+    };
+    const size_t degree = std::size(table) - 2;
+    llvm::Value *p = row(table[0]);
+    for (size_t j = 1; j <= degree; ++j) p = m.fma(p, u, row(table[j]));
+    llvm::Value *first = b.CreateFCmpOEQ(k, m.f(0.0));
+    llvm::Value *r = m.fma(b.CreateSelect(first, a, m.f(1.0)), p, row(table[degree + 1]));
+    r = b.CreateSelect(b.CreateFCmpOGE(a, m.f(c::kErfTableOne)), m.f(1.0), r);
+    return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
+  };
+  if (lanes == 16 && target.width == 16) return evaluate(c::kErfTable16, c::kErfScale16);
+  if (lanes == 8 && target.width >= 8) return evaluate(c::kErfTable8, c::kErfScale8);
+  return nullptr;
+}
+
+/// erf of f32, evaluated in f64 and rounded once, where no permute holds a table (SSE, scalars):
+/// a = |x| (a² is exact in f64), a P(a²) below 1, else
 /// 1 - e^(-a²) Q(a) with a clamped to 4, where erf is 1 in f32; the sign of x last. Branch-free;
 /// NaN takes the second form and stays NaN, ±inf gives ±1, -0 gives -0.
 llvm::Value *emit_erf_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::Value *x) {
+  if (llvm::Value *r = emit_erf_f32_table(b, target, x)) return r;
   namespace c = cpu_math::f64;
   llvm::Type *ty = x->getType();
   llvm::Type *wide = ty->isVectorTy()
