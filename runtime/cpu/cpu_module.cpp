@@ -476,8 +476,11 @@ uint32_t CpuModule::kernel_index(std::string_view name) const {
 
 namespace {
 /// Below this much single-thread work a launch runs on the calling thread: about twice what
-/// waking a worker and handing it blocks costs (measured on vector_add 2^16, 2026-11-24).
-constexpr uint64_t kInlineWorkPicoseconds = 25'000'000; // 25 us
+/// sharing it costs. On vector_add 2^16 (2026-11-24, 2 cores), 7.8 us on one thread took
+/// 5.2 us on two, so a launch pays about 1.3 us for a second thread that is awake (the pool's
+/// workers spin a while after each job); one that sleeps joins late and the caller takes its
+/// tasks meanwhile.
+constexpr uint64_t kInlineWorkPicoseconds = 5'000'000; // 5 us
 } // namespace
 
 void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &config,
