@@ -99,6 +99,15 @@ w("inline constexpr float kPiOver2A = %s; // 12 significant bits" % lit(p1, True
 w("inline constexpr float kPiOver2B = %s; // 12 significant bits" % lit(p2, True))
 w("inline constexpr float kPiOver2C = %s; // 12 significant bits" % lit(p3, True))
 w("inline constexpr float kPiOver2D = %s;" % lit(p4, True))
+w("/// Where FMA is (v3, v4): π/2 as three f32 parts, r = x - k π/2 by three FMAs. The first is")
+w("/// exact (x and k P1 are multiples of x's ulp or 2^-23, and |r| < 1); the others round once")
+w("/// each, and k P3 is far below any r of an f32 input under kSinCosLimit.")
+f1 = mpf(f32(mp.pi / 2))
+f2 = mpf(f32(mp.pi / 2 - f1))
+f3 = mpf(f32(mp.pi / 2 - f1 - f2))
+w("inline constexpr float kPiOver2Fma1 = %s;" % lit(f1, True))
+w("inline constexpr float kPiOver2Fma2 = %s;" % lit(f2, True))
+w("inline constexpr float kPiOver2Fma3 = %s;" % lit(f3, True))
 q = (mp.pi / 4) ** 2
 poly("kSinS", lambda u: mpf(-1) / 6 if u == 0 else (mp.sin(mp.sqrt(u)) - mp.sqrt(u)) / (u * mp.sqrt(u)),
      0, q, 4, True, "S(u) of sin")

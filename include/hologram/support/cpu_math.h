@@ -35,6 +35,12 @@ inline constexpr float kPiOver2A = 0x1.922p+0f;   // 12 significant bits
 inline constexpr float kPiOver2B = -0x1.2aep-18f; // 12 significant bits
 inline constexpr float kPiOver2C = -0x1.deap-31f; // 12 significant bits
 inline constexpr float kPiOver2D = 0x1.184698p-44f;
+/// Where FMA is (v3, v4): π/2 as three f32 parts, r = x - k π/2 by three FMAs. The first is
+/// exact (x and k P1 are multiples of x's ulp or 2^-23, and |r| < 1); the others round once
+/// each, and k P3 is far below any r of an f32 input under kSinCosLimit.
+inline constexpr float kPiOver2Fma1 = 0x1.921fb6p+0f;
+inline constexpr float kPiOver2Fma2 = -0x1.777a5cp-25f;
+inline constexpr float kPiOver2Fma3 = -0x1.ee59dap-50f;
 /// S(u) of sin on [0, 0.61685]: degree 3, fit error 2.81e-11.
 inline constexpr float kSinS[] = {0x1.6dbe08p-19f, -0x1.a013a8p-13f, 0x1.11110ep-7f,
                                   -0x1.555556p-3f};

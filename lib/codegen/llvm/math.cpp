@@ -127,6 +127,13 @@ public:
   llvm::Value *fma(llvm::Value *p, llvm::Value *q, llvm::Value *r) {
     return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {ty_}, {p, q, r});
   }
+  /// Whether the target has FMA (v3 and v4: CpuTarget's width 8 needs AVX2 and FMA, 16
+  /// AVX-512, which implies it), so fma() is fused, rounded once.
+  bool fused() const { return target_.width >= 8; }
+  /// p q + r rounded once, always (where fused()).
+  llvm::Value *fused_fma(llvm::Value *p, llvm::Value *q, llvm::Value *r) {
+    return b_.CreateIntrinsic(llvm::Intrinsic::fma, {ty_}, {p, q, r});
+  }
   /// c[0] x^(n-1) + ... + c[n-1], Horner's rule.
   template <typename T, size_t N> llvm::Value *horner(llvm::Value *x, const T (&c)[N]) {
     llvm::Value *p = f(c[0]);
@@ -356,35 +363,51 @@ llvm::Value *emit_tanh_f32(MathIR &m, llvm::Value *x) {
 }
 
 /// sin (or, with `cos`, cos) of f32 for |x| < kSinCosLimit: k = round(x 2/π) by the shifter,
-/// r = x - k π/2 as hi + lo (below), then sin r or cos r by their polynomials, chosen and
-/// signed by the quadrant k mod 4 (cos x = sin(x + π/2): quadrant k + 1). -0 stays -0 for sin.
+/// r = x - k π/2 (below), then sin r or cos r by their polynomials, chosen and signed by the
+/// quadrant k mod 4 (cos x = sin(x + π/2): quadrant k + 1). -0 stays -0 for sin.
 llvm::Value *emit_sincos_f32(MathIR &m, llvm::Value *x, bool cos) {
   namespace c = cpu_math::f32;
   llvm::IRBuilder<> &b = m.builder();
   auto [kf, k] = m.round(m.fma(x, m.f(c::kTwoOverPi), m.shifter()));
   llvm::Value *nk = b.CreateFNeg(kf);
-  // r1 = x - k A is exact (Sterbenz); then r1 - k B - k C as rounded sums with their exact
-  // errors (TwoSum; each k·part is exact), the errors and k D added last, r = hi + lo. Near a
-  // multiple of π/2 the sums cancel exactly and r keeps its relative accuracy.
-  auto two_sum = [&](llvm::Value *a, llvm::Value *c, llvm::Value *&err) {
-    llvm::Value *sum = b.CreateFAdd(a, c);
-    llvm::Value *cc = b.CreateFSub(sum, a);
-    err = b.CreateFAdd(b.CreateFSub(a, b.CreateFSub(sum, cc)), b.CreateFSub(c, cc));
-    return sum;
-  };
-  llvm::Value *e2 = nullptr, *e3 = nullptr;
-  llvm::Value *r1 = m.fma(nk, m.f(c::kPiOver2A), x);
-  llvm::Value *r2 = two_sum(r1, b.CreateFMul(nk, m.f(c::kPiOver2B)), e2);
-  llvm::Value *r3 = two_sum(r2, b.CreateFMul(nk, m.f(c::kPiOver2C)), e3);
-  llvm::Value *tail = m.fma(nk, m.f(c::kPiOver2D), b.CreateFAdd(e2, e3));
-  llvm::Value *r = b.CreateFAdd(r3, tail);
-  llvm::Value *lo = b.CreateFAdd(b.CreateFSub(r3, r), tail);
-  // sin(r + lo) = sin r + lo cos r, cos(r + lo) = cos r - lo sin r, to first order.
+  llvm::Value *r = nullptr, *lo = nullptr;
+  if (m.fused()) {
+    // Three FMAs (support/cpu_math.h kPiOver2Fma*): the first exact, the others rounded once;
+    // r alone carries under an ulp of error, and the polynomials keep sin and cos within 2.
+    r = m.fused_fma(nk, m.f(c::kPiOver2Fma1), x);
+    r = m.fused_fma(nk, m.f(c::kPiOver2Fma2), r);
+    r = m.fused_fma(nk, m.f(c::kPiOver2Fma3), r);
+  } else {
+    // Without FMA: r1 = x - k A is exact (Sterbenz); then r1 - k B - k C as rounded sums with
+    // their exact errors (TwoSum; each k·part is exact), the errors and k D added last,
+    // r = hi + lo. Near a multiple of π/2 the sums cancel exactly and r keeps its relative
+    // accuracy.
+    auto two_sum = [&](llvm::Value *a, llvm::Value *c, llvm::Value *&err) {
+      llvm::Value *sum = b.CreateFAdd(a, c);
+      llvm::Value *cc = b.CreateFSub(sum, a);
+      err = b.CreateFAdd(b.CreateFSub(a, b.CreateFSub(sum, cc)), b.CreateFSub(c, cc));
+      return sum;
+    };
+    llvm::Value *e2 = nullptr, *e3 = nullptr;
+    llvm::Value *r1 = m.fma(nk, m.f(c::kPiOver2A), x);
+    llvm::Value *r2 = two_sum(r1, b.CreateFMul(nk, m.f(c::kPiOver2B)), e2);
+    llvm::Value *r3 = two_sum(r2, b.CreateFMul(nk, m.f(c::kPiOver2C)), e3);
+    llvm::Value *tail = m.fma(nk, m.f(c::kPiOver2D), b.CreateFAdd(e2, e3));
+    r = b.CreateFAdd(r3, tail);
+    lo = b.CreateFAdd(b.CreateFSub(r3, r), tail);
+  }
+  // With lo: sin(r + lo) = sin r + lo cos r, cos(r + lo) = cos r - lo sin r, to first order.
   llvm::Value *u = b.CreateFMul(r, r);
-  llvm::Value *sin_r = b.CreateFAdd(r, m.fma(b.CreateFMul(r, u), m.horner(u, c::kSinS), lo));
-  llvm::Value *cos_r =
-      b.CreateFAdd(m.fma(u, m.f(-0.5), m.f(1.0)), m.fma(b.CreateFMul(u, u), m.horner(u, c::kCosC),
-                                                        b.CreateFMul(lo, b.CreateFNeg(r))));
+  llvm::Value *sin_r = nullptr, *cos_r = nullptr;
+  if (lo) {
+    sin_r = b.CreateFAdd(r, m.fma(b.CreateFMul(r, u), m.horner(u, c::kSinS), lo));
+    cos_r =
+        b.CreateFAdd(m.fma(u, m.f(-0.5), m.f(1.0)), m.fma(b.CreateFMul(u, u), m.horner(u, c::kCosC),
+                                                          b.CreateFMul(lo, b.CreateFNeg(r))));
+  } else {
+    sin_r = m.fma(b.CreateFMul(r, u), m.horner(u, c::kSinS), r);
+    cos_r = m.fma(b.CreateFMul(u, u), m.horner(u, c::kCosC), m.fma(u, m.f(-0.5), m.f(1.0)));
+  }
   llvm::Value *q = cos ? b.CreateAdd(k, m.i(1)) : k;
   llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(q, m.i(1)), m.i(0));
   llvm::Value *v = m.bits(b.CreateSelect(odd, cos_r, sin_r));
