@@ -27,6 +27,9 @@ install(TARGETS hologram_support hologram_isa hologram_opt hologram_interp holog
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# The Python-to-JSON front end (python3 only; no build step).
+install(PROGRAMS tools/hologram-py2json/hologram-py2json.py DESTINATION ${CMAKE_INSTALL_BINDIR}
+        RENAME hologram-py2json)
 # The public headers: the C API, the runtime, and what the runtime's headers include.
 install(FILES include/hologram/hologram.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/hologram)
 install(DIRECTORY include/hologram/runtime include/hologram/isa include/hologram/interp

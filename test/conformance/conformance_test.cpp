@@ -275,14 +275,15 @@ TEST(ConformanceCorpus, RequiredBackendsAreAvailable) {
 }
 
 TEST(ConformanceCorpus, JsonFilesMatchTheirPythonSources) {
-  // The corpus JSON is generated from src/*.py by scripts/py2json.py; it must not drift.
+  // The corpus JSON is generated from src/*.py by hologram-py2json; it must not drift.
   for (const char *stem : {"vector", "matrix", "quantum", "nn", "structure"}) {
     std::string dir = HOLOGRAM_CONFORMANCE_DIR;
     std::string cmd = std::string(HOLOGRAM_PYTHON) + " " + HOLOGRAM_SOURCE_DIR +
-                      "/scripts/py2json.py " + dir + "/src/" + stem + ".py | cmp -s - " + dir +
-                      "/kernels/" + stem + ".json";
+                      "/tools/hologram-py2json/hologram-py2json.py " + dir + "/src/" + stem +
+                      ".py | cmp -s - " + dir + "/kernels/" + stem + ".json";
     EXPECT_EQ(std::system(cmd.c_str()), 0)
-        << "kernels/" << stem << ".json is out of date: run scripts/py2json.py "
+        << "kernels/" << stem
+        << ".json is out of date: run tools/hologram-py2json/hologram-py2json.py "
         << "test/conformance/src/" << stem << ".py -o test/conformance/kernels/" << stem << ".json";
   }
 }

@@ -17,6 +17,9 @@ if [[ $mode == install ]]; then
   cmake --install "$build" --prefix "$work/prefix" > "$work/install.log"
   package=(-DCMAKE_PREFIX_PATH="$work/prefix")
   test -x "$work/prefix/bin/hologram-cc"
+  # The Python front end is installed as a program too, and its output compiles.
+  "$work/prefix/bin/hologram-py2json" "$src/../../examples/json/saxpy.py" -o "$work/saxpy.json"
+  "$work/prefix/bin/hologram-cc" "$work/saxpy.json" --emit=isa -o - | grep -q '^.kernel saxpy'
   test -f "$work/prefix/lib/cmake/Hologram/HologramConfig.cmake"
 else
   package=(-DHologram_DIR="$build")

@@ -12,12 +12,17 @@ more than one kernel the output is an array of schemas, in source order.
         if i < n:
             y[i] = alpha * x[i] + y[i]
 
-Usage: py2json.py KERNEL.py [-o OUT.json]
+Installed as `hologram-py2json`; `hologram-py2json KERNEL.py -o KERNEL.json` (standard output
+without -o, standard input for '-'). Errors name the file, line and column, exit with 1 and
+leave no output file behind.
 """
 
+import argparse
 import ast
 import json
+import os
 import sys
+import tempfile
 
 SCALARS = {"i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "bool", "usize"}
 BINOPS = {ast.Add: "add", ast.Sub: "sub", ast.Mult: "mul", ast.Div: "div", ast.Mod: "mod",
@@ -29,7 +34,11 @@ CMPOPS = {ast.Lt: "lt", ast.LtE: "le", ast.Gt: "gt", ast.GtE: "ge", ast.Eq: "eq"
 
 class CompileError(Exception):
     def __init__(self, node, msg):
-        super().__init__(f"line {getattr(node, 'lineno', '?')}: {msg}")
+        line = getattr(node, "lineno", None)
+        col = getattr(node, "col_offset", None)
+        self.loc = "" if line is None else f"{line}:{col + 1}" if col is not None else f"{line}"
+        self.msg = msg
+        super().__init__(f"{self.loc}: {msg}" if self.loc else msg)
 
 
 class KernelCompiler:
@@ -202,20 +211,51 @@ def compile_source(text):
     return kernels[0] if len(kernels) == 1 else kernels
 
 
-def main(argv):
-    if len(argv) not in (2, 4) or (len(argv) == 4 and argv[2] != "-o"):
-        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
-        return 2
-    with open(argv[1]) as f:
-        try:
-            doc = compile_source(f.read())
-        except CompileError as e:
-            print(f"{argv[1]}: error: {e}", file=sys.stderr)
-            return 1
-    text = json.dumps(doc, indent=1) + "\n"
-    if len(argv) == 4:
-        with open(argv[3], "w") as f:
+def write_atomically(path, text):
+    """Writes text to path through a temporary file beside it, so a failure leaves no half file."""
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".py2json-", dir=directory)
+    try:
+        with os.fdopen(fd, "w") as f:
             f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(
+        prog="hologram-py2json",
+        description="Compiles a small Python subset into hologram JSON kernels (SPEC §5).")
+    parser.add_argument("input", help="the Python file ('-' reads standard input)")
+    parser.add_argument("-o", dest="output", help="output file (default: standard output)")
+    args = parser.parse_args(argv[1:])
+    name = "<stdin>" if args.input == "-" else args.input
+    try:
+        if args.input == "-":
+            source = sys.stdin.read()
+        else:
+            with open(args.input, encoding="utf-8") as f:
+                source = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"hologram-py2json: error: cannot read {name}: {e}", file=sys.stderr)
+        return 1
+    try:
+        doc = compile_source(source)
+    except SyntaxError as e:
+        print(f"{name}:{e.lineno}:{e.offset}: error: {e.msg}", file=sys.stderr)
+        return 1
+    except CompileError as e:
+        print(f"{name}:{e.loc + ':' if e.loc else ''} error: {e.msg}", file=sys.stderr)
+        return 1
+    text = json.dumps(doc, indent=1) + "\n"
+    if args.output and args.output != "-":
+        try:
+            write_atomically(args.output, text)
+        except OSError as e:
+            print(f"hologram-py2json: error: cannot write {args.output}: {e}", file=sys.stderr)
+            return 1
     else:
         sys.stdout.write(text)
     return 0
