@@ -324,14 +324,6 @@ hg_status hg_launch_kernel(hg_backend *backend, hg_module module, const char *ke
 
 namespace hologram::runtime {
 
-LaunchConfig launch_config_of(const hg_launch &launch) {
-  LaunchConfig lc;
-  lc.grid = {launch.grid[0], launch.grid[1], launch.grid[2]};
-  lc.block = {launch.block[0], launch.block[1], launch.block[2]};
-  lc.shared_memory = launch.shared_memory;
-  return lc;
-}
-
 hg_status status_code_of(ErrorCode c) {
   switch (c) {
   case ErrorCode::Ok: return HG_OK;

@@ -563,8 +563,14 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
   const uint64_t total_lanes = blocks * lanes;
   const uint64_t known = cost.picoseconds.load(std::memory_order_relaxed);
   if (tasks > 1 && known != 0 && total_lanes < kInlineWorkPicoseconds / known) tasks = 1;
-  const bool timed =
-      blocks > 1 && (known == 0 || cost.launches.fetch_add(1, std::memory_order_relaxed) % 32 == 0);
+  // The count is approximate (a load and a store, no read-modify-write on every launch):
+  // threads launching the same kernel at once may lose counts, which only moves the next timing.
+  bool timed = false;
+  if (blocks > 1) {
+    const uint32_t n = cost.launches.load(std::memory_order_relaxed);
+    cost.launches.store(n + 1, std::memory_order_relaxed);
+    timed = known == 0 || n % 32 == 0;
+  }
   const unsigned threads_used = static_cast<unsigned>(std::min<uint64_t>(tasks, threads));
   const auto started =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
