@@ -103,6 +103,7 @@ const CompiledFunction kCompiled[] = {
     {"erf", 4, [](double x) { return std::erf(x); }},
     {"sin", 4, [](double x) { return std::sin(x); }},
     {"cos", 4, [](double x) { return std::cos(x); }},
+    {"tan", 4, [](double x) { return std::tan(x); }},
     // Exactly 0 once exp(-x) overflows f32 (SPEC §3.4).
     {"sigmoid", 4,
      [](double x) {
@@ -125,6 +126,8 @@ const SampledFunction kSampled[] = {
     {"exp", 1, [](long double x) { return expl(x); }, -746, 710},
     {"exp2", 1, [](long double x) { return exp2l(x); }, -1076, 1025},
     {"log", 1, [](long double x) { return logl(x); }, 0, 0},
+    {"log2", 1, [](long double x) { return log2l(x); }, 0, 0},
+    {"log10", 1, [](long double x) { return log10l(x); }, 0, 0},
     // Exactly 0 once exp(-x) overflows f64 (SPEC §3.4).
     {"sigmoid", 4,
      [](long double x) {

@@ -5,6 +5,10 @@
 namespace hologram::cpu_math {
 
 namespace f32 {
+/// exp's e^r = 1 + r + r² P(r) for |r| <= ln2/2 (support/exp_f32.h), both CPU code paths.
+/// P(r) = (e^r - 1 - r)/r² of exp on [-0.346574, 0.346574]: degree 4, fit error 6.49e-8.
+inline constexpr float kExpP[] = {0x1.6d10fcp-10f, 0x1.120b62p-7f, 0x1.55551ap-5f, 0x1.5554dep-3f,
+                                  0x1p-1f};
 /// ln 2 rounded, and the rest, for exp2's y = r ln 2.
 inline constexpr float kLn2 = 0x1.62e43p-1f;
 inline constexpr float kLn2Rest = -0x1.05c61p-29f;
@@ -138,6 +142,14 @@ inline constexpr double kExpHighest = 710.0;
 inline constexpr double kLogQ[] = {0x1.2b584aae78a57p-3, 0x1.39fe606542ddep-3, 0x1.7462b4ab2ef6bp-3,
                                    0x1.c71c62e5800a1p-3, 0x1.2492492df148dp-2, 0x1.99999999952e2p-2,
                                    0x1.5555555555558p-1};
+/// log2(e) and log10(e) for log2 and log10, with 26-bit heads: log(1 + f)'s head is cut to
+/// 26 bits, so their products are exact; log10(2) for the exponent k (|k| < 2^11) likewise.
+inline constexpr double kLog2eHi = 0x1.7154768p+0; // 26 significant bits
+inline constexpr double kLog2eLo = -0x1.6a3e80f444178p-27;
+inline constexpr double kLog10eHi = 0x1.bcb7b18p-2; // 26 significant bits
+inline constexpr double kLog10eLo = -0x1.6c8d78e6acaa4p-29;
+inline constexpr double kLog10Of2Hi = 0x1.34413509f78p-2; // 42 significant bits
+inline constexpr double kLog10Of2Lo = 0x1.fef311f12b358p-46;
 /// erf of f32, evaluated in f64: erf(a) = a P(a²) below 1, 1 - e^(-a²) Q(a) from 1 to
 /// kErfHighest, where erf rounds to 1 in f32 (Q is erfc(a) e^(a²)).
 /// P(t) = erf(√t)/√t on [0, 1]: degree 8, fit error 8.33e-13.
@@ -152,6 +164,15 @@ inline constexpr double kErfcQ[] = {
     -0x1.9678cec393b16p-3,  0x1.a0d6bd8e7a448p-2,  -0x1.6117687677b4p-1,   0x1.f0ff892df9dabp-1,
     -0x1.1eb34ecf4d7e5p+0,  0x1.ff6bf8c1fed96p-1};
 inline constexpr double kErfHighest = 4.0;
+/// atan2 of f32, evaluated in f64: atan(t) = t + t u P(u), u = t², for |t| <= tan(π/8).
+inline constexpr double kTanPiOver8 = 0x1.a827999fcef32p-2;
+/// P(u) of atan on [0, 0.171573]: degree 5, fit error 5.35e-10.
+inline constexpr double kAtanP[] = {0x1.9d8b2344d1c3cp-5, -0x1.614448bd30a84p-4,
+                                    0x1.c57bad2e925fp-4,  -0x1.248a173238684p-3,
+                                    0x1.99997b13bead1p-3, -0x1.5555554c0aef3p-2};
+inline constexpr double kPiOver4 = 0x1.921fb54442d18p-1;
+inline constexpr double kPiOver2 = 0x1.921fb54442d18p+0;
+inline constexpr double kPi = 0x1.921fb54442d18p+1;
 } // namespace f64
 
 } // namespace hologram::cpu_math

@@ -1,6 +1,7 @@
 // Transcendentals (SPEC §3.4 accuracy bounds) for the x86 lowering. Inline IR, scheduled with
-// the surrounding arithmetic (docs/isa.md "Inline math on x86"): exp, exp2, log and sigmoid of
-// f32 and f64, log2, log10, tanh and erf of f32, and sin and cos of f32 below 4096. The constants
+// the surrounding arithmetic (docs/isa.md "Inline math on x86"): exp, exp2, log, log2, log10
+// and sigmoid of f32 and f64, tanh, erf, pow and atan2 of f32, and sin, cos and tan of f32 below
+// 4096. The constants
 // are support/exp_f32.h's and support/cpu_math.h's (scripts/gen-cpu-math.py); scripts/math-sweep.sh
 // measures the f32 ones on every input. The other vectors call SLEEF's 1-ulp functions
 // (Sleef_<name><f|d><lanes>_u10<sse4|avx2|avx512f>), whose error bound meets the SPEC's for f32
@@ -187,6 +188,7 @@ public:
     return b_.CreateFMul(b_.CreateFMul(p, pow2(k1)), pow2(k2));
   }
   llvm::IRBuilder<> &builder() { return b_; }
+  llvm::Type *type() const { return ty_; }
 
   /// Whether x is a positive, finite, normal number (every lane of a vector).
   llvm::Value *all_positive_normal(llvm::Value *x) {
@@ -325,22 +327,29 @@ llvm::Value *emit_log(MathIR &m, llvm::Value *x, bool normal) {
   return log_special(m, x, m.fma(p.kf, m.ln2_hi(), y), normal);
 }
 
-/// log2 and log10 of f32: log(1 + f) as hi + lo with hi cut to 12 bits, so its products with
-/// the 12-bit heads of log2(e) and log10(e) are exact; k log10(2) likewise in two parts.
-llvm::Value *emit_log_base_f32(MathIR &m, llvm::Value *x, bool ten, bool normal) {
-  namespace c = cpu_math::f32;
+/// log2 and log10: log(1 + f) as hi + lo with hi cut to 12 bits (f32) or 26 (f64), so its
+/// products with the heads of log2(e) and log10(e), of as many bits, are exact; k log10(2)
+/// likewise in two parts.
+llvm::Value *emit_log_base(MathIR &m, llvm::Value *x, bool ten, bool normal) {
+  namespace c32 = cpu_math::f32;
+  namespace c64 = cpu_math::f64;
   llvm::IRBuilder<> &b = m.builder();
+  const bool d = m.f64();
   LogParts p = log_parts(m, x, normal);
   llvm::Value *hi = b.CreateFSub(p.f, p.hfsq);
-  hi = m.from_bits(b.CreateAnd(m.bits(hi), m.i(static_cast<int32_t>(0xfffff000u))));
+  const int64_t cut = d ? ~((int64_t{1} << 27) - 1) : static_cast<int32_t>(0xfffff000u);
+  hi = m.from_bits(b.CreateAnd(m.bits(hi), m.i(cut)));
   llvm::Value *lo = b.CreateFAdd(b.CreateFSub(b.CreateFSub(p.f, hi), p.hfsq), p.t);
-  const float head = ten ? c::kLog10eHi : c::kLog2eHi, rest = ten ? c::kLog10eLo : c::kLog2eLo;
+  const double head =
+      ten ? (d ? c64::kLog10eHi : c32::kLog10eHi) : (d ? c64::kLog2eHi : c32::kLog2eHi);
+  const double rest =
+      ten ? (d ? c64::kLog10eLo : c32::kLog10eLo) : (d ? c64::kLog2eLo : c32::kLog2eLo);
   llvm::Value *y = b.CreateFMul(b.CreateFAdd(lo, hi), m.f(rest));
   y = m.fma(lo, m.f(head), y);
   if (ten) {
-    y = m.fma(p.kf, m.f(c::kLog10Of2Lo), y);
+    y = m.fma(p.kf, m.f(d ? c64::kLog10Of2Lo : c32::kLog10Of2Lo), y);
     y = m.fma(hi, m.f(head), y);
-    y = m.fma(p.kf, m.f(c::kLog10Of2Hi), y);
+    y = m.fma(p.kf, m.f(d ? c64::kLog10Of2Hi : c32::kLog10Of2Hi), y);
   } else {
     y = b.CreateFAdd(m.fma(hi, m.f(head), y), p.kf);
   }
@@ -362,10 +371,12 @@ llvm::Value *emit_tanh_f32(MathIR &m, llvm::Value *x) {
   return b.CreateSelect(b.CreateFCmpOLT(a, m.f(c::kTanhPolyLimit)), small, large);
 }
 
-/// sin (or, with `cos`, cos) of f32 for |x| < kSinCosLimit: k = round(x 2/π) by the shifter,
-/// r = x - k π/2 (below), then sin r or cos r by their polynomials, chosen and signed by the
-/// quadrant k mod 4 (cos x = sin(x + π/2): quadrant k + 1). -0 stays -0 for sin.
-llvm::Value *emit_sincos_f32(MathIR &m, llvm::Value *x, bool cos) {
+/// sin, cos or tan of f32 for |x| < kSinCosLimit: k = round(x 2/π) by the shifter,
+/// r = x - k π/2 (below), then sin r and cos r by their polynomials, chosen and signed by the
+/// quadrant k mod 4 (cos x = sin(x + π/2): quadrant k + 1; tan x = sin r / cos r for even k,
+/// -cos r / sin r for odd k, one divide). -0 stays -0 for sin and tan.
+enum class Trig { Sin, Cos, Tan };
+llvm::Value *emit_trig_f32(MathIR &m, llvm::Value *x, Trig fn) {
   namespace c = cpu_math::f32;
   llvm::IRBuilder<> &b = m.builder();
   auto [kf, k] = m.round(m.fma(x, m.f(c::kTwoOverPi), m.shifter()));
@@ -408,7 +419,12 @@ llvm::Value *emit_sincos_f32(MathIR &m, llvm::Value *x, bool cos) {
     sin_r = m.fma(b.CreateFMul(r, u), m.horner(u, c::kSinS), r);
     cos_r = m.fma(b.CreateFMul(u, u), m.horner(u, c::kCosC), m.fma(u, m.f(-0.5), m.f(1.0)));
   }
-  llvm::Value *q = cos ? b.CreateAdd(k, m.i(1)) : k;
+  if (fn == Trig::Tan) {
+    llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(k, m.i(1)), m.i(0));
+    return b.CreateFDiv(b.CreateSelect(odd, cos_r, sin_r),
+                        b.CreateSelect(odd, b.CreateFNeg(sin_r), cos_r));
+  }
+  llvm::Value *q = fn == Trig::Cos ? b.CreateAdd(k, m.i(1)) : k;
   llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(q, m.i(1)), m.i(0));
   llvm::Value *v = m.bits(b.CreateSelect(odd, cos_r, sin_r));
   return m.from_bits(b.CreateXor(v, b.CreateShl(b.CreateAnd(q, m.i(2)), m.i(30))));
@@ -476,6 +492,78 @@ llvm::Value *emit_erf_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::V
   return b.CreateFPTrunc(b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, d), ty);
 }
 
+/// The f64 vector (or scalar) type with the lanes of f32 `ty`.
+llvm::Type *widened(llvm::IRBuilder<> &b, llvm::Type *ty) {
+  auto *vty = llvm::dyn_cast<llvm::VectorType>(ty);
+  return vty ? llvm::VectorType::get(b.getDoubleTy(), vty) : b.getDoubleTy();
+}
+
+/// pow of f32, evaluated in f64 and rounded once: e^(y log|x|) on the inline f64 log and exp
+/// (y log|x| carries under 2^-52 relative error, so the f32 result is within about half an ulp),
+/// with C99's special cases by selects: pow(x, ±0) = pow(1, y) = pow(-1, ±inf) = 1 (NaN
+/// included); a negative finite x with a finite non-integer y is NaN; a negative x (-0 and -inf
+/// included) with an odd integer y negates |x|^y. Zeros and infinities come out of log and exp
+/// (log 0 = -inf, log inf = inf).
+llvm::Value *emit_pow_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::Value *x,
+                          llvm::Value *y) {
+  llvm::Type *ty = x->getType();
+  MathIR m(b, target, widened(b, ty));
+  const double inf = std::numeric_limits<double>::infinity();
+  llvm::Value *xd = b.CreateFPExt(x, m.type()), *yd = b.CreateFPExt(y, m.type());
+  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, xd);
+  llvm::Value *r = emit_exp(m, b.CreateFMul(yd, emit_log(m, a, false)));
+  auto trunc = [&](llvm::Value *v) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, v); };
+  llvm::Value *integer = b.CreateFCmpOEQ(trunc(yd), yd); // ±inf counts as even
+  llvm::Value *half = b.CreateFMul(yd, m.f(0.5));
+  llvm::Value *odd = b.CreateAnd(integer, b.CreateFCmpONE(trunc(half), half));
+  llvm::Value *negative = b.CreateICmpSLT(m.bits(xd), m.i(0)); // the sign bit: -0 too
+  r = b.CreateSelect(b.CreateAnd(negative, odd), b.CreateFNeg(r), r);
+  llvm::Value *finite_negative =
+      b.CreateAnd(b.CreateFCmpOLT(xd, m.f(0.0)), b.CreateFCmpOGT(xd, m.f(-inf)));
+  llvm::Value *y_finite =
+      b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, yd), m.f(inf));
+  llvm::Value *domain = b.CreateAnd(finite_negative, b.CreateAnd(y_finite, b.CreateNot(integer)));
+  r = b.CreateSelect(domain, m.f(std::nan("")), r);
+  llvm::Value *one = b.CreateOr(b.CreateFCmpOEQ(yd, m.f(0.0)), b.CreateFCmpOEQ(xd, m.f(1.0)));
+  llvm::Value *y_infinite =
+      b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, yd), m.f(inf));
+  one = b.CreateOr(one, b.CreateAnd(b.CreateFCmpOEQ(a, m.f(1.0)), y_infinite));
+  r = b.CreateSelect(one, m.f(1.0), r);
+  return b.CreateFPTrunc(r, ty);
+}
+
+/// atan2 of f32, evaluated in f64 and rounded once. With mn and mx the smaller and larger of
+/// |x| and |y|: t = mn/mx, or (mn - mx)/(mn + mx) (exact numerator and denominator, one
+/// divide) above tan(π/8), where atan adds π/4; atan(t) = t + t u P(u), u = t²; then π/2 - r
+/// when |y| > |x|, π - r when x's sign bit is set, y's sign last. Both zero: t = 0 (so ±0 or
+/// ±π); both infinite: t = 0 past π/4 (±π/4 or ±3π/4); a NaN operand gives NaN.
+llvm::Value *emit_atan2_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::Value *y,
+                            llvm::Value *x) {
+  namespace c = cpu_math::f64;
+  llvm::Type *ty = x->getType();
+  MathIR m(b, target, widened(b, ty));
+  const double inf = std::numeric_limits<double>::infinity();
+  llvm::Value *xd = b.CreateFPExt(x, m.type()), *yd = b.CreateFPExt(y, m.type());
+  llvm::Value *ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, xd);
+  llvm::Value *ay = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, yd);
+  llvm::Value *swap = b.CreateFCmpOGT(ay, ax);
+  llvm::Value *mn = b.CreateSelect(swap, ax, ay), *mx = b.CreateSelect(swap, ay, ax);
+  llvm::Value *both_inf = b.CreateFCmpOEQ(mn, m.f(inf));
+  llvm::Value *big =
+      b.CreateOr(b.CreateFCmpOGT(mn, b.CreateFMul(mx, m.f(c::kTanPiOver8))), both_inf);
+  llvm::Value *t = b.CreateFDiv(b.CreateSelect(big, b.CreateFSub(mn, mx), mn),
+                                b.CreateSelect(big, b.CreateFAdd(mn, mx), mx));
+  t = b.CreateSelect(b.CreateOr(both_inf, b.CreateFCmpOEQ(mx, m.f(0.0))), m.f(0.0), t);
+  llvm::Value *u = b.CreateFMul(t, t);
+  llvm::Value *r = m.fma(b.CreateFMul(t, u), m.horner(u, c::kAtanP), t);
+  r = b.CreateSelect(big, b.CreateFAdd(m.f(c::kPiOver4), r), r);
+  r = b.CreateSelect(swap, b.CreateFSub(m.f(c::kPiOver2), r), r);
+  r = b.CreateSelect(b.CreateICmpSLT(m.bits(xd), m.i(0)), b.CreateFSub(m.f(c::kPi), r), r);
+  r = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, yd);
+  r = b.CreateSelect(b.CreateFCmpUNO(xd, yd), b.CreateFAdd(xd, yd), r);
+  return b.CreateFPTrunc(r, ty);
+}
+
 } // namespace
 
 llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode op,
@@ -515,29 +603,34 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
         [&] { return emit_log(m, x, false); });
   case MathOpcode::Log2:
   case MathOpcode::Log10: {
-    if (m.f64()) return call_library(b, target, op, args);
     const bool ten = op == MathOpcode::Log10;
     return m.unless_rare(
-        m.all_positive_normal(x), [&] { return emit_log_base_f32(m, x, ten, true); },
-        [&] { return emit_log_base_f32(m, x, ten, false); });
+        m.all_positive_normal(x), [&] { return emit_log_base(m, x, ten, true); },
+        [&] { return emit_log_base(m, x, ten, false); });
   }
   case MathOpcode::Tanh:
     if (!m.f64()) return emit_tanh_f32(m, x);
     return call_library(b, target, op, args);
   case MathOpcode::Sin:
-  case MathOpcode::Cos: {
+  case MathOpcode::Cos:
+  case MathOpcode::Tan: {
     if (m.f64()) return call_library(b, target, op, args);
     // Inline below kSinCosLimit (every lane); SLEEF for larger arguments, infinities and NaN.
     llvm::Value *small = m.all(b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
                                                m.f(cpu_math::f32::kSinCosLimit)));
-    const bool cos = op == MathOpcode::Cos;
+    const Trig fn = op == MathOpcode::Sin   ? Trig::Sin
+                    : op == MathOpcode::Cos ? Trig::Cos
+                                            : Trig::Tan;
     return m.unless_rare(
-        small, [&] { return emit_sincos_f32(m, x, cos); },
+        small, [&] { return emit_trig_f32(m, x, fn); },
         [&] { return call_library(b, target, op, args); });
   }
-  case MathOpcode::Tan:
   case MathOpcode::Pow:
-  case MathOpcode::Atan2: return call_library(b, target, op, args);
+    if (!m.f64()) return emit_pow_f32(b, target, args[0], args[1]);
+    return call_library(b, target, op, args);
+  case MathOpcode::Atan2:
+    if (!m.f64()) return emit_atan2_f32(b, target, args[0], args[1]);
+    return call_library(b, target, op, args);
   }
   throw LoweringError("unhandled math opcode");
 }
