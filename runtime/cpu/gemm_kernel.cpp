@@ -34,7 +34,8 @@ template <typename T> struct Shape {
   static constexpr size_t kLanes = kVectorBytes / sizeof(T);
   static constexpr size_t MR = 6;          // rows of the register tile
   static constexpr size_t NR = 2 * kLanes; // columns: two vectors
-  static constexpr size_t KC = 256;        // depth of a packed panel
+  static constexpr size_t KC = 512;        // depth of a packed panel: C is read and written
+                                           // once per panel, so half as often as at 256
   static constexpr size_t MC = 96;         // rows of A per packed block (a multiple of MR)
   static constexpr size_t NC = 2048;       // columns of B per packed panel
 };

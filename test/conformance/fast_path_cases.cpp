@@ -415,6 +415,10 @@ template <typename T> void typed_cases(std::vector<Case> &out) {
   // Square, contiguous, alpha 1 and beta 0 (the repro of issue 17's shape, larger).
   out.push_back(
       gemm_case<T>("fast_gemm_square", {1, 64, 64, 64, 64, 64, 64, 0, 0, 0, 1, 0}, false));
+  // The CPU kernel's blocking: two blocks of rows (96 per block) and three panels of depth
+  // (512, 512 and 76; the second and third accumulate onto C with beta 1).
+  out.push_back(gemm_case<T>("fast_gemm_panels",
+                             {1, 100, 40, 1100, 1100, 1100, 41, 0, 0, 0, 0.5f, 1.25f}, false));
   // Batches with gaps between the matrices.
   out.push_back(gemm_case<T>(
       "fast_batched_gemm",
