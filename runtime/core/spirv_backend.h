@@ -11,6 +11,7 @@
 #include "launch_args.h"
 #include "library_paths.h"
 #include "library_plan.h"
+#include "recent_cache.h"
 
 #include "hologram/artifact/bundle.h"
 #include "hologram/codegen/cpu_abi.h"
@@ -460,8 +461,7 @@ private:
     m.kernels.push_back(kernel);
     std::string key = isa::print_module(m);
     std::lock_guard lock(programs_mutex_);
-    auto it = programs_.find(key);
-    if (it != programs_.end()) return it->second;
+    if (Compiled *c = programs_.find(key)) return *c;
     const JitCompiler *jit = linked_jit();
     if (!jit)
       throw Error(ErrorCode::InvalidProgram,
@@ -476,13 +476,14 @@ private:
                   st.message());
     const std::string where = "the module of kernel '" + kernel.name + "'";
     auto c = programs(m.kernels, spirv.kernels, spirv.words, where).at(kernel.name);
-    programs_.emplace(key, c);
+    programs_.put(key, c);
     return c;
   }
 
   HandleTable<LoadedModule> modules_{"module"};
   std::mutex programs_mutex_;
-  std::map<std::string, Compiled> programs_;
+  /// By canonical text: the pipelines of the programs used last (kRecentPrograms).
+  RecentCache<std::string, Compiled> programs_{kRecentPrograms};
 };
 
 } // namespace hologram::runtime

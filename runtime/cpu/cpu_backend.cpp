@@ -9,6 +9,7 @@
 #include "../core/host_atlas.h"
 #include "../core/jit_hook.h"
 #include "../core/launch_args.h"
+#include "../core/recent_cache.h"
 #include "cpu_module.h"
 #include "hologram/interp/interpreter.h"
 #include "hologram/isa/text.h"
@@ -146,18 +147,16 @@ private:
     const std::string request = requested_cpu_isa();
     std::lock_guard lock(programs_mutex_);
     // A kernel object launched again: found by its address and compared, without printing it.
-    if (auto it = recent_.find(&kernel);
-        it != recent_.end() && it->second.request == request && it->second.kernel.same_as(kernel))
-      return it->second.module;
+    if (Recent *r = recent_.find(&kernel); r && r->request == request && r->kernel.same_as(kernel))
+      return r->module;
     isa::Module m;
     m.kernels.push_back(kernel);
     std::string key = request + "\n" + isa::print_module(m);
     auto remember = [&](std::shared_ptr<CpuModule> mod) {
-      if (recent_.size() >= 64) recent_.clear();
-      recent_[&kernel] = {request, kernel, mod};
+      recent_.put(&kernel, {request, kernel, mod});
       return mod;
     };
-    if (auto it = programs_.find(key); it != programs_.end()) return remember(it->second);
+    if (auto *mod = programs_.find(key)) return remember(*mod);
     const JitCompiler *jit = linked_jit();
     if (!jit)
       throw Error(ErrorCode::InvalidProgram,
@@ -174,7 +173,7 @@ private:
                   st.message());
     auto mod = CpuModule::from_descriptor(desc, "the program of kernel '" + kernel.name + "'",
                                           std::move(owner));
-    programs_.emplace(std::move(key), mod);
+    programs_.put(std::move(key), mod);
     return remember(mod);
   }
 
@@ -229,13 +228,14 @@ private:
   LibraryPathCounter paths_;
   const bool interpret_;
   std::mutex programs_mutex_;
-  std::map<std::string, std::shared_ptr<CpuModule>> programs_; ///< by request and ISA text
+  /// By request and ISA text: the code of the 64 programs used last (kRecentPrograms).
+  RecentCache<std::string, std::shared_ptr<CpuModule>> programs_{kRecentPrograms};
   struct Recent {
     std::string request;
     isa::Kernel kernel;
     std::shared_ptr<CpuModule> module;
   };
-  std::map<const isa::Kernel *, Recent> recent_;
+  RecentCache<const isa::Kernel *, Recent> recent_{kRecentPrograms};
 };
 
 std::string cpu_model_name() {

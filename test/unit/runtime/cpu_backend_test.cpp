@@ -1,6 +1,7 @@
 // The CPU backend with compiled modules: the dispatcher (automatic choice, HOLOGRAM_CPU_ISA
 // and set_cpu_isa capping or forcing, refusal naming missing features), loading errors,
 // launch misuse and faults reported with the failing lane, and concurrent use.
+#include "core/recent_cache.h"
 #include "hologram/driver/cpu_output.h"
 #include "hologram/isa/library_accuracy.h"
 #include "hologram/isa/text.h"
@@ -504,6 +505,44 @@ TEST(CpuModules, WholeLaunchOperationsSplitOverThreadsMatchTheInterpreter) {
   double sum_abs = 0;
   for (float v : reference.first) sum_abs += std::fabs(v);
   EXPECT_NEAR(compiled.second[0], reference.second[0], n * 1.2e-7 * sum_abs);
+}
+
+TEST(RecentCache, DropsTheValueUsedLeastRecently) {
+  runtime::RecentCache<std::string, int> c(3);
+  c.put("a", 1);
+  c.put("b", 2);
+  c.put("c", 3);
+  ASSERT_NE(c.find(std::string("a")), nullptr); // a is now newer than b
+  c.put("d", 4);                                // drops b
+  EXPECT_EQ(c.size(), 3u);
+  EXPECT_EQ(c.find(std::string("b")), nullptr);
+  EXPECT_EQ(*c.find(std::string("a")), 1);
+  c.put("c", 30); // replacing a value keeps the size
+  EXPECT_EQ(c.size(), 3u);
+  EXPECT_EQ(*c.find(std::string("c")), 30);
+  c.put("e", 5); // drops d, the one left unused longest
+  EXPECT_EQ(c.find(std::string("d")), nullptr);
+}
+
+// execute_program keeps the code of the last runtime::kRecentPrograms programs only: more
+// distinct programs than that all run right, and the first runs again after it was dropped.
+TEST(CpuExecuteProgram, ManyDistinctProgramsRunAndOldOnesAreCompiledAgain) {
+  auto b = create_backend(Preference::parse("cpu"));
+  auto out = b->allocate_buffer(4);
+  auto run = [&](int c) {
+    DiagnosticEngine diags;
+    auto m = isa::parse_module(".kernel k" + std::to_string(c) +
+                                   "\n.param %o : buffer<u32> write\n  mov.imm.u32 r0, " +
+                                   std::to_string(c) + "\n  st.u32 [%o], r0\n",
+                               "p.hasm", diags);
+    EXPECT_TRUE(m) << diags.to_string();
+    KernelArg args[] = {KernelArg::buffer(out)};
+    b->execute_program(m->kernels[0], LaunchConfig::linear(1), args);
+    return b->read<uint32_t>(out)[0];
+  };
+  for (int c = 0; c < static_cast<int>(runtime::kRecentPrograms) + 6; ++c)
+    ASSERT_EQ(run(c), static_cast<uint32_t>(c));
+  EXPECT_EQ(run(0), 0u);
 }
 
 } // namespace
