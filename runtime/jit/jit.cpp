@@ -90,18 +90,13 @@ Status cpu_target(codegen::CpuTarget &out) {
     out = *t;
     return Status::ok();
   }
-  for (int level = 4; level >= 2; --level) {
-    if (cap != 0 && level > cap) continue;
-    auto t = codegen::parse_cpu_target("x86-64-v" + std::to_string(level), error);
-    if (!t) return {ErrorCode::Internal, error};
-    bool runs = true;
-    for (const auto &f : t->features) runs = runs && cpu_has_feature(f);
-    if (runs) {
-      out = *t;
-      return Status::ok();
-    }
-  }
-  return {ErrorCode::BackendUnavailable, "this CPU runs no x86-64 level from v2 up"};
+  const int level = codegen::best_cpu_level(cap, cpu_has_feature);
+  if (level == 0)
+    return {ErrorCode::BackendUnavailable, "this CPU runs no x86-64 level from v2 up"};
+  auto t = codegen::parse_cpu_target("x86-64-v" + std::to_string(level), error);
+  if (!t) return {ErrorCode::Internal, error};
+  out = *t;
+  return Status::ok();
 }
 
 /// One compiled module: the JIT that holds its code and data.

@@ -4,6 +4,7 @@
 // circuit, cK=... fills class K of the boundary pool and --print cK prints it.
 #include "hologram/artifact/bundle.h"
 #include "hologram/artifact/compile_cache.h"
+#include "hologram/codegen/cpu.h"
 #include "hologram/driver/cpu_output.h"
 #include "hologram/driver/driver.h"
 #include "hologram/interp/interpreter.h"
@@ -232,21 +233,17 @@ Status run_compiled(const std::string &backend, const isa::Module &module,
   return run_module_file(backend, path, kernel, launch, args, atlas);
 }
 
-/// The x86 targets --backend=cpu compiles, so that the CPU backend's dispatcher finds the
-/// variant it picks: under a cap (HOLOGRAM_CPU_ISA=v3 or set_cpu_isa), every level from v2 up
-/// to the cap or this CPU's level, whichever is lower (features disabled by
-/// HOLOGRAM_CPU_DISABLE may leave it a lower one); a forced CPU name, that name; no request,
-/// this CPU's level.
+/// The x86 target --backend=cpu compiles: the variant the CPU backend's dispatcher picks, so
+/// only that one is compiled. A forced CPU name (HOLOGRAM_CPU_ISA or set_cpu_isa), that name;
+/// else the best level at or below the cap (if any) whose features this CPU has, counting
+/// those HOLOGRAM_CPU_DISABLE disables (codegen::best_cpu_level, as Hologram::jit picks).
 std::vector<std::string> dispatch_targets() {
   const std::string request = runtime::requested_cpu_isa();
-  const std::string host = driver::host_cpu_target();
-  if (request.empty()) return {host};
   const auto [want, cap] = runtime::parse_cpu_isa_request(request);
-  if (cap < 2 || cap > 4) return {want};
-  std::vector<std::string> out;
-  for (int l = 2; l <= std::min(cap, std::max(2, runtime::parse_cpu_isa_request(host).cap)); ++l)
-    out.push_back("x86-64-v" + std::to_string(l));
-  return out;
+  if (!request.empty() && (cap < 2 || cap > 4)) return {want};
+  // No level runs: compile v2, and the dispatcher names what this CPU lacks.
+  const int level = codegen::best_cpu_level(cap, runtime::cpu_has_feature);
+  return {"x86-64-v" + std::to_string(std::max(level, 2))};
 }
 
 } // namespace
