@@ -482,7 +482,7 @@ private:
 
   HandleTable<LoadedModule> modules_{"module"};
   std::mutex programs_mutex_;
-  /// By canonical text: the pipelines of the programs used last (kRecentPrograms).
+  /// By canonical text: the pipelines of the programs used last (kRecentPrograms of them).
   RecentCache<std::string, Compiled> programs_{kRecentPrograms};
 };
 

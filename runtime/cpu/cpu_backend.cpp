@@ -228,7 +228,7 @@ private:
   LibraryPathCounter paths_;
   const bool interpret_;
   std::mutex programs_mutex_;
-  /// By request and ISA text: the code of the 64 programs used last (kRecentPrograms).
+  /// By request and ISA text: the code of the programs used last (kRecentPrograms of them).
   RecentCache<std::string, std::shared_ptr<CpuModule>> programs_{kRecentPrograms};
   struct Recent {
     std::string request;

@@ -83,18 +83,15 @@ std::string message_of(llvm::Error e) {
 /// best level at or below its cap whose features this CPU has (as the dispatcher decides).
 Status cpu_target(codegen::CpuTarget &out) {
   const auto [want, cap] = parse_cpu_isa_request(requested_cpu_isa());
-  std::string error;
   if (!want.empty() && cap == 0) {
+    std::string error;
     auto t = codegen::parse_cpu_target(want, error);
     if (!t) return {ErrorCode::InvalidArgument, error};
     out = *t;
     return Status::ok();
   }
-  const int level = codegen::best_cpu_level(cap, cpu_has_feature);
-  if (level == 0)
-    return {ErrorCode::BackendUnavailable, "this CPU runs no x86-64 level from v2 up"};
-  auto t = codegen::parse_cpu_target("x86-64-v" + std::to_string(level), error);
-  if (!t) return {ErrorCode::Internal, error};
+  auto t = codegen::best_cpu_target(cap, cpu_has_feature);
+  if (!t) return {ErrorCode::BackendUnavailable, "this CPU runs no x86-64 level from v2 up"};
   out = *t;
   return Status::ok();
 }

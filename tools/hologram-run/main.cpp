@@ -236,14 +236,14 @@ Status run_compiled(const std::string &backend, const isa::Module &module,
 /// The x86 target --backend=cpu compiles: the variant the CPU backend's dispatcher picks, so
 /// only that one is compiled. A forced CPU name (HOLOGRAM_CPU_ISA or set_cpu_isa), that name;
 /// else the best level at or below the cap (if any) whose features this CPU has, counting
-/// those HOLOGRAM_CPU_DISABLE disables (codegen::best_cpu_level, as Hologram::jit picks).
+/// those HOLOGRAM_CPU_DISABLE disables (codegen::best_cpu_target, as Hologram::jit picks).
 std::vector<std::string> dispatch_targets() {
   const std::string request = runtime::requested_cpu_isa();
   const auto [want, cap] = runtime::parse_cpu_isa_request(request);
   if (!request.empty() && (cap < 2 || cap > 4)) return {want};
   // No level runs: compile v2, and the dispatcher names what this CPU lacks.
-  const int level = codegen::best_cpu_level(cap, runtime::cpu_has_feature);
-  return {"x86-64-v" + std::to_string(std::max(level, 2))};
+  auto t = codegen::best_cpu_target(cap, runtime::cpu_has_feature);
+  return {t ? t->name : "x86-64-v2"};
 }
 
 } // namespace

@@ -29,10 +29,10 @@ bool is_cpu_target_name(std::string_view name);
 std::optional<CpuTarget> parse_cpu_target(std::string_view name, std::string &error);
 /// The host's best level among x86-64-v2/v3/v4 (for a default --target).
 std::string host_cpu_level();
-/// The best x86-64 level (2, 3 or 4) at or below `cap` (0: no cap) all of whose features
-/// `has` reports, as the runtime's dispatcher would choose among variants of every level; 0
-/// when none runs. With runtime::cpu_has_feature, $HOLOGRAM_CPU_DISABLE counts.
-int best_cpu_level(int cap, const std::function<bool(std::string_view)> &has);
+/// The best of x86-64-v2/v3/v4 at or below level `cap` (0: no cap) all of whose features
+/// `has` reports, as the runtime's dispatcher would choose among variants of every level;
+/// nullopt when none runs. With runtime::cpu_has_feature, $HOLOGRAM_CPU_DISABLE counts.
+std::optional<CpuTarget> best_cpu_target(int cap, const std::function<bool(std::string_view)> &has);
 
 /// A SPIR-V module to embed next to the x86 code (hg_spirv_module_desc).
 struct EmbeddedSpirv {

@@ -1,15 +1,15 @@
 // Transcendentals (SPEC §3.4 accuracy bounds) for the x86 lowering. Inline IR, scheduled with
 // the surrounding arithmetic (docs/isa.md "Inline math on x86"): exp, exp2, log, log2, log10
 // and sigmoid of f32 and f64, tanh, erf, pow and atan2 of f32, and sin, cos and tan of f32 below
-// 4096. The constants
-// are support/exp_f32.h's and support/cpu_math.h's (scripts/gen-cpu-math.py); scripts/math-sweep.sh
-// measures the f32 ones on every input. The other vectors call SLEEF's 1-ulp functions
-// (Sleef_<name><f|d><lanes>_u10<sse4|avx2|avx512f>), whose error bound meets the SPEC's for f32
-// (2 and 4 ulp) and f64 (1 ulp of the correctly rounded value): no lane ever calls scalar libm
-// inside a vector loop. f32 erf is a polynomial per interval, its coefficients permuted from
-// tables, where one permute holds a table (AVX2, AVX-512), else evaluated in f64 and rounded
-// once; rsqrt of f32 is evaluated in f64; sigmoid is 1/(1+exp(-x)), which saturates to
-// exactly 0 and 1. Uniform values of the library's functions call libm once.
+// 4096. The constants are support/exp_f32.h's and support/cpu_math.h's
+// (scripts/gen-cpu-math.py); scripts/math-sweep.sh measures the f32 ones on every input. The other
+// vectors call SLEEF's 1-ulp functions (Sleef_<name><f|d><lanes>_u10<sse4|avx2|avx512f>), whose
+// error bound meets the SPEC's for f32 (2 and 4 ulp) and f64 (1 ulp of the correctly rounded
+// value): no lane ever calls scalar libm inside a vector loop. f32 erf is a polynomial per
+// interval, its coefficients permuted from tables, where one permute holds a table (AVX2, AVX-512),
+// else evaluated in f64 and rounded once; rsqrt of f32 is evaluated in f64; sigmoid is
+// 1/(1+exp(-x)), which saturates to exactly 0 and 1. Uniform values of the library's functions call
+// libm once.
 #include "lowering.h"
 
 #include "hologram/support/cpu_math.h"
@@ -470,6 +470,12 @@ llvm::Value *emit_erf_f32_table(llvm::IRBuilder<> &b, const CpuTarget &target, l
   return nullptr;
 }
 
+/// The f64 vector (or scalar) type with the lanes of f32 `ty`.
+llvm::Type *widened(llvm::IRBuilder<> &b, llvm::Type *ty) {
+  auto *vty = llvm::dyn_cast<llvm::VectorType>(ty);
+  return vty ? llvm::VectorType::get(b.getDoubleTy(), vty) : b.getDoubleTy();
+}
+
 /// erf of f32, evaluated in f64 and rounded once, where no permute holds a table (SSE, scalars):
 /// a = |x| (a² is exact in f64), a P(a²) below 1, else
 /// 1 - e^(-a²) Q(a) with a clamped to 4, where erf is 1 in f32; the sign of x last. Branch-free;
@@ -478,9 +484,7 @@ llvm::Value *emit_erf_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::V
   if (llvm::Value *r = emit_erf_f32_table(b, target, x)) return r;
   namespace c = cpu_math::f64;
   llvm::Type *ty = x->getType();
-  llvm::Type *wide = ty->isVectorTy()
-                         ? llvm::VectorType::get(b.getDoubleTy(), llvm::cast<llvm::VectorType>(ty))
-                         : b.getDoubleTy();
+  llvm::Type *wide = widened(b, ty);
   MathIR m(b, target, wide);
   llvm::Value *d = b.CreateFPExt(x, wide);
   llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d);
@@ -490,12 +494,6 @@ llvm::Value *emit_erf_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::V
   llvm::Value *large = b.CreateFSub(m.f(1.0), b.CreateFMul(e, m.horner(ac, c::kErfcQ)));
   llvm::Value *r = b.CreateSelect(b.CreateFCmpOLT(a, m.f(1.0)), small, large);
   return b.CreateFPTrunc(b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, d), ty);
-}
-
-/// The f64 vector (or scalar) type with the lanes of f32 `ty`.
-llvm::Type *widened(llvm::IRBuilder<> &b, llvm::Type *ty) {
-  auto *vty = llvm::dyn_cast<llvm::VectorType>(ty);
-  return vty ? llvm::VectorType::get(b.getDoubleTy(), vty) : b.getDoubleTy();
 }
 
 /// pow of f32, evaluated in f64 and rounded once: e^(y log|x|) on the inline f64 log and exp
@@ -520,13 +518,12 @@ llvm::Value *emit_pow_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::V
   r = b.CreateSelect(b.CreateAnd(negative, odd), b.CreateFNeg(r), r);
   llvm::Value *finite_negative =
       b.CreateAnd(b.CreateFCmpOLT(xd, m.f(0.0)), b.CreateFCmpOGT(xd, m.f(-inf)));
-  llvm::Value *y_finite =
-      b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, yd), m.f(inf));
+  llvm::Value *ay = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, yd);
+  llvm::Value *y_finite = b.CreateFCmpOLT(ay, m.f(inf)),
+              *y_infinite = b.CreateFCmpOEQ(ay, m.f(inf));
   llvm::Value *domain = b.CreateAnd(finite_negative, b.CreateAnd(y_finite, b.CreateNot(integer)));
   r = b.CreateSelect(domain, m.f(std::nan("")), r);
   llvm::Value *one = b.CreateOr(b.CreateFCmpOEQ(yd, m.f(0.0)), b.CreateFCmpOEQ(xd, m.f(1.0)));
-  llvm::Value *y_infinite =
-      b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, yd), m.f(inf));
   one = b.CreateOr(one, b.CreateAnd(b.CreateFCmpOEQ(a, m.f(1.0)), y_infinite));
   r = b.CreateSelect(one, m.f(1.0), r);
   return b.CreateFPTrunc(r, ty);
@@ -575,9 +572,7 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
   case MathOpcode::Sqrt: return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
   case MathOpcode::Rsqrt: {
     if (ty->getScalarType()->isFloatTy()) {
-      llvm::Type *wide = ty->isVectorTy() ? llvm::VectorType::get(b.getDoubleTy(),
-                                                                  llvm::cast<llvm::VectorType>(ty))
-                                          : b.getDoubleTy();
+      llvm::Type *wide = widened(b, ty);
       llvm::Value *d = b.CreateFPExt(x, wide);
       llvm::Value *r = b.CreateFDiv(llvm::ConstantFP::get(wide, 1.0),
                                     b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, d));

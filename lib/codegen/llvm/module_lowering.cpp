@@ -412,16 +412,17 @@ std::string host_cpu_level() {
   return "x86-64-v2";
 }
 
-int best_cpu_level(int cap, const std::function<bool(std::string_view)> &has) {
+std::optional<CpuTarget> best_cpu_target(int cap,
+                                         const std::function<bool(std::string_view)> &has) {
   for (int level = 4; level >= 2; --level) {
     if (cap != 0 && level > cap) continue;
     std::string error;
     auto t = parse_cpu_target("x86-64-v" + std::to_string(level), error);
     if (t && std::all_of(t->features.begin(), t->features.end(),
                          [&](const std::string &f) { return has(f); }))
-      return level;
+      return t;
   }
-  return 0;
+  return std::nullopt;
 }
 
 std::string c_module_name(std::string_view module_name) {
