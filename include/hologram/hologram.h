@@ -62,12 +62,16 @@ typedef enum hg_type {
 
 typedef enum hg_arg_kind { HG_ARG_BUFFER = 0, HG_ARG_POOL = 1, HG_ARG_SCALAR = 2 } hg_arg_kind;
 
-/** One kernel argument, in parameter order. */
+/** One kernel argument, in parameter order. A buffer argument may be a view of its buffer:
+ * the bytes [offset, offset + bytes), which the kernel sees as the whole parameter (bytes 0:
+ * to the end of the buffer); see hg_arg_buffer_view. */
 typedef struct hg_arg {
   hg_arg_kind kind;
   uint64_t handle; /**< buffer or pool */
   hg_type type;    /**< scalar type */
   uint64_t bits;   /**< scalar value bits, zero-extended */
+  uint64_t offset; /**< a buffer view's first byte */
+  uint64_t bytes;  /**< a buffer view's length; 0: to the end of the buffer */
 } hg_arg;
 
 /** The message of the last failure on this thread ("" after a success). */
@@ -118,6 +122,17 @@ hg_status hg_buffer_write(hg_backend *backend, hg_buffer buffer, uint64_t offset
 hg_status hg_buffer_read(hg_backend *backend, hg_buffer buffer, uint64_t offset, void *out,
                          uint64_t bytes);
 hg_status hg_buffer_size(hg_backend *backend, hg_buffer buffer, uint64_t *out);
+/** A buffer that is the bytes [offset, offset + bytes) of `parent`, sharing its memory (no
+ * copy). `offset` is a multiple of hg_view_alignment(); freeing `parent` first is allowed. */
+hg_status hg_buffer_create_sub(hg_backend *backend, hg_buffer parent, uint64_t offset,
+                               uint64_t bytes, hg_buffer *out);
+/** A buffer over `bytes` bytes of host memory at `memory`, which the application keeps alive
+ * until the buffer is freed. `*shared` (may be NULL) is set to 1 when the memory is used in
+ * place (launches and copies read and write it), 0 when the device holds a copy made now. */
+hg_status hg_buffer_wrap_host(hg_backend *backend, void *memory, uint64_t bytes, hg_buffer *out,
+                              int *shared);
+/** The alignment, in bytes, of sub-buffer and view offsets on this device. */
+hg_status hg_view_alignment(hg_backend *backend, uint64_t *out);
 
 hg_status hg_pool_allocate(hg_backend *backend, uint64_t bytes, hg_pool *out);
 hg_status hg_pool_free(hg_backend *backend, hg_pool pool);
@@ -149,23 +164,28 @@ hg_status hg_launch_kernel(hg_backend *backend, hg_module module, const char *ke
 
 /** Argument helpers. */
 static inline hg_arg hg_arg_buffer(hg_buffer b) {
-  hg_arg a = {HG_ARG_BUFFER, b, HG_U8, 0};
+  hg_arg a = {HG_ARG_BUFFER, b, HG_U8, 0, 0, 0};
+  return a;
+}
+/** The bytes [offset, offset + bytes) of buffer b (bytes 0: to its end). */
+static inline hg_arg hg_arg_buffer_view(hg_buffer b, uint64_t offset, uint64_t bytes) {
+  hg_arg a = {HG_ARG_BUFFER, b, HG_U8, 0, offset, bytes};
   return a;
 }
 static inline hg_arg hg_arg_pool(hg_pool p) {
-  hg_arg a = {HG_ARG_POOL, p, HG_U8, 0};
+  hg_arg a = {HG_ARG_POOL, p, HG_U8, 0, 0, 0};
   return a;
 }
 static inline hg_arg hg_arg_u32(uint32_t v) {
-  hg_arg a = {HG_ARG_SCALAR, 0, HG_U32, v};
+  hg_arg a = {HG_ARG_SCALAR, 0, HG_U32, v, 0, 0};
   return a;
 }
 static inline hg_arg hg_arg_i32(int32_t v) {
-  hg_arg a = {HG_ARG_SCALAR, 0, HG_I32, (uint32_t)v};
+  hg_arg a = {HG_ARG_SCALAR, 0, HG_I32, (uint32_t)v, 0, 0};
   return a;
 }
 static inline hg_arg hg_arg_u64(uint64_t v) {
-  hg_arg a = {HG_ARG_SCALAR, 0, HG_U64, v};
+  hg_arg a = {HG_ARG_SCALAR, 0, HG_U64, v, 0, 0};
   return a;
 }
 static inline hg_arg hg_arg_f32(float v) {
@@ -173,7 +193,7 @@ static inline hg_arg hg_arg_f32(float v) {
     float f;
     uint32_t u;
   } c;
-  hg_arg a = {HG_ARG_SCALAR, 0, HG_F32, 0};
+  hg_arg a = {HG_ARG_SCALAR, 0, HG_F32, 0, 0, 0};
   c.f = v;
   a.bits = c.u;
   return a;

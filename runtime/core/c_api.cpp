@@ -35,8 +35,16 @@ std::vector<KernelArg> kernel_args(const hg_arg *args, size_t nargs) {
   for (size_t i = 0; i < nargs; ++i) {
     const hg_arg &x = args[i];
     switch (x.kind) {
-    case HG_ARG_BUFFER: a.push_back(KernelArg::buffer({x.handle})); break;
-    case HG_ARG_POOL: a.push_back(KernelArg::pool({x.handle})); break;
+    case HG_ARG_BUFFER:
+      a.push_back(KernelArg::buffer({x.handle}, x.offset, x.bytes ? x.bytes : KernelArg::kToEnd));
+      break;
+    case HG_ARG_POOL:
+      if (x.offset != 0 || x.bytes != 0)
+        throw Error(ErrorCode::InvalidArgument,
+                    "argument " + std::to_string(i + 1) +
+                        " is a pool with a view's offset or length (views are of buffers)");
+      a.push_back(KernelArg::pool({x.handle}));
+      break;
     case HG_ARG_SCALAR:
       if (x.type < HG_I8 || x.type > HG_F64)
         throw Error(ErrorCode::InvalidArgument,
@@ -209,6 +217,30 @@ hg_status hg_buffer_size(hg_backend *backend, hg_buffer b, uint64_t *out) {
   return guard([&] {
     require(out, "the output pointer");
     *out = backend_of(backend).buffer_size({b});
+  });
+}
+
+hg_status hg_buffer_create_sub(hg_backend *backend, hg_buffer parent, uint64_t offset,
+                               uint64_t bytes, hg_buffer *out) {
+  return guard([&] {
+    require(out, "the output pointer");
+    *out = backend_of(backend).create_sub_buffer({parent}, offset, bytes).id;
+  });
+}
+hg_status hg_buffer_wrap_host(hg_backend *backend, void *memory, uint64_t bytes, hg_buffer *out,
+                              int *shared) {
+  return guard([&] {
+    require(out, "the output pointer");
+    require(memory, "the host memory pointer");
+    auto h = backend_of(backend).wrap_host_memory({static_cast<std::byte *>(memory), bytes});
+    *out = h.buffer.id;
+    if (shared) *shared = h.shared ? 1 : 0;
+  });
+}
+hg_status hg_view_alignment(hg_backend *backend, uint64_t *out) {
+  return guard([&] {
+    require(out, "the output pointer");
+    *out = backend_of(backend).device_info().view_alignment;
   });
 }
 

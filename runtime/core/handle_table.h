@@ -3,6 +3,7 @@
 // while another thread copies from it stays alive until that copy ends.
 #pragma once
 
+#include "hologram/runtime/backend.h"
 #include "hologram/runtime/error.h"
 
 #include <memory>
@@ -67,6 +68,29 @@ inline void check_range(const std::string &what, uint64_t id, uint64_t size, uin
                                           " bytes at offset " + std::to_string(offset) +
                                           " is outside " + what + " #" + std::to_string(id) +
                                           " of " + std::to_string(size) + " bytes");
+}
+
+/// The length of the sub-buffer or view [offset, offset + bytes) of buffer #id of `size` bytes
+/// (`bytes` KernelArg::kToEnd: to its end). Throws Error(InvalidArgument) for an empty range or an
+/// offset that is not a multiple of `alignment` (the device's DeviceInfo::view_alignment), and
+/// Error(OutOfBounds) for a range outside the buffer.
+inline uint64_t view_bytes(uint64_t id, uint64_t size, uint64_t offset, uint64_t bytes,
+                           uint64_t alignment) {
+  const std::string what = "a view of buffer #" + std::to_string(id);
+  if (alignment > 1 && offset % alignment != 0)
+    throw Error(ErrorCode::InvalidArgument,
+                what + " starts at byte " + std::to_string(offset) +
+                    ", which is not a multiple of " + std::to_string(alignment) +
+                    ", the view alignment of this device (DeviceInfo::view_alignment)");
+  if (bytes == KernelArg::kToEnd) {
+    check_range("buffer", id, size, offset, 0, what.c_str());
+    bytes = size - offset;
+  }
+  if (bytes == 0)
+    throw Error(ErrorCode::InvalidArgument,
+                what + " at offset " + std::to_string(offset) + " holds no bytes");
+  check_range("buffer", id, size, offset, bytes, what.c_str());
+  return bytes;
 }
 
 } // namespace hologram::runtime

@@ -17,9 +17,9 @@ inline std::string argument_name(const isa::Kernel &kernel, size_t i) {
          kernel.name + "'";
 }
 
-/// Throws Error(InvalidArgument) unless `args` fit `kernel`'s parameters. `buffer_bytes(h)`
-/// returns the size of buffer handle h (and throws for an unknown one); pools are resolved
-/// by the caller.
+/// Throws Error(InvalidArgument) unless `args` fit `kernel`'s parameters. `buffer_bytes(a)`
+/// returns the size of buffer argument a, the view's when it is one (and throws for an unknown
+/// handle or a view outside its buffer); pools are resolved by the caller.
 template <typename BufferBytes>
 void check_launch_args(const isa::Kernel &kernel, std::span<const KernelArg> args,
                        BufferBytes &&buffer_bytes) {
@@ -34,17 +34,27 @@ void check_launch_args(const isa::Kernel &kernel, std::span<const KernelArg> arg
     case isa::ParamKind::Buffer: {
       if (a.kind != KernelArg::Kind::Buffer)
         throw Error(ErrorCode::InvalidArgument, argument_name(kernel, i) + " must be a buffer");
-      uint64_t bytes = buffer_bytes(a.handle);
+      uint64_t bytes = buffer_bytes(a);
+      if (a.offset % isa::type_size(p.type) != 0)
+        throw Error(ErrorCode::InvalidArgument,
+                    argument_name(kernel, i) + ": a view of buffer #" + std::to_string(a.handle) +
+                        " at byte " + std::to_string(a.offset) + " does not start on a " +
+                        std::string(isa::type_name(p.type)) + " element");
       if (bytes % isa::type_size(p.type) != 0)
         throw Error(ErrorCode::InvalidArgument,
-                    argument_name(kernel, i) + ": buffer #" + std::to_string(a.handle) + " holds " +
-                        std::to_string(bytes) + " bytes, not a whole number of " +
-                        std::string(isa::type_name(p.type)) + " elements");
+                    argument_name(kernel, i) + ": " + (a.is_view() ? "a view of " : "") +
+                        "buffer #" + std::to_string(a.handle) + " holds " + std::to_string(bytes) +
+                        " bytes, not a whole number of " + std::string(isa::type_name(p.type)) +
+                        " elements");
       break;
     }
     case isa::ParamKind::Pool:
       if (a.kind != KernelArg::Kind::Pool)
         throw Error(ErrorCode::InvalidArgument, argument_name(kernel, i) + " must be a pool");
+      if (a.is_view())
+        throw Error(ErrorCode::InvalidArgument,
+                    argument_name(kernel, i) + " is a pool, which is passed whole (views are of "
+                                               "buffers)");
       break;
     case isa::ParamKind::Scalar:
       if (a.kind != KernelArg::Kind::Scalar)

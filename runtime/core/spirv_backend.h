@@ -32,7 +32,7 @@
 
 namespace hologram::runtime {
 
-/// `Memory` is the backend's device allocation: `size`, `write(offset, bytes)`,
+/// `Memory` is the backend's device allocation, or a view of one: `size`, `write(offset, bytes)`,
 /// `read(offset, bytes)`.
 template <typename Program, typename Memory> class SpirvBackend : public HostAtlasBackend {
 public:
@@ -47,6 +47,18 @@ public:
     copy_out(buffers_, "buffer", b.id, offset, out);
   }
   uint64_t buffer_size(BufferHandle b) override { return buffers_.get(b.id)->size; }
+  BufferHandle create_sub_buffer(BufferHandle parent, uint64_t offset, uint64_t bytes) override {
+    auto p = buffers_.get(parent.id);
+    bytes = view_bytes(parent.id, p->size, offset, bytes, view_alignment());
+    return {buffers_.insert(view(p, offset, bytes))};
+  }
+  HostBuffer wrap_host_memory(std::span<std::byte> memory) override {
+    if (memory.empty() || !memory.data())
+      throw Error(ErrorCode::InvalidArgument, "cannot wrap host memory of 0 bytes");
+    bool shared = false;
+    auto m = wrap(memory, shared);
+    return {{buffers_.insert(std::move(m))}, shared};
+  }
 
   PoolHandle allocate_pool(uint64_t bytes) override {
     return {pools_.insert(allocate(bytes, "pool"))};
@@ -198,8 +210,26 @@ protected:
   virtual void run(Program &p, const LaunchConfig &launch, std::span<const KernelArg> args) = 0;
   /// A zero-filled device allocation of `bytes` (the device's limits checked).
   virtual std::shared_ptr<Memory> allocate(uint64_t bytes, const char *what) = 0;
+  /// The bytes [offset, offset + bytes) of `parent` (checked against it and the alignment).
+  virtual std::shared_ptr<Memory> view(const std::shared_ptr<Memory> &parent, uint64_t offset,
+                                       uint64_t bytes) = 0;
+  /// A buffer over host memory: used in place (`shared` set) or a copy of it.
+  virtual std::shared_ptr<Memory> wrap(std::span<std::byte> memory, bool &shared) = 0;
+  /// DeviceInfo::view_alignment.
+  [[nodiscard]] virtual uint64_t view_alignment() const = 0;
 
-  uint64_t buffer_bytes(uint64_t handle) { return buffers_.get(handle)->size; }
+  /// The memory of a buffer argument: its buffer, or a view of it.
+  std::shared_ptr<Memory> buffer_arg(const KernelArg &a) {
+    auto m = buffers_.get(a.handle);
+    if (!a.is_view()) return m;
+    return view(m, a.offset, view_bytes(a.handle, m->size, a.offset, a.bytes, view_alignment()));
+  }
+  /// The size of a buffer argument (a view's size for a view).
+  uint64_t arg_bytes(const KernelArg &a) {
+    auto m = buffers_.get(a.handle);
+    return a.is_view() ? view_bytes(a.handle, m->size, a.offset, a.bytes, view_alignment())
+                       : m->size;
+  }
   /// The launch scratch of one launch of a kernel with pool.alloc: every lane's regions.
   std::shared_ptr<Memory> scratch(const codegen::SpirvKernelInfo &info, const LaunchConfig &l) {
     uint64_t lanes = l.total_lanes(), per = info.scratch_bytes_per_lane;
@@ -343,7 +373,7 @@ private:
 
   void execute(const Compiled &c, const LaunchConfig &launch, std::span<const KernelArg> args) {
     check_launch_geometry(c.kernel, launch);
-    check_launch_args(c.kernel, args, [&](uint64_t h) { return buffer_bytes(h); });
+    check_launch_args(c.kernel, args, [&](const KernelArg &a) { return arg_bytes(a); });
     if (c.device) {
       check_compiled_block(c.kernel, c.device->info.block, launch);
       return run(*c.device, launch, args);
@@ -373,18 +403,18 @@ private:
     };
     opts.param_memory = [&](bool store, unsigned p, uint64_t offset, unsigned size,
                             uint64_t &bits) {
-      uint64_t h = args[p].handle, bytes = buffer_bytes(h);
-      if (offset > bytes || size > bytes - offset)
-        return Status{ErrorCode::OutOfBounds,
-                      "out-of-bounds access to %" + hp.kernel.params[p].name + ": offset " +
-                          std::to_string(offset) + ", size " + std::to_string(size) +
-                          ", but it holds " + std::to_string(bytes) + " bytes"};
       auto span = std::as_writable_bytes(std::span(&bits, 1)).first(size);
       try {
+        auto m = buffer_arg(args[p]);
+        if (offset > m->size || size > m->size - offset)
+          return Status{ErrorCode::OutOfBounds,
+                        "out-of-bounds access to %" + hp.kernel.params[p].name + ": offset " +
+                            std::to_string(offset) + ", size " + std::to_string(size) +
+                            ", but it holds " + std::to_string(m->size) + " bytes"};
         if (store)
-          copy_to_buffer({h}, offset, span);
+          m->write(offset, span);
         else
-          copy_from_buffer({h}, offset, span);
+          m->read(offset, span);
       } catch (const Error &e) {
         return Status{e.code(), e.what()};
       }
@@ -403,7 +433,7 @@ private:
       throw Error(st.code(), st.message());
     for (const auto &e : plan.extents) {
       const auto &p = hp.kernel.params[e.param];
-      uint64_t size = isa::type_size(p.type), bytes = buffer_bytes(args[e.param].handle);
+      uint64_t size = isa::type_size(p.type), bytes = arg_bytes(args[e.param]);
       bool huge = e.elements > bytes / size;
       if (huge || e.elements * size > bytes)
         throw Error(ErrorCode::OutOfBounds,
@@ -433,7 +463,7 @@ private:
                     hp.where + " has no device library kernel '" + l.kernel + "' for '" +
                         std::string(inst.info().mnemonic) + "' of kernel '" + hp.kernel.name + "'");
       const auto &prog = lib->second;
-      check_launch_args(prog->kernel, kargs, [&](uint64_t h) { return buffer_bytes(h); });
+      check_launch_args(prog->kernel, kargs, [&](const KernelArg &a) { return arg_bytes(a); });
       run(*prog, l.launch, kargs);
     }
     paths_.count(inst.op, plan.schedule);

@@ -38,6 +38,14 @@ struct Block {
   uint64_t size;
 };
 
+/// A buffer or pool: `size` bytes at `data`, kept alive by `owner` (the Block it lies in; null
+/// for host memory that the application owns).
+struct Memory {
+  std::shared_ptr<const void> owner;
+  std::byte *data = nullptr;
+  uint64_t size = 0;
+};
+
 class CpuBackend final : public HostAtlasBackend {
 public:
   explicit CpuBackend(bool interpret) : interpret_(interpret) {}
@@ -57,6 +65,18 @@ public:
     copy_out(buffers_.get(b.id), "buffer", b.id, offset, out);
   }
   uint64_t buffer_size(BufferHandle b) override { return buffers_.get(b.id)->size; }
+  BufferHandle create_sub_buffer(BufferHandle parent, uint64_t offset, uint64_t bytes) override {
+    auto p = buffers_.get(parent.id);
+    bytes = view_bytes(parent.id, p->size, offset, bytes, 1);
+    return {buffers_.insert(std::make_shared<Memory>(Memory{p->owner, p->data + offset, bytes}))};
+  }
+  HostBuffer wrap_host_memory(std::span<std::byte> memory) override {
+    if (memory.empty() || !memory.data())
+      throw Error(ErrorCode::InvalidArgument, "cannot wrap host memory of 0 bytes");
+    return {
+        {buffers_.insert(std::make_shared<Memory>(Memory{nullptr, memory.data(), memory.size()}))},
+        true};
+  }
 
   PoolHandle allocate_pool(uint64_t bytes) override {
     return {pools_.insert(allocate(bytes, "pool"))};
@@ -77,7 +97,7 @@ public:
       run(*mod, 0, launch, args);
       return;
     }
-    std::vector<std::shared_ptr<Block>> keep;
+    std::vector<std::shared_ptr<Memory>> keep;
     auto resolved = resolve_args(kernel, args, keep);
     std::vector<interp::ArgValue> values;
     for (size_t i = 0; i < resolved.size(); ++i) {
@@ -130,7 +150,7 @@ private:
   void run(const CpuModule &mod, uint32_t k, const LaunchConfig &config,
            std::span<const KernelArg> args) {
     const isa::Kernel &kernel = mod.isa().kernels[k];
-    std::vector<std::shared_ptr<Block>> keep;
+    std::vector<std::shared_ptr<Memory>> keep;
     auto resolved = resolve_args(kernel, args, keep);
     if (mod.desc().kernels[k].flags & HG_CPU_KERNEL_ATLAS) {
       std::lock_guard lock(atlas_mutex_);
@@ -180,22 +200,31 @@ private:
   /// Checks every argument against its parameter and resolves handles to memory; `keep` holds
   /// the objects alive for the whole launch, even if another thread frees their handles.
   std::vector<CpuArg> resolve_args(const isa::Kernel &kernel, std::span<const KernelArg> args,
-                                   std::vector<std::shared_ptr<Block>> &keep) {
-    check_launch_args(kernel, args, [&](uint64_t h) { return buffers_.get(h)->size; });
+                                   std::vector<std::shared_ptr<Memory>> &keep) {
+    check_launch_args(kernel, args, [&](const KernelArg &a) {
+      auto m = buffers_.get(a.handle);
+      return a.is_view() ? view_bytes(a.handle, m->size, a.offset, a.bytes, 1) : m->size;
+    });
     std::vector<CpuArg> out;
     for (size_t i = 0; i < args.size(); ++i) {
       const auto &a = args[i];
       switch (kernel.params[i].kind) {
-      case isa::ParamKind::Buffer: keep.push_back(buffers_.get(a.handle)); break;
+      case isa::ParamKind::Buffer: {
+        keep.push_back(buffers_.get(a.handle));
+        const Memory &m = *keep.back();
+        out.push_back(
+            {m.data + a.offset, a.bytes == KernelArg::kToEnd ? m.size - a.offset : a.bytes, 0});
+        continue;
+      }
       case isa::ParamKind::Pool: keep.push_back(pools_.get(a.handle)); break;
       case isa::ParamKind::Scalar: out.push_back({nullptr, 0, a.bits}); continue;
       }
-      out.push_back({keep.back()->data.get(), keep.back()->size, 0});
+      out.push_back({keep.back()->data, keep.back()->size, 0});
     }
     return out;
   }
 
-  static std::shared_ptr<Block> allocate(uint64_t bytes, const char *what) {
+  static std::shared_ptr<Memory> allocate(uint64_t bytes, const char *what) {
     if (bytes == 0)
       throw Error(ErrorCode::InvalidArgument,
                   std::string("cannot allocate a ") + what + " of 0 bytes");
@@ -205,25 +234,27 @@ private:
                                               std::to_string(bytes) + " bytes: the machine has " +
                                               std::to_string(physical) + " bytes of memory");
     try {
-      return std::make_shared<Block>(bytes);
+      auto block = std::make_shared<Block>(bytes);
+      std::byte *data = block->data.get();
+      return std::make_shared<Memory>(Memory{std::move(block), data, bytes});
     } catch (const std::bad_alloc &) {
       throw Error(ErrorCode::OutOfMemory, std::string("cannot allocate a ") + what + " of " +
                                               std::to_string(bytes) + " bytes");
     }
   }
-  static void copy_in(const std::shared_ptr<Block> &b, const char *what, uint64_t id,
+  static void copy_in(const std::shared_ptr<Memory> &b, const char *what, uint64_t id,
                       uint64_t offset, std::span<const std::byte> data) {
     check_range(what, id, b->size, offset, data.size(), "a copy");
-    if (!data.empty()) std::memcpy(b->data.get() + offset, data.data(), data.size());
+    if (!data.empty()) std::memcpy(b->data + offset, data.data(), data.size());
   }
-  static void copy_out(const std::shared_ptr<Block> &b, const char *what, uint64_t id,
+  static void copy_out(const std::shared_ptr<Memory> &b, const char *what, uint64_t id,
                        uint64_t offset, std::span<std::byte> out) {
     check_range(what, id, b->size, offset, out.size(), "a copy");
-    if (!out.empty()) std::memcpy(out.data(), b->data.get() + offset, out.size());
+    if (!out.empty()) std::memcpy(out.data(), b->data + offset, out.size());
   }
 
-  HandleTable<Block> buffers_{"buffer"};
-  HandleTable<Block> pools_{"pool"};
+  HandleTable<Memory> buffers_{"buffer"};
+  HandleTable<Memory> pools_{"pool"};
   HandleTable<CpuModule> modules_{"module"};
   LibraryPathCounter paths_;
   const bool interpret_;

@@ -45,6 +45,9 @@ namespace {
   X(clCreateCommandQueue)                                                                          \
   X(clReleaseCommandQueue)                                                                         \
   X(clCreateBuffer)                                                                                \
+  X(clCreateSubBuffer)                                                                             \
+  X(clEnqueueMapBuffer)                                                                            \
+  X(clEnqueueUnmapMemObject)                                                                       \
   X(clReleaseMemObject)                                                                            \
   X(clEnqueueWriteBuffer)                                                                          \
   X(clEnqueueReadBuffer)                                                                           \
@@ -198,6 +201,8 @@ struct Candidate {
   size_t max_group = 0, max_items[3] = {0, 0, 0};
   uint64_t local_mem = 0, max_alloc = 0, global_mem = 0;
   uint32_t compute_units = 0;
+  uint64_t view_alignment = 1; ///< CL_DEVICE_MEM_BASE_ADDR_ALIGN, in bytes
+  bool host_unified = false;   ///< CL_DEVICE_HOST_UNIFIED_MEMORY
 
   [[nodiscard]] std::string label() const { return name + " (" + platform_name + ")"; }
   [[nodiscard]] std::string loader_text() const {
@@ -227,6 +232,9 @@ Candidate inspect(const Api &api, cl_platform_id p, cl_device_id d) {
   c.max_alloc = device_value<cl_ulong>(api, d, CL_DEVICE_MAX_MEM_ALLOC_SIZE);
   c.global_mem = device_value<cl_ulong>(api, d, CL_DEVICE_GLOBAL_MEM_SIZE);
   c.compute_units = device_value<cl_uint>(api, d, CL_DEVICE_MAX_COMPUTE_UNITS);
+  c.view_alignment =
+      std::max<uint64_t>(1, device_value<cl_uint>(api, d, CL_DEVICE_MEM_BASE_ADDR_ALIGN) / 8);
+  c.host_unified = device_value<cl_bool>(api, d, CL_DEVICE_HOST_UNIFIED_MEMORY);
 
   if (device_value<cl_uint>(api, d, CL_DEVICE_ADDRESS_BITS) != 64) {
     c.reason = "has 32-bit addresses; hologram's OpenCL SPIR-V is Physical64";
@@ -348,10 +356,15 @@ struct Device {
   }
 };
 
+/// A buffer or pool: a cl_mem of its own, a sub-buffer of one (`root` set), or host memory the
+/// application owns used in place (`host` set; CL_MEM_USE_HOST_PTR).
 struct Memory {
   std::shared_ptr<Device> dev;
   cl_mem mem = nullptr;
   uint64_t size = 0;
+  std::shared_ptr<Memory> root; ///< a sub-buffer's buffer
+  uint64_t base = 0;            ///< a sub-buffer's offset in `root`
+  std::byte *host = nullptr;    ///< host memory used in place
 
   Memory(std::shared_ptr<Device> d, uint64_t bytes, const char *what)
       : dev(std::move(d)), size(bytes) {
@@ -369,21 +382,63 @@ struct Memory {
     }
     dev->wait(ev, "zero-filling a new " + std::string(what));
   }
+  /// Host memory: used in place (`in_place`), or copied into a buffer of the device's own.
+  Memory(std::shared_ptr<Device> d, std::span<std::byte> memory, bool in_place)
+      : dev(std::move(d)), size(memory.size()), host(in_place ? memory.data() : nullptr) {
+    cl_int e = CL_SUCCESS;
+    mem = dev->api.clCreateBuffer(
+        dev->context, CL_MEM_READ_WRITE | (in_place ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR),
+        memory.size(), memory.data(), &e);
+    check(e, "clCreateBuffer over " + std::to_string(memory.size()) + " bytes of host memory");
+  }
+  /// The bytes [offset, offset + bytes) of `of`: a sub-buffer of its root buffer.
+  Memory(const std::shared_ptr<Memory> &of, uint64_t offset, uint64_t bytes)
+      : dev(of->dev), size(bytes), root(of->root ? of->root : of), base(of->base + offset),
+        host(of->host ? of->host + offset : nullptr) {
+    cl_buffer_region region{base, bytes};
+    cl_int e = CL_SUCCESS;
+    mem = dev->api.clCreateSubBuffer(root->mem, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,
+                                     &region, &e);
+    check(e, "clCreateSubBuffer of " + std::to_string(bytes) + " bytes at offset " +
+                 std::to_string(base));
+  }
   Memory(const Memory &) = delete;
   Memory &operator=(const Memory &) = delete;
   ~Memory() { dev->api.clReleaseMemObject(mem); }
 
   void write(uint64_t offset, std::span<const std::byte> data) {
     if (data.empty()) return;
+    to_device();
     check(dev->api.clEnqueueWriteBuffer(dev->queue, mem, CL_TRUE, offset, data.size(), data.data(),
                                         0, nullptr, nullptr),
           "clEnqueueWriteBuffer");
+    to_host();
   }
-  void read(uint64_t offset, std::span<std::byte> out) const {
+  void read(uint64_t offset, std::span<std::byte> out) {
     if (out.empty()) return;
+    to_device();
     check(dev->api.clEnqueueReadBuffer(dev->queue, mem, CL_TRUE, offset, out.size(), out.data(), 0,
                                        nullptr, nullptr),
           "clEnqueueReadBuffer");
+  }
+
+  /// Host memory used in place is the device's only after the host hands it over (a map for
+  /// writing, then the unmap), and the host's again after a map for reading: OpenCL may cache it
+  /// on the device in between. Both are no-ops where memory is shared, as on CPU devices.
+  void to_device() { sync(CL_MAP_WRITE); }
+  void to_host() { sync(CL_MAP_READ); }
+
+private:
+  void sync(cl_map_flags flags) {
+    if (!host) return;
+    cl_int e = CL_SUCCESS;
+    void *p = dev->api.clEnqueueMapBuffer(dev->queue, mem, CL_TRUE, flags, 0, size, 0, nullptr,
+                                          nullptr, &e);
+    check(e, "clEnqueueMapBuffer of host memory");
+    cl_event ev = nullptr;
+    check(dev->api.clEnqueueUnmapMemObject(dev->queue, mem, p, 0, nullptr, &ev),
+          "clEnqueueUnmapMemObject of host memory");
+    dev->wait(ev, "handing host memory over");
   }
 };
 
@@ -434,6 +489,7 @@ public:
     d.compute_units = c.compute_units;
     d.memory_bytes = c.global_mem;
     d.details = c.version + " on " + c.platform_name + ", programs as " + c.loader_text();
+    d.view_alignment = c.view_alignment;
     return d;
   }
 
@@ -451,6 +507,20 @@ private:
                       std::to_string(dev_->cand.max_alloc) + " bytes");
     return std::make_shared<Memory>(dev_, bytes, what);
   }
+  std::shared_ptr<Memory> view(const std::shared_ptr<Memory> &parent, uint64_t offset,
+                               uint64_t bytes) override {
+    return std::make_shared<Memory>(parent, offset, bytes);
+  }
+  std::shared_ptr<Memory> wrap(std::span<std::byte> memory, bool &shared) override {
+    if (memory.size() > dev_->cand.max_alloc)
+      throw Error(ErrorCode::OutOfMemory, "cannot wrap " + std::to_string(memory.size()) +
+                                              " bytes of host memory: the largest buffer " +
+                                              dev_->cand.name + " makes is " +
+                                              std::to_string(dev_->cand.max_alloc) + " bytes");
+    shared = dev_->cand.host_unified;
+    return std::make_shared<Memory>(dev_, memory, shared);
+  }
+  uint64_t view_alignment() const override { return dev_->cand.view_alignment; }
 
   std::string backend_name() const override { return "opencl"; }
   std::string_view payload_kind() const override { return artifact::kPayloadSpirvOpenCl; }
@@ -562,7 +632,7 @@ private:
   std::shared_ptr<Memory> memory_of(const isa::Kernel &k, std::span<const KernelArg> args,
                                     uint32_t param) {
     return k.params[param].kind == isa::ParamKind::Pool ? pools_.get(args[param].handle)
-                                                        : buffers_.get(args[param].handle);
+                                                        : buffer_arg(args[param]);
   }
 
   void run(Program &p, const LaunchConfig &launch, std::span<const KernelArg> args) override {
@@ -602,6 +672,7 @@ private:
       case codegen::SpirvKernelArg::Kind::Pool:
       case codegen::SpirvKernelArg::Kind::Buffer: {
         keep.push_back(memory_of(k, args, a.param));
+        keep.back()->to_device();
         check(api.clSetKernelArg(p.handle, i, sizeof(cl_mem), &keep.back()->mem), what);
         break;
       }
@@ -646,7 +717,9 @@ private:
         check(api.clSetKernelArg(p.handle, i, sizeof(cl_uint), &shared_words), what);
         break;
       case codegen::SpirvKernelArg::Kind::BufferBytes: {
-        cl_ulong bytes = memory_of(k, args, a.param)->size;
+        cl_ulong bytes = k.params[a.param].kind == isa::ParamKind::Pool
+                             ? pools_.get(args[a.param].handle)->size
+                             : arg_bytes(args[a.param]);
         check(api.clSetKernelArg(p.handle, i, sizeof(cl_ulong), &bytes), what);
         break;
       }
@@ -660,6 +733,7 @@ private:
                                      &ev),
           "clEnqueueNDRangeKernel for kernel '" + k.name + "'");
     dev_->wait(ev, "kernel '" + k.name + "'");
+    for (const auto &m : keep) m->to_host();
     if (status) {
       uint32_t w[codegen::spirv_status::kWords];
       status->read(0, std::as_writable_bytes(std::span(w)));

@@ -38,6 +38,8 @@ namespace {
   X(vkGetPhysicalDeviceQueueFamilyProperties)                                                      \
   X(vkGetPhysicalDeviceMemoryProperties)                                                           \
   X(vkGetPhysicalDeviceFeatures2)                                                                  \
+  X(vkGetPhysicalDeviceProperties2)                                                                \
+  X(vkEnumerateDeviceExtensionProperties)                                                          \
   X(vkCreateDevice)                                                                                \
   X(vkGetDeviceProcAddr)
 
@@ -207,6 +209,8 @@ struct Candidate {
   std::string reason;
   bool float64 = false, int16 = false, int8 = false, storage16 = false, storage8 = false,
        atomics64 = false, shared_atomics64 = false;
+  /// VK_EXT_external_memory_host: buffers over host memory, at this alignment (0: none).
+  uint64_t host_import_alignment = 0;
 };
 
 Candidate inspect(const Instance &inst, VkPhysicalDevice pd) {
@@ -247,6 +251,20 @@ Candidate inspect(const Instance &inst, VkPhysicalDevice pd) {
   }
   c.float64 = f.features.shaderFloat64;
   c.int16 = f.features.shaderInt16;
+  uint32_t num_ext = 0;
+  inst.vkEnumerateDeviceExtensionProperties(pd, nullptr, &num_ext, nullptr);
+  std::vector<VkExtensionProperties> exts(num_ext);
+  inst.vkEnumerateDeviceExtensionProperties(pd, nullptr, &num_ext, exts.data());
+  for (const auto &e : exts)
+    if (std::string_view(e.extensionName) == VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) {
+      VkPhysicalDeviceExternalMemoryHostPropertiesEXT host{};
+      host.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT;
+      VkPhysicalDeviceProperties2 p2{};
+      p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+      p2.pNext = &host;
+      inst.vkGetPhysicalDeviceProperties2(pd, &p2);
+      c.host_import_alignment = std::max<uint64_t>(1, host.minImportedHostPointerAlignment);
+    }
   c.storage16 = s16.storageBuffer16BitAccess;
   if (v12) {
     c.int8 = f12.shaderInt8;
@@ -304,6 +322,8 @@ struct Device {
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
   VkPhysicalDeviceMemoryProperties memory{};
   codegen::SpirvTarget target;
+  /// VK_EXT_external_memory_host's function, where the device has it.
+  PFN_vkGetMemoryHostPointerPropertiesEXT vkGetMemoryHostPointerPropertiesEXT = nullptr;
   std::mutex queue_mutex; ///< the queue, the command buffer and the fence
   HG_VK_DEVICE_FUNCTIONS(HG_VK_DECLARE)
 
@@ -338,7 +358,16 @@ struct Device {
 
     ci.queueCreateInfoCount = 1;
     ci.pQueueCreateInfos = &q;
+    const char *host_ext = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
+    if (c.host_import_alignment) {
+      ci.enabledExtensionCount = 1;
+      ci.ppEnabledExtensionNames = &host_ext;
+    }
     check(instance->vkCreateDevice(c.device, &ci, nullptr, &handle), "vkCreateDevice");
+    if (c.host_import_alignment)
+      vkGetMemoryHostPointerPropertiesEXT =
+          reinterpret_cast<PFN_vkGetMemoryHostPointerPropertiesEXT>(
+              instance->vkGetDeviceProcAddr(handle, "vkGetMemoryHostPointerPropertiesEXT"));
 #define HG_VK_LOAD_DEVICE(name)                                                                    \
   name = reinterpret_cast<PFN_##name>(instance->vkGetDeviceProcAddr(handle, #name));
     HG_VK_DEVICE_FUNCTIONS(HG_VK_LOAD_DEVICE)
@@ -416,14 +445,68 @@ struct Device {
   }
 };
 
-/// A buffer or pool: a storage buffer, mapped when its memory is host-visible; otherwise
-/// copies go through a staging buffer.
+/// A buffer or pool: a storage buffer, mapped when its memory is host-visible (otherwise
+/// copies go through a staging buffer); or the bytes [base, base + size) of another one's
+/// storage buffer (`parent` set), or a storage buffer over host memory the application owns.
 struct Memory {
   std::shared_ptr<Device> dev;
   VkBuffer buffer = VK_NULL_HANDLE;
   VkDeviceMemory memory = VK_NULL_HANDLE;
-  std::byte *mapped = nullptr;
+  std::byte *mapped = nullptr; ///< this memory's first byte, where the host can reach it
   uint64_t size = 0;
+  uint64_t base = 0;              ///< where it starts in `buffer`
+  std::shared_ptr<Memory> parent; ///< the owner of `buffer`, for a view
+
+  /// The bytes [offset, offset + bytes) of `of`.
+  Memory(const std::shared_ptr<Memory> &of, uint64_t offset, uint64_t bytes)
+      : dev(of->dev), buffer(of->buffer), mapped(of->mapped ? of->mapped + offset : nullptr),
+        size(bytes), base(of->base + offset), parent(of->parent ? of->parent : of) {}
+
+  explicit Memory(std::shared_ptr<Device> d) : dev(std::move(d)) {}
+
+  /// A storage buffer over host memory (VK_EXT_external_memory_host), or null where the
+  /// driver does not import this memory.
+  static std::shared_ptr<Memory> import(std::shared_ptr<Device> d, std::span<std::byte> host) {
+    auto m = std::shared_ptr<Memory>(new Memory(std::move(d)));
+    Device &dv = *m->dev;
+    VkExternalMemoryBufferCreateInfo ext{};
+    ext.sType = VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO;
+    ext.handleTypes = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+    VkBufferCreateInfo bi{};
+    bi.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+    bi.pNext = &ext;
+    bi.size = host.size();
+    bi.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    bi.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+    if (dv.vkCreateBuffer(dv.handle, &bi, nullptr, &m->buffer) != VK_SUCCESS) return nullptr;
+    VkMemoryHostPointerPropertiesEXT props{};
+    props.sType = VK_STRUCTURE_TYPE_MEMORY_HOST_POINTER_PROPERTIES_EXT;
+    if (dv.vkGetMemoryHostPointerPropertiesEXT(
+            dv.handle, VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT, host.data(),
+            &props) != VK_SUCCESS)
+      return nullptr;
+    VkMemoryRequirements req;
+    dv.vkGetBufferMemoryRequirements(dv.handle, m->buffer, &req);
+    int type =
+        dv.memory_type(req.memoryTypeBits & props.memoryTypeBits,
+                       VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    if (type < 0 || req.size > host.size()) return nullptr;
+    VkImportMemoryHostPointerInfoEXT import{};
+    import.sType = VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT;
+    import.handleType = VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
+    import.pHostPointer = host.data();
+    VkMemoryAllocateInfo ai{};
+    ai.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
+    ai.pNext = &import;
+    ai.allocationSize = host.size();
+    ai.memoryTypeIndex = static_cast<uint32_t>(type);
+    if (dv.vkAllocateMemory(dv.handle, &ai, nullptr, &m->memory) != VK_SUCCESS) return nullptr;
+    if (dv.vkBindBufferMemory(dv.handle, m->buffer, m->memory, 0) != VK_SUCCESS) return nullptr;
+    m->mapped = host.data();
+    m->size = host.size();
+    return m;
+  }
 
   Memory(std::shared_ptr<Device> d, uint64_t bytes, bool host_only, const char *what)
       : dev(std::move(d)), size(bytes) {
@@ -472,6 +555,7 @@ struct Memory {
     }
   }
   ~Memory() {
+    if (parent) return; // a view owns nothing
     dev->vkDestroyBuffer(dev->handle, buffer, nullptr);
     dev->vkFreeMemory(dev->handle, memory, nullptr); // unmaps it
   }
@@ -488,7 +572,7 @@ struct Memory {
     std::memcpy(staging.mapped, data.data(), data.size());
     std::lock_guard lock(dev->queue_mutex);
     dev->submit_and_wait([&](VkCommandBuffer cb) {
-      VkBufferCopy region{0, offset, data.size()};
+      VkBufferCopy region{0, base + offset, data.size()};
       dev->vkCmdCopyBuffer(cb, staging.buffer, buffer, 1, &region);
     });
   }
@@ -502,7 +586,7 @@ struct Memory {
     {
       std::lock_guard lock(dev->queue_mutex);
       dev->submit_and_wait([&](VkCommandBuffer cb) {
-        VkBufferCopy region{offset, 0, out.size()};
+        VkBufferCopy region{base + offset, 0, out.size()};
         dev->vkCmdCopyBuffer(cb, buffer, staging.buffer, 1, &region);
       });
     }
@@ -584,6 +668,7 @@ public:
         d.memory_bytes += dev_->memory.memoryHeaps[i].size;
     d.details = "Vulkan " + version_text(dev_->cand.props.apiVersion) + ", SPIR-V target " +
                 dev_->target.name;
+    d.view_alignment = view_alignment();
     return d;
   }
 
@@ -604,6 +689,28 @@ private:
                       " bytes: the largest storage buffer " + dev_->cand.props.deviceName +
                       " binds is " + std::to_string(limit) + " bytes");
     return std::make_shared<Memory>(dev_, bytes, false, what);
+  }
+  std::shared_ptr<Memory> view(const std::shared_ptr<Memory> &parent, uint64_t offset,
+                               uint64_t bytes) override {
+    return std::make_shared<Memory>(parent, offset, bytes);
+  }
+  std::shared_ptr<Memory> wrap(std::span<std::byte> memory, bool &shared) override {
+    // In place where the driver imports host memory at this address and length; else a copy.
+    uint64_t align = dev_->cand.host_import_alignment;
+    if (align && reinterpret_cast<uintptr_t>(memory.data()) % align == 0 &&
+        memory.size() % align == 0 &&
+        memory.size() <= dev_->cand.props.limits.maxStorageBufferRange)
+      if (auto m = Memory::import(dev_, memory)) {
+        shared = true;
+        return m;
+      }
+    shared = false;
+    auto m = allocate(memory.size(), "buffer");
+    m->write(0, memory);
+    return m;
+  }
+  uint64_t view_alignment() const override {
+    return std::max<uint64_t>(1, dev_->cand.props.limits.minStorageBufferOffsetAlignment);
   }
 
   std::string backend_name() const override { return "vulkan"; }
@@ -706,7 +813,7 @@ private:
     if (p.info.phase_offset) std::memcpy(push.data() + p.info.phase_offset, &atlas.phase, 4);
     for (const auto &b : p.info.bindings) {
       if (b.kind == codegen::SpirvBinding::Kind::Buffer)
-        keep.push_back(buffers_.get(args[b.param].handle));
+        keep.push_back(buffer_arg(args[b.param]));
       else if (b.kind == codegen::SpirvBinding::Kind::Pool)
         keep.push_back(pools_.get(args[b.param].handle));
       else if (b.kind == codegen::SpirvBinding::Kind::Boundary)
@@ -757,7 +864,7 @@ private:
     std::vector<VkDescriptorBufferInfo> infos(keep.size());
     std::vector<VkWriteDescriptorSet> writes(keep.size());
     for (size_t i = 0; i < keep.size(); ++i) {
-      infos[i] = {keep[i]->buffer, 0, VK_WHOLE_SIZE};
+      infos[i] = {keep[i]->buffer, keep[i]->base, VK_WHOLE_SIZE};
       if (keep[i]->size > 0) infos[i].range = keep[i]->size;
       writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
       writes[i].dstSet = set;

@@ -44,15 +44,28 @@ struct ModuleInfo {
   std::string variant;              ///< the code variant chosen for this device ("x86-64-v3")
 };
 
-/// One launch argument, in parameter order: a buffer, a pool, or a typed scalar.
+/// One launch argument, in parameter order: a buffer, a pool, or a typed scalar. A buffer
+/// argument may be a view: the bytes [offset, offset + bytes) of the buffer, which the kernel
+/// sees as the whole of its parameter (its element 0 is the byte at `offset`, its size is
+/// `bytes`). The offset is a multiple of the parameter's element size and of the device's
+/// DeviceInfo::view_alignment.
 struct KernelArg {
   enum class Kind { Buffer, Pool, Scalar };
+  /// A view's length that reaches the end of the buffer.
+  static constexpr uint64_t kToEnd = UINT64_MAX;
   Kind kind = Kind::Scalar;
   uint64_t handle = 0;
   isa::Type type = isa::Type::None; ///< scalar type
   uint64_t bits = 0;                ///< scalar value bits
+  uint64_t offset = 0;              ///< a buffer view's first byte
+  uint64_t bytes = kToEnd;          ///< a buffer view's length
 
   static KernelArg buffer(BufferHandle b) { return {Kind::Buffer, b.id, isa::Type::None, 0}; }
+  static KernelArg buffer(BufferHandle b, uint64_t offset, uint64_t bytes = kToEnd) {
+    return {Kind::Buffer, b.id, isa::Type::None, 0, offset, bytes};
+  }
+  /// Whether this is a buffer argument that names less than its whole buffer.
+  [[nodiscard]] bool is_view() const { return offset != 0 || bytes != kToEnd; }
   static KernelArg pool(PoolHandle p) { return {Kind::Pool, p.id, isa::Type::None, 0}; }
   static KernelArg scalar(isa::Type t, uint64_t bits) { return {Kind::Scalar, 0, t, bits}; }
   static KernelArg f32(float v) { return scalar(isa::Type::F32, std::bit_cast<uint32_t>(v)); }
@@ -77,6 +90,19 @@ struct DeviceInfo {
   uint32_t compute_units = 0;
   uint64_t memory_bytes = 0;
   std::string details; ///< driver, ISA level, ...
+  /// Sub-buffers and buffer views start at a multiple of this many bytes of their buffer
+  /// (Vulkan: minStorageBufferOffsetAlignment; OpenCL: CL_DEVICE_MEM_BASE_ADDR_ALIGN; CPU: 1).
+  uint64_t view_alignment = 1;
+};
+
+/// A buffer made over host memory by Backend::wrap_host_memory.
+struct HostBuffer {
+  BufferHandle buffer;
+  /// true: the host memory is the buffer's storage, no copy was made: what launches and copies
+  /// write is in it once they return, and what the host writes there is what later launches
+  /// read. false: the backend cannot use host memory on this device, so the buffer holds a copy
+  /// made at wrapping, and the host memory is not touched again.
+  bool shared = false;
 };
 
 class Backend {
@@ -92,6 +118,17 @@ public:
                               std::span<const std::byte> data) = 0;
   virtual void copy_from_buffer(BufferHandle buffer, uint64_t offset, std::span<std::byte> out) = 0;
   virtual uint64_t buffer_size(BufferHandle buffer) = 0;
+  /// A buffer that is the bytes [offset, offset + bytes) of `parent`: the same memory, not a
+  /// copy. It is a buffer like any other (copies, launch arguments, sub-buffers of its own,
+  /// free_buffer) and keeps the memory alive when `parent` is freed first. `offset` is a multiple
+  /// of DeviceInfo::view_alignment; the range lies inside `parent` and is not empty.
+  virtual BufferHandle create_sub_buffer(BufferHandle parent, uint64_t offset, uint64_t bytes) = 0;
+  /// A buffer over `memory`, which the application owns and keeps alive (and does not touch
+  /// while a launch or copy that uses the buffer runs) until the buffer is freed. Whether it is
+  /// used in place or copied once: see HostBuffer. The CPU backend always uses it in place;
+  /// OpenCL does on devices that share host memory (CL_MEM_USE_HOST_PTR); Vulkan does where the
+  /// device has VK_EXT_external_memory_host and `memory` is aligned as it asks.
+  virtual HostBuffer wrap_host_memory(std::span<std::byte> memory) = 0;
 
   // Pools: fixed-size byte arrays addressed by offset (SPEC §3.7).
   virtual PoolHandle allocate_pool(uint64_t bytes) = 0;

@@ -186,6 +186,46 @@ int main(void) {
     CHECK(hg_module_load_linked(backend, NULL, &m) == HG_ERROR_INVALID_ARGUMENT);
   }
 
+  /* Views, sub-buffers and host memory: the kernel writes the middle of a buffer it sees
+   * through a view, a sub-buffer shares its parent's memory, host memory is used in place. */
+  {
+    float xs[2] = {1, 2}, ys[2] = {3, 4}, host[8] = {0}, whole[8] = {0};
+    uint64_t align = 0, bytes = 0;
+    hg_buffer bx, by, big, sub, wrapped;
+    hg_arg vargs[4];
+    hg_launch two = hg_launch_linear(2, 2);
+    int shared = -1;
+    CHECK(hg_view_alignment(backend, &align) == HG_OK && align == 1);
+    CHECK(hg_buffer_allocate(backend, sizeof xs, &bx) == HG_OK);
+    CHECK(hg_buffer_allocate(backend, sizeof ys, &by) == HG_OK);
+    CHECK(hg_buffer_allocate(backend, sizeof whole, &big) == HG_OK);
+    CHECK(hg_buffer_write(backend, bx, 0, xs, sizeof xs) == HG_OK);
+    CHECK(hg_buffer_write(backend, by, 0, ys, sizeof ys) == HG_OK);
+    vargs[0] = hg_arg_buffer(bx);
+    vargs[1] = hg_arg_buffer(by);
+    vargs[2] = hg_arg_buffer_view(big, 8, 8);
+    vargs[3] = hg_arg_u32(2);
+    CHECK(hg_execute_program(backend, program, NULL, &two, vargs, 4) == HG_OK);
+    CHECK(hg_buffer_read(backend, big, 0, whole, sizeof whole) == HG_OK);
+    CHECK(whole[1] == 0 && whole[2] == 4 && whole[3] == 6 && whole[4] == 0);
+    vargs[2] = hg_arg_buffer_view(big, 28, 8);
+    CHECK(hg_execute_program(backend, program, NULL, &two, vargs, 4) == HG_ERROR_OUT_OF_BOUNDS);
+    CHECK(hg_buffer_create_sub(backend, big, 16, 8, &sub) == HG_OK);
+    CHECK(hg_buffer_size(backend, sub, &bytes) == HG_OK && bytes == 8);
+    CHECK(hg_buffer_read(backend, sub, 0, xs, 8) == HG_OK && xs[0] == 0 && xs[1] == 0);
+    CHECK(hg_buffer_create_sub(backend, big, 16, 32, &sub) == HG_ERROR_OUT_OF_BOUNDS);
+    CHECK(hg_buffer_wrap_host(backend, host, sizeof host, &wrapped, &shared) == HG_OK);
+    CHECK(shared == 1);
+    vargs[2] = hg_arg_buffer_view(wrapped, 4, 0); /* 0 bytes: to the end */
+    CHECK(hg_execute_program(backend, program, NULL, &two, vargs, 4) == HG_OK);
+    CHECK(host[0] == 0 && host[1] == 4 && host[2] == 6 && host[3] == 0);
+    CHECK(hg_buffer_wrap_host(backend, NULL, 8, &wrapped, NULL) == HG_ERROR_INVALID_ARGUMENT);
+    vargs[0] = hg_arg_pool(1);
+    vargs[0].offset = 4;
+    CHECK(hg_execute_program(backend, program, NULL, &two, vargs, 4) == HG_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(hg_last_error(), "views are of buffers") != NULL);
+  }
+
   hg_program_destroy(program);
   hg_backend_destroy(backend);
   printf("%d passed, %d failed\n", passed, failed);
