@@ -1,6 +1,7 @@
 // Reference implementations of the whole-launch operations: map, map2, reduce_all and the
 // library ops of SPEC §3.8. Straightforward loops in double-free, single-rounding style: the
 // interpreter is the oracle, not the fast path.
+#include "hologram/isa/attention_operands.h"
 #include "hologram/isa/gemm_operands.h"
 #include "machine.h"
 #include "semantics.h"
@@ -321,36 +322,41 @@ template <typename T> struct Ops {
       return {};
     }
     case LibraryOpcode::Attention: {
-      uint64_t heads = u("heads"), sq = u("seq_q"), sk = u("seq_k"), d = u("head_dim");
-      double scale = s("scale");
-      bool causal = imm("causal");
+      const AttentionOperands a = attention_operands(inst, reg);
+      if (auto why = a.problem(); !why.empty()) return {ErrorCode::LaunchFailed, why};
+      const uint64_t sq = a.seq_q, sk = a.seq_k, d = a.head_dim;
+      const double scale = sem::from_bits<T>(a.scale_bits);
       T *out, *Q, *K, *V, *mask = nullptr;
-      if (auto st = arr("out", prod(heads, sq, d), out); !st) return st;
-      if (auto st = arr("Q", prod(heads, sq, d), Q); !st) return st;
-      if (auto st = arr("K", prod(heads, sk, d), K); !st) return st;
-      if (auto st = arr("V", prod(heads, sk, d), V); !st) return st;
-      if (present("mask"))
+      if (auto st = arr("out", a.q_extent(), out); !st) return st;
+      if (auto st = arr("Q", a.q_extent(), Q); !st) return st;
+      if (auto st = arr("K", a.kv_extent(), K); !st) return st;
+      if (auto st = arr("V", a.kv_extent(), V); !st) return st;
+      if (a.has_mask && !a.empty())
         if (auto st = arr("mask", prod(sq, sk), mask); !st) return st;
+      if (a.empty()) return {};
       std::vector<double> scores(sk);
-      for (uint64_t h = 0; h < heads; ++h)
+      for (uint64_t h = 0; h < a.heads; ++h)
         for (uint64_t i = 0; i < sq; ++i) {
+          const T *q = Q + h * a.q_head_stride + i * a.q_row_stride;
+          const uint64_t kv = h / a.group() * a.kv_head_stride;
           double mx = -std::numeric_limits<double>::infinity();
           for (uint64_t j = 0; j < sk; ++j) {
+            const T *k = K + kv + j * a.kv_row_stride;
             double acc = 0;
-            for (uint64_t c = 0; c < d; ++c)
-              acc += double{Q[(h * sq + i) * d + c]} * K[(h * sk + j) * d + c];
+            for (uint64_t c = 0; c < d; ++c) acc += double{q[c]} * k[c];
             double v = acc * scale + (mask ? double{mask[i * sk + j]} : 0.0);
-            if (causal && j > i + (sk - std::min(sk, sq)))
+            if (a.causal && j > i + (sk - std::min(sk, sq)))
               v = -std::numeric_limits<double>::infinity();
             scores[j] = v;
             mx = std::fmax(mx, v);
           }
           double sum = 0;
           for (auto &v : scores) sum += (v = std::isinf(mx) ? 0.0 : std::exp(v - mx));
+          T *o = out + h * a.q_head_stride + i * a.q_row_stride;
           for (uint64_t c = 0; c < d; ++c) {
             double acc = 0;
-            for (uint64_t j = 0; j < sk; ++j) acc += scores[j] * V[(h * sk + j) * d + c];
-            out[(h * sq + i) * d + c] = static_cast<T>(sum > 0 ? acc / sum : 0.0);
+            for (uint64_t j = 0; j < sk; ++j) acc += scores[j] * V[kv + j * a.kv_row_stride + c];
+            o[c] = static_cast<T>(sum > 0 ? acc / sum : 0.0);
           }
         }
       return {};

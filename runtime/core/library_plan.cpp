@@ -6,6 +6,7 @@
 #include "library_plan.h"
 
 #include "hologram/codegen/spirv_abi.h"
+#include "hologram/isa/attention_operands.h"
 #include "hologram/isa/gemm_operands.h"
 #include "hologram/isa/opcode.h"
 #include "hologram/support/unreachable.h"
@@ -247,24 +248,26 @@ struct Planner {
                       {buf("y"), buf("x"), buf("cos"), buf("sin"), u64(pairs), u64(half)});
     }
     case LaunchOpcode::Attention: {
-      uint64_t heads = u("heads"), sq = u("seq_q"), sk = u("seq_k"), d = u("head_dim");
-      need("out", mul_sat(mul_sat(heads, sq), d));
-      need("Q", mul_sat(mul_sat(heads, sq), d));
-      need("K", mul_sat(mul_sat(heads, sk), d));
-      need("V", mul_sat(mul_sat(heads, sk), d));
-      bool mask = present("mask");
-      if (mask) need("mask", mul_sat(sq, sk));
-      uint64_t rows = mul_sat(heads, sq);
+      const AttentionOperands a = attention_operands(inst, reg);
+      if (auto why = a.problem(); !why.empty()) return fail(why);
+      const uint64_t sq = a.seq_q, sk = a.seq_k, d = a.head_dim;
+      need("out", a.q_extent());
+      need("Q", a.q_extent());
+      need("K", a.kv_extent());
+      need("V", a.kv_extent());
+      if (a.has_mask && !a.empty()) need("mask", mul_sat(sq, sk));
+      uint64_t rows = mul_sat(a.heads, sq);
       uint64_t scores = mul_sat(mul_sat(rows, sk), 8);
-      if (rows == 0 || d == 0) return {};
+      if (a.empty()) return {};
       if (scores == kHuge) return fail("attention is too large for one launch");
       auto s = static_cast<uint32_t>(plan.scratch.size());
       plan.scratch.push_back(std::max<uint64_t>(scores, 8));
-      uint32_t flags = (imm("causal") ? 1u : 0u) | (mask ? 2u : 0u);
+      uint32_t flags = (a.causal ? 1u : 0u) | (a.has_mask ? 2u : 0u);
       return per_item("__hg_attention_" + tn, rows,
-                      {buf("out"), buf("Q"), buf("K"), buf("V"), buf(mask ? "mask" : "Q"),
-                       scratch(s), u64(rows), u64(sq), u64(sk), u64(d), f64(as_f64("scale")),
-                       u32(flags)});
+                      {buf("out"), buf("Q"), buf("K"), buf("V"), buf(a.has_mask ? "mask" : "Q"),
+                       scratch(s), u64(rows), u64(sq), u64(sk), u64(d), u64(a.group()),
+                       u64(a.q_head_stride), u64(a.q_row_stride), u64(a.kv_head_stride),
+                       u64(a.kv_row_stride), f64(bits_as_f64(a.scale_bits)), u32(flags)});
     }
     case LaunchOpcode::Conv2d: {
       uint64_t N = u("N"), C = u("C"), H = u("H"), W = u("W"), K = u("K"), KH = u("KH"),

@@ -7,6 +7,7 @@
 #include "library.h"
 
 #include "gemm_kernel.h"
+#include "hologram/isa/attention_operands.h"
 #include "hologram/isa/gemm_operands.h"
 #include "hologram/isa/numeric.h"
 #include "hologram/support/unreachable.h"
@@ -449,42 +450,34 @@ template <typename T> const char *fast_gemv(const Operands &o) {
   return "dot";
 }
 
-/// attention: per head, scores by GEMM (Q Kᵀ scale), softmax rows (f32 rows without a mask
-/// by the softmax kernel over the keys each query sees; otherwise masked rows in f64 with
-/// vector exp), then the output by GEMM (P V).
+/// attention: per query head, scores by GEMM (Q Kᵀ scale, against the head's key/value head),
+/// softmax rows (f32 rows without a mask by the softmax kernel over the keys each query sees;
+/// otherwise masked rows in f64 with vector exp), then the output by GEMM (P V). Q, K, V and out
+/// are read and written at their strides, so rows of heads side by side (a KV cache) need no
+/// copy.
 template <typename T> const char *fast_attention(const Operands &o) {
-  constexpr Opcode Op = Opcode::Attention;
-  const uint64_t heads = o.u(at<Op>("heads")), sq = o.u(at<Op>("seq_q")), sk = o.u(at<Op>("seq_k")),
-                 d = o.u(at<Op>("head_dim"));
-  const T scale = o.scalar<T>(at<Op>("scale"));
-  const bool causal = o.flag(at<Op>("causal"));
-  if (!o.holds<T>(at<Op>("out"), Wide{heads} * sq * d) ||
-      !o.holds<T>(at<Op>("Q"), Wide{heads} * sq * d) ||
-      !o.holds<T>(at<Op>("K"), Wide{heads} * sk * d) ||
-      !o.holds<T>(at<Op>("V"), Wide{heads} * sk * d) || !o.holds<T>(at<Op>("mask"), Wide{sq} * sk))
+  const isa::AttentionOperands a = isa::attention_operands(o.in, o.reg);
+  if (!a.problem().empty()) return nullptr; // the reference reports it
+  const uint64_t sq = a.seq_q, sk = a.seq_k, d = a.head_dim;
+  if (!o.holds<T>(a.out, a.q_extent()) || !o.holds<T>(a.q, a.q_extent()) ||
+      !o.holds<T>(a.k, a.kv_extent()) || !o.holds<T>(a.v, a.kv_extent()) ||
+      !o.holds<T>(a.mask, a.empty() ? 0 : Wide{sq} * sk))
     return nullptr;
-  T *out = o.data<T>(at<Op>("out"));
-  const T *Q = o.data<T>(at<Op>("Q")), *K = o.data<T>(at<Op>("K")), *V = o.data<T>(at<Op>("V"));
-  const T *mask = o.data<T>(at<Op>("mask"));
-  if (sq == 0 || d == 0 || heads == 0) return "empty";
+  if (a.empty()) return "empty";
+  const T scale = scalar_of<T>(a.scale_bits);
+  T *out = o.data<T>(a.out);
+  const T *Q = o.data<T>(a.q), *K = o.data<T>(a.k), *V = o.data<T>(a.v);
+  const T *mask = o.data<T>(a.mask);
+  // A row stride only matters between rows; a single row takes the dense one.
+  const uint64_t q_rows = sq > 1 ? a.q_row_stride : d, kv_rows = sk > 1 ? a.kv_row_stride : d;
+  if (q_rows < d || kv_rows < d) return nullptr; // rows that overlap: the reference's loops
   std::vector<T> scores(sq * std::max<uint64_t>(sk, 1));
   const uint64_t shift = sk - std::min(sk, sq);
-  // out = P V for head h, P the softmax rows in `scores`.
-  auto weighted_sum = [&](uint64_t h) {
-    cpu_gemm(GemmArgs<T>{.m = sq,
-                         .n = d,
-                         .k = sk,
-                         .a = scores.data(),
-                         .lda = sk,
-                         .b = V + h * sk * d,
-                         .ldb = d,
-                         .c = out + h * sq * d,
-                         .ldc = d},
-             o.level);
-  };
-  for (uint64_t h = 0; h < heads; ++h) {
+  for (uint64_t h = 0; h < a.heads; ++h) {
+    T *out_h = out + h * a.q_head_stride;
+    const uint64_t kv = h / a.group() * a.kv_head_stride;
     if (sk == 0) {
-      std::fill(out + h * sq * d, out + (h + 1) * sq * d, T{0});
+      for (uint64_t i = 0; i < sq; ++i) std::fill_n(out_h + i * q_rows, d, T{0});
       continue;
     }
     cpu_gemm(GemmArgs<T>{.trans_b = true,
@@ -492,13 +485,14 @@ template <typename T> const char *fast_attention(const Operands &o) {
                          .n = sk,
                          .k = d,
                          .alpha = scale,
-                         .a = Q + h * sq * d,
-                         .lda = d,
-                         .b = K + h * sk * d,
-                         .ldb = d,
+                         .a = Q + h * a.q_head_stride,
+                         .lda = q_rows,
+                         .b = K + kv,
+                         .ldb = kv_rows,
                          .c = scores.data(),
                          .ldc = sk},
              o.level);
+    bool done = false;
     if constexpr (std::is_same_v<T, float>) {
       if (!mask) {
         // f32 rows (the softmax library kernel, within its stated bound) over the keys a
@@ -506,39 +500,49 @@ template <typename T> const char *fast_attention(const Operands &o) {
         ranges(sq, 16384 / sk, [&](uint64_t lo, uint64_t hi) {
           for (uint64_t i = lo; i < hi; ++i) {
             float *si = scores.data() + i * sk;
-            const uint64_t seen = causal ? std::min(sk, i + shift + 1) : sk;
+            const uint64_t seen = a.causal ? std::min(sk, i + shift + 1) : sk;
             HG_LEVEL_CALL(o.level, softmax_rows, si, si, 1, seen, false);
             std::fill(si + seen, si + sk, 0.0f);
           }
         });
-        weighted_sum(h);
-        continue;
+        done = true;
       }
     }
-    ranges(sq, 16384 / sk, [&](uint64_t lo, uint64_t hi) {
-      thread_local std::vector<double> row;
-      row.resize(sk);
-      for (uint64_t i = lo; i < hi; ++i) {
-        T *si = scores.data() + i * sk;
-        double mx = -std::numeric_limits<double>::infinity();
-        for (uint64_t j = 0; j < sk; ++j) {
-          double v = double{si[j]} + (mask ? double{mask[i * sk + j]} : 0.0);
-          if (causal && j > i + shift) v = -std::numeric_limits<double>::infinity();
-          row[j] = v;
-          mx = std::fmax(mx, v);
+    if (!done)
+      ranges(sq, 16384 / sk, [&](uint64_t lo, uint64_t hi) {
+        thread_local std::vector<double> row;
+        row.resize(sk);
+        for (uint64_t i = lo; i < hi; ++i) {
+          T *si = scores.data() + i * sk;
+          double mx = -std::numeric_limits<double>::infinity();
+          for (uint64_t j = 0; j < sk; ++j) {
+            double v = double{si[j]} + (mask ? double{mask[i * sk + j]} : 0.0);
+            if (a.causal && j > i + shift) v = -std::numeric_limits<double>::infinity();
+            row[j] = v;
+            mx = std::fmax(mx, v);
+          }
+          if (std::isinf(mx)) { // every score masked: the reference's output row is 0
+            std::fill(si, si + sk, T{0});
+            continue;
+          }
+          for (auto &v : row) v -= mx;
+          HG_LEVEL_CALL(o.level, map, map_kind(isa::MapUnaryOp::Exp), row.data(), row.data(), sk);
+          double sum = 0;
+          for (double v : row) sum += v;
+          for (uint64_t j = 0; j < sk; ++j) si[j] = static_cast<T>(sum > 0 ? row[j] / sum : 0.0);
         }
-        if (std::isinf(mx)) { // every score masked: the reference's output row is 0
-          std::fill(si, si + sk, T{0});
-          continue;
-        }
-        for (auto &v : row) v -= mx;
-        HG_LEVEL_CALL(o.level, map, map_kind(isa::MapUnaryOp::Exp), row.data(), row.data(), sk);
-        double sum = 0;
-        for (double v : row) sum += v;
-        for (uint64_t j = 0; j < sk; ++j) si[j] = static_cast<T>(sum > 0 ? row[j] / sum : 0.0);
-      }
-    });
-    weighted_sum(h);
+      });
+    // out = P V for this head, P the softmax rows in `scores`.
+    cpu_gemm(GemmArgs<T>{.m = sq,
+                         .n = d,
+                         .k = sk,
+                         .a = scores.data(),
+                         .lda = sk,
+                         .b = V + kv,
+                         .ldb = kv_rows,
+                         .c = out_h,
+                         .ldc = q_rows},
+             o.level);
   }
   return "gemm";
 }

@@ -307,7 +307,10 @@ template <typename T> Case pointwise_case() {
 }
 
 template <typename T> Case attention_case() {
-  const uint32_t heads = 3, sq = 20, sk = 28, dd = 16;
+  // `out`: [heads, seq, d] with a mask. `outc`: the same buffers read as rows of all heads side
+  // by side ([seq, heads·d]), K and V by kv_heads = heads / 2 heads (grouped-query attention,
+  // rows wider than those heads, as in a KV cache), causal.
+  const uint32_t heads = 4, kv_heads = 2, sq = 20, sk = 28, dd = 16;
   const T scale = static_cast<T>(0.25);
   Case c = fast_case("fast_attention_" + suffix<T>(), "attention_" + suffix<T>());
   c.inputs = [=](CaseData &d) {
@@ -319,7 +322,7 @@ template <typename T> Case attention_case() {
     d.arrays["out"] = Array::of(type_of<T>(), std::vector<T>(heads * sq * dd));
     d.arrays["outc"] = Array::of(type_of<T>(), std::vector<T>(heads * sq * dd));
     const std::pair<const char *, uint32_t> sizes[] = {
-        {"heads", heads}, {"sq", sq}, {"sk", sk}, {"d", dd}};
+        {"heads", heads}, {"sq", sq}, {"sk", sk}, {"d", dd}, {"kvh", kv_heads}};
     for (auto [key, v] : sizes) d.scalars[key] = v;
     d.scalars["scale"] = bits_of(scale);
   };
@@ -328,14 +331,22 @@ template <typename T> Case attention_case() {
     auto mask = d.array<T>("mask");
     for (int causal = 0; causal < 2; ++causal) {
       auto o = d.array<T>(causal ? "outc" : "out");
+      // Element (h, i, t) of Q and out, and (g, j, t) of K and V.
+      auto qi = [&](uint32_t h, uint32_t i, uint32_t t) {
+        return causal ? i * heads * dd + h * dd + t : (h * sq + i) * dd + t;
+      };
+      auto ki = [&](uint32_t g, uint32_t j, uint32_t t) {
+        return causal ? j * heads * dd + g * dd + t : (g * sk + j) * dd + t;
+      };
+      const uint32_t group = causal ? heads / kv_heads : 1;
       for (uint32_t h = 0; h < heads; ++h)
         for (uint32_t i = 0; i < sq; ++i) {
+          const uint32_t g = h / group;
           std::vector<LD> s(sk);
           LD mx = -INFINITY;
           for (uint32_t j = 0; j < sk; ++j) {
             LD acc = 0;
-            for (uint32_t t = 0; t < dd; ++t)
-              acc += LD{q[(h * sq + i) * dd + t]} * k[(h * sk + j) * dd + t];
+            for (uint32_t t = 0; t < dd; ++t) acc += LD{q[qi(h, i, t)]} * k[ki(g, j, t)];
             s[j] = acc * LD{scale} + (causal ? LD{0} : LD{mask[i * sk + j]});
             if (causal && j > i + (sk - sq)) s[j] = -INFINITY;
             mx = std::max(mx, s[j]);
@@ -344,8 +355,8 @@ template <typename T> Case attention_case() {
           for (auto &e : s) sum += (e = std::exp(e - mx));
           for (uint32_t t = 0; t < dd; ++t) {
             LD acc = 0;
-            for (uint32_t j = 0; j < sk; ++j) acc += s[j] * v[(h * sk + j) * dd + t];
-            o[(h * sq + i) * dd + t] = static_cast<T>(acc / sum);
+            for (uint32_t j = 0; j < sk; ++j) acc += s[j] * v[ki(g, j, t)];
+            o[qi(h, i, t)] = static_cast<T>(acc / sum);
           }
         }
     }

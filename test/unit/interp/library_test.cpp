@@ -96,11 +96,49 @@ TEST(Library, AttentionCausalFirstRowCopiesFirstValue) {
                       "buffer<f32> read\n"
                       ".param %v : buffer<f32> read\n",
                       "  mov.imm.u64 r1, 1\n  mov.imm.u64 r2, 2\n  mov.imm.f32 r3, 1.0\n"
-                      "  attention.f32 %o, %q, %k, %v, none, r1, r2, r2, r1, r3, 1\n",
+                      "  attention.f32 %o, %q, %k, %v, none, r1, r1, r2, r2, r1, r2, r1, r2, r1, "
+                      "r3, 1\n",
                       {ArgValue::buffer_of(out), ArgValue::buffer_of(q), ArgValue::buffer_of(k),
                        ArgValue::buffer_of(v)})
                   .is_ok());
   EXPECT_EQ(out[0], 10.0f);
   float w0 = std::exp(1.0f - 2.0f), w1 = 1.0f;
   EXPECT_NEAR(out[1], (10 * w0 + 20 * w1) / (w0 + w1), 1e-5);
+}
+
+TEST(Library, AttentionGroupsQueryHeadsOnKeyValueHeadsAtTheirStrides) {
+  // Two query heads on one key/value head, rows of both heads side by side ([seq, 2·d], d = 1):
+  // Q = [[a0, b0], [a1, b1]] for heads a and b, one key row per position in a cache whose rows
+  // are 3 wide. Both heads see key/value head 0, so with equal queries both rows are equal.
+  std::vector<float> q = {1, 1, 1, 1}, k = {0, 9, 9, 1, 9, 9}, v = {10, 9, 9, 20, 9, 9}, out(4);
+  const std::string params = ".param %o : buffer<f32> write\n.param %q : buffer<f32> read\n"
+                             ".param %k : buffer<f32> read\n.param %v : buffer<f32> read\n";
+  const std::string consts = "  mov.imm.u64 r1, 1\n  mov.imm.u64 r2, 2\n  mov.imm.u64 r4, 3\n"
+                             "  mov.imm.f32 r3, 1.0\n";
+  auto run = [&](const std::string &heads, const std::string &kv_heads,
+                 const std::string &q_strides) {
+    return run_lib(params,
+                   consts + "  attention.f32 %o, %q, %k, %v, none, " + heads + ", " + kv_heads +
+                       ", r2, r2, r1, " + q_strides + ", r1, r4, r3, 0\n",
+                   {ArgValue::buffer_of(out), ArgValue::buffer_of(q), ArgValue::buffer_of(k),
+                    ArgValue::buffer_of(v)});
+  };
+  ASSERT_TRUE(run("r2", "r1", "r1, r2").is_ok());
+  float w0 = std::exp(0.0f), w1 = std::exp(1.0f);
+  float want = (10 * w0 + 20 * w1) / (w0 + w1);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(out[i], want, 1e-5) << i;
+  // kv_heads must divide heads; out's rows must not overlap (head stride 0, two heads).
+  auto st = run("r2", "r4", "r1, r2");
+  EXPECT_EQ(st.code(), ErrorCode::LaunchFailed);
+  EXPECT_NE(st.message().find("attention's heads (2) must be a multiple of kv_heads (3)"),
+            std::string::npos)
+      << st.message();
+  st = run("r2", "r1", "r1, r1");
+  EXPECT_EQ(st.code(), ErrorCode::LaunchFailed);
+  EXPECT_NE(st.message().find("attention's output rows overlap"), std::string::npos)
+      << st.message();
+  // K must hold every row its strides reach: the last key row starts at 3 and is 1 wide.
+  k.resize(3);
+  st = run("r2", "r1", "r1, r2");
+  EXPECT_EQ(st.code(), ErrorCode::OutOfBounds);
 }
