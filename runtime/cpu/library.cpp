@@ -200,8 +200,11 @@ Status run_split(OpRun &r, const Split &s) {
   parallel_for(parts, [&](size_t p) {
     const uint64_t lo = count * p / parts, hi = count * (p + 1) / parts;
     std::vector<CpuArg> sub(args.begin(), args.end());
+    std::vector<bool> moved(sub.size());
     for (size_t o : s.offsets) {
-      if (ops[o].kind != isa::OperandKind::Param) continue;
+      // Each parameter once: an operation in place names one for its output and its input.
+      if (ops[o].kind != isa::OperandKind::Param || moved[ops[o].index]) continue;
+      moved[ops[o].index] = true;
       auto &a = sub[ops[o].index];
       const uint64_t skip = std::min(a.size, lo * unit * elem);
       a.data = static_cast<std::byte *>(a.data) + skip;

@@ -172,6 +172,7 @@ template <typename T> Case rows_case() {
     d.arrays["beta"] = values<T>(r, cols, -0.5f, 0.5f);
     for (const char *o : {"sm", "lsm", "rms", "rms0", "ln", "ln0"})
       d.arrays[o] = Array::of(type_of<T>(), std::vector<T>(rows * cols));
+    for (const char *o : {"ism", "ilsm", "irms", "iln"}) d.arrays[o] = d.arrays["x"];
     d.scalars["rows"] = rows;
     d.scalars["cols"] = cols;
     d.scalars["eps"] = bits_of(epsilon);
@@ -205,11 +206,15 @@ template <typename T> Case rows_case() {
         ln0_terms = std::max(ln0_terms, spread);
       }
     }
+    // In place: the same values.
+    for (auto [in_place, out] :
+         {std::pair{"ism", "sm"}, {"ilsm", "lsm"}, {"irms", "rms"}, {"iln", "ln"}})
+      std::ranges::copy(d.array<T>(out), d.array<T>(in_place).begin());
     const LD unit = accuracy::kLayerNormUnits * accuracy::kF32Unit;
     if constexpr (std::is_same_v<T, float>)
       for (auto &check : checks)
-        if (check.name == "ln" || check.name == "ln0")
-          check.tol.abs = static_cast<double>(unit * (check.name == "ln" ? ln_terms : ln0_terms));
+        if (check.name == "ln" || check.name == "iln" || check.name == "ln0")
+          check.tol.abs = static_cast<double>(unit * (check.name == "ln0" ? ln0_terms : ln_terms));
   };
   // f32 rows: the bounds of docs/isa.md (library_accuracy.h). f64 rows sum in plain f64 (the
   // reference over ranges of rows): a few ulp of the row's scale.
@@ -220,11 +225,17 @@ template <typename T> Case rows_case() {
                 {"rms", {accuracy::kRmsNormUlps, 0}},
                 {"rms0", {accuracy::kRmsNormUlps, 0}},
                 {"ln", {0, 0}},
-                {"ln0", {0, 0}}};
+                {"ln0", {0, 0}},
+                {"ism", {accuracy::kSoftmaxUlps, 0}},
+                {"ilsm", {accuracy::kLogSoftmaxUlps, accuracy::kLogSoftmaxAbs}},
+                {"irms", {accuracy::kRmsNormUlps, 0}},
+                {"iln", {0, 0}}};
   else
-    c.checks = {{"sm", {16, row_tol / 64}}, {"lsm", {16, 16 * row_tol}},
-                {"rms", {16, 4 * row_tol}}, {"rms0", {16, 4 * row_tol}},
-                {"ln", {16, 4 * row_tol}},  {"ln0", {16, 4 * row_tol}}};
+    c.checks = {{"sm", {16, row_tol / 64}},  {"lsm", {16, 16 * row_tol}},
+                {"rms", {16, 4 * row_tol}},  {"rms0", {16, 4 * row_tol}},
+                {"ln", {16, 4 * row_tol}},   {"ln0", {16, 4 * row_tol}},
+                {"ism", {16, row_tol / 64}}, {"ilsm", {16, 16 * row_tol}},
+                {"irms", {16, 4 * row_tol}}, {"iln", {16, 4 * row_tol}}};
   // f32 rows have vectorised kernels; f64 rows run the reference over ranges of rows.
   const std::string how = std::is_same_v<T, float> ? ":rows" : ":split";
   for (const char *op : {"softmax", "log_softmax", "rmsnorm", "layernorm"})
@@ -249,6 +260,9 @@ template <typename T> Case pointwise_case() {
     for (const char *o : {"ex", "sg", "pw", "at", "si", "ge", "gt"})
       d.arrays[o] = Array::of(type_of<T>(), std::vector<T>(n));
     d.arrays["ry"] = Array::of(type_of<T>(), std::vector<T>(rows * dim));
+    for (const char *o : {"iex", "isi", "ige", "igt", "iax"}) d.arrays[o] = d.arrays["x"];
+    d.arrays["ipw"] = d.arrays["p"];
+    d.arrays["iry"] = d.arrays["rx"];
     d.arrays["sums"] = Array::of(type_of<T>(), std::vector<T>(3));
     d.scalars["n"] = n;
     d.scalars["rows"] = rows;
@@ -285,18 +299,32 @@ template <typename T> Case pointwise_case() {
         ry[r * dim + 2 * i] = static_cast<T>(x0 * cv - x1 * sv);
         ry[r * dim + 2 * i + 1] = static_cast<T>(x0 * sv + x1 * cv);
       }
+    // In place: the same values (axpy with y = x: (1 + alpha)·x).
+    for (auto [in_place, out] : {std::pair{"iex", "ex"},
+                                 {"ipw", "pw"},
+                                 {"isi", "si"},
+                                 {"ige", "ge"},
+                                 {"igt", "gt"},
+                                 {"iry", "ry"}})
+      std::ranges::copy(d.array<T>(out), d.array<T>(in_place).begin());
+    for (uint32_t i = 0; i < n; ++i)
+      d.array<T>("iax")[i] = static_cast<T>(LD{alpha} * x[i] + LD{x[i]});
     auto sums = d.array<T>("sums");
     sums[0] = static_cast<T>(sum);
     sums[1] = static_cast<T>(mx);
     sums[2] = static_cast<T>(dot);
-    checks.back().tol.abs = static_cast<double>(n * eps<T>() * std::max(mag, dmag));
+    for (auto &check : checks)
+      if (check.name == "sums")
+        check.tol.abs = static_cast<double>(n * eps<T>() * std::max(mag, dmag));
   };
   // Transcendentals within the SPEC's bounds (4 ulp); the activations and rope within a few
   // ulp of their inputs' scale, where 1 + erf and the rotations cancel.
   const double e = eps<T>();
-  c.checks = {{"ex", {4, 0}},     {"sg", {4, 0}},     {"pw", {4, 0}},     {"at", {4, 0}},
-              {"si", {8, 8 * e}}, {"ge", {8, 8 * e}}, {"gt", {8, 8 * e}}, {"ax", {1, 16 * e}},
-              {"ry", {2, 8 * e}}, {"sums", {}}};
+  c.checks = {{"ex", {4, 0}},      {"sg", {4, 0}},      {"pw", {4, 0}},      {"at", {4, 0}},
+              {"si", {8, 8 * e}},  {"ge", {8, 8 * e}},  {"gt", {8, 8 * e}},  {"ax", {1, 16 * e}},
+              {"ry", {2, 8 * e}},  {"sums", {}},        {"iex", {4, 0}},     {"ipw", {4, 0}},
+              {"isi", {8, 8 * e}}, {"ige", {8, 8 * e}}, {"igt", {8, 8 * e}}, {"iax", {1, 16 * e}},
+              {"iry", {2, 8 * e}}};
   c.cpu_paths = {"map:vector",       "map2:vector", "silu:vector", "gelu:vector",
                  "gelu_tanh:vector", "axpy:vector", "rope:vector", "reduce_all:vector",
                  "reduce_all:split", "dot:vector"};
