@@ -23,6 +23,24 @@
 
 namespace hologram::test {
 
+/// y[i] = a * x[i] + y[i] for lanes i < n; reads and writes nothing else.
+inline constexpr const char *kSaxpy = R"(.kernel saxpy
+.param %x : buffer<f32> read
+.param %y : buffer<f32> readwrite
+.param %a : f32
+.param %n : u64
+  param.u64 r1, %n
+  setge.u64 p0, %gid, r1
+  bra p0 @done
+  param.f32 r2, %a
+  ld.f32 r3, [%x + %gid*4]
+  ld.f32 r4, [%y + %gid*4]
+  mad.f32 r5, r2, r3, r4
+  st.f32 [%y + %gid*4], r5
+@done:
+  exit
+)";
+
 using isa::Type;
 
 /// Reads a file of the source tree (path relative to the repository root).

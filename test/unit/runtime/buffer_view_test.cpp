@@ -29,24 +29,6 @@ protected:
   uint64_t align = 1, step = 8;
 };
 
-/// y[i] = a * x[i] + y[i] for i < n; reads and writes nothing else.
-constexpr const char *kSaxpy = R"(.kernel saxpy
-.param %x : buffer<f32> read
-.param %y : buffer<f32> readwrite
-.param %a : f32
-.param %n : u64
-  param.u64 r1, %n
-  setge.u64 p0, %gid, r1
-  bra p0 @done
-  param.f32 r2, %a
-  ld.f32 r3, [%x + %gid*4]
-  ld.f32 r4, [%y + %gid*4]
-  mad.f32 r5, r2, r3, r4
-  st.f32 [%y + %gid*4], r5
-@done:
-  exit
-)";
-
 /// out[0] = the sum of x[0..n) (a whole-launch instruction, run as the backend's library op).
 constexpr const char *kTotal = R"(.kernel total
 .param %x : buffer<f32> read
@@ -67,7 +49,7 @@ std::vector<float> iota(size_t n, float first) {
 } // namespace
 
 TEST_P(BufferViews, AKernelSeesAViewAsItsWholeParameter) {
-  auto m = test::parse_ok(kSaxpy);
+  auto m = test::parse_ok(test::kSaxpy);
   const uint64_t n = 64, off = 2 * step; // the view starts `off` bytes into both buffers
   const uint64_t total = off / 4 + n + 16;
   auto bx = b->allocate_buffer(total * 4), by = b->allocate_buffer(total * 4);
@@ -84,7 +66,7 @@ TEST_P(BufferViews, AKernelSeesAViewAsItsWholeParameter) {
 }
 
 TEST_P(BufferViews, SubBuffersShareTheirParentsMemoryAndOutliveIt) {
-  auto m = test::parse_ok(kSaxpy);
+  auto m = test::parse_ok(test::kSaxpy);
   const uint64_t n = 32, total = 4 * step / 4 + 2 * n;
   auto parent = b->allocate_buffer(total * 4);
   auto sub = b->create_sub_buffer(parent, 2 * step, n * 4 * 2);
@@ -136,7 +118,7 @@ TEST_P(BufferViews, WholeLaunchInstructionsTakeViews) {
 }
 
 TEST_P(BufferViews, BadViewsAndSubBuffersAreErrors) {
-  auto m = test::parse_ok(kSaxpy);
+  auto m = test::parse_ok(test::kSaxpy);
   auto buf = b->allocate_buffer(4 * step);
   auto pool = b->allocate_pool(64);
   std::string msg;
@@ -186,7 +168,7 @@ TEST_P(BufferViews, BadViewsAndSubBuffersAreErrors) {
 }
 
 TEST_P(BufferViews, HostMemoryIsUsedInPlaceWhereTheDeviceCan) {
-  auto m = test::parse_ok(kSaxpy);
+  auto m = test::parse_ok(test::kSaxpy);
   const uint64_t n = 4096; // 16 KiB: a whole number of pages, page-aligned
   auto *raw = static_cast<float *>(std::aligned_alloc(4096, n * 4));
   ASSERT_NE(raw, nullptr);
@@ -224,7 +206,7 @@ TEST_P(BufferViews, HostMemoryIsUsedInPlaceWhereTheDeviceCan) {
 }
 
 TEST_P(BufferViews, UnalignedHostMemoryIsCopiedOrUsedInPlaceAndStillRight) {
-  auto m = test::parse_ok(kSaxpy);
+  auto m = test::parse_ok(test::kSaxpy);
   const uint64_t n = 100;
   std::vector<float> y(n + 1, 1.0f); // at an odd float: no page alignment
   auto host = b->wrap_host_memory({reinterpret_cast<std::byte *>(y.data() + 1), n * 4});

@@ -29,23 +29,6 @@ protected:
   }
 };
 
-constexpr const char *kSaxpy = R"(.kernel saxpy
-.param %x : buffer<f32> read
-.param %y : buffer<f32> readwrite
-.param %a : f32
-.param %n : u64
-  param.u64 r1, %n
-  setge.u64 p0, %gid, r1
-  bra p0 @done
-  param.f32 r2, %a
-  ld.f32 r3, [%x + %gid*4]
-  ld.f32 r4, [%y + %gid*4]
-  mad.f32 r5, r2, r3, r4
-  st.f32 [%y + %gid*4], r5
-@done:
-  exit
-)";
-
 } // namespace
 
 TEST_P(DeviceBackend, StartsByNameAndDescribesItsDevice) {
@@ -64,7 +47,7 @@ TEST_P(DeviceBackend, StartsByNameAndDescribesItsDevice) {
 
 TEST_P(DeviceBackend, RunsAProgramOverManyDispatchesOfBlocks) {
   auto b = start();
-  auto m = test::parse_ok(kSaxpy);
+  auto m = test::parse_ok(test::kSaxpy);
   const uint64_t n = 70000; // not a multiple of the block
   std::vector<float> x(n), y(n);
   std::iota(x.begin(), x.end(), 0.0f);
@@ -109,7 +92,7 @@ TEST_P(DeviceBackend, BuffersAndPoolsAreZeroFilledAndRangeChecked) {
 
 TEST_P(DeviceBackend, MisusedLaunchesAreErrors) {
   auto b = start();
-  auto m = test::parse_ok(kSaxpy);
+  auto m = test::parse_ok(test::kSaxpy);
   const auto &k = m.kernels[0];
   auto bx = b->allocate_buffer(16), by = b->allocate_buffer(16), odd = b->allocate_buffer(6);
   std::string msg;
