@@ -124,7 +124,13 @@ template <typename T> void run(const GemmArgs<T> &g) {
     return;
   }
   const size_t nc_max = std::min<uint64_t>(S::NC, (g.n + S::NR - 1) / S::NR * S::NR);
-  std::vector<T> bpack(S::KC * nc_max);
+  // The packed panel of B, kept by the calling thread: allocating it per call (megabytes at
+  // full size, so fresh pages from the kernel each time) cost more than small GEMMs, such as
+  // attention's per head, themselves. A reference, so that the workers' lambdas below use
+  // this thread's panel and not their own thread_local one.
+  thread_local std::vector<T> panel;
+  std::vector<T> &bpack = panel;
+  bpack.resize(std::min<uint64_t>(S::KC, g.k) * nc_max);
   const uint64_t blocks = (g.m + S::MC - 1) / S::MC;
   const size_t threads = std::max(1u, cpu_threads());
   for (uint64_t j0 = 0; j0 < g.n; j0 += S::NC) {
@@ -200,6 +206,9 @@ template <typename T> T reduce(const T *x, const T *y, uint64_t n) {
   return out;
 }
 
+/// Rows up to this long, back to back in memory, are read one after the other by gemv.
+constexpr uint64_t kShortRowBytes = 4096;
+
 /// Dots of four rows of A (row stride lda) with x, written to out[0..4): x is loaded once for
 /// the four rows, and the four rows stream from memory side by side (more loads in flight
 /// than one row gives). Two accumulators per row, named so they stay in registers; the tail
@@ -255,10 +264,17 @@ template <typename T> void dot4(const T *a, uint64_t lda, const T *x, uint64_t n
   out[3] = o3;
 }
 
-/// The rows of a gemv, four at a time.
+/// The rows of a gemv: four at a time, or one at a time where the rows are short and
+/// follow each other in memory. Short rows read four at a time are four short streams, which
+/// the hardware prefetchers barely learn before they end (a transformer's 288-wide weight
+/// matrices ran at a third of the bandwidth); one after the other they are one long stream.
 template <typename T>
 void gemv_rows_of(const T *a, uint64_t lda, const T *x, uint64_t rows, uint64_t n, T *dots) {
   uint64_t r = 0;
+  if (lda == n && n * sizeof(T) <= kShortRowBytes) {
+    for (uint64_t row = 0; row < rows; ++row) dots[row] = reduce(a + row * n, x, n);
+    return;
+  }
   for (; r + 4 <= rows; r += 4) dot4(a + r * lda, lda, x, n, dots + r);
   for (; r < rows; ++r) dots[r] = reduce(a + r * lda, x, n);
 }

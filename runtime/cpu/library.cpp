@@ -453,6 +453,33 @@ template <typename T> const char *fast_gemv(const Operands &o) {
   return "dot";
 }
 
+/// f32 attention of one query row (decoding: each new token against a KV cache), per head:
+/// the scores are dot products with the key rows (gemv, the scale folded into the query), the
+/// softmax is the library's f32 row kernel, and the output is the sum of the value rows
+/// weighted by it (axpy per row). Every key is seen (a causal mask hides none from the last
+/// query).
+const char *decode_attention(const Operands &o, const isa::AttentionOperands &a, uint64_t kv_rows) {
+  const uint64_t sk = a.seq_k, d = a.head_dim;
+  const float scale = scalar_of<float>(a.scale_bits);
+  float *out = o.data<float>(a.out);
+  const float *Q = o.data<float>(a.q), *K = o.data<float>(a.k), *V = o.data<float>(a.v);
+  thread_local std::vector<float> q, p;
+  q.resize(d);
+  p.resize(sk);
+  for (uint64_t h = 0; h < a.heads; ++h) {
+    const float *qh = Q + h * a.q_head_stride;
+    const uint64_t g = h / a.group(), kv = g * a.kv_head_stride; // the key/value head
+    for (uint64_t c = 0; c < d; ++c) q[c] = qh[c] * scale;
+    HG_LEVEL_CALL(o.level, gemv_rows, K + kv, kv_rows, q.data(), sk, d, p.data());
+    HG_LEVEL_CALL(o.level, softmax_rows, p.data(), p.data(), 1, sk, false);
+    float *oh = out + h * a.q_head_stride;
+    std::fill_n(oh, d, 0.0f);
+    for (uint64_t j = 0; j < sk; ++j)
+      HG_LEVEL_CALL(o.level, axpy, oh, V + kv + j * kv_rows, d, p[j]);
+  }
+  return "decode";
+}
+
 /// attention: per query head, scores by GEMM (Q Kᵀ scale, against the head's key/value head),
 /// softmax rows (f32 rows without a mask by the softmax kernel over the keys each query sees;
 /// otherwise masked rows in f64 with vector exp), then the output by GEMM (P V). Q, K, V and out
@@ -474,6 +501,8 @@ template <typename T> const char *fast_attention(const Operands &o) {
   // A row stride only matters between rows; a single row takes the dense one.
   const uint64_t q_rows = sq > 1 ? a.q_row_stride : d, kv_rows = sk > 1 ? a.kv_row_stride : d;
   if (q_rows < d || kv_rows < d) return nullptr; // rows that overlap: the reference's loops
+  if constexpr (std::is_same_v<T, float>)
+    if (sq == 1 && sk > 0 && !mask) return decode_attention(o, a, kv_rows);
   std::vector<T> scores(sq * std::max<uint64_t>(sk, 1));
   const uint64_t shift = sk - std::min(sk, sq);
   for (uint64_t h = 0; h < a.heads; ++h) {

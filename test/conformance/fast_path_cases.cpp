@@ -129,6 +129,7 @@ template <typename T> Case gemv_case() {
     d.arrays["xt"] = values<T>(r, m, -1, 1);
     d.arrays["y"] = values<T>(r, m, -1, 1);
     d.arrays["yt"] = values<T>(r, n, -1, 1);
+    d.arrays["yd"] = values<T>(r, m, -1, 1);
     d.scalars["m"] = m;
     d.scalars["n"] = n;
     d.scalars["lda"] = lda;
@@ -137,13 +138,14 @@ template <typename T> Case gemv_case() {
   };
   c.reference = [=](CaseData &d, std::vector<Check> &checks) {
     auto A = d.array<T>("a");
-    // y = alpha A x + beta y (m rows); yt = alpha Aᵀ xt + beta yt (n rows).
-    auto run = [&](std::span<T> y, std::span<T> x, bool trans) {
+    // y = alpha A x + beta y (m rows); yt = alpha Aᵀ xt + beta yt (n rows); yd as y with A's
+    // rows back to back (leading dimension n).
+    auto run = [&](std::span<T> y, std::span<T> x, bool trans, uint32_t ld) {
       LD worst = 0;
       for (uint32_t i = 0; i < (trans ? n : m); ++i) {
         LD acc = 0, mag = 0;
         for (uint32_t j = 0; j < (trans ? m : n); ++j) {
-          LD t = LD{trans ? A[j * lda + i] : A[i * lda + j]} * x[j];
+          LD t = LD{trans ? A[j * ld + i] : A[i * ld + j]} * x[j];
           acc += t;
           mag += std::fabs(t);
         }
@@ -152,10 +154,11 @@ template <typename T> Case gemv_case() {
       }
       return static_cast<double>((m + 2) * eps<T>() * worst);
     };
-    checks[0].tol.abs = run(d.array<T>("y"), d.array<T>("x"), false);
-    checks[1].tol.abs = run(d.array<T>("yt"), d.array<T>("xt"), true);
+    checks[0].tol.abs = run(d.array<T>("y"), d.array<T>("x"), false, lda);
+    checks[1].tol.abs = run(d.array<T>("yt"), d.array<T>("xt"), true, lda);
+    checks[2].tol.abs = run(d.array<T>("yd"), d.array<T>("x"), false, n);
   };
-  c.checks = {{"y", {}}, {"yt", {}}};
+  c.checks = {{"y", {}}, {"yt", {}}, {"yd", {}}};
   c.cpu_paths = {"gemv:dot", "gemv:gemm"};
   c.device_paths = {"gemv:per-item"};
   return c;
@@ -349,6 +352,7 @@ template <typename T> Case attention_case() {
     d.arrays["mask"] = values<T>(r, sq * sk, -2, 0);
     d.arrays["out"] = Array::of(type_of<T>(), std::vector<T>(heads * sq * dd));
     d.arrays["outc"] = Array::of(type_of<T>(), std::vector<T>(heads * sq * dd));
+    d.arrays["outd"] = Array::of(type_of<T>(), std::vector<T>(heads * dd));
     const std::pair<const char *, uint32_t> sizes[] = {
         {"heads", heads}, {"sq", sq}, {"sk", sk}, {"d", dd}, {"kvh", kv_heads}};
     for (auto [key, v] : sizes) d.scalars[key] = v;
@@ -388,11 +392,32 @@ template <typename T> Case attention_case() {
           }
         }
     }
-    // Scores and the weighted sums are T GEMMs on the compiled backends.
-    checks[0].tol.abs = checks[1].tol.abs = 64 * sk * eps<T>();
+    // `outd`: query row 0 of the token-major layout alone (seq_q = 1), every key visible.
+    auto od = d.array<T>("outd");
+    for (uint32_t h = 0; h < heads; ++h) {
+      const uint32_t g = h / (heads / kv_heads);
+      std::vector<LD> s(sk);
+      LD mx = -INFINITY, sum = 0;
+      for (uint32_t j = 0; j < sk; ++j) {
+        LD acc = 0;
+        for (uint32_t t = 0; t < dd; ++t) acc += LD{q[h * dd + t]} * k[j * heads * dd + g * dd + t];
+        mx = std::max(mx, s[j] = acc * LD{scale});
+      }
+      for (auto &e : s) sum += (e = std::exp(e - mx));
+      for (uint32_t t = 0; t < dd; ++t) {
+        LD acc = 0;
+        for (uint32_t j = 0; j < sk; ++j) acc += s[j] * v[j * heads * dd + g * dd + t];
+        od[h * dd + t] = static_cast<T>(acc / sum);
+      }
+    }
+    // Scores and the weighted sums are T GEMMs (or dots and axpys) on the compiled backends.
+    for (auto &check : checks) check.tol.abs = 64 * sk * eps<T>();
   };
-  c.checks = {{"out", {}}, {"outc", {}}};
-  c.cpu_paths = {"attention:gemm"};
+  c.checks = {{"out", {}}, {"outc", {}}, {"outd", {}}};
+  // f32 decoding (one query row, no mask) has its own schedule on the CPU.
+  c.cpu_paths = std::is_same_v<T, float>
+                    ? std::set<std::string>{"attention:gemm", "attention:decode"}
+                    : std::set<std::string>{"attention:gemm"};
   c.device_paths = {"attention:per-item"};
   return c;
 }
