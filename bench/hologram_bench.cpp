@@ -5,6 +5,7 @@
 // bench/report.py turns the JSON output into the ratio table of docs/performance.md.
 #include "bench.h"
 #include "data.h"
+#include "forward.h"
 #include "hl_exp.h"
 #include "hl_exp_fast_exp.h"
 #include "hl_exp_fast_exp_serial.h"
@@ -38,6 +39,7 @@
 #include "hologram/runtime/backend.h"
 #include "hologram/runtime/cpu.h"
 #include "peers/peers.h"
+#include "reference.h"
 #include "verify.h"
 
 #include <HalideBuffer.h>
@@ -623,6 +625,90 @@ void register_launch_overhead() {
       0, 0);
 }
 
+/// examples/transformer: one token of a 256-token generation (the positions cycle, so a row's
+/// time is the mean over the whole context) through the runtime API on the CPU backend, against
+/// the example's plain C forward pass built with clang-19 -O3 -march=native -ffast-math -fopenmp
+/// (llama2.c's way). Tokens/s = 10^6 / the row's time in µs. Each side's check runs the first
+/// four positions from a fresh cache and compares all 32000 logits with the other side's within
+/// 10^-4 of the largest one (no double-precision model exists; the example itself checks the
+/// same against the C reference on every backend).
+void register_transformer() {
+  struct Model {
+    tf_config c = tf_stories15m();
+    tf_layout layout{};
+    std::shared_ptr<hologram::Backend> backend =
+        hologram::create_backend(hologram::Preference::parse("cpu"));
+    std::unique_ptr<float, decltype(&std::free)> weights{nullptr, &std::free};
+    size_t floats = 0;
+    Model() {
+      layout = tf_layout_of(&c, HologramTransformer::align_floats(*backend));
+      const size_t bytes = tf_round_up(layout.total * sizeof(float), 4096);
+      floats = bytes / sizeof(float);
+      weights.reset(static_cast<float *>(std::aligned_alloc(4096, bytes)));
+      std::fill(weights.get(), weights.get() + floats, 0.0f);
+      tf_random_weights(&c, &layout, weights.get(), 42);
+    }
+    int token(int pos) const { return static_cast<int>((uint64_t(pos) * 7919 + 1) % 32000); }
+    std::unique_ptr<HologramTransformer> hologram() const {
+      return std::make_unique<HologramTransformer>(*backend, HOLOGRAM_TRANSFORMER_BUNDLE, c,
+                                                   std::span(weights.get(), floats), layout);
+    }
+    std::shared_ptr<tf_reference> reference() const {
+      return {tf_reference_create(&c, &layout, weights.get()), &tf_reference_destroy};
+    }
+  };
+  static const auto model = std::make_shared<Model>();
+  const auto &c = model->c;
+  // Both sides over the first positions from fresh caches, each against the other.
+  auto compare = [](bool hologram_side) {
+    return [hologram_side]() -> std::string {
+      auto h = model->hologram();
+      auto r = model->reference();
+      std::string why;
+      for (int pos = 0; pos < 4 && why.empty(); ++pos) {
+        const std::vector<float> &got = h->forward(model->token(pos), pos);
+        const float *want = tf_reference_forward(r.get(), model->token(pos), pos);
+        double scale = 0;
+        for (int i = 0; i < model->c.vocab_size; ++i)
+          scale = std::max(scale, std::fabs(double{want[i]}));
+        Expected e;
+        std::vector<float> mine(got.begin(), got.end()), theirs(want, want + model->c.vocab_size);
+        for (int i = 0; i < model->c.vocab_size; ++i) {
+          e.want.push_back(hologram_side ? theirs[i] : mine[i]);
+          e.tol.push_back(1e-4 * scale);
+        }
+        why = mismatches("logits at position " + std::to_string(pos), hologram_side ? mine : theirs,
+                         e);
+      }
+      return why;
+    };
+  };
+  const double weight_bytes = static_cast<double>(model->layout.total) * sizeof(float);
+  const double flops = 2.0 * static_cast<double>(model->layout.total);
+  for (bool one : {true, false}) {
+    auto h = std::shared_ptr<HologramTransformer>(model->hologram());
+    auto pos = std::make_shared<int>(0);
+    auto body = [h, pos, seq = c.seq_len] {
+      h->forward(model->token(*pos), *pos);
+      *pos = (*pos + 1) % seq;
+    };
+    add(std::string("transformer/stories15M_token/hologram_") + (one ? "1t" : "mt"), body,
+        compare(true), weight_bytes, flops, one);
+  }
+  for (bool one : {true, false}) {
+    auto r = model->reference();
+    auto pos = std::make_shared<int>(0);
+    auto body = [r, pos, one, seq = c.seq_len] {
+      tf_reference_set_threads(one ? 1 : 0);
+      tf_reference_forward(r.get(), model->token(*pos), *pos);
+      *pos = (*pos + 1) % seq;
+    };
+    add_checked_row(std::string("transformer/stories15M_token/clang_O3_fastmath_omp_") +
+                        (one ? "1t" : "mt"),
+                    body, compare(false), weight_bytes, flops);
+  }
+}
+
 void register_all() {
   register_streams();
   register_maps_and_sums();
@@ -631,6 +717,7 @@ void register_all() {
   register_gemv();
   register_attention();
   register_launch_overhead();
+  register_transformer();
 }
 
 } // namespace

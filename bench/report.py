@@ -366,6 +366,27 @@ def main():
         ]
         for size, impl, t in overhead:
             lines.append(f"| {size} | {impl.replace('hologram_', '')} | {t * 1000:.0f} |")
+    tf = times.get(("transformer", "stories15M_token"))
+    if tf:
+        lines += [
+            "",
+            "## Transformer tokens/s",
+            "",
+            "examples/transformer: one token of a 256-token generation in stories15M's shape",
+            "(dim 288, 6 layers, 6 heads, vocab 32000, random weights), averaged over the positions,",
+            "through the runtime API on the CPU backend (`Backend::launch` of a bundle, 99 launches",
+            "per token, the weights one buffer over the application's memory). The peer is the",
+            "example's plain C forward pass (llama2.c's loops) built with `clang-19 -O3",
+            "-march=native -ffast-math -fopenmp`. Issue 19's goal: at least 1.5x it.",
+            "",
+            "| mode | hologram (tokens/s) | clang -O3 -ffast-math -fopenmp (tokens/s) | ratio |",
+            "|---|---:|---:|---:|",
+        ]
+        for mode in ("1t", "mt"):
+            h = tf.get("hologram_" + mode)
+            p = tf.get("clang_O3_fastmath_omp_" + mode)
+            if h and p:
+                lines.append(f"| {mode} | {1e6 / h:.1f} | {1e6 / p:.1f} | {p / h:.2f} |")
     lines += [
         "",
         "Notes: the `clang_O3_mt` peers split the loop over freshly started threads on every call;",

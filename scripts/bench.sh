@@ -4,10 +4,13 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
-# The benchmarks' own peer: Halide 14 (not needed to build or test the project).
-if ! dpkg -s libhalide14-0-dev >/dev/null 2>&1; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q libhalide14-0-dev >/dev/null
-fi
+# The benchmarks' own peers: Halide 14, and LLVM's OpenMP runtime for the transformer's C
+# reference built with clang-19 -fopenmp (not needed to build or test the project).
+for pkg in libhalide14-0-dev libomp-19-dev; do
+  if ! dpkg -s "$pkg" >/dev/null 2>&1; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "$pkg" >/dev/null
+  fi
+done
 build="$root/build-bench"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHOLOGRAM_ENABLE_BENCH=ON \
   -DHOLOGRAM_ENABLE_TESTS=OFF >/dev/null

@@ -90,6 +90,11 @@ echo "== examples/circuit: a circuit over the boundary pool"
 echo
 echo "== examples/stream: 1 GiB through an 8 MiB pool with stream()"
 "$ex/example-stream"
+for backend in cpu vulkan opencl; do
+  echo
+  echo "== examples/transformer: stories15M's shape, checked against plain C, --backend=$backend"
+  "$ex/example-transformer" --backend=$backend --steps=16
+done
 echo
 echo "== examples/c_api: C99 and hologram.h"
 "$ex/example-c-api"
