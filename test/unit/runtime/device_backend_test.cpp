@@ -11,9 +11,11 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <atomic>
 #include <bit>
 #include <cstdlib>
 #include <numeric>
+#include <thread>
 
 using namespace hologram;
 
@@ -640,6 +642,70 @@ TEST_P(DeviceBackend, LaunchScratchIsPerLaneAndZeroFilled) {
   KernelArg args[] = {KernelArg::buffer(out)};
   b->execute_program(m.kernels[0], LaunchConfig::linear(8, 4), args);
   EXPECT_EQ(b->read<uint32_t>(out), (std::vector<uint32_t>{60, 61, 62, 63, 64, 65, 66, 67}));
+}
+
+// Issue 19: 8 threads allocating, copying, launching (through views and sub-buffers too) and
+// freeing at once on one device; every result right, every handle's misuse an Error.
+TEST_P(DeviceBackend, EightThreadsAllocateCopyLaunchAndFreeAtOnce) {
+  auto b = start();
+  auto m = test::parse_ok(test::kSaxpy);
+  const uint64_t align = std::lcm<uint64_t>(b->device_info().view_alignment, 4);
+  std::atomic<int> failures{0}, launches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t)
+    threads.emplace_back([&, t] {
+      for (int it = 0; it < 12; ++it) {
+        const uint64_t n = 64 + static_cast<uint64_t>((t * 13 + it) % 100);
+        std::vector<float> x(n), y(n, static_cast<float>(it));
+        for (uint64_t i = 0; i < n; ++i) x[i] = static_cast<float>(t * 1000 + i);
+        try {
+          // y lives in the second part of a larger buffer, reached by a sub-buffer (odd
+          // iterations) or a view (even ones).
+          auto bx = b->allocate_buffer(n * 4), whole = b->allocate_buffer(align + n * 4);
+          b->write<float>(bx, x);
+          b->write<float>(whole, y, align);
+          BufferHandle sub{};
+          KernelArg ya = KernelArg::buffer(whole, align, n * 4);
+          if (it % 2) {
+            sub = b->create_sub_buffer(whole, align, n * 4);
+            ya = KernelArg::buffer(sub);
+          }
+          KernelArg args[] = {KernelArg::buffer(bx), ya, KernelArg::f32(2.0f), KernelArg::u64(n)};
+          b->execute_program(m.kernels[0], LaunchConfig::linear(n, 32), args);
+          ++launches;
+          std::vector<float> out(n);
+          b->copy_from_buffer(whole, align, std::as_writable_bytes(std::span(out)));
+          for (uint64_t i = 0; i < n; ++i)
+            if (out[i] != 2.0f * x[i] + y[i]) ++failures;
+          if (sub.id) b->free_buffer(sub);
+          b->free_buffer(bx);
+          b->free_buffer(whole);
+        } catch (const Error &e) {
+          ADD_FAILURE() << e.what();
+          ++failures;
+        }
+      }
+    });
+  // A launch races the freeing of its buffer: it completes or reports InvalidHandle.
+  std::vector<BufferHandle> victims;
+  for (int i = 0; i < 20; ++i) victims.push_back(b->allocate_buffer(256 * 4));
+  threads.emplace_back([&] {
+    for (const auto &v : victims) {
+      KernelArg args[] = {KernelArg::buffer(v), KernelArg::buffer(v), KernelArg::f32(1.0f),
+                          KernelArg::u64(256)};
+      try {
+        b->execute_program(m.kernels[0], LaunchConfig::linear(256, 64), args);
+      } catch (const Error &e) {
+        if (e.code() != ErrorCode::InvalidHandle) ++failures;
+      }
+    }
+  });
+  threads.emplace_back([&] {
+    for (auto it = victims.rbegin(); it != victims.rend(); ++it) b->free_buffer(*it);
+  });
+  for (auto &th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(launches.load(), 96);
 }
 
 INSTANTIATE_TEST_SUITE_P(SpirvBackends, DeviceBackend, ::testing::Values("vulkan", "opencl"),
