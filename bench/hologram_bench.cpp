@@ -38,6 +38,7 @@
 #include "hl_vector_add_serial.h"
 #include "hologram/runtime/backend.h"
 #include "hologram/runtime/cpu.h"
+#include "hologram/runtime/stream.h"
 #include "peers/peers.h"
 #include "reference.h"
 #include "verify.h"
@@ -712,6 +713,80 @@ void register_transformer() {
   }
 }
 
+/// stream() (issue 19): 1 GiB made on the host, copied in, scaled by a kernel (y = 2x + 1),
+/// copied back and summed, through an 8 MiB pool with stream(), against the same work on one
+/// pool that holds all of it (1 GiB of host memory and 1 GiB of pool). The CPU backend.
+constexpr uint64_t kStreamTotal = uint64_t{1} << 30, kStreamPool = uint64_t{8} << 20;
+
+void register_stream() {
+  struct Setup {
+    std::shared_ptr<hologram::Backend> backend =
+        hologram::create_backend(hologram::Preference::parse("cpu"));
+    hologram::ModuleHandle module = backend->load_module(HOLOGRAM_STREAM_BUNDLE);
+    hologram::PoolHandle small = backend->allocate_pool(kStreamPool);
+    hologram::PoolHandle whole{};
+    std::vector<float> host; // the whole input, for the one-pool row only
+    double sum = 0;
+
+    void fill(float *f, uint64_t first, uint64_t n) const {
+      for (uint64_t i = 0; i < n; ++i) f[i] = static_cast<float>((first + i) % 1024);
+    }
+    void scale(hologram::PoolHandle p, uint64_t offset, uint64_t n) const {
+      hologram::KernelArg args[] = {hologram::KernelArg::pool(p), hologram::KernelArg::u64(offset),
+                                    hologram::KernelArg::u64(n)};
+      backend->launch(module, "scale_chunk", hologram::LaunchConfig::linear(n, 256), args);
+    }
+    static double add(const float *f, uint64_t n) {
+      double s = 0;
+      for (uint64_t i = 0; i < n; ++i) s += f[i];
+      return s;
+    }
+    void streamed() {
+      uint64_t produced = 0;
+      std::vector<float> back(kStreamPool / 8);
+      sum = 0;
+      auto source = [&](std::span<std::byte> out) -> size_t {
+        const uint64_t n = std::min<uint64_t>(out.size() / 4, (kStreamTotal - produced) / 4);
+        fill(reinterpret_cast<float *>(out.data()), produced / 4, n);
+        produced += n * 4;
+        return n * 4;
+      };
+      auto step = [&](hologram::PoolHandle p, uint64_t offset, uint64_t size, uint64_t) {
+        scale(p, offset, size / 4);
+        backend->copy_from_pool(p, offset, std::as_writable_bytes(std::span(back)).first(size));
+        sum += add(back.data(), size / 4);
+      };
+      hologram::stream(*backend, small, source, step);
+    }
+    void one_pool() {
+      if (!whole.id) {
+        whole = backend->allocate_pool(kStreamTotal);
+        host.resize(kStreamTotal / 4);
+      }
+      fill(host.data(), 0, host.size());
+      backend->copy_to_pool(whole, 0, std::as_bytes(std::span(host)));
+      scale(whole, 0, host.size());
+      backend->copy_from_pool(whole, 0, std::as_writable_bytes(std::span(host)));
+      sum = add(host.data(), host.size());
+    }
+  };
+  static Setup *const s = new Setup; // lives as long as the rows
+  // Every value is 2·(i mod 1024) + 1: the sum is 2^28 / 1024 · 1024² = 2^38, exactly.
+  auto checked = [](std::function<void()> run) {
+    return [run] {
+      run();
+      return mismatch("sum", s->sum, 274877906944.0, 0.0);
+    };
+  };
+  const double bytes = static_cast<double>(kStreamTotal);
+  add_checked_row(
+      "stream/1GiB/hologram_stream_8MiB_pool", [] { s->streamed(); },
+      checked([] { s->streamed(); }), bytes, 0);
+  add_checked_row(
+      "stream/1GiB/hologram_one_1GiB_pool", [] { s->one_pool(); }, checked([] { s->one_pool(); }),
+      bytes, 0);
+}
+
 void register_all() {
   register_streams();
   register_maps_and_sums();
@@ -721,6 +796,7 @@ void register_all() {
   register_attention();
   register_launch_overhead();
   register_transformer();
+  register_stream();
 }
 
 } // namespace

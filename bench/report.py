@@ -366,6 +366,25 @@ def main():
         ]
         for size, impl, t in overhead:
             lines.append(f"| {size} | {impl.replace('hologram_', '')} | {t * 1000:.0f} |")
+    st = times.get(("stream", "1GiB"))
+    if st and "hologram_stream_8MiB_pool" in st and "hologram_one_1GiB_pool" in st:
+        t_stream, t_one = st["hologram_stream_8MiB_pool"], st["hologram_one_1GiB_pool"]
+        lines += [
+            "",
+            "## stream()",
+            "",
+            "1 GiB made on the host, copied in, scaled by a kernel, copied back and summed, on the",
+            "CPU backend: through an 8 MiB pool with `stream()` (two queues: each chunk's copy",
+            "overlaps the previous chunk's kernel, and the host fills the next chunk meanwhile),",
+            "and as one piece through a pool that holds it all. Issue 19's goal: stream() at",
+            "0.9x of the one pool's throughput or better.",
+            "",
+            "| path | time (ms) | GB/s | ratio to one pool |",
+            "|---|---:|---:|---:|",
+            f"| stream() through 8 MiB | {t_stream / 1000:.1f} | {2**30 / t_stream / 1000:.2f} | "
+            f"{t_one / t_stream:.2f} |",
+            f"| one 1 GiB pool | {t_one / 1000:.1f} | {2**30 / t_one / 1000:.2f} | 1.00 |",
+        ]
     tf = times.get(("transformer", "stories15M_token"))
     if tf:
         lines += [

@@ -162,6 +162,34 @@ hg_status hg_module_variant(hg_backend *backend, hg_module module, char *out, si
 hg_status hg_launch_kernel(hg_backend *backend, hg_module module, const char *kernel,
                            const hg_launch *launch, const hg_arg *args, size_t nargs);
 
+/** Asynchronous queues: each command returns at once and runs after the ones enqueued before
+ * it, on a thread of the queue; queues of one backend run at the same time. The memory a copy
+ * reads or writes must stay valid until its event is ready; arguments and kernel names are
+ * copied. A command's failure is reported by hg_event_wait on its event; the commands after it
+ * on its queue are skipped until hg_queue_finish reports the failure. `event` may be NULL when
+ * the caller does not want one; otherwise release it with hg_event_release. The backend must
+ * outlive its queues; hg_queue_destroy waits for the queue's commands. */
+typedef struct hg_queue hg_queue;
+typedef struct hg_event hg_event;
+hg_status hg_queue_create(hg_backend *backend, hg_queue **out);
+void hg_queue_destroy(hg_queue *queue);
+hg_status hg_queue_buffer_write(hg_queue *queue, hg_buffer buffer, uint64_t offset,
+                                const void *data, uint64_t bytes, hg_event **event);
+hg_status hg_queue_buffer_read(hg_queue *queue, hg_buffer buffer, uint64_t offset, void *out,
+                               uint64_t bytes, hg_event **event);
+hg_status hg_queue_launch_kernel(hg_queue *queue, hg_module module, const char *kernel,
+                                 const hg_launch *launch, const hg_arg *args, size_t nargs,
+                                 hg_event **event);
+/** Makes the commands enqueued on `queue` after this wait for `event` (of any queue). */
+hg_status hg_queue_wait_for(hg_queue *queue, const hg_event *event);
+/** Waits for every command of the queue; returns the first failure since the last finish. */
+hg_status hg_queue_finish(hg_queue *queue);
+/** Waits for the command; its failure as a status (message in hg_last_error()). */
+hg_status hg_event_wait(const hg_event *event);
+/** 1 once the command has run (or failed, or was skipped), else 0. */
+int hg_event_ready(const hg_event *event);
+void hg_event_release(hg_event *event);
+
 /** Argument helpers. */
 static inline hg_arg hg_arg_buffer(hg_buffer b) {
   hg_arg a = {HG_ARG_BUFFER, b, HG_U8, 0, 0, 0};

@@ -6,6 +6,7 @@
 #include "hologram/isa/verifier.h"
 #include "hologram/runtime/backend.h"
 #include "hologram/runtime/cpu.h"
+#include "hologram/runtime/queue.h"
 
 #include <algorithm>
 #include <array>
@@ -18,6 +19,12 @@ struct hg_backend {
 };
 struct hg_program {
   hologram::isa::Module module;
+};
+struct hg_queue {
+  hologram::Queue impl;
+};
+struct hg_event {
+  hologram::Event impl;
 };
 
 namespace {
@@ -84,6 +91,16 @@ void require(const void *p, const char *what) {
 Backend &backend_of(hg_backend *b) {
   require(b, "the backend");
   return *b->impl;
+}
+
+Queue &queue_of(hg_queue *q) {
+  require(q, "the queue");
+  return q->impl;
+}
+
+/// Hands a command's Event to the caller when it asked for one (`out` may be NULL).
+void give_event(Event e, hg_event **out) {
+  if (out) *out = new hg_event{std::move(e)};
 }
 
 template <typename T> std::span<T> bytes(T *p, uint64_t n, const char *what) {
@@ -350,6 +367,72 @@ hg_status hg_launch_kernel(hg_backend *backend, hg_module module, const char *ke
     backend_of(backend).launch({module}, kernel, runtime::launch_config_of(*launch),
                                kernel_args(args, nargs));
   });
+}
+
+hg_status hg_queue_create(hg_backend *backend, hg_queue **out) {
+  return guard([&] {
+    require(out, "the output pointer");
+    *out = new hg_queue{Queue(backend_of(backend))};
+  });
+}
+
+void hg_queue_destroy(hg_queue *queue) {
+  delete queue;
+}
+
+hg_status hg_queue_buffer_write(hg_queue *queue, hg_buffer b, uint64_t offset, const void *data,
+                                uint64_t n, hg_event **event) {
+  return guard([&] {
+    auto span = bytes(static_cast<const std::byte *>(data), n, "the data");
+    give_event(queue_of(queue).copy_to_buffer({b}, offset, span), event);
+  });
+}
+
+hg_status hg_queue_buffer_read(hg_queue *queue, hg_buffer b, uint64_t offset, void *out, uint64_t n,
+                               hg_event **event) {
+  return guard([&] {
+    auto span = bytes(static_cast<std::byte *>(out), n, "the output");
+    give_event(queue_of(queue).copy_from_buffer({b}, offset, span), event);
+  });
+}
+
+hg_status hg_queue_launch_kernel(hg_queue *queue, hg_module module, const char *kernel,
+                                 const hg_launch *launch, const hg_arg *args, size_t nargs,
+                                 hg_event **event) {
+  return guard([&] {
+    require(kernel, "the kernel name");
+    require(launch, "the launch configuration");
+    if (nargs) require(args, "the arguments");
+    give_event(queue_of(queue).launch({module}, kernel, runtime::launch_config_of(*launch),
+                                      kernel_args(args, nargs)),
+               event);
+  });
+}
+
+hg_status hg_queue_wait_for(hg_queue *queue, const hg_event *event) {
+  return guard([&] {
+    require(event, "the event");
+    queue_of(queue).wait_for(event->impl);
+  });
+}
+
+hg_status hg_queue_finish(hg_queue *queue) {
+  return guard([&] { queue_of(queue).finish(); });
+}
+
+hg_status hg_event_wait(const hg_event *event) {
+  return guard([&] {
+    require(event, "the event");
+    event->impl.wait();
+  });
+}
+
+int hg_event_ready(const hg_event *event) {
+  return !event || event->impl.ready() ? 1 : 0;
+}
+
+void hg_event_release(hg_event *event) {
+  delete event;
 }
 
 } // extern "C"

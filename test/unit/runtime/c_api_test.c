@@ -226,6 +226,44 @@ int main(void) {
     CHECK(strstr(hg_last_error(), "views are of buffers") != NULL);
   }
 
+  /* A queue: the copies and the launch return at once; the events say when they have run. */
+  {
+    hg_module m = 0;
+    hg_queue *q = NULL;
+    hg_event *launched = NULL, *read = NULL, *bad = NULL;
+    float xs[3] = {1, 2, 3}, ys[3] = {10, 20, 30}, zs[3] = {0};
+    hg_buffer bx, by, bz;
+    hg_arg qargs[4];
+    hg_launch three = hg_launch_linear(3, 64);
+    CHECK(hg_module_load_linked(backend, &hologram_module_vector, &m) == HG_OK);
+    CHECK(hg_buffer_allocate(backend, sizeof xs, &bx) == HG_OK);
+    CHECK(hg_buffer_allocate(backend, sizeof ys, &by) == HG_OK);
+    CHECK(hg_buffer_allocate(backend, sizeof zs, &bz) == HG_OK);
+    CHECK(hg_queue_create(backend, &q) == HG_OK && q != NULL);
+    CHECK(hg_queue_buffer_write(q, bx, 0, xs, sizeof xs, NULL) == HG_OK);
+    CHECK(hg_queue_buffer_write(q, by, 0, ys, sizeof ys, NULL) == HG_OK);
+    qargs[0] = hg_arg_buffer(bx);
+    qargs[1] = hg_arg_buffer(by);
+    qargs[2] = hg_arg_buffer(bz);
+    qargs[3] = hg_arg_u32(3);
+    CHECK(hg_queue_launch_kernel(q, m, "vector_add", &three, qargs, 4, &launched) == HG_OK);
+    CHECK(hg_queue_buffer_read(q, bz, 0, zs, sizeof zs, &read) == HG_OK);
+    CHECK(hg_event_wait(read) == HG_OK && hg_event_ready(launched) == 1);
+    CHECK(zs[0] == 11 && zs[1] == 22 && zs[2] == 33);
+    /* A failing command: its event reports it, and finish returns it once. */
+    CHECK(hg_queue_buffer_read(q, bz, 8, zs, sizeof zs, &bad) == HG_OK);
+    CHECK(hg_event_wait(bad) == HG_ERROR_OUT_OF_BOUNDS);
+    CHECK(strstr(hg_last_error(), "outside buffer") != NULL);
+    CHECK(hg_queue_finish(q) == HG_ERROR_OUT_OF_BOUNDS);
+    CHECK(hg_queue_finish(q) == HG_OK);
+    CHECK(hg_queue_wait_for(q, NULL) == HG_ERROR_INVALID_ARGUMENT);
+    hg_event_release(launched);
+    hg_event_release(read);
+    hg_event_release(bad);
+    hg_queue_destroy(q);
+    CHECK(hg_queue_create(NULL, &q) == HG_ERROR_INVALID_ARGUMENT);
+  }
+
   hg_program_destroy(program);
   hg_backend_destroy(backend);
   printf("%d passed, %d failed\n", passed, failed);
