@@ -41,6 +41,18 @@ inline constexpr const char *kSaxpy = R"(.kernel saxpy
   exit
 )";
 
+/// out[0] = the sum of x[0..n): a whole-launch kernel (reduce_all runs as the backend's
+/// library op, its result stored by the kernel's own code).
+inline constexpr const char *kTotal = R"(.kernel total
+.param %x : buffer<f32> read
+.param %out : buffer<f32> write
+.param %n : u64
+  param.u64          r0, %n
+  reduce_all.add.f32 r1, %x, r0
+  mov.imm.u64        r2, 0
+  st.f32             [%out + r2*4], r1
+)";
+
 using isa::Type;
 
 /// Reads a file of the source tree (path relative to the repository root).

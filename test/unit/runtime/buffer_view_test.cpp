@@ -29,17 +29,6 @@ protected:
   uint64_t align = 1, step = 8;
 };
 
-/// out[0] = the sum of x[0..n) (a whole-launch instruction, run as the backend's library op).
-constexpr const char *kTotal = R"(.kernel total
-.param %x : buffer<f32> read
-.param %out : buffer<f32> write
-.param %n : u64
-  param.u64      r0, %n
-  reduce_all.add.f32 r1, %x, r0
-  mov.imm.u64    r2, 0
-  st.f32         [%out + r2*4], r1
-)";
-
 std::vector<float> iota(size_t n, float first) {
   std::vector<float> v(n);
   std::iota(v.begin(), v.end(), first);
@@ -96,7 +85,7 @@ TEST_P(BufferViews, SubBuffersShareTheirParentsMemoryAndOutliveIt) {
 }
 
 TEST_P(BufferViews, WholeLaunchInstructionsTakeViews) {
-  auto m = test::parse_ok(kTotal);
+  auto m = test::parse_ok(test::kTotal);
   const uint64_t n = 1000, skip = step / 4;
   auto bx = b->allocate_buffer((skip + n + 7) * 4), out = b->allocate_buffer(3 * step);
   b->write<float>(bx, std::vector<float>(skip + n + 7, 1.0f));

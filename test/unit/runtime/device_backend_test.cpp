@@ -167,15 +167,7 @@ TEST_P(DeviceBackend, LibraryKernelsTakeTheirParametersFromTheReflection) {
   // A module compiled ahead of time: the whole-launch kernel's reduce_all launches device
   // library kernels, which the runtime binds from the reflection alone (no ISA for them).
   auto b = start();
-  auto m = test::parse_ok(R"(.kernel total
-.param %x : buffer<f32> read
-.param %out : buffer<f32> write
-.param %n : u64
-  param.u64          r0, %n
-  reduce_all.add.f32 r1, %x, r0
-  mov.imm.u64        r2, 0
-  st.f32             [%out + r2*4], r1
-)");
+  auto m = test::parse_ok(test::kTotal);
   codegen::SpirvOptions options;
   options.target = *codegen::parse_spirv_target(GetParam() == "vulkan" ? "vulkan1.1" : "opencl1.2");
   codegen::SpirvModule spirv;
