@@ -477,7 +477,7 @@ def main():
         "- **transformer.** Both sides read all 60.8 MB of f32 weights once per token (99 % of",
         "  it in matrix-vector products), so both run at the memory's bandwidth: about 19 GB/s",
         "  on one thread and 25 to 28 GB/s on two. Side by side on 2026-11-24 the ratio was 0.84",
-        "  to 1.04 at 1t and 0.94 to 1.02 at mt between runs. Issue 19's goal of 1.5x cannot be",
+        "  to 1.04 at 1t and 0.91 to 1.02 at mt between runs. Issue 19's goal of 1.5x cannot be",
         "  met with the same f32 weights; it needs fewer bytes per token (f16 or bf16 weights,",
         "  which the ISA stores, would halve them, but then the logits differ from the f32",
         "  reference's). Before the gemv change of 2026-11-24 (short rows read one after the",
