@@ -62,7 +62,8 @@ public:
   /// Makes the commands enqueued after this wait for `event` (of any queue).
   void wait_for(const Event &event);
   /// Waits for every command enqueued so far; throws the first failure since the last
-  /// finish(), after which the queue runs commands again.
+  /// finish(), after which the queue runs commands again. Not from the queue's own commands
+  /// (a host function that waits for its own queue waits for itself).
   void finish();
 
 private:
