@@ -316,15 +316,21 @@ struct Device {
   Candidate cand;
   VkDevice handle = VK_NULL_HANDLE;
   VkQueue queue = VK_NULL_HANDLE;
-  VkCommandPool command_pool = VK_NULL_HANDLE;
-  VkCommandBuffer cmd = VK_NULL_HANDLE;
-  VkFence fence = VK_NULL_HANDLE;
+  /// What one thread records and submits with: a command pool of its own (pools are not
+  /// thread-safe), its command buffer, and the fence it waits on.
+  struct Recorder {
+    VkCommandPool pool = VK_NULL_HANDLE;
+    VkCommandBuffer cmd = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+  };
+  std::mutex recorders_mutex;
+  std::vector<Recorder> idle_recorders; ///< made on demand, one per thread submitting at once
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
   VkPhysicalDeviceMemoryProperties memory{};
   codegen::SpirvTarget target;
   /// VK_EXT_external_memory_host's function, where the device has it.
   PFN_vkGetMemoryHostPointerPropertiesEXT vkGetMemoryHostPointerPropertiesEXT = nullptr;
-  std::mutex queue_mutex; ///< the queue, the command buffer and the fence
+  std::mutex queue_mutex; ///< the VkQueue (vkQueueSubmit, vkDeviceWaitIdle)
   HG_VK_DEVICE_FUNCTIONS(HG_VK_DECLARE)
 
   Device(std::shared_ptr<Instance> inst, const Candidate &c) : instance(std::move(inst)), cand(c) {
@@ -374,20 +380,6 @@ struct Device {
 #undef HG_VK_LOAD_DEVICE
     vkGetDeviceQueue(handle, c.queue_family, 0, &queue);
     instance->vkGetPhysicalDeviceMemoryProperties(c.device, &memory);
-    VkCommandPoolCreateInfo pci{};
-    pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
-    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
-    pci.queueFamilyIndex = c.queue_family;
-    check(vkCreateCommandPool(handle, &pci, nullptr, &command_pool), "vkCreateCommandPool");
-    VkCommandBufferAllocateInfo ai{};
-    ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-    ai.commandPool = command_pool;
-    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-    ai.commandBufferCount = 1;
-    check(vkAllocateCommandBuffers(handle, &ai, &cmd), "vkAllocateCommandBuffers");
-    VkFenceCreateInfo fi{};
-    fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-    check(vkCreateFence(handle, &fi, nullptr, &fence), "vkCreateFence");
     VkPipelineCacheCreateInfo cci{};
     cci.sType = VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO;
     check(vkCreatePipelineCache(handle, &cci, nullptr, &pipeline_cache), "vkCreatePipelineCache");
@@ -400,8 +392,10 @@ struct Device {
     if (!handle) return;
     vkDeviceWaitIdle(handle);
     vkDestroyPipelineCache(handle, pipeline_cache, nullptr);
-    vkDestroyFence(handle, fence, nullptr);
-    vkDestroyCommandPool(handle, command_pool, nullptr);
+    for (const Recorder &r : idle_recorders) {
+      vkDestroyFence(handle, r.fence, nullptr);
+      vkDestroyCommandPool(handle, r.pool, nullptr); // frees its command buffer
+    }
     vkDestroyDevice(handle, nullptr);
   }
   Device(const Device &) = delete;
@@ -426,22 +420,70 @@ struct Device {
     return -1;
   }
 
-  /// Records commands with `record`, submits them and waits (queue_mutex must be held).
+  /// Records commands with `record` into a command buffer of the calling thread's own,
+  /// submits them and waits for them. The queue is held only for the submission, so threads
+  /// (the application's, or Queues') record, submit and wait at the same time, and the device
+  /// may run one thread's copy while it runs another's kernel.
   template <typename F> void submit_and_wait(F &&record) {
-    check(vkResetCommandBuffer(cmd, 0), "vkResetCommandBuffer");
+    Recorder r = take_recorder();
+    struct Return {
+      Device &d;
+      Recorder r;
+      ~Return() {
+        std::lock_guard lock(d.recorders_mutex);
+        d.idle_recorders.push_back(r);
+      }
+    } give_back{*this, r};
+    check(vkResetCommandBuffer(r.cmd, 0), "vkResetCommandBuffer");
     VkCommandBufferBeginInfo bi{};
     bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
     bi.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-    check(vkBeginCommandBuffer(cmd, &bi), "vkBeginCommandBuffer");
-    record(cmd);
-    check(vkEndCommandBuffer(cmd), "vkEndCommandBuffer");
+    check(vkBeginCommandBuffer(r.cmd, &bi), "vkBeginCommandBuffer");
+    record(r.cmd);
+    check(vkEndCommandBuffer(r.cmd), "vkEndCommandBuffer");
     VkSubmitInfo si{};
     si.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
     si.commandBufferCount = 1;
-    si.pCommandBuffers = &cmd;
-    check(vkResetFences(handle, 1, &fence), "vkResetFences");
-    check(vkQueueSubmit(queue, 1, &si, fence), "vkQueueSubmit");
-    check(vkWaitForFences(handle, 1, &fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+    si.pCommandBuffers = &r.cmd;
+    check(vkResetFences(handle, 1, &r.fence), "vkResetFences");
+    {
+      std::lock_guard lock(queue_mutex);
+      check(vkQueueSubmit(queue, 1, &si, r.fence), "vkQueueSubmit");
+    }
+    check(vkWaitForFences(handle, 1, &r.fence, VK_TRUE, UINT64_MAX), "vkWaitForFences");
+  }
+
+private:
+  /// An idle recorder, or a new one.
+  Recorder take_recorder() {
+    {
+      std::lock_guard lock(recorders_mutex);
+      if (!idle_recorders.empty()) {
+        Recorder r = idle_recorders.back();
+        idle_recorders.pop_back();
+        return r;
+      }
+    }
+    Recorder r;
+    VkCommandPoolCreateInfo pci{};
+    pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pci.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pci.queueFamilyIndex = cand.queue_family;
+    check(vkCreateCommandPool(handle, &pci, nullptr, &r.pool), "vkCreateCommandPool");
+    VkCommandBufferAllocateInfo ai{};
+    ai.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    ai.commandPool = r.pool;
+    ai.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    ai.commandBufferCount = 1;
+    VkFenceCreateInfo fi{};
+    fi.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    VkResult e = vkAllocateCommandBuffers(handle, &ai, &r.cmd);
+    if (e == VK_SUCCESS) e = vkCreateFence(handle, &fi, nullptr, &r.fence);
+    if (e != VK_SUCCESS) {
+      vkDestroyCommandPool(handle, r.pool, nullptr);
+      check(e, "making a command buffer and fence");
+    }
+    return r;
   }
 };
 
@@ -549,7 +591,6 @@ struct Memory {
       mapped = static_cast<std::byte *>(p);
       std::memset(mapped, 0, bi.size);
     } else {
-      std::lock_guard lock(dev->queue_mutex);
       dev->submit_and_wait(
           [&](VkCommandBuffer cb) { dev->vkCmdFillBuffer(cb, buffer, 0, VK_WHOLE_SIZE, 0); });
     }
@@ -570,7 +611,6 @@ struct Memory {
     }
     Memory staging(dev, data.size(), true, "staging buffer");
     std::memcpy(staging.mapped, data.data(), data.size());
-    std::lock_guard lock(dev->queue_mutex);
     dev->submit_and_wait([&](VkCommandBuffer cb) {
       VkBufferCopy region{0, base + offset, data.size()};
       dev->vkCmdCopyBuffer(cb, staging.buffer, buffer, 1, &region);
@@ -583,13 +623,10 @@ struct Memory {
       return;
     }
     Memory staging(dev, out.size(), true, "staging buffer");
-    {
-      std::lock_guard lock(dev->queue_mutex);
-      dev->submit_and_wait([&](VkCommandBuffer cb) {
-        VkBufferCopy region{base + offset, 0, out.size()};
-        dev->vkCmdCopyBuffer(cb, buffer, staging.buffer, 1, &region);
-      });
-    }
+    dev->submit_and_wait([&](VkCommandBuffer cb) {
+      VkBufferCopy region{base + offset, 0, out.size()};
+      dev->vkCmdCopyBuffer(cb, buffer, staging.buffer, 1, &region);
+    });
     std::memcpy(out.data(), staging.mapped, out.size());
   }
 };
@@ -838,7 +875,7 @@ private:
       std::memcpy(push.data() + s.offset, &bits, s.size);
     }
 
-    std::lock_guard lock(dev_->queue_mutex);
+    // The descriptor pool and set are this launch's own: nothing here needs a lock.
     VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
                               std::max<uint32_t>(1, static_cast<uint32_t>(keep.size()))};
     VkDescriptorPoolCreateInfo dpi{};
