@@ -1,6 +1,7 @@
 // OpenClBackend. The ICD loader is opened with dlopen, so applications linking the runtime
-// start on machines without OpenCL. Launches and copies return when they have finished, so
-// synchronize() only drains what another thread may still have queued.
+// start on machines without OpenCL. Launches and copies return when they have finished, each
+// on a command queue of its thread's own, so synchronize() only drains what another thread may
+// still have queued.
 #include "opencl_backend.h"
 
 #include "../core/dynamic_library.h"
@@ -317,7 +318,28 @@ struct Device {
   const Api &api;
   Candidate cand;
   cl_context context = nullptr;
-  cl_command_queue queue = nullptr;
+  std::mutex queues_mutex;
+  std::vector<cl_command_queue> queues; ///< every command queue made, for synchronize()
+  std::vector<cl_command_queue> idle;   ///< those no thread is using
+
+  /// An in-order command queue of the calling thread's own while it lives: threads (the
+  /// application's, or Queues') each enqueue and wait on their own, so the device runs their
+  /// commands at the same time. Made on demand, one per thread issuing at once, and reused.
+  class Lease {
+  public:
+    explicit Lease(Device &d) : d_(d), q_(d.take()) {}
+    ~Lease() {
+      std::lock_guard lock(d_.queues_mutex);
+      d_.idle.push_back(q_);
+    }
+    Lease(const Lease &) = delete;
+    Lease &operator=(const Lease &) = delete;
+    operator cl_command_queue() const { return q_; }
+
+  private:
+    Device &d_;
+    cl_command_queue q_;
+  };
 
   Device(const Api &a, Candidate c) : api(a), cand(std::move(c)) {
     cl_int e = CL_SUCCESS;
@@ -325,19 +347,48 @@ struct Device {
                                      reinterpret_cast<cl_context_properties>(cand.platform), 0};
     context = api.clCreateContext(props, 1, &cand.device, nullptr, nullptr, &e);
     check(e, "clCreateContext");
-    queue = api.clCreateCommandQueue(context, cand.device, 0, &e);
-    if (e != CL_SUCCESS) {
+    try {
+      idle.push_back(make_queue());
+    } catch (...) {
       api.clReleaseContext(context);
-      check(e, "clCreateCommandQueue");
+      throw;
     }
   }
   Device(const Device &) = delete;
   Device &operator=(const Device &) = delete;
   ~Device() {
-    api.clReleaseCommandQueue(queue);
+    for (cl_command_queue q : queues) api.clReleaseCommandQueue(q);
     api.clReleaseContext(context);
   }
 
+  /// Waits for every command of every queue.
+  void finish_all() {
+    std::lock_guard lock(queues_mutex);
+    for (cl_command_queue q : queues) check(api.clFinish(q), "clFinish");
+  }
+
+private:
+  cl_command_queue make_queue() {
+    cl_int e = CL_SUCCESS;
+    cl_command_queue q = api.clCreateCommandQueue(context, cand.device, 0, &e);
+    check(e, "clCreateCommandQueue");
+    std::lock_guard lock(queues_mutex);
+    queues.push_back(q);
+    return q;
+  }
+  cl_command_queue take() {
+    {
+      std::lock_guard lock(queues_mutex);
+      if (!idle.empty()) {
+        cl_command_queue q = idle.back();
+        idle.pop_back();
+        return q;
+      }
+    }
+    return make_queue();
+  }
+
+public:
   bool has_feature(const std::string &f) const {
     if (f == "float64") return has_word(cand.extensions, "cl_khr_fp64");
     if (f == "int64_atomics")
@@ -375,7 +426,7 @@ struct Memory {
     // Fresh memory reads as zeros on every backend.
     const cl_uchar zero = 0;
     cl_event ev = nullptr;
-    e = dev->api.clEnqueueFillBuffer(dev->queue, mem, &zero, 1, 0, bytes, 0, nullptr, &ev);
+    e = dev->api.clEnqueueFillBuffer(Device::Lease(*dev), mem, &zero, 1, 0, bytes, 0, nullptr, &ev);
     if (e != CL_SUCCESS) {
       dev->api.clReleaseMemObject(mem);
       check(e, "clEnqueueFillBuffer");
@@ -409,16 +460,16 @@ struct Memory {
   void write(uint64_t offset, std::span<const std::byte> data) {
     if (data.empty()) return;
     to_device();
-    check(dev->api.clEnqueueWriteBuffer(dev->queue, mem, CL_TRUE, offset, data.size(), data.data(),
-                                        0, nullptr, nullptr),
+    check(dev->api.clEnqueueWriteBuffer(Device::Lease(*dev), mem, CL_TRUE, offset, data.size(),
+                                        data.data(), 0, nullptr, nullptr),
           "clEnqueueWriteBuffer");
     to_host();
   }
   void read(uint64_t offset, std::span<std::byte> out) {
     if (out.empty()) return;
     to_device();
-    check(dev->api.clEnqueueReadBuffer(dev->queue, mem, CL_TRUE, offset, out.size(), out.data(), 0,
-                                       nullptr, nullptr),
+    check(dev->api.clEnqueueReadBuffer(Device::Lease(*dev), mem, CL_TRUE, offset, out.size(),
+                                       out.data(), 0, nullptr, nullptr),
           "clEnqueueReadBuffer");
   }
 
@@ -432,11 +483,12 @@ private:
   void sync(cl_map_flags flags) {
     if (!host) return;
     cl_int e = CL_SUCCESS;
-    void *p = dev->api.clEnqueueMapBuffer(dev->queue, mem, CL_TRUE, flags, 0, size, 0, nullptr,
-                                          nullptr, &e);
+    Device::Lease queue(*dev);
+    void *p =
+        dev->api.clEnqueueMapBuffer(queue, mem, CL_TRUE, flags, 0, size, 0, nullptr, nullptr, &e);
     check(e, "clEnqueueMapBuffer of host memory");
     cl_event ev = nullptr;
-    check(dev->api.clEnqueueUnmapMemObject(dev->queue, mem, p, 0, nullptr, &ev),
+    check(dev->api.clEnqueueUnmapMemObject(queue, mem, p, 0, nullptr, &ev),
           "clEnqueueUnmapMemObject of host memory");
     dev->wait(ev, "handing host memory over");
   }
@@ -493,7 +545,7 @@ public:
     return d;
   }
 
-  void synchronize() override { check(dev_->api.clFinish(dev_->queue), "clFinish"); }
+  void synchronize() override { dev_->finish_all(); }
 
 private:
   std::shared_ptr<Memory> allocate(uint64_t bytes, const char *what) override {
@@ -663,7 +715,7 @@ private:
 
     std::shared_ptr<Memory> state;
     auto atlas = begin_atlas(p.info);
-    std::lock_guard lock(p.launch_mutex);
+    std::unique_lock launch_lock(p.launch_mutex);
     for (uint32_t i = 0; i < p.info.kernel_args.size(); ++i) {
       const auto &a = p.info.kernel_args[i];
       const std::string what =
@@ -729,9 +781,11 @@ private:
     size_t global[3] = {size_t{launch.grid.x} * local[0], size_t{launch.grid.y} * local[1],
                         size_t{launch.grid.z} * local[2]};
     cl_event ev = nullptr;
-    check(api.clEnqueueNDRangeKernel(dev_->queue, p.handle, 3, nullptr, global, local, 0, nullptr,
-                                     &ev),
+    Device::Lease queue(*dev_);
+    check(api.clEnqueueNDRangeKernel(queue, p.handle, 3, nullptr, global, local, 0, nullptr, &ev),
           "clEnqueueNDRangeKernel for kernel '" + k.name + "'");
+    // The enqueued kernel holds its arguments: another thread may set them again now.
+    launch_lock.unlock();
     dev_->wait(ev, "kernel '" + k.name + "'");
     for (const auto &m : keep) m->to_host();
     if (status) {
