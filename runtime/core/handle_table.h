@@ -93,4 +93,10 @@ inline uint64_t view_bytes(uint64_t id, uint64_t size, uint64_t offset, uint64_t
   return bytes;
 }
 
+/// The bytes a buffer argument names in its buffer of `size` bytes: all of them, or its view's
+/// (checked as view_bytes checks it).
+inline uint64_t arg_view_bytes(const KernelArg &a, uint64_t size, uint64_t alignment) {
+  return a.is_view() ? view_bytes(a.handle, size, a.offset, a.bytes, alignment) : size;
+}
+
 } // namespace hologram::runtime

@@ -222,13 +222,11 @@ protected:
   std::shared_ptr<Memory> buffer_arg(const KernelArg &a) {
     auto m = buffers_.get(a.handle);
     if (!a.is_view()) return m;
-    return view(m, a.offset, view_bytes(a.handle, m->size, a.offset, a.bytes, view_alignment()));
+    return view(m, a.offset, arg_view_bytes(a, m->size, view_alignment()));
   }
   /// The size of a buffer argument (a view's size for a view).
   uint64_t arg_bytes(const KernelArg &a) {
-    auto m = buffers_.get(a.handle);
-    return a.is_view() ? view_bytes(a.handle, m->size, a.offset, a.bytes, view_alignment())
-                       : m->size;
+    return arg_view_bytes(a, buffers_.get(a.handle)->size, view_alignment());
   }
   /// The launch scratch of one launch of a kernel with pool.alloc: every lane's regions.
   std::shared_ptr<Memory> scratch(const codegen::SpirvKernelInfo &info, const LaunchConfig &l) {
@@ -405,16 +403,20 @@ private:
                             uint64_t &bits) {
       auto span = std::as_writable_bytes(std::span(&bits, 1)).first(size);
       try {
-        auto m = buffer_arg(args[p]);
-        if (offset > m->size || size > m->size - offset)
+        // A view's element `offset` is its buffer's at view offset + `offset`: no sub-buffer
+        // is made for one scalar access.
+        const KernelArg &a = args[p];
+        auto m = buffers_.get(a.handle);
+        const uint64_t bytes = arg_view_bytes(a, m->size, view_alignment());
+        if (offset > bytes || size > bytes - offset)
           return Status{ErrorCode::OutOfBounds,
                         "out-of-bounds access to %" + hp.kernel.params[p].name + ": offset " +
                             std::to_string(offset) + ", size " + std::to_string(size) +
-                            ", but it holds " + std::to_string(m->size) + " bytes"};
+                            ", but it holds " + std::to_string(bytes) + " bytes"};
         if (store)
-          m->write(offset, span);
+          m->write(a.offset + offset, span);
         else
-          m->read(offset, span);
+          m->read(a.offset + offset, span);
       } catch (const Error &e) {
         return Status{e.code(), e.what()};
       }

@@ -202,8 +202,7 @@ private:
   std::vector<CpuArg> resolve_args(const isa::Kernel &kernel, std::span<const KernelArg> args,
                                    std::vector<std::shared_ptr<Memory>> &keep) {
     check_launch_args(kernel, args, [&](const KernelArg &a) {
-      auto m = buffers_.get(a.handle);
-      return a.is_view() ? view_bytes(a.handle, m->size, a.offset, a.bytes, 1) : m->size;
+      return arg_view_bytes(a, buffers_.get(a.handle)->size, 1);
     });
     std::vector<CpuArg> out;
     for (size_t i = 0; i < args.size(); ++i) {
@@ -212,8 +211,7 @@ private:
       case isa::ParamKind::Buffer: {
         keep.push_back(buffers_.get(a.handle));
         const Memory &m = *keep.back();
-        out.push_back(
-            {m.data + a.offset, a.bytes == KernelArg::kToEnd ? m.size - a.offset : a.bytes, 0});
+        out.push_back({m.data + a.offset, arg_view_bytes(a, m.size, 1), 0});
         continue;
       }
       case isa::ParamKind::Pool: keep.push_back(pools_.get(a.handle)); break;
