@@ -7,6 +7,7 @@
 #include "../core/dynamic_library.h"
 #include "../core/handle_table.h"
 #include "../core/host_atlas.h"
+#include "../core/idle_list.h"
 #include "../core/launch_args.h"
 #include "../core/spirv_backend.h"
 #include "../core/spirv_status.h"
@@ -320,25 +321,15 @@ struct Device {
   cl_context context = nullptr;
   std::mutex queues_mutex;
   std::vector<cl_command_queue> queues; ///< every command queue made, for synchronize()
-  std::vector<cl_command_queue> idle;   ///< those no thread is using
+  /// In-order command queues no thread is using: each thread (the application's, or Queues')
+  /// enqueues and waits on one of its own, so the device runs their commands at the same time.
+  IdleList<cl_command_queue> idle;
 
-  /// An in-order command queue of the calling thread's own while it lives: threads (the
-  /// application's, or Queues') each enqueue and wait on their own, so the device runs their
-  /// commands at the same time. Made on demand, one per thread issuing at once, and reused.
-  class Lease {
-  public:
-    explicit Lease(Device &d) : d_(d), q_(d.take()) {}
-    ~Lease() {
-      std::lock_guard lock(d_.queues_mutex);
-      d_.idle.push_back(q_);
-    }
-    Lease(const Lease &) = delete;
-    Lease &operator=(const Lease &) = delete;
-    operator cl_command_queue() const { return q_; }
-
-  private:
-    Device &d_;
-    cl_command_queue q_;
+  /// A command queue of the calling thread's own while it lives.
+  struct Lease : IdleList<cl_command_queue>::Lease {
+    explicit Lease(Device &d)
+        : IdleList<cl_command_queue>::Lease(d.idle, [&] { return d.make_queue(); }) {}
+    operator cl_command_queue() const { return **this; }
   };
 
   Device(const Api &a, Candidate c) : api(a), cand(std::move(c)) {
@@ -348,7 +339,7 @@ struct Device {
     context = api.clCreateContext(props, 1, &cand.device, nullptr, nullptr, &e);
     check(e, "clCreateContext");
     try {
-      idle.push_back(make_queue());
+      idle.give(make_queue());
     } catch (...) {
       api.clReleaseContext(context);
       throw;
@@ -367,7 +358,6 @@ struct Device {
     for (cl_command_queue q : queues) check(api.clFinish(q), "clFinish");
   }
 
-private:
   cl_command_queue make_queue() {
     cl_int e = CL_SUCCESS;
     cl_command_queue q = api.clCreateCommandQueue(context, cand.device, 0, &e);
@@ -376,19 +366,7 @@ private:
     queues.push_back(q);
     return q;
   }
-  cl_command_queue take() {
-    {
-      std::lock_guard lock(queues_mutex);
-      if (!idle.empty()) {
-        cl_command_queue q = idle.back();
-        idle.pop_back();
-        return q;
-      }
-    }
-    return make_queue();
-  }
 
-public:
   bool has_feature(const std::string &f) const {
     if (f == "float64") return has_word(cand.extensions, "cl_khr_fp64");
     if (f == "int64_atomics")
@@ -415,7 +393,7 @@ struct Memory {
   uint64_t size = 0;
   std::shared_ptr<Memory> root; ///< a sub-buffer's buffer
   uint64_t base = 0;            ///< a sub-buffer's offset in `root`
-  std::byte *host = nullptr;    ///< host memory used in place
+  bool host = false;            ///< host memory used in place (or a sub-buffer of it)
 
   Memory(std::shared_ptr<Device> d, uint64_t bytes, const char *what)
       : dev(std::move(d)), size(bytes) {
@@ -435,7 +413,7 @@ struct Memory {
   }
   /// Host memory: used in place (`in_place`), or copied into a buffer of the device's own.
   Memory(std::shared_ptr<Device> d, std::span<std::byte> memory, bool in_place)
-      : dev(std::move(d)), size(memory.size()), host(in_place ? memory.data() : nullptr) {
+      : dev(std::move(d)), size(memory.size()), host(in_place) {
     cl_int e = CL_SUCCESS;
     mem = dev->api.clCreateBuffer(
         dev->context, CL_MEM_READ_WRITE | (in_place ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR),
@@ -445,7 +423,7 @@ struct Memory {
   /// The bytes [offset, offset + bytes) of `of`: a sub-buffer of its root buffer.
   Memory(const std::shared_ptr<Memory> &of, uint64_t offset, uint64_t bytes)
       : dev(of->dev), size(bytes), root(of->root ? of->root : of), base(of->base + offset),
-        host(of->host ? of->host + offset : nullptr) {
+        host(of->host) {
     cl_buffer_region region{base, bytes};
     cl_int e = CL_SUCCESS;
     mem = dev->api.clCreateSubBuffer(root->mem, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION,

@@ -6,6 +6,7 @@
 #include "../core/dynamic_library.h"
 #include "../core/handle_table.h"
 #include "../core/host_atlas.h"
+#include "../core/idle_list.h"
 #include "../core/launch_args.h"
 #include "../core/spirv_backend.h"
 #include "../core/spirv_status.h"
@@ -323,8 +324,7 @@ struct Device {
     VkCommandBuffer cmd = VK_NULL_HANDLE;
     VkFence fence = VK_NULL_HANDLE;
   };
-  std::mutex recorders_mutex;
-  std::vector<Recorder> idle_recorders; ///< made on demand, one per thread submitting at once
+  IdleList<Recorder> recorders; ///< made on demand, one per thread submitting at once
   VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
   VkPhysicalDeviceMemoryProperties memory{};
   codegen::SpirvTarget target;
@@ -392,7 +392,7 @@ struct Device {
     if (!handle) return;
     vkDeviceWaitIdle(handle);
     vkDestroyPipelineCache(handle, pipeline_cache, nullptr);
-    for (const Recorder &r : idle_recorders) {
+    for (const Recorder &r : recorders.idle()) {
       vkDestroyFence(handle, r.fence, nullptr);
       vkDestroyCommandPool(handle, r.pool, nullptr); // frees its command buffer
     }
@@ -425,15 +425,8 @@ struct Device {
   /// (the application's, or Queues') record, submit and wait at the same time, and the device
   /// may run one thread's copy while it runs another's kernel.
   template <typename F> void submit_and_wait(F &&record) {
-    Recorder r = take_recorder();
-    struct Return {
-      Device &d;
-      Recorder r;
-      ~Return() {
-        std::lock_guard lock(d.recorders_mutex);
-        d.idle_recorders.push_back(r);
-      }
-    } give_back{*this, r};
+    IdleList<Recorder>::Lease lease(recorders, [&] { return make_recorder(); });
+    const Recorder &r = *lease;
     check(vkResetCommandBuffer(r.cmd, 0), "vkResetCommandBuffer");
     VkCommandBufferBeginInfo bi{};
     bi.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
@@ -454,16 +447,7 @@ struct Device {
   }
 
 private:
-  /// An idle recorder, or a new one.
-  Recorder take_recorder() {
-    {
-      std::lock_guard lock(recorders_mutex);
-      if (!idle_recorders.empty()) {
-        Recorder r = idle_recorders.back();
-        idle_recorders.pop_back();
-        return r;
-      }
-    }
+  Recorder make_recorder() {
     Recorder r;
     VkCommandPoolCreateInfo pci{};
     pci.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
