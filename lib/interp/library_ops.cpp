@@ -338,7 +338,7 @@ template <typename T> struct Ops {
       for (uint64_t h = 0; h < a.heads; ++h)
         for (uint64_t i = 0; i < sq; ++i) {
           const T *q = Q + h * a.q_head_stride + i * a.q_row_stride;
-          const uint64_t kv = h / a.group() * a.kv_head_stride;
+          const uint64_t kv = a.kv_offset(h);
           double mx = -std::numeric_limits<double>::infinity();
           for (uint64_t j = 0; j < sk; ++j) {
             const T *k = K + kv + j * a.kv_row_stride;

@@ -468,7 +468,7 @@ const char *decode_attention(const Operands &o, const isa::AttentionOperands &a,
   p.resize(sk);
   for (uint64_t h = 0; h < a.heads; ++h) {
     const float *qh = Q + h * a.q_head_stride;
-    const uint64_t g = h / a.group(), kv = g * a.kv_head_stride; // the key/value head
+    const uint64_t kv = a.kv_offset(h); // its key/value head
     for (uint64_t c = 0; c < d; ++c) q[c] = qh[c] * scale;
     HG_LEVEL_CALL(o.level, gemv_rows, K + kv, kv_rows, q.data(), sk, d, p.data());
     HG_LEVEL_CALL(o.level, softmax_rows, p.data(), p.data(), 1, sk, false);
@@ -507,7 +507,7 @@ template <typename T> const char *fast_attention(const Operands &o) {
   const uint64_t shift = sk - std::min(sk, sq);
   for (uint64_t h = 0; h < a.heads; ++h) {
     T *out_h = out + h * a.q_head_stride;
-    const uint64_t kv = h / a.group() * a.kv_head_stride;
+    const uint64_t kv = a.kv_offset(h);
     if (sk == 0) {
       for (uint64_t i = 0; i < sq; ++i) std::fill_n(out_h + i * q_rows, d, T{0});
       continue;

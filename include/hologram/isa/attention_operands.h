@@ -29,6 +29,8 @@ struct AttentionOperands {
 
   /// Query heads per key/value head (valid once problem() is empty).
   [[nodiscard]] uint64_t group() const { return kv_heads ? heads / kv_heads : 0; }
+  /// Where query head h's key/value head starts in K and V (valid once problem() is empty).
+  [[nodiscard]] uint64_t kv_offset(uint64_t h) const { return h / group() * kv_head_stride; }
   /// How many elements Q and out must hold: the last one's index + 1 (UINT64_MAX when that
   /// overflows; 0 when there is nothing to compute).
   [[nodiscard]] uint64_t q_extent() const;
