@@ -190,6 +190,64 @@ poly("kAtanP", lambda u: mpf(-1) / 3 if u == 0 else (mp.atan(mp.sqrt(u)) - mp.sq
 w("inline constexpr double kPiOver4 = %s;" % lit(mp.pi / 4, False))
 w("inline constexpr double kPiOver2 = %s;" % lit(mp.pi / 2, False))
 w("inline constexpr double kPi = %s;" % lit(mp.pi, False))
+w("/// sin, cos and tan of f64 below kSinCosLimit: k = round(x 2/π) by the shifter, r = x - k π/2")
+w("/// as a double-double in four steps (Cody-Waite: three parts of 33 bits, so k times each is")
+w("/// exact for |k| < 2^20, and the rest: π/2 to about 150 bits), then sin r = r + r u S(u) and")
+w("/// cos r = 1 - u/2 + u² C(u), u = r², each with the low part of r, by the quadrant k mod 4.")
+w("inline constexpr double kSinCosLimit = 0x1p19;")
+w("inline constexpr double kTwoOverPi = %s;" % lit(2 / mp.pi, False))
+d1 = head(mp.pi / 2, 33)
+d2 = head(mp.pi / 2 - d1, 33)
+d3 = head(mp.pi / 2 - d1 - d2, 33)
+d4 = mp.pi / 2 - d1 - d2 - d3
+w("inline constexpr double kPiOver2A = %s; // 33 significant bits" % lit(d1, False))
+w("inline constexpr double kPiOver2B = %s; // 33 significant bits" % lit(d2, False))
+w("inline constexpr double kPiOver2C = %s; // 33 significant bits" % lit(d3, False))
+w("inline constexpr double kPiOver2D = %s;" % lit(d4, False))
+# k rounds x 2/π with a relative error of 2^-53: r may pass π/4 by a hair.
+q64 = (mp.pi / 4 + mpf(1) / 64) ** 2
+poly("kSinS", lambda u: mpf(-1) / 6 if u == 0 else (mp.sin(mp.sqrt(u)) - mp.sqrt(u)) / (u * mp.sqrt(u)),
+     0, q64, 7, False, "S(u) of sin")
+poly("kCosC", lambda u: mpf(1) / 24 if u == 0 else (mp.cos(mp.sqrt(u)) - 1 + u / 2) / (u * u), 0,
+     q64, 7, False, "C(u) of cos")
+w("/// tanh of f64: x + x u P(u), u = x², below kTanhPolyLimit; above, 1 - 2/(e^2|x| + 1) in")
+w("/// double-double (2/(e^2|x| + 1) <= 1/2 there, so 1 minus it is exact); 1 from kTanhOne on.")
+w("inline constexpr double kTanhPolyLimit = 0.55;")
+w("inline constexpr double kTanhOne = 22.0;")
+TT = mpf("0.55")
+poly("kTanhP", lambda u: mpf(-1) / 3 if u == 0 else (mp.tanh(mp.sqrt(u)) - mp.sqrt(u)) / (u * mp.sqrt(u)),
+     0, TT * TT, 12, False, "P(u) of tanh")
+w("/// erf of f64: below kErfMiddle, erf(a) = a (2/√π) + a t P(t), t = a², 2/√π as a")
+w("/// double-double; up to kErfcFrom, erf(c) + erf'(c) v + v² R(v), v = a - c, c =")
+w("/// kErfCentre, erf(c) and erf'(c) as double-doubles (so the rounded parts are the small ones);")
+w("/// from there, 1 - e^(-a²) Q(a), a² as a double-double and Q a fit of erfc(a) e^(a²) on two")
+w("/// intervals split at kErfcSplit; 1 from kErfOne on (erfc(a) < 2^-54 there).")
+split_full = lambda name, v: (w("inline constexpr double %sHi = %s;" % (name, lit(v, False))),
+                              w("inline constexpr double %sLo = %s;" % (name, lit(v - mpf(float(v)), False))))
+split_full("kTwoOverSqrtPi", 2 / mp.sqrt(mp.pi))
+w("inline constexpr double kErfMiddle = 0.5;")
+w("inline constexpr double kErfcFrom = 1.25;")
+poly("kErfSmallP", lambda t: -2 / (3 * mp.sqrt(mp.pi)) if t == 0 else
+     (mp.erf(mp.sqrt(t)) / mp.sqrt(t) - 2 / mp.sqrt(mp.pi)) / t, 0, mpf("0.25"), 9, False,
+     "P(t) of erf")
+ec = mpf("0.875")
+slope = 2 / mp.sqrt(mp.pi) * mp.exp(-ec * ec)
+w("inline constexpr double kErfCentre = %s;" % lit(ec, False))
+split_full("kErfAtCentre", mp.erf(ec))
+split_full("kErfSlope", slope)
+eh = mpf(3) / 8 + mpf(1) / 64
+poly("kErfMiddleR", lambda v: -ec * slope if v == 0 else (mp.erf(ec + v) - mp.erf(ec) - slope * v) / (v * v),
+     -eh, eh, 17, False, "R(v) of erf")
+w("inline constexpr double kErfcSplit = 2.5;")
+w("inline constexpr double kErfOne = 6.0;")
+w("/// Q(a) = erfc(a) e^(a²) as a polynomial in a - centre on each interval (centred, so Horner's")
+w("/// rule adds terms that shrink instead of cancelling).")
+for name, lo, hi in (("kErfcNear", mpf("1.25"), mpf("2.5")), ("kErfcFar", mpf("2.5"), mpf(6))):
+    centre = (lo + hi) / 2
+    half = (hi - lo) / 2 + mpf(1) / 64
+    w("inline constexpr double %sCentre = %s;" % (name, lit(centre, False)))
+    poly(name, lambda u, c=centre: mp.erfc(c + u) * mp.exp((c + u) ** 2), -half, half, 20, False,
+         "Q(centre + u)")
 w("} // namespace f64")
 w("")
 w("} // namespace hologram::cpu_math")

@@ -114,12 +114,15 @@ const CompiledFunction kCompiled[] = {
 
 /// A compiled f64 function, sampled: its bound (SPEC §3.4: 1 ulp of the correctly rounded
 /// value, 4 for sigmoid), a long double reference, and the inputs: uniform in [lo, hi], or
-/// (lo = hi = 0) uniform over the bit patterns of the positive doubles.
+/// (lo = hi = 0) uniform over the bit patterns of the positive doubles, or (log_scale) of
+/// either sign with a magnitude whose logarithm is uniform in [log lo, log hi], so every
+/// binade between them gets as many.
 struct SampledFunction {
   const char *name;
   double ulps;
   long double (*exact)(long double);
   double lo, hi;
+  bool log_scale = false;
 };
 
 const SampledFunction kSampled[] = {
@@ -135,6 +138,12 @@ const SampledFunction kSampled[] = {
        return e > std::numeric_limits<double>::max() ? 0.0L : 1 / (1 + e);
      },
      -750, 750},
+    // Inline below 2^19, SLEEF from there: a chunk with a lane beyond takes SLEEF's path.
+    {"sin", 1, [](long double x) { return sinl(x); }, 0x1p-30, 0x1p20, true},
+    {"cos", 1, [](long double x) { return cosl(x); }, 0x1p-30, 0x1p20, true},
+    {"tan", 1, [](long double x) { return tanl(x); }, 0x1p-30, 0x1p20, true},
+    {"tanh", 1, [](long double x) { return tanhl(x); }, 0x1p-30, 30, true},
+    {"erf", 1, [](long double x) { return erfl(x); }, 0x1p-30, 7, true},
 };
 
 /// y = name(x) over buffers of type t (f32 or f64), for every compiled function.
@@ -198,9 +207,16 @@ std::pair<double, double> sample_f64(const std::string &path, const SampledFunct
   auto next = [&] { return rng.next(); };
   std::pair<double, double> worst{0, 0}; // ulps, x
   for (int block = 0; block < 256; ++block) {
-    for (auto &v : x)
-      v = fn.lo == fn.hi ? std::bit_cast<double>(next() & 0x7fefffffffffffffull)
-                         : fn.lo + (fn.hi - fn.lo) * (static_cast<double>(next() >> 11) * 0x1p-53);
+    for (auto &v : x) {
+      const uint64_t bits = next();
+      const double u = static_cast<double>(bits >> 11) * 0x1p-53;
+      if (fn.log_scale)
+        v = std::copysign(std::exp2(std::log2(fn.lo) + (std::log2(fn.hi) - std::log2(fn.lo)) * u),
+                          (bits & 1) ? -1.0 : 1.0);
+      else
+        v = fn.lo == fn.hi ? std::bit_cast<double>(bits & 0x7fefffffffffffffull)
+                           : fn.lo + (fn.hi - fn.lo) * u;
+    }
     eval(x.data(), y.data(), kBlock);
     for (uint64_t i = 0; i < kBlock; ++i)
       if (double e = ulp_error(y[i], fn.exact(x[i])); e > worst.first) worst = {e, x[i]};

@@ -173,6 +173,79 @@ inline constexpr double kAtanP[] = {0x1.9d8b2344d1c3cp-5, -0x1.614448bd30a84p-4,
 inline constexpr double kPiOver4 = 0x1.921fb54442d18p-1;
 inline constexpr double kPiOver2 = 0x1.921fb54442d18p+0;
 inline constexpr double kPi = 0x1.921fb54442d18p+1;
+/// sin, cos and tan of f64 below kSinCosLimit: k = round(x 2/π) by the shifter, r = x - k π/2
+/// as a double-double in four steps (Cody-Waite: three parts of 33 bits, so k times each is
+/// exact for |k| < 2^20, and the rest: π/2 to about 150 bits), then sin r = r + r u S(u) and
+/// cos r = 1 - u/2 + u² C(u), u = r², each with the low part of r, by the quadrant k mod 4.
+inline constexpr double kSinCosLimit = 0x1p19;
+inline constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
+inline constexpr double kPiOver2A = 0x1.921fb544p+0;  // 33 significant bits
+inline constexpr double kPiOver2B = 0x1.0b4611a6p-34; // 33 significant bits
+inline constexpr double kPiOver2C = 0x1.3198a2ep-69;  // 33 significant bits
+inline constexpr double kPiOver2D = 0x1.b839a252049c1p-104;
+/// S(u) of sin on [0, 0.641638]: degree 6, fit error 1.53e-20.
+inline constexpr double kSinS[] = {
+    -0x1.aaf4f3414bd9bp-41, 0x1.612142b058074p-33, -0x1.ae6453c512cadp-26, 0x1.71de3a5432f05p-19,
+    -0x1.a01a01a0197b9p-13, 0x1.111111111111p-7,   -0x1.5555555555555p-3};
+/// C(u) of cos on [0, 0.641638]: degree 6, fit error 8.49e-22.
+inline constexpr double kCosC[] = {
+    0x1.ab59541c8d958p-45, -0x1.9394845bc8d4ap-37, 0x1.1eed8dc9088fep-29, -0x1.27e4fb76fe88dp-22,
+    0x1.a01a01a019c6p-16,  -0x1.6c16c16c16c16p-10, 0x1.5555555555555p-5};
+/// tanh of f64: x + x u P(u), u = x², below kTanhPolyLimit; above, 1 - 2/(e^2|x| + 1) in
+/// double-double (2/(e^2|x| + 1) <= 1/2 there, so 1 minus it is exact); 1 from kTanhOne on.
+inline constexpr double kTanhPolyLimit = 0.55;
+inline constexpr double kTanhOne = 22.0;
+/// P(u) of tanh on [0, 0.3025]: degree 11, fit error 2.23e-19.
+inline constexpr double kTanhP[] = {
+    0x1.08378067f032ap-17, -0x1.1adede7706052p-15, 0x1.8c93b7d5aba25p-14, -0x1.f41d11ba745ap-13,
+    0x1.3547bfaa42508p-11, -0x1.7da25da5066b5p-10, 0x1.d6d3c60009e9cp-9,  -0x1.226e3539b9272p-7,
+    0x1.664f48822e9a5p-6,  -0x1.ba1ba1ba1a732p-5,  0x1.1111111111109p-3,  -0x1.5555555555555p-2};
+/// erf of f64: below kErfMiddle, erf(a) = a (2/√π) + a t P(t), t = a², 2/√π as a
+/// double-double; up to kErfcFrom, erf(c) + erf'(c) v + v² R(v), v = a - c, c =
+/// kErfCentre, erf(c) and erf'(c) as double-doubles (so the rounded parts are the small ones);
+/// from there, 1 - e^(-a²) Q(a), a² as a double-double and Q a fit of erfc(a) e^(a²) on two
+/// intervals split at kErfcSplit; 1 from kErfOne on (erfc(a) < 2^-54 there).
+inline constexpr double kTwoOverSqrtPiHi = 0x1.20dd750429b6dp+0;
+inline constexpr double kTwoOverSqrtPiLo = 0x1.1ae3a914fed8p-56;
+inline constexpr double kErfMiddle = 0.5;
+inline constexpr double kErfcFrom = 1.25;
+/// P(t) of erf on [0, 0.25]: degree 8, fit error 3.92e-19.
+inline constexpr double kErfSmallP[] = {
+    -0x1.3d8e8315e4ddep-23, 0x1.b7f36af42c55ep-20,  -0x1.f4c2b861c2c9cp-17,
+    0x1.f9a2dd9e25187p-14,  -0x1.c02db335c071dp-11, 0x1.565bcd0d2ff6ep-8,
+    -0x1.b82ce31286cbcp-6,  0x1.ce2f21a042bcfp-4,   -0x1.812746b0379e7p-2};
+inline constexpr double kErfCentre = 0x1.cp-1;
+inline constexpr double kErfAtCentreHi = 0x1.91724951b8fc6p-1;
+inline constexpr double kErfAtCentreLo = -0x1.27912dd352f8bp-55;
+inline constexpr double kErfSlopeHi = 0x1.0cab61f084b93p-1;
+inline constexpr double kErfSlopeLo = 0x1.098a511a778e7p-56;
+/// R(v) of erf on [-0.390625, 0.390625]: degree 16, fit error 1.16e-19.
+inline constexpr double kErfMiddleR[] = {
+    0x1.4bcc2e3dfa363p-22, 0x1.37ce05c76c99ep-22,  -0x1.c9ad7bb06fc58p-19, 0x1.c8327c4c2e519p-23,
+    0x1.e7c9e0e5f613dp-16, -0x1.e7160c4bb15c7p-16, -0x1.94ae3a84d939fp-13, 0x1.99000f668e8fp-12,
+    0x1.d6e44e38a0b77p-11, -0x1.aae22e2185bf1p-9,  -0x1.e3f4d17a5e87ep-10, 0x1.30ac2193889b6p-6,
+    -0x1.53bb4a5af510ep-7, -0x1.1350f4b222b2bp-4,  0x1.cc60567d78c2bp-4,   0x1.7c9d756a115bbp-4,
+    -0x1.d62beb64e8441p-2};
+inline constexpr double kErfcSplit = 2.5;
+inline constexpr double kErfOne = 6.0;
+/// Q(a) = erfc(a) e^(a²) as a polynomial in a - centre on each interval (centred, so Horner's
+/// rule adds terms that shrink instead of cancelling).
+inline constexpr double kErfcNearCentre = 0x1.ep+0;
+/// Q(centre + u) on [-0.640625, 0.640625]: degree 19, fit error 2.71e-21.
+inline constexpr double kErfcNear[] = {
+    -0x1.5336c1babb433p-35, 0x1.66571e1f25308p-33, -0x1.4839d048e8ffdp-31, 0x1.4c6d82f261cfp-29,
+    -0x1.4c4f8827c6d19p-27, 0x1.43190da11659ap-25, -0x1.3329ac1969f83p-23, 0x1.1d4ef97c8d4a4p-21,
+    -0x1.028635ebce402p-19, 0x1.c85949cc11ef3p-18, -0x1.87a61e40e1d05p-16, 0x1.4631c4ad8c527p-14,
+    -0x1.070e0cb5e54ffp-12, 0x1.99b60e42e3b91p-11, -0x1.33237c3eeacbep-9,  0x1.b99589d40f1d4p-8,
+    -0x1.2ef92f6f10797p-6,  0x1.8a6efeed233adp-5,  -0x1.e36580c7f734ap-4,  0x1.13e5743b6048p-2};
+inline constexpr double kErfcFarCentre = 0x1.1p+2;
+/// Q(centre + u) on [-1.76563, 1.76563]: degree 19, fit error 1.72e-16.
+inline constexpr double kErfcFar[] = {
+    -0x1.448cbc170a1cdp-48, 0x1.e50fd469936c1p-46, -0x1.9109dee5994a3p-44, 0x1.2025f4fac558ap-41,
+    -0x1.da5c1c6502c4bp-39, 0x1.4f4baeae2954p-36,  -0x1.cc93907bbd703p-34, 0x1.3ce6df1ddd203p-31,
+    -0x1.aeb8fa4fe56c4p-29, 0x1.204e99ef41cf7p-26, -0x1.7c566c986ae7ep-24, 0x1.ee332cfecedb8p-22,
+    -0x1.3c0776b66ea17p-19, 0x1.8d8e5a358c3c4p-17, -0x1.eb88e0e706b4ep-15, 0x1.2a660fdd482ccp-12,
+    -0x1.6373226ee0c97p-10, 0x1.9ef71691a78bap-8,  -0x1.da3953352496ap-6,  0x1.08e62ce8c89a8p-3};
 } // namespace f64
 
 } // namespace hologram::cpu_math

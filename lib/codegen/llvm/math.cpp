@@ -160,17 +160,66 @@ public:
   std::pair<llvm::Value *, llvm::Value *> round(llvm::Value *t) {
     return {b_.CreateFSub(t, shifter()), b_.CreateSub(bits(t), bits(shifter()))};
   }
+  /// A double-double: hi + lo with |lo| at most half an ulp of hi (or unnormalised where said).
+  struct Pair {
+    llvm::Value *hi, *lo;
+  };
+  /// a + c exactly (Knuth's TwoSum).
+  Pair two_sum(llvm::Value *a, llvm::Value *c) {
+    llvm::Value *s = b_.CreateFAdd(a, c);
+    llvm::Value *cc = b_.CreateFSub(s, a);
+    return {s, b_.CreateFAdd(b_.CreateFSub(a, b_.CreateFSub(s, cc)), b_.CreateFSub(c, cc))};
+  }
+  /// a + c exactly where |a| >= |c| or a is 0 (Dekker's Fast2Sum).
+  Pair fast_two_sum(llvm::Value *a, llvm::Value *c) {
+    llvm::Value *s = b_.CreateFAdd(a, c);
+    return {s, b_.CreateFSub(c, b_.CreateFSub(s, a))};
+  }
+  /// a c exactly: the rounded product and its error, by one FMA where fused(), else by
+  /// Dekker's splitting (|a|, |c| far from overflow).
+  Pair two_prod(llvm::Value *a, llvm::Value *c) {
+    llvm::Value *p = b_.CreateFMul(a, c);
+    if (fused()) return {p, fused_fma(a, c, b_.CreateFNeg(p))};
+    auto split = [&](llvm::Value *v) {
+      llvm::Value *t = b_.CreateFMul(v, f(f64_ ? 134217729.0 : 4097.0)); // 2^27 + 1, 2^12 + 1
+      llvm::Value *hi = b_.CreateFSub(t, b_.CreateFSub(t, v));
+      return Pair{hi, b_.CreateFSub(v, hi)};
+    };
+    Pair x = split(a), y = split(c);
+    llvm::Value *e = b_.CreateFSub(b_.CreateFMul(x.hi, y.hi), p);
+    e = b_.CreateFAdd(e, b_.CreateFMul(x.hi, y.lo));
+    e = b_.CreateFAdd(e, b_.CreateFMul(x.lo, y.hi));
+    return {p, b_.CreateFAdd(e, b_.CreateFMul(x.lo, y.lo))};
+  }
+  /// n / d for double-doubles, as a pair: the quotient of the heads and its correction from
+  /// the exact residual (relative error about 2^-104 plus the low parts' own).
+  Pair divide(Pair n, Pair d) {
+    llvm::Value *q = b_.CreateFDiv(n.hi, d.hi);
+    Pair p = two_prod(q, d.hi);
+    llvm::Value *rem = b_.CreateFAdd(b_.CreateFSub(b_.CreateFSub(n.hi, p.hi), p.lo), n.lo);
+    rem = b_.CreateFSub(rem, b_.CreateFMul(q, d.lo));
+    return {q, b_.CreateFDiv(rem, d.hi)};
+  }
   /// e^r for |r| <= ln2/2 (slightly beyond is fine): 1 + (r + r² Q(r)), the f32 polynomial of
   /// support/exp_f32.h or the f64 one of support/cpu_math.h.
   /// For f64, r + extra: 1 + r is split exactly (Fast2Sum) and its rounding error added back
   /// with r² Q(r) + extra, so the result is rounded about once (under 1 ulp at every level).
   llvm::Value *exp_reduced(llvm::Value *r, llvm::Value *extra = nullptr) {
     if (!f64_) return b_.CreateFAdd(fma(horner(r, exp_f32::kPoly), b_.CreateFMul(r, r), r), f(1.0));
+    Pair e = exp_reduced_pair(r, extra);
+    return b_.CreateFAdd(e.hi, e.lo);
+  }
+  /// e^(r + extra) of f64 as an unnormalised pair: 1 + r rounded, and its error plus the rest.
+  Pair exp_reduced_pair(llvm::Value *r, llvm::Value *extra = nullptr) {
     llvm::Value *t =
         fma(horner(r, cpu_math::f64::kExpQ), b_.CreateFMul(r, r), extra ? extra : f(0.0));
     llvm::Value *s = b_.CreateFAdd(f(1.0), r);
     llvm::Value *lost = b_.CreateFAdd(b_.CreateFSub(f(1.0), s), r);
-    return b_.CreateFAdd(s, b_.CreateFAdd(lost, t));
+    return {s, b_.CreateFAdd(lost, t)};
+  }
+  /// 2^e for an integer e in the normal exponent range, exactly.
+  llvm::Value *pow2(llvm::Value *e) {
+    return from_bits(b_.CreateShl(b_.CreateAdd(e, i(f64_ ? 1023 : 127)), i(f64_ ? 52 : 23)));
   }
   /// p·2^k for k as a float (kf) and an integer, |k| at most twice the largest exponent,
   /// rounded once: results in the subnormal range round once to the nearest subnormal.
@@ -182,10 +231,17 @@ public:
     // 2^k as two exact powers of two.
     llvm::Value *k1 = b_.CreateAShr(k, i(1));
     llvm::Value *k2 = b_.CreateSub(k, k1);
-    auto pow2 = [&](llvm::Value *e) {
-      return from_bits(b_.CreateShl(b_.CreateAdd(e, i(f64_ ? 1023 : 127)), i(f64_ ? 52 : 23)));
-    };
     return b_.CreateFMul(b_.CreateFMul(p, pow2(k1)), pow2(k2));
+  }
+  /// The Cody-Waite reduction of exp: k = round(x log2 e) (as a float and an integer) and
+  /// r = x - k ln 2, the product with ln 2's head exact.
+  struct ExpReduced {
+    llvm::Value *kf, *k, *r;
+  };
+  ExpReduced exp_reduce(llvm::Value *x) {
+    auto [kf, k] = round(fma(x, f(f64_ ? cpu_math::f64::kLog2e : exp_f32::kLog2e), shifter()));
+    llvm::Value *nk = b_.CreateFNeg(kf);
+    return {kf, k, fma(nk, ln2_lo(), fma(nk, ln2_hi(), x))};
   }
   llvm::IRBuilder<> &builder() { return b_; }
   llvm::Type *type() const { return ty_; }
@@ -238,14 +294,11 @@ private:
 /// e^x: k = round(x log2 e), r = x - k ln2 in two steps (Cody-Waite), e^r by its polynomial,
 /// scaled by 2^k once. The clamps keep k in range and let NaN through to the arithmetic.
 llvm::Value *emit_exp(MathIR &m, llvm::Value *x) {
-  llvm::IRBuilder<> &b = m.builder();
   const bool d = m.f64();
   x = d ? m.clamp(x, cpu_math::f64::kExpLowest, cpu_math::f64::kExpHighest)
         : m.clamp(x, exp_f32::kLowest, exp_f32::kHighest);
-  auto [kf, k] = m.round(m.fma(x, m.f(d ? cpu_math::f64::kLog2e : exp_f32::kLog2e), m.shifter()));
-  llvm::Value *nk = b.CreateFNeg(kf);
-  llvm::Value *r = m.fma(nk, m.ln2_lo(), m.fma(nk, m.ln2_hi(), x));
-  return m.scale(m.exp_reduced(r), kf, k);
+  MathIR::ExpReduced e = m.exp_reduce(x);
+  return m.scale(m.exp_reduced(e.r), e.kf, e.k);
 }
 
 /// 2^x: k = round(x), r = x - k (exact), 2^r = e^y with y = r ln2, scaled by 2^k. For f32, y
@@ -430,6 +483,123 @@ llvm::Value *emit_trig_f32(MathIR &m, llvm::Value *x, Trig fn) {
   return m.from_bits(b.CreateXor(v, b.CreateShl(b.CreateAnd(q, m.i(2)), m.i(30))));
 }
 
+/// sin, cos or tan of f64 for |x| < kSinCosLimit (support/cpu_math.h): k = round(x 2/π),
+/// r = x - k π/2 as a double-double: x - k A is exact (k A is, and the two are within a
+/// factor of two or r is 0), k B and k C are exact and added by TwoSum, k D with the errors.
+/// Then sin r and cos r as double-doubles (r's low part entering to first order; cos's
+/// 1 - r²/2 with r² exact and the rounding of the subtraction kept), chosen and signed by the
+/// quadrant; tan divides the pairs. Below 2^-27 sin and tan return x (their value rounds to
+/// it, and -0 stays -0).
+llvm::Value *emit_trig_f64(MathIR &m, llvm::Value *x, Trig fn) {
+  namespace c = cpu_math::f64;
+  using Pair = MathIR::Pair;
+  llvm::IRBuilder<> &b = m.builder();
+  auto [kf, k] = m.round(m.fma(x, m.f(c::kTwoOverPi), m.shifter()));
+  llvm::Value *nk = b.CreateFNeg(kf);
+  llvm::Value *r1 = b.CreateFAdd(x, b.CreateFMul(nk, m.f(c::kPiOver2A)));
+  Pair r2 = m.two_sum(r1, b.CreateFMul(nk, m.f(c::kPiOver2B)));
+  Pair r3 = m.two_sum(r2.hi, b.CreateFMul(nk, m.f(c::kPiOver2C)));
+  Pair r = m.fast_two_sum(r3.hi, m.fma(nk, m.f(c::kPiOver2D), b.CreateFAdd(r2.lo, r3.lo)));
+  llvm::Value *u = b.CreateFMul(r.hi, r.hi);
+  // sin(r + lo) = r + r u S(u) + lo (1 - u/2).
+  llvm::Value *sin_lo = b.CreateFMul(r.lo, m.fma(u, m.f(-0.5), m.f(1.0)));
+  Pair sin_r = m.fast_two_sum(r.hi, m.fma(b.CreateFMul(r.hi, u), m.horner(u, c::kSinS), sin_lo));
+  // cos(r + lo) = (1 - h) + u² C(u) - r lo, h = r²/2 exactly (hi + lo), 1 - h.hi exact.
+  Pair sq = m.two_prod(r.hi, r.hi);
+  llvm::Value *h_hi = b.CreateFMul(sq.hi, m.f(0.5)), *h_lo = b.CreateFMul(sq.lo, m.f(0.5));
+  llvm::Value *w = b.CreateFSub(m.f(1.0), h_hi);
+  llvm::Value *w_err = b.CreateFSub(b.CreateFSub(b.CreateFSub(m.f(1.0), w), h_hi), h_lo);
+  llvm::Value *cos_tail =
+      m.fma(b.CreateFMul(u, u), m.horner(u, c::kCosC), b.CreateFNeg(b.CreateFMul(r.hi, r.lo)));
+  Pair cos_r = m.fast_two_sum(w, b.CreateFAdd(w_err, cos_tail));
+  llvm::Value *tiny = nullptr, *v = nullptr;
+  if (fn == Trig::Tan) {
+    llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(k, m.i(1)), m.i(0));
+    Pair n{b.CreateSelect(odd, cos_r.hi, sin_r.hi), b.CreateSelect(odd, cos_r.lo, sin_r.lo)};
+    Pair d{b.CreateSelect(odd, b.CreateFNeg(sin_r.hi), cos_r.hi),
+           b.CreateSelect(odd, b.CreateFNeg(sin_r.lo), cos_r.lo)};
+    Pair q = m.divide(n, d);
+    v = b.CreateFAdd(q.hi, q.lo);
+  } else {
+    llvm::Value *q = fn == Trig::Cos ? b.CreateAdd(k, m.i(1)) : k;
+    llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(q, m.i(1)), m.i(0));
+    v = b.CreateFAdd(b.CreateSelect(odd, cos_r.hi, sin_r.hi),
+                     b.CreateSelect(odd, cos_r.lo, sin_r.lo));
+    v = m.from_bits(b.CreateXor(m.bits(v), b.CreateShl(b.CreateAnd(q, m.i(2)), m.i(62))));
+  }
+  if (fn == Trig::Cos) return v;
+  tiny = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), m.f(0x1p-27));
+  return b.CreateSelect(tiny, x, v);
+}
+
+/// tanh of f64: x + x u P(u) (u = x²) below kTanhPolyLimit; above, 1 - q with
+/// q = 2/(e^2a + 1), a = |x| clamped to kTanhOne: e^2a as a double-double (exp's pair scaled
+/// by 2^k exactly), q as a quotient of pairs, and 1 - q with its rounding error kept, so the
+/// result is rounded about once. x's sign last (-0 stays -0); NaN passes the clamp.
+llvm::Value *emit_tanh_f64(MathIR &m, llvm::Value *x) {
+  namespace c = cpu_math::f64;
+  using Pair = MathIR::Pair;
+  llvm::IRBuilder<> &b = m.builder();
+  llvm::Value *u = b.CreateFMul(x, x);
+  llvm::Value *small = m.fma(b.CreateFMul(x, u), m.horner(u, c::kTanhP), x);
+  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value *ac = b.CreateSelect(b.CreateFCmpOGT(a, m.f(c::kTanhOne)), m.f(c::kTanhOne), a);
+  MathIR::ExpReduced e = m.exp_reduce(b.CreateFAdd(ac, ac));
+  Pair unnormalised = m.exp_reduced_pair(e.r);
+  Pair p = m.fast_two_sum(unnormalised.hi, unnormalised.lo); // 1 + r >= 0.6 > |the rest|
+  llvm::Value *s = m.pow2(e.k);
+  Pair big = m.fast_two_sum(b.CreateFMul(p.hi, s), m.f(1.0)); // e^2a + 1, e^2a >= 3
+  big.lo = b.CreateFAdd(big.lo, b.CreateFMul(p.lo, s));
+  Pair q = m.divide({m.f(2.0), m.f(0.0)}, big);
+  Pair one_minus = m.fast_two_sum(m.f(1.0), b.CreateFNeg(q.hi));
+  llvm::Value *large = b.CreateFAdd(one_minus.hi, b.CreateFSub(one_minus.lo, q.lo));
+  llvm::Value *r = b.CreateSelect(b.CreateFCmpOLT(a, m.f(c::kTanhPolyLimit)), small, large);
+  return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
+}
+
+/// erf of f64. a = |x|. Below kErfMiddle: a (2/√π) + a t P(t), t = a², with a times 2/√π's
+/// head exact (TwoProd). Up to kErfcFrom: erf(c) + erf'(c) v + v² R(v) around c = kErfCentre,
+/// the head of erf'(c) v exact and added to erf(c)'s head exactly (TwoSum), the rest small.
+/// From there: 1 - e^(-a²) Q(a), a clamped to kErfOne (where 1 - erfc rounds to 1), a² exact as
+/// a pair whose low part enters exp as e^(r - lo) = e^r - lo (1 + r), and Q a centred
+/// polynomial whose coefficients are chosen per lane between two intervals. x's sign last; NaN
+/// passes the clamp, ±inf gives ±1.
+llvm::Value *emit_erf_f64(MathIR &m, llvm::Value *x) {
+  namespace c = cpu_math::f64;
+  using Pair = MathIR::Pair;
+  llvm::IRBuilder<> &b = m.builder();
+  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value *t = b.CreateFMul(a, a);
+  Pair head = m.two_prod(a, m.f(c::kTwoOverSqrtPiHi));
+  llvm::Value *tail =
+      b.CreateFMul(a, m.fma(t, m.horner(t, c::kErfSmallP), m.f(c::kTwoOverSqrtPiLo)));
+  llvm::Value *small = b.CreateFAdd(head.hi, b.CreateFAdd(head.lo, tail));
+  llvm::Value *v = b.CreateFSub(a, m.f(c::kErfCentre)); // exact where used
+  Pair linear = m.two_prod(v, m.f(c::kErfSlopeHi));
+  Pair sum = m.two_sum(m.f(c::kErfAtCentreHi), linear.hi);
+  llvm::Value *rest = m.fma(b.CreateFMul(v, v), m.horner(v, c::kErfMiddleR),
+                            m.fma(v, m.f(c::kErfSlopeLo), m.f(c::kErfAtCentreLo)));
+  llvm::Value *middle = b.CreateFAdd(sum.hi, b.CreateFAdd(sum.lo, b.CreateFAdd(linear.lo, rest)));
+  llvm::Value *ac = m.clamp(a, c::kErfcFrom, c::kErfOne);
+  Pair sq = m.two_prod(ac, ac);
+  MathIR::ExpReduced e = m.exp_reduce(b.CreateFNeg(sq.hi));
+  llvm::Value *nlo = b.CreateFNeg(sq.lo);
+  llvm::Value *ex = m.scale(m.exp_reduced(e.r, m.fma(nlo, e.r, nlo)), e.kf, e.k);
+  llvm::Value *far = b.CreateFCmpOGE(ac, m.f(c::kErfcSplit));
+  auto pick = [&](double if_far, double if_near) {
+    return b.CreateSelect(far, m.f(if_far), m.f(if_near));
+  };
+  static_assert(std::size(c::kErfcFar) == std::size(c::kErfcNear));
+  llvm::Value *u = b.CreateFSub(ac, pick(c::kErfcFarCentre, c::kErfcNearCentre));
+  llvm::Value *q = pick(c::kErfcFar[0], c::kErfcNear[0]);
+  for (size_t j = 1; j < std::size(c::kErfcFar); ++j)
+    q = m.fma(q, u, pick(c::kErfcFar[j], c::kErfcNear[j]));
+  llvm::Value *large = m.fma(b.CreateFNeg(ex), q, m.f(1.0));
+  llvm::Value *r = b.CreateSelect(b.CreateFCmpOLT(a, m.f(c::kErfcFrom)), middle, large);
+  r = b.CreateSelect(b.CreateFCmpOLT(a, m.f(c::kErfMiddle)), small, r);
+  return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, x);
+}
+
 /// erf of f32 by intervals (support/cpu_math.h kErfTable16/8), where one permute of the vector
 /// width indexes a whole table: 16 lanes with AVX-512, 8 with AVX2. a = |x|, y = S a - 1/2
 /// (S a is exact), k = round(y) from the shifter's low bits (the permute reads only those, so NaN
@@ -586,9 +756,7 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
     return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
                         b.CreateFAdd(llvm::ConstantFP::get(ty, 1.0), e));
   }
-  case MathOpcode::Erf:
-    if (!m.f64()) return emit_erf_f32(b, target, x);
-    return call_library(b, target, op, args);
+  case MathOpcode::Erf: return m.f64() ? emit_erf_f64(m, x) : emit_erf_f32(b, target, x);
   case MathOpcode::Exp: return emit_exp(m, x);
   case MathOpcode::Exp2: return emit_exp2(m, x);
   case MathOpcode::Log:
@@ -603,21 +771,19 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
         m.all_positive_normal(x), [&] { return emit_log_base(m, x, ten, true); },
         [&] { return emit_log_base(m, x, ten, false); });
   }
-  case MathOpcode::Tanh:
-    if (!m.f64()) return emit_tanh_f32(m, x);
-    return call_library(b, target, op, args);
+  case MathOpcode::Tanh: return m.f64() ? emit_tanh_f64(m, x) : emit_tanh_f32(m, x);
   case MathOpcode::Sin:
   case MathOpcode::Cos:
   case MathOpcode::Tan: {
-    if (m.f64()) return call_library(b, target, op, args);
     // Inline below kSinCosLimit (every lane); SLEEF for larger arguments, infinities and NaN.
-    llvm::Value *small = m.all(b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
-                                               m.f(cpu_math::f32::kSinCosLimit)));
+    const double limit = m.f64() ? cpu_math::f64::kSinCosLimit : cpu_math::f32::kSinCosLimit;
+    llvm::Value *small =
+        m.all(b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), m.f(limit)));
     const Trig fn = op == MathOpcode::Sin   ? Trig::Sin
                     : op == MathOpcode::Cos ? Trig::Cos
                                             : Trig::Tan;
     return m.unless_rare(
-        small, [&] { return emit_trig_f32(m, x, fn); },
+        small, [&] { return m.f64() ? emit_trig_f64(m, x, fn) : emit_trig_f32(m, x, fn); },
         [&] { return call_library(b, target, op, args); });
   }
   case MathOpcode::Pow:
