@@ -248,6 +248,25 @@ for name, lo, hi in (("kErfcNear", mpf("1.25"), mpf("2.5")), ("kErfcFar", mpf("2
     w("inline constexpr double %sCentre = %s;" % (name, lit(centre, False)))
     poly(name, lambda u, c=centre: mp.erfc(c + u) * mp.exp((c + u) ** 2), -half, half, 20, False,
          "Q(centre + u)")
+w("/// atan2 of f64: t = min/max of |x|, |y| as a double-double, atan t = atan c + atan u around")
+w("/// the nearest c = j/4 (j = 0..4), u = (t - c)/(1 + t c) as a double-double, |u| <= 1/8;")
+w("/// atan u = u + u v P(v), v = u²; then π/2 - r and π - r in double-double.")
+w("inline constexpr double kAtanCentreHi[] = {%s};" %
+  ", ".join(lit(mp.atan(mpf(j) / 4), False) for j in range(5)))
+w("inline constexpr double kAtanCentreLo[] = {%s};" %
+  ", ".join(lit(mp.atan(mpf(j) / 4) - mpf(float(mp.atan(mpf(j) / 4))), False) for j in range(5)))
+ah = mpf(1) / 8 + mpf(1) / 256
+poly("kAtanNearP", lambda v: mpf(-1) / 3 if v == 0 else (mp.atan(mp.sqrt(v)) - mp.sqrt(v)) / (v * mp.sqrt(v)),
+     0, ah * ah, 7, False, "P(v) of atan")
+w("inline constexpr double kPiOver2Lo = %s;" % lit(mp.pi / 2 - mpf(float(mp.pi / 2)), False))
+w("inline constexpr double kPiLo = %s;" % lit(mp.pi - mpf(float(mp.pi)), False))
+w("/// pow of f64: log|x| as a double-double, x = 2^k m with m in [√½, √2), s = (m - 1)/(m + 1)")
+w("/// as a pair, log m = 2s + s³ W(s²) with W(z) = 2/3 + z V(z) (2/3 as a pair); then")
+w("/// e^(y log|x|) on the pair y log|x|.")
+split_full("kTwoThirds", mpf(2) / 3)
+W64 = lambda z: (2 * mp.atanh(mp.sqrt(z)) - 2 * mp.sqrt(z)) / (z * mp.sqrt(z))
+poly("kLogV", lambda z: mpf(2) / 5 if z == 0 else (W64(z) - mpf(2) / 3) / z, 0, zmax, 9, False,
+     "V(z) of log")
 w("} // namespace f64")
 w("")
 w("} // namespace hologram::cpu_math")

@@ -3,8 +3,8 @@
 //  - the library's (exp, sigmoid, silu of `map`, runtime/cpu/vector_math.h);
 //  - the compiled ones that the x86 lowering inlines (exp, exp2, log, log2, log10, tanh,
 //    sigmoid, erf, sin, cos; lib/codegen/llvm/math.cpp), run as kernels through the CPU backend;
-//  - and, on 2^24 sampled inputs each, its inline f64 functions (exp, exp2, log, sigmoid)
-//    against a long double reference.
+//  - and, on 2^24 sampled inputs each, its f64 functions (exp, exp2, log, log2, log10,
+//    sigmoid, sin, cos, tan, tanh, erf, pow, atan2) against a long double reference.
 // Prints the worst error and where it occurs; exits 1 when a bound is exceeded. Arguments name
 // the functions to sweep (all when none); --compiled leaves out the library's, --f64 runs only
 // the sampled f64 functions. Run by
@@ -17,11 +17,13 @@
 #include "hologram/support/file_io.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -112,38 +114,63 @@ const CompiledFunction kCompiled[] = {
      }},
 };
 
+/// How a sampled operand is drawn: uniform in [lo, hi], or (lo = hi = 0) uniform over the bit
+/// patterns of the positive doubles, or (log_scale) of either sign with a magnitude whose
+/// logarithm is uniform in [log lo, log hi], so every binade between them gets as many.
+struct Range {
+  double lo, hi;
+  bool log_scale = false;
+  double draw(uint64_t bits) const {
+    const double u = static_cast<double>(bits >> 11) * 0x1p-53;
+    if (log_scale)
+      return std::copysign(std::exp2(std::log2(lo) + (std::log2(hi) - std::log2(lo)) * u),
+                           (bits & 1) ? -1.0 : 1.0);
+    return lo == hi ? std::bit_cast<double>(bits & 0x7fefffffffffffffull) : lo + (hi - lo) * u;
+  }
+};
+
 /// A compiled f64 function, sampled: its bound (SPEC §3.4: 1 ulp of the correctly rounded
-/// value, 4 for sigmoid), a long double reference, and the inputs: uniform in [lo, hi], or
-/// (lo = hi = 0) uniform over the bit patterns of the positive doubles, or (log_scale) of
-/// either sign with a magnitude whose logarithm is uniform in [log lo, log hi], so every
-/// binade between them gets as many.
+/// value, 4 for sigmoid), a long double reference, and how its operands are drawn (a second
+/// range for pow and atan2).
 struct SampledFunction {
   const char *name;
   double ulps;
-  long double (*exact)(long double);
-  double lo, hi;
-  bool log_scale = false;
+  long double (*exact)(long double, long double);
+  Range x;
+  std::optional<Range> y = std::nullopt;
 };
 
 const SampledFunction kSampled[] = {
-    {"exp", 1, [](long double x) { return expl(x); }, -746, 710},
-    {"exp2", 1, [](long double x) { return exp2l(x); }, -1076, 1025},
-    {"log", 1, [](long double x) { return logl(x); }, 0, 0},
-    {"log2", 1, [](long double x) { return log2l(x); }, 0, 0},
-    {"log10", 1, [](long double x) { return log10l(x); }, 0, 0},
+    {"exp", 1, [](long double x, long double) { return expl(x); }, {-746, 710}},
+    {"exp2", 1, [](long double x, long double) { return exp2l(x); }, {-1076, 1025}},
+    {"log", 1, [](long double x, long double) { return logl(x); }, {0, 0}},
+    {"log2", 1, [](long double x, long double) { return log2l(x); }, {0, 0}},
+    {"log10", 1, [](long double x, long double) { return log10l(x); }, {0, 0}},
     // Exactly 0 once exp(-x) overflows f64 (SPEC §3.4).
-    {"sigmoid", 4,
-     [](long double x) {
+    {"sigmoid",
+     4,
+     [](long double x, long double) {
        const long double e = expl(-x);
        return e > std::numeric_limits<double>::max() ? 0.0L : 1 / (1 + e);
      },
-     -750, 750},
+     {-750, 750}},
     // Inline below 2^19, SLEEF from there: a chunk with a lane beyond takes SLEEF's path.
-    {"sin", 1, [](long double x) { return sinl(x); }, 0x1p-30, 0x1p20, true},
-    {"cos", 1, [](long double x) { return cosl(x); }, 0x1p-30, 0x1p20, true},
-    {"tan", 1, [](long double x) { return tanl(x); }, 0x1p-30, 0x1p20, true},
-    {"tanh", 1, [](long double x) { return tanhl(x); }, 0x1p-30, 30, true},
-    {"erf", 1, [](long double x) { return erfl(x); }, 0x1p-30, 7, true},
+    {"sin", 1, [](long double x, long double) { return sinl(x); }, {0x1p-30, 0x1p20, true}},
+    {"cos", 1, [](long double x, long double) { return cosl(x); }, {0x1p-30, 0x1p20, true}},
+    {"tan", 1, [](long double x, long double) { return tanl(x); }, {0x1p-30, 0x1p20, true}},
+    {"tanh", 1, [](long double x, long double) { return tanhl(x); }, {0x1p-30, 30, true}},
+    {"erf", 1, [](long double x, long double) { return erfl(x); }, {0x1p-30, 7, true}},
+    // |y log x| up to about 700: most results in range, some overflowing or underflowing.
+    {"pow",
+     1,
+     [](long double x, long double y) { return powl(x, y); },
+     {0x1p-20, 0x1p20, true},
+     Range{-50, 50}},
+    {"atan2",
+     1,
+     [](long double y, long double x) { return atan2l(y, x); },
+     {0x1p-30, 0x1p30, true},
+     Range{0x1p-30, 0x1p30, true}},
 };
 
 /// y = name(x) over buffers of type t (f32 or f64), for every compiled function.
@@ -154,12 +181,21 @@ std::string kernel_text(const char *name, const char *t) {
          "]\n  " + name + "." + ty + " r1, r0\n  st." + ty + " [%y + %gid*" + size + "], r1\n";
 }
 
+/// o = name(x, y) over f64 buffers.
+std::string binary_kernel_text(const char *name) {
+  return ".kernel " + std::string(name) +
+         "_f64\n.param %x : buffer<f64> read\n.param %y : buffer<f64> read\n.param %o : "
+         "buffer<f64> write\n  ld.f64 r0, [%x + %gid*8]\n  ld.f64 r1, [%y + %gid*8]\n  " +
+         name + ".f64 r2, r0, r1\n  st.f64 [%o + %gid*8], r2\n";
+}
+
 /// A shared object with kernels `<name>_f32` for every compiled function and `<name>_f64` for
 /// every sampled one, for one x86 level; its path.
 std::string compile_kernels(int level) {
   std::string text;
   for (const auto &fn : kCompiled) text += kernel_text(fn.name, "f32");
-  for (const auto &fn : kSampled) text += kernel_text(fn.name, "f64");
+  for (const auto &fn : kSampled)
+    text += fn.y ? binary_kernel_text(fn.name) : kernel_text(fn.name, "f64");
   DiagnosticEngine diags;
   auto m = isa::parse_module(text, "sweep.hasm", diags);
   driver::CpuOutputOptions o;
@@ -199,27 +235,46 @@ std::function<void(const T *, T *, uint64_t)> compiled_evaluator(const std::stri
   };
 }
 
+/// Runs binary kernel `name` (o = name(x, y)) of the shared object at `path`.
+std::function<void(const double *, const double *, double *, uint64_t)>
+binary_evaluator(const std::string &path, const std::string &name) {
+  auto backend = std::shared_ptr<Backend>(create_backend(Preference::parse("cpu")));
+  ModuleHandle module = backend->load_module(path);
+  std::array<BufferHandle, 3> b;
+  for (auto &h : b) h = backend->allocate_buffer(kBlock * sizeof(double));
+  return [backend, module, name, b](const double *x, const double *y, double *o, uint64_t n) {
+    backend->write<double>(b[0], std::span<const double>(x, n));
+    backend->write<double>(b[1], std::span<const double>(y, n));
+    KernelArg args[] = {KernelArg::buffer(b[0]), KernelArg::buffer(b[1]), KernelArg::buffer(b[2])};
+    backend->launch(module, name, LaunchConfig::linear(static_cast<uint32_t>(n), 256), args);
+    const std::vector<double> out = backend->read<double>(b[2]);
+    std::copy_n(out.begin(), n, o);
+  };
+}
+
 /// The worst error of f64 function `fn` over 2^24 sampled inputs.
 std::pair<double, double> sample_f64(const std::string &path, const SampledFunction &fn) {
-  auto eval = compiled_evaluator<double>(path, std::string(fn.name) + "_f64");
-  std::vector<double> x(kBlock), y(kBlock);
+  const std::string kernel = std::string(fn.name) + "_f64";
+  std::function<void(const double *, double *, uint64_t)> unary;
+  std::function<void(const double *, const double *, double *, uint64_t)> binary;
+  if (fn.y)
+    binary = binary_evaluator(path, kernel);
+  else
+    unary = compiled_evaluator<double>(path, kernel);
+  std::vector<double> x(kBlock), y(kBlock), out(kBlock);
   XorShift64 rng{0x9E3779B97F4A7C15ull};
-  auto next = [&] { return rng.next(); };
   std::pair<double, double> worst{0, 0}; // ulps, x
   for (int block = 0; block < 256; ++block) {
-    for (auto &v : x) {
-      const uint64_t bits = next();
-      const double u = static_cast<double>(bits >> 11) * 0x1p-53;
-      if (fn.log_scale)
-        v = std::copysign(std::exp2(std::log2(fn.lo) + (std::log2(fn.hi) - std::log2(fn.lo)) * u),
-                          (bits & 1) ? -1.0 : 1.0);
-      else
-        v = fn.lo == fn.hi ? std::bit_cast<double>(bits & 0x7fefffffffffffffull)
-                           : fn.lo + (fn.hi - fn.lo) * u;
+    for (uint64_t i = 0; i < kBlock; ++i) {
+      x[i] = fn.x.draw(rng.next());
+      if (fn.y) y[i] = fn.y->draw(rng.next());
     }
-    eval(x.data(), y.data(), kBlock);
+    if (fn.y)
+      binary(x.data(), y.data(), out.data(), kBlock);
+    else
+      unary(x.data(), out.data(), kBlock);
     for (uint64_t i = 0; i < kBlock; ++i)
-      if (double e = ulp_error(y[i], fn.exact(x[i])); e > worst.first) worst = {e, x[i]};
+      if (double e = ulp_error(out[i], fn.exact(x[i], y[i])); e > worst.first) worst = {e, x[i]};
   }
   return worst;
 }

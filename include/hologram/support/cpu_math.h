@@ -246,6 +246,29 @@ inline constexpr double kErfcFar[] = {
     -0x1.aeb8fa4fe56c4p-29, 0x1.204e99ef41cf7p-26, -0x1.7c566c986ae7ep-24, 0x1.ee332cfecedb8p-22,
     -0x1.3c0776b66ea17p-19, 0x1.8d8e5a358c3c4p-17, -0x1.eb88e0e706b4ep-15, 0x1.2a660fdd482ccp-12,
     -0x1.6373226ee0c97p-10, 0x1.9ef71691a78bap-8,  -0x1.da3953352496ap-6,  0x1.08e62ce8c89a8p-3};
+/// atan2 of f64: t = min/max of |x|, |y| as a double-double, atan t = atan c + atan u around
+/// the nearest c = j/4 (j = 0..4), u = (t - c)/(1 + t c) as a double-double, |u| <= 1/8;
+/// atan u = u + u v P(v), v = u²; then π/2 - r and π - r in double-double.
+inline constexpr double kAtanCentreHi[] = {0x0p+0, 0x1.f5b75f92c80ddp-3, 0x1.dac670561bb4fp-2,
+                                           0x1.4978fa3269ee1p-1, 0x1.921fb54442d18p-1};
+inline constexpr double kAtanCentreLo[] = {0x0p+0, 0x1.8ab6e3cf7afbdp-57, 0x1.a2b7f222f65e2p-56,
+                                           0x1.2419a87f2a458p-56, 0x1.1a62633145c07p-55};
+/// P(v) of atan on [0, 0.0166168]: degree 6, fit error 2.38e-18.
+inline constexpr double kAtanNearP[] = {
+    -0x1.037c50726493p-4,  0x1.3ac511a36ab2ap-4, -0x1.745c345b33c47p-4, 0x1.c71c70762e8afp-4,
+    -0x1.249249241b081p-3, 0x1.999999999979fp-3, -0x1.5555555555555p-2};
+inline constexpr double kPiOver2Lo = 0x1.1a62633145c07p-54;
+inline constexpr double kPiLo = 0x1.1a62633145c07p-53;
+/// pow of f64: log|x| as a double-double, x = 2^k m with m in [√½, √2), s = (m - 1)/(m + 1)
+/// as a pair, log m = 2s + s³ W(s²) with W(z) = 2/3 + z V(z) (2/3 as a pair); then
+/// e^(y log|x|) on the pair y log|x|.
+inline constexpr double kTwoThirdsHi = 0x1.5555555555555p-1;
+inline constexpr double kTwoThirdsLo = 0x1.5555555555555p-55;
+/// V(z) of log on [0, 0.0294373]: degree 8, fit error 1.28e-20.
+inline constexpr double kLogV[] = {
+    0x1.b8d2ce0baf5e8p-4, 0x1.ac4ab12e9f86p-4,  0x1.e1f7f8b33879dp-4,
+    0x1.1110dfb2433c1p-3, 0x1.3b13b1bc64d9dp-3, 0x1.745d17451376fp-3,
+    0x1.c71c71c71cfd7p-3, 0x1.2492492492491p-2, 0x1.999999999999ap-2};
 } // namespace f64
 
 } // namespace hologram::cpu_math

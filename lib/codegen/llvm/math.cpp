@@ -1,15 +1,15 @@
 // Transcendentals (SPEC §3.4 accuracy bounds) for the x86 lowering. Inline IR, scheduled with
-// the surrounding arithmetic (docs/isa.md "Inline math on x86"): exp, exp2, log, log2, log10
-// and sigmoid of f32 and f64, tanh, erf, pow and atan2 of f32, and sin, cos and tan of f32 below
-// 4096. The constants are support/exp_f32.h's and support/cpu_math.h's
-// (scripts/gen-cpu-math.py); scripts/math-sweep.sh measures the f32 ones on every input. The other
-// vectors call SLEEF's 1-ulp functions (Sleef_<name><f|d><lanes>_u10<sse4|avx2|avx512f>), whose
-// error bound meets the SPEC's for f32 (2 and 4 ulp) and f64 (1 ulp of the correctly rounded
-// value): no lane ever calls scalar libm inside a vector loop. f32 erf is a polynomial per
-// interval, its coefficients permuted from tables, where one permute holds a table (AVX2, AVX-512),
-// else evaluated in f64 and rounded once; rsqrt of f32 is evaluated in f64; sigmoid is
-// 1/(1+exp(-x)), which saturates to exactly 0 and 1. Uniform values of the library's functions call
-// libm once.
+// the surrounding arithmetic (docs/isa.md "Transcendentals in compiled x86 code"): every function
+// of f32 and f64, sin, cos and tan below 4096 (f32) or 2^19 (f64). The constants are
+// support/exp_f32.h's and support/cpu_math.h's (scripts/gen-cpu-math.py); scripts/math-sweep.sh
+// measures the f32 ones on every input and samples the f64 ones. The f64 functions use
+// double-double arithmetic (MathIR's TwoSum, TwoProd, pair products and quotients) where a
+// rounding would cost most of the 1-ulp bound. Chunks of sin, cos and tan with a lane beyond the
+// limit, an infinity or NaN call SLEEF's 1-ulp functions (Sleef_<name><f|d><lanes>_u10<isa>), a
+// uniform one libm once: no lane ever calls scalar libm inside a vector loop. f32 erf is a
+// polynomial per interval, its coefficients permuted from tables, where one permute holds a table
+// (AVX2, AVX-512), else evaluated in f64 and rounded once; rsqrt of f32 is evaluated in f64;
+// sigmoid is 1/(1+exp(-x)), which saturates to exactly 0 and 1.
 #include "lowering.h"
 
 #include "hologram/support/cpu_math.h"
@@ -200,10 +200,22 @@ public:
     rem = b_.CreateFSub(rem, b_.CreateFMul(q, d.lo));
     return {q, b_.CreateFDiv(rem, d.hi)};
   }
+  /// a c for double-doubles (relative error about 2^-104).
+  Pair mul(Pair a, Pair c) {
+    Pair p = two_prod(a.hi, c.hi);
+    llvm::Value *cross = b_.CreateFAdd(b_.CreateFMul(a.hi, c.lo), b_.CreateFMul(a.lo, c.hi));
+    return fast_two_sum(p.hi, b_.CreateFAdd(p.lo, cross));
+  }
+  /// a + c for double-doubles whose sum cancels at most a factor of two.
+  Pair add(Pair a, Pair c) {
+    Pair s = two_sum(a.hi, c.hi);
+    return fast_two_sum(s.hi, b_.CreateFAdd(s.lo, b_.CreateFAdd(a.lo, c.lo)));
+  }
   /// e^r for |r| <= ln2/2 (slightly beyond is fine): 1 + (r + r² Q(r)), the f32 polynomial of
   /// support/exp_f32.h or the f64 one of support/cpu_math.h.
-  /// For f64, r + extra: 1 + r is split exactly (Fast2Sum) and its rounding error added back
-  /// with r² Q(r) + extra, so the result is rounded about once (under 1 ulp at every level).
+  /// For f64, e^r + extra (a caller with r + lo passes lo e^r to first order): 1 + r is split
+  /// exactly (Fast2Sum) and its rounding error added back with r² Q(r) + extra, so the result
+  /// is rounded about once (under 1 ulp at every level).
   llvm::Value *exp_reduced(llvm::Value *r, llvm::Value *extra = nullptr) {
     if (!f64_) return b_.CreateFAdd(fma(horner(r, exp_f32::kPoly), b_.CreateFMul(r, r), r), f(1.0));
     Pair e = exp_reduced_pair(r, extra);
@@ -666,37 +678,98 @@ llvm::Value *emit_erf_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::V
   return b.CreateFPTrunc(b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, d), ty);
 }
 
-/// pow of f32, evaluated in f64 and rounded once: e^(y log|x|) on the inline f64 log and exp
-/// (y log|x| carries under 2^-52 relative error, so the f32 result is within about half an ulp),
-/// with C99's special cases by selects: pow(x, ±0) = pow(1, y) = pow(-1, ±inf) = 1 (NaN
-/// included); a negative finite x with a finite non-integer y is NaN; a negative x (-0 and -inf
-/// included) with an odd integer y negates |x|^y. Zeros and infinities come out of log and exp
-/// (log 0 = -inf, log inf = inf).
-llvm::Value *emit_pow_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::Value *x,
-                          llvm::Value *y) {
-  llvm::Type *ty = x->getType();
-  MathIR m(b, target, widened(b, ty));
+/// C99's special cases of pow over r = |x|^y, by selects (x, y and r of one type): pow(x, ±0) =
+/// pow(1, y) = pow(-1, ±inf) = 1 (NaN included); a negative finite x with a finite non-integer
+/// y is NaN; a negative x (-0 and -inf included) with an odd integer y negates |x|^y. Zeros and
+/// infinities come out of log and exp (log 0 = -inf, log inf = inf).
+llvm::Value *pow_special(MathIR &m, llvm::Value *x, llvm::Value *y, llvm::Value *r) {
+  llvm::IRBuilder<> &b = m.builder();
   const double inf = std::numeric_limits<double>::infinity();
-  llvm::Value *xd = b.CreateFPExt(x, m.type()), *yd = b.CreateFPExt(y, m.type());
-  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, xd);
-  llvm::Value *r = emit_exp(m, b.CreateFMul(yd, emit_log(m, a, false)));
+  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
   auto trunc = [&](llvm::Value *v) { return b.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, v); };
-  llvm::Value *integer = b.CreateFCmpOEQ(trunc(yd), yd); // ±inf counts as even
-  llvm::Value *half = b.CreateFMul(yd, m.f(0.5));
+  llvm::Value *integer = b.CreateFCmpOEQ(trunc(y), y); // ±inf counts as even
+  llvm::Value *half = b.CreateFMul(y, m.f(0.5));
   llvm::Value *odd = b.CreateAnd(integer, b.CreateFCmpONE(trunc(half), half));
-  llvm::Value *negative = b.CreateICmpSLT(m.bits(xd), m.i(0)); // the sign bit: -0 too
+  llvm::Value *negative = b.CreateICmpSLT(m.bits(x), m.i(0)); // the sign bit: -0 too
   r = b.CreateSelect(b.CreateAnd(negative, odd), b.CreateFNeg(r), r);
   llvm::Value *finite_negative =
-      b.CreateAnd(b.CreateFCmpOLT(xd, m.f(0.0)), b.CreateFCmpOGT(xd, m.f(-inf)));
-  llvm::Value *ay = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, yd);
+      b.CreateAnd(b.CreateFCmpOLT(x, m.f(0.0)), b.CreateFCmpOGT(x, m.f(-inf)));
+  llvm::Value *ay = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, y);
   llvm::Value *y_finite = b.CreateFCmpOLT(ay, m.f(inf)),
               *y_infinite = b.CreateFCmpOEQ(ay, m.f(inf));
   llvm::Value *domain = b.CreateAnd(finite_negative, b.CreateAnd(y_finite, b.CreateNot(integer)));
   r = b.CreateSelect(domain, m.f(std::nan("")), r);
-  llvm::Value *one = b.CreateOr(b.CreateFCmpOEQ(yd, m.f(0.0)), b.CreateFCmpOEQ(xd, m.f(1.0)));
+  llvm::Value *one = b.CreateOr(b.CreateFCmpOEQ(y, m.f(0.0)), b.CreateFCmpOEQ(x, m.f(1.0)));
   one = b.CreateOr(one, b.CreateAnd(b.CreateFCmpOEQ(a, m.f(1.0)), y_infinite));
-  r = b.CreateSelect(one, m.f(1.0), r);
-  return b.CreateFPTrunc(r, ty);
+  return b.CreateSelect(one, m.f(1.0), r);
+}
+
+/// pow of f32, evaluated in f64 and rounded once: e^(y log|x|) on the inline f64 log and exp
+/// (y log|x| carries under 2^-52 relative error, so the f32 result is within about half an
+/// ulp), then pow_special.
+llvm::Value *emit_pow_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::Value *x,
+                          llvm::Value *y) {
+  llvm::Type *ty = x->getType();
+  MathIR m(b, target, widened(b, ty));
+  llvm::Value *xd = b.CreateFPExt(x, m.type()), *yd = b.CreateFPExt(y, m.type());
+  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, xd);
+  llvm::Value *r = emit_exp(m, b.CreateFMul(yd, emit_log(m, a, false)));
+  return b.CreateFPTrunc(pow_special(m, xd, yd, r), ty);
+}
+
+/// log a of f64 as a double-double for a > 0 finite (other lanes give garbage the caller
+/// replaces), relative error about 2^-68: a = 2^k m with m in [√½, √2) (subnormals scaled
+/// first), s = (m - 1)/(m + 1) as a quotient of pairs, log m = 2s + s³ W(s²) with s², s³ and
+/// W = 2/3 + z V(z) as pairs, plus k ln 2 (ln 2's 32-bit head times k exact).
+MathIR::Pair log_pair(MathIR &m, llvm::Value *a) {
+  namespace c = cpu_math::f64;
+  using Pair = MathIR::Pair;
+  llvm::IRBuilder<> &b = m.builder();
+  llvm::Value *sub = b.CreateFCmpOLT(a, m.f(0x1p-1022));
+  a = b.CreateSelect(sub, b.CreateFMul(a, m.f(0x1p54)), a);
+  const int64_t sqrt_half = 0x3fe6a09e667f3bcd;
+  llvm::Value *ix = b.CreateAdd(m.bits(a), m.i(0x3ff0000000000000 - sqrt_half));
+  llvm::Value *k = b.CreateSub(b.CreateAShr(ix, m.i(52)), m.i(1023));
+  k = b.CreateSub(k, b.CreateSelect(sub, m.i(54), m.i(0)));
+  llvm::Value *mant =
+      m.from_bits(b.CreateAdd(b.CreateAnd(ix, m.i((int64_t{1} << 52) - 1)), m.i(sqrt_half)));
+  llvm::Value *f = b.CreateFSub(mant, m.f(1.0)); // exact
+  Pair s = m.divide({f, m.f(0.0)}, m.fast_two_sum(m.f(2.0), f));
+  Pair s2 = m.mul(s, s);
+  llvm::Value *zv = b.CreateFMul(s2.hi, m.horner(s2.hi, c::kLogV));
+  Pair w = m.fast_two_sum(m.f(c::kTwoThirdsHi), b.CreateFAdd(zv, m.f(c::kTwoThirdsLo)));
+  Pair lm =
+      m.add({b.CreateFMul(s.hi, m.f(2.0)), b.CreateFMul(s.lo, m.f(2.0))}, m.mul(m.mul(s2, s), w));
+  llvm::Value *kf = b.CreateSIToFP(k, m.type());
+  Pair kl = m.fast_two_sum(b.CreateFMul(kf, m.f(c::kLn2Hi)), b.CreateFMul(kf, m.f(c::kLn2Lo)));
+  return m.add(kl, lm);
+}
+
+/// pow of f64: e^z with z = y log|x| a double-double (log_pair, times y by TwoProd): k =
+/// round(z log2 e), r = z - k ln 2 as a pair (the head's product exact, z's low part and the
+/// rest added by TwoSum), its low part passed to exp_reduced, scaled by 2^k once; z clamped to
+/// exp's range (its low part dropped there, and where log|x| or z is not finite). Then
+/// pow_special.
+llvm::Value *emit_pow_f64(MathIR &m, llvm::Value *x, llvm::Value *y) {
+  namespace c = cpu_math::f64;
+  using Pair = MathIR::Pair;
+  llvm::IRBuilder<> &b = m.builder();
+  const double inf = std::numeric_limits<double>::infinity();
+  llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  Pair l = log_pair(m, a);
+  llvm::Value *finite = b.CreateAnd(b.CreateFCmpOGT(a, m.f(0.0)), b.CreateFCmpOLT(a, m.f(inf)));
+  l.hi = b.CreateSelect(finite, l.hi, b.CreateSelect(b.CreateFCmpOEQ(a, m.f(0.0)), m.f(-inf), a));
+  Pair z = m.two_prod(l.hi, y);
+  z.lo = b.CreateFAdd(z.lo, b.CreateFMul(l.lo, y));
+  llvm::Value *zh = m.clamp(z.hi, c::kExpLowest, c::kExpHighest);
+  llvm::Value *keep = b.CreateAnd(finite, b.CreateFCmpOEQ(zh, z.hi));
+  llvm::Value *zl = b.CreateSelect(keep, z.lo, m.f(0.0));
+  auto [kf, k] = m.round(m.fma(zh, m.f(c::kLog2e), m.shifter()));
+  llvm::Value *nk = b.CreateFNeg(kf);
+  Pair r = m.two_sum(m.fma(nk, m.ln2_hi(), zh), b.CreateFAdd(zl, b.CreateFMul(nk, m.ln2_lo())));
+  // e^(hi + lo) = e^hi + lo (1 + hi) to within lo hi²/2, far below an ulp.
+  llvm::Value *e = m.scale(m.exp_reduced(r.hi, m.fma(r.lo, r.hi, r.lo)), kf, k);
+  return pow_special(m, x, y, e);
 }
 
 /// atan2 of f32, evaluated in f64 and rounded once. With mn and mx the smaller and larger of
@@ -729,6 +802,63 @@ llvm::Value *emit_atan2_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm:
   r = b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, r, yd);
   r = b.CreateSelect(b.CreateFCmpUNO(xd, yd), b.CreateFAdd(xd, yd), r);
   return b.CreateFPTrunc(r, ty);
+}
+
+/// atan2 of f64. With mn and mx the smaller and larger of |x| and |y|: t = mn/mx as a
+/// double-double (the quotient and its exact residual, from values scaled by a power of two
+/// into a range where the residual is exact; dropped where t < 2^-60, whose atan rounds to t);
+/// atan t = atan c + atan u around c = j/4 nearest t, u = (t - c)/(1 + t c) as a quotient of
+/// pairs (|u| <= 1/8), atan u = u + u v P(v), v = u², atan c from a table as a pair; then
+/// π/2 - r when |y| > |x| and π - r when x's sign bit is set, as pairs; y's sign last. Both
+/// zero: t = 0 (±0 or ±π); both infinite: t = 1 (±π/4 or ±3π/4); NaN gives NaN.
+llvm::Value *emit_atan2_f64(MathIR &m, llvm::Value *y, llvm::Value *x) {
+  namespace c = cpu_math::f64;
+  using Pair = MathIR::Pair;
+  llvm::IRBuilder<> &b = m.builder();
+  const double inf = std::numeric_limits<double>::infinity();
+  llvm::Value *ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  llvm::Value *ay = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, y);
+  llvm::Value *swap = b.CreateFCmpOGT(ay, ax);
+  llvm::Value *mn = b.CreateSelect(swap, ax, ay), *mx = b.CreateSelect(swap, ay, ax);
+  llvm::Value *q = b.CreateFDiv(mn, mx);
+  llvm::Value *factor =
+      b.CreateSelect(b.CreateFCmpOGT(mx, m.f(0x1p900)), m.f(0x1p-600),
+                     b.CreateSelect(b.CreateFCmpOLT(mx, m.f(0x1p-900)), m.f(0x1p600), m.f(1.0)));
+  llvm::Value *sm = b.CreateFMul(mn, factor), *sx = b.CreateFMul(mx, factor);
+  Pair p = m.two_prod(q, sx);
+  llvm::Value *residual = b.CreateFDiv(b.CreateFSub(b.CreateFSub(sm, p.hi), p.lo), sx);
+  llvm::Value *exact = b.CreateAnd(b.CreateFCmpOGE(q, m.f(0x1p-60)), b.CreateFCmpOLT(mx, m.f(inf)));
+  Pair t{q, b.CreateSelect(exact, residual, m.f(0.0))};
+  t.hi = b.CreateSelect(b.CreateFCmpOEQ(mx, m.f(0.0)), m.f(0.0), t.hi);
+  t.hi = b.CreateSelect(b.CreateFCmpOEQ(mn, m.f(inf)), m.f(1.0), t.hi);
+  auto [kf, k] = m.round(m.fma(t.hi, m.f(4.0), m.shifter()));
+  llvm::Value *centre = b.CreateFMul(kf, m.f(0.25));
+  Pair tc = m.two_prod(t.hi, centre);
+  Pair den = m.fast_two_sum(m.f(1.0), tc.hi);
+  den.lo = b.CreateFAdd(den.lo, b.CreateFAdd(tc.lo, b.CreateFMul(t.lo, centre)));
+  Pair u = m.divide({b.CreateFSub(t.hi, centre), t.lo}, den);
+  llvm::Value *v = b.CreateFMul(u.hi, u.hi);
+  llvm::Value *tail = m.fma(b.CreateFMul(u.hi, v), m.horner(v, c::kAtanNearP), u.lo);
+  llvm::Value *base_hi = m.f(c::kAtanCentreHi[0]), *base_lo = m.f(c::kAtanCentreLo[0]);
+  for (int64_t j = 1; j < static_cast<int64_t>(std::size(c::kAtanCentreHi)); ++j) {
+    llvm::Value *here = b.CreateICmpEQ(k, m.i(j));
+    base_hi = b.CreateSelect(here, m.f(c::kAtanCentreHi[j]), base_hi);
+    base_lo = b.CreateSelect(here, m.f(c::kAtanCentreLo[j]), base_lo);
+  }
+  Pair s = m.two_sum(base_hi, u.hi);
+  Pair r = m.fast_two_sum(s.hi, b.CreateFAdd(s.lo, b.CreateFAdd(base_lo, tail)));
+  auto minus = [&](double hi, double lo, Pair w) { // (hi + lo) - w
+    Pair d = m.two_sum(m.f(hi), b.CreateFNeg(w.hi));
+    return Pair{d.hi, b.CreateFAdd(d.lo, b.CreateFSub(m.f(lo), w.lo))};
+  };
+  auto choose = [&](llvm::Value *when, Pair a, Pair e) {
+    return Pair{b.CreateSelect(when, a.hi, e.hi), b.CreateSelect(when, a.lo, e.lo)};
+  };
+  r = choose(swap, minus(c::kPiOver2, c::kPiOver2Lo, r), r);
+  r = choose(b.CreateICmpSLT(m.bits(x), m.i(0)), minus(c::kPi, c::kPiLo, r), r);
+  llvm::Value *result =
+      b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, b.CreateFAdd(r.hi, r.lo), y);
+  return b.CreateSelect(b.CreateFCmpUNO(x, y), b.CreateFAdd(x, y), result);
 }
 
 } // namespace
@@ -787,11 +917,10 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
         [&] { return call_library(b, target, op, args); });
   }
   case MathOpcode::Pow:
-    if (!m.f64()) return emit_pow_f32(b, target, args[0], args[1]);
-    return call_library(b, target, op, args);
+    return m.f64() ? emit_pow_f64(m, args[0], args[1]) : emit_pow_f32(b, target, args[0], args[1]);
   case MathOpcode::Atan2:
-    if (!m.f64()) return emit_atan2_f32(b, target, args[0], args[1]);
-    return call_library(b, target, op, args);
+    return m.f64() ? emit_atan2_f64(m, args[0], args[1])
+                   : emit_atan2_f32(b, target, args[0], args[1]);
   }
   throw LoweringError("unhandled math opcode");
 }
