@@ -50,6 +50,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -138,11 +139,12 @@ Reference once(std::function<Expected()> compute) {
 
 /// A check that fills `out` with NaN, runs `prepare` and `body` once, and compares `out` with
 /// the reference.
+template <typename T>
 RowCheck outputs(
-    const Data &out, const std::function<void()> &body, const Reference &expected,
-    const std::function<void()> &prepare = [] {}) {
+    const std::shared_ptr<std::vector<T>> &out, const std::function<void()> &body,
+    const Reference &expected, const std::function<void()> &prepare = [] {}) {
   return [=] {
-    std::fill(out->begin(), out->end(), std::nanf(""));
+    std::fill(out->begin(), out->end(), std::numeric_limits<T>::quiet_NaN());
     prepare();
     body();
     return mismatches("output", *out, expected());
@@ -259,6 +261,79 @@ void register_streams() {
       });
     });
   }
+}
+
+/// f64 maps at 2^20: hologram's inline double-double functions against SLEEF's 1-ulp vector
+/// functions (the same accuracy class; what the lowering called before), 1t and mt, and the
+/// -ffast-math libmvec loop, whose f64 functions have no stated bound (relaxed). Checked
+/// within 4 ulp of libm's f64 result, far outside any wrong value.
+void register_f64_maps() {
+  const size_t n = size_t{1} << 20;
+  using Data64 = std::shared_ptr<std::vector<double>>;
+  auto doubles = [&](float lo, float hi, uint64_t seed) {
+    std::vector<float> f = bench_data(n, lo, hi, seed);
+    return std::make_shared<std::vector<double>>(f.begin(), f.end());
+  };
+  auto x = doubles(-8, 8, 0), positive = doubles(0.01f, 8, 3), e = doubles(-8, 8, 1);
+  auto wide = doubles(-1000, 1000, 2);
+  auto y = std::make_shared<std::vector<double>>(n);
+  const auto u = static_cast<uint32_t>(n);
+  constexpr double kTol = 4 * 2.220446049250313e-16;
+  using Kernel = int (*)(const double *, double *, uint32_t, const hg_launch *);
+  using Unary = void (*)(const double *, double *, size_t);
+  using Kernel2 = int (*)(const double *, const double *, double *, uint32_t, const hg_launch *);
+  using Binary = void (*)(const double *, const double *, double *, size_t);
+  auto rows = [&](const std::string &name, const Data64 &a, const Data64 &b,
+                  double (*f)(double, double), std::function<void()> ours,
+                  std::function<void(size_t, size_t)> sleef, std::function<void()> libmvec) {
+    const std::string prefix = name + "/1048576/";
+    auto ref = once([=] {
+      return elementwise(n, [=](size_t i) { return f((*a)[i], b ? (*b)[i] : 0.0); }, kTol, 1e-300);
+    });
+    auto row = [&](const std::string &impl, std::function<void()> body, bool one = false) {
+      add(prefix + impl, body, outputs(y, body, ref), 16.0 * n, 0, one);
+    };
+    row("hologram_1t", ours, true);
+    row("hologram_mt", ours);
+    row("sleef_u10_1t", [=] { sleef(0, n); });
+    row("sleef_u10_mt", [=] { split(n, sleef); });
+    row("clang_O3_fastmath_libmvec_relaxed_1t", libmvec);
+  };
+  auto unary = [&](const std::string &name, const Data64 &a, double (*f)(double, double),
+                   Kernel kernel, Unary sleef, Unary libmvec) {
+    rows(
+        name, a, nullptr, f, [=] { check(kernel(a->data(), y->data(), u, nullptr)); },
+        [=](size_t lo, size_t hi) { sleef(a->data() + lo, y->data() + lo, hi - lo); },
+        [=] { libmvec(a->data(), y->data(), n); });
+  };
+  auto binary = [&](const std::string &name, const Data64 &a, const Data64 &b,
+                    double (*f)(double, double), Kernel2 kernel, Binary sleef, Binary libmvec) {
+    rows(
+        name, a, b, f, [=] { check(kernel(a->data(), b->data(), y->data(), u, nullptr)); },
+        [=](size_t lo, size_t hi) {
+          sleef(a->data() + lo, b->data() + lo, y->data() + lo, hi - lo);
+        },
+        [=] { libmvec(a->data(), b->data(), y->data(), n); });
+  };
+  unary(
+      "sin_f64_map", x, [](double v, double) { return std::sin(v); }, sin_f64_map, sleef_sin_f64,
+      peer_sin_f64);
+  // Beyond 15 SLEEF's sin reduces in more steps; hologram's is the same to 2^19.
+  unary(
+      "sin_f64_map_wide", wide, [](double v, double) { return std::sin(v); }, sin_f64_map,
+      sleef_sin_f64, peer_sin_f64);
+  unary(
+      "tanh_f64_map", x, [](double v, double) { return std::tanh(v); }, tanh_f64_map,
+      sleef_tanh_f64, peer_tanh_f64);
+  unary(
+      "erf_f64_map", x, [](double v, double) { return std::erf(v); }, erf_f64_map, sleef_erf_f64,
+      peer_erf_f64);
+  binary(
+      "pow_f64_map", positive, e, [](double v, double w) { return std::pow(v, w); }, pow_f64_map,
+      sleef_pow_f64, peer_pow_f64);
+  binary(
+      "atan2_f64_map", x, e, [](double v, double w) { return std::atan2(v, w); }, atan2_f64_map,
+      sleef_atan2_f64, peer_atan2_f64);
 }
 
 void register_maps_and_sums() {
@@ -790,6 +865,7 @@ void register_stream() {
 void register_all() {
   register_streams();
   register_maps_and_sums();
+  register_f64_maps();
   register_rows();
   register_gemm();
   register_gemv();

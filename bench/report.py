@@ -306,7 +306,10 @@ def main():
         "- peers: plain C++ loops by `clang++-19 -O3 -march=native` (`-ffast-math "
         "-fveclib=libmvec` where marked), OpenBLAS 0.3.21 (`cblas_sgemm`, `cblas_sdot`), Halide 14; "
         "for the triad also STREAM's form with aligned non-temporal vector stores (`stream_nt`), "
-        "the memory limit of an output that is only written",
+        "the memory limit of an output that is only written; for the f64 maps SLEEF 3's 1-ulp "
+        "vector functions at the widest vector this CPU has (`sleef_u10`, the same accuracy class: "
+        "SPEC §3.4's 1 ulp), and libmvec's f64 functions under -ffast-math, which state no bound "
+        "(listed as relaxed)",
         "- 1t: one thread (hologram `set_cpu_threads(1)`, OpenBLAS 1 thread); mt: every core",
         "",
         "- Halide 14 (Debian's libhalide14-0-dev): each workload as a Halide pipeline compiled",
@@ -472,6 +475,12 @@ def main():
         "  stores non-temporally at this size (docs/design.md, \"Non-temporal stores\").",
         "- **stream_triad 1t against `stream_nt`.** Both write with non-temporal stores; the",
         "  two measured 6.1 to 7.3 ms each across runs of the day, within this machine's noise.",
+        "- **sin_f64_map over [-8, 8].** hologram reduces by π/2 for every argument below 2^19",
+        "  (four-part Cody-Waite in double-double) and evaluates both the sine and the cosine",
+        "  polynomial of the quadrant for each lane, then picks one: about 70 vector instructions",
+        "  per 8 lanes at v4. SLEEF reduces arguments below 15 by π in two steps and evaluates one",
+        "  polynomial. Beyond 15 SLEEF reduces in more steps and hologram's code is the same",
+        "  (`sin_f64_map_wide`, arguments in [-1000, 1000]).",
         "- **sum, rmsnorm, gemm, log_map and the small-size mt rows near 1.** These are within",
         "  this machine's noise of their peers (the same rows were ahead in other runs of the day).",
         "- **transformer.** Both sides read all 60.8 MB of f32 weights once per token (99 % of",

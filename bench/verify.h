@@ -22,8 +22,9 @@ struct Expected {
 };
 
 /// "" when every element of `got` is within tolerance of `expected`, else the first mismatches.
-inline std::string mismatches(const std::string &what, std::span<const float> got,
-                              const Expected &expected) {
+template <typename T>
+inline std::string mismatches_of(const std::string &what, std::span<const T> got,
+                                 const Expected &expected) {
   if (got.size() != expected.want.size())
     return what + ": " + std::to_string(got.size()) + " values, expected " +
            std::to_string(expected.want.size());
@@ -34,13 +35,21 @@ inline std::string mismatches(const std::string &what, std::span<const float> go
     if (std::fabs(g - w) <= expected.tol[i]) continue; // NaN never passes
     if (++bad <= 3) {
       char line[160];
-      std::snprintf(line, sizeof line, "%s%s[%zu] = %.9g, expected %.9g (tolerance %.3g)",
+      std::snprintf(line, sizeof line, "%s%s[%zu] = %.17g, expected %.17g (tolerance %.3g)",
                     out.empty() ? "" : "; ", what.c_str(), i, g, w, expected.tol[i]);
       out += line;
     }
   }
   if (bad > 3) out += "; " + std::to_string(bad - 3) + " more";
   return out;
+}
+inline std::string mismatches(const std::string &what, std::span<const float> got,
+                              const Expected &expected) {
+  return mismatches_of(what, got, expected);
+}
+inline std::string mismatches(const std::string &what, std::span<const double> got,
+                              const Expected &expected) {
+  return mismatches_of(what, got, expected);
 }
 
 /// One value against its reference.

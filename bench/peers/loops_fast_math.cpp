@@ -101,6 +101,24 @@ void peer_attention_causal_fast(const float *q, const float *k, const float *v, 
   }
 }
 
+// f64 maps through libmvec (its double functions have no stated bound under -ffast-math:
+// listed as relaxed beside SLEEF's 1-ulp ones).
+void peer_sin_f64(const double *x, double *y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = std::sin(x[i]);
+}
+void peer_tanh_f64(const double *x, double *y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+}
+void peer_erf_f64(const double *x, double *y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = std::erf(x[i]);
+}
+void peer_pow_f64(const double *x, const double *e, double *y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = std::pow(x[i], e[i]);
+}
+void peer_atan2_f64(const double *x, const double *e, double *y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = std::atan2(x[i], e[i]);
+}
+
 float peer_sum(const float *x, size_t n) {
   float s = 0;
   for (size_t i = 0; i < n; ++i) s += x[i];

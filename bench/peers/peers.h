@@ -26,6 +26,16 @@ void peer_silu(const float *x, float *y, size_t n);
 void peer_gelu(const float *x, float *y, size_t n);
 void peer_tanh(const float *x, float *y, size_t n);
 void peer_sin(const float *x, float *y, size_t n);
+void peer_sin_f64(const double *x, double *y, size_t n);
+void peer_tanh_f64(const double *x, double *y, size_t n);
+void peer_erf_f64(const double *x, double *y, size_t n);
+void peer_pow_f64(const double *x, const double *e, double *y, size_t n);
+void peer_atan2_f64(const double *x, const double *e, double *y, size_t n);
+void sleef_sin_f64(const double *x, double *y, size_t n);
+void sleef_tanh_f64(const double *x, double *y, size_t n);
+void sleef_erf_f64(const double *x, double *y, size_t n);
+void sleef_pow_f64(const double *x, const double *e, double *y, size_t n);
+void sleef_atan2_f64(const double *x, const double *e, double *y, size_t n);
 float peer_sum(const float *x, size_t n);
 float peer_dot(const float *x, const float *y, size_t n);
 #ifdef __cplusplus

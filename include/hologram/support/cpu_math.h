@@ -183,6 +183,12 @@ inline constexpr double kPiOver2A = 0x1.921fb544p+0;  // 33 significant bits
 inline constexpr double kPiOver2B = 0x1.0b4611a6p-34; // 33 significant bits
 inline constexpr double kPiOver2C = 0x1.3198a2ep-69;  // 33 significant bits
 inline constexpr double kPiOver2D = 0x1.b839a252049c1p-104;
+/// Where FMA is (v3, v4): π/2 as three doubles. x - k P1 by one FMA is exact (x and k P1 are
+/// multiples of 2^-53 where k != 0, and |r| < 1), k P2 is exact as a TwoProd, k P3 rounds
+/// far below any r: π/2 to 159 bits in five operations fewer than the parts above.
+inline constexpr double kPiOver2Fma1 = 0x1.921fb54442d18p+0;
+inline constexpr double kPiOver2Fma2 = 0x1.1a62633145c07p-54;
+inline constexpr double kPiOver2Fma3 = -0x1.f1976b7ed8fbcp-110;
 /// S(u) of sin on [0, 0.641638]: degree 6, fit error 1.53e-20.
 inline constexpr double kSinS[] = {
     -0x1.aaf4f3414bd9bp-41, 0x1.612142b058074p-33, -0x1.ae6453c512cadp-26, 0x1.71de3a5432f05p-19,

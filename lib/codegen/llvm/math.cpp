@@ -496,8 +496,10 @@ llvm::Value *emit_trig_f32(MathIR &m, llvm::Value *x, Trig fn) {
 }
 
 /// sin, cos or tan of f64 for |x| < kSinCosLimit (support/cpu_math.h): k = round(x 2/π),
-/// r = x - k π/2 as a double-double: x - k A is exact (k A is, and the two are within a
-/// factor of two or r is 0), k B and k C are exact and added by TwoSum, k D with the errors.
+/// r = x - k π/2 as a double-double. Where FMA is, x - k P1 by one FMA (exact), k P2 as a
+/// TwoProd added by TwoSum, k P3 with the errors. Else x - k A is exact (k A is, and the two are
+/// within a factor of two or r is 0), k B and k C are exact and added by TwoSum, k D with the
+/// errors.
 /// Then sin r and cos r as double-doubles (r's low part entering to first order; cos's
 /// 1 - r²/2 with r² exact and the rounding of the subtraction kept), chosen and signed by the
 /// quadrant; tan divides the pairs. Below 2^-27 sin and tan return x (their value rounds to
@@ -508,35 +510,42 @@ llvm::Value *emit_trig_f64(MathIR &m, llvm::Value *x, Trig fn) {
   llvm::IRBuilder<> &b = m.builder();
   auto [kf, k] = m.round(m.fma(x, m.f(c::kTwoOverPi), m.shifter()));
   llvm::Value *nk = b.CreateFNeg(kf);
-  llvm::Value *r1 = b.CreateFAdd(x, b.CreateFMul(nk, m.f(c::kPiOver2A)));
-  Pair r2 = m.two_sum(r1, b.CreateFMul(nk, m.f(c::kPiOver2B)));
-  Pair r3 = m.two_sum(r2.hi, b.CreateFMul(nk, m.f(c::kPiOver2C)));
-  Pair r = m.fast_two_sum(r3.hi, m.fma(nk, m.f(c::kPiOver2D), b.CreateFAdd(r2.lo, r3.lo)));
+  Pair r;
+  if (m.fused()) { // x - k P1 exact by one FMA, k P2 by TwoProd (support/cpu_math.h)
+    llvm::Value *r1 = m.fused_fma(nk, m.f(c::kPiOver2Fma1), x);
+    Pair p2 = m.two_prod(nk, m.f(c::kPiOver2Fma2));
+    Pair r2 = m.two_sum(r1, p2.hi);
+    r = m.fast_two_sum(r2.hi, m.fma(nk, m.f(c::kPiOver2Fma3), b.CreateFAdd(r2.lo, p2.lo)));
+  } else {
+    llvm::Value *r1 = b.CreateFAdd(x, b.CreateFMul(nk, m.f(c::kPiOver2A)));
+    Pair r2 = m.two_sum(r1, b.CreateFMul(nk, m.f(c::kPiOver2B)));
+    Pair r3 = m.two_sum(r2.hi, b.CreateFMul(nk, m.f(c::kPiOver2C)));
+    r = m.fast_two_sum(r3.hi, m.fma(nk, m.f(c::kPiOver2D), b.CreateFAdd(r2.lo, r3.lo)));
+  }
   llvm::Value *u = b.CreateFMul(r.hi, r.hi);
-  // sin(r + lo) = r + r u S(u) + lo (1 - u/2).
+  // sin(r + lo) = r + (r u S(u) + lo (1 - u/2)).
   llvm::Value *sin_lo = b.CreateFMul(r.lo, m.fma(u, m.f(-0.5), m.f(1.0)));
-  Pair sin_r = m.fast_two_sum(r.hi, m.fma(b.CreateFMul(r.hi, u), m.horner(u, c::kSinS), sin_lo));
+  llvm::Value *sin_tail = m.fma(b.CreateFMul(r.hi, u), m.horner(u, c::kSinS), sin_lo);
   // cos(r + lo) = (1 - h) + u² C(u) - r lo, h = r²/2 exactly (hi + lo), 1 - h.hi exact.
   Pair sq = m.two_prod(r.hi, r.hi);
   llvm::Value *h_hi = b.CreateFMul(sq.hi, m.f(0.5)), *h_lo = b.CreateFMul(sq.lo, m.f(0.5));
   llvm::Value *w = b.CreateFSub(m.f(1.0), h_hi);
   llvm::Value *w_err = b.CreateFSub(b.CreateFSub(b.CreateFSub(m.f(1.0), w), h_hi), h_lo);
-  llvm::Value *cos_tail =
-      m.fma(b.CreateFMul(u, u), m.horner(u, c::kCosC), b.CreateFNeg(b.CreateFMul(r.hi, r.lo)));
-  Pair cos_r = m.fast_two_sum(w, b.CreateFAdd(w_err, cos_tail));
+  llvm::Value *cos_tail = b.CreateFAdd(w_err, m.fma(b.CreateFMul(u, u), m.horner(u, c::kCosC),
+                                                    b.CreateFNeg(b.CreateFMul(r.hi, r.lo))));
   llvm::Value *tiny = nullptr, *v = nullptr;
-  if (fn == Trig::Tan) {
+  if (fn == Trig::Tan) { // the pairs, divided
+    Pair sin_r = m.fast_two_sum(r.hi, sin_tail), cos_r = m.fast_two_sum(w, cos_tail);
     llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(k, m.i(1)), m.i(0));
     Pair n{b.CreateSelect(odd, cos_r.hi, sin_r.hi), b.CreateSelect(odd, cos_r.lo, sin_r.lo)};
     Pair d{b.CreateSelect(odd, b.CreateFNeg(sin_r.hi), cos_r.hi),
            b.CreateSelect(odd, b.CreateFNeg(sin_r.lo), cos_r.lo)};
     Pair q = m.divide(n, d);
     v = b.CreateFAdd(q.hi, q.lo);
-  } else {
+  } else { // each rounded once
     llvm::Value *q = fn == Trig::Cos ? b.CreateAdd(k, m.i(1)) : k;
     llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(q, m.i(1)), m.i(0));
-    v = b.CreateFAdd(b.CreateSelect(odd, cos_r.hi, sin_r.hi),
-                     b.CreateSelect(odd, cos_r.lo, sin_r.lo));
+    v = b.CreateSelect(odd, b.CreateFAdd(w, cos_tail), b.CreateFAdd(r.hi, sin_tail));
     v = m.from_bits(b.CreateXor(m.bits(v), b.CreateShl(b.CreateAnd(q, m.i(2)), m.i(62))));
   }
   if (fn == Trig::Cos) return v;
