@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <immintrin.h>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -309,6 +310,30 @@ VecF load_part(const float *p, size_t n, float fill) {
 }
 void store_part(float *p, VecF v, size_t n) {
   for (size_t l = 0; l < n; ++l) p[l] = v[l];
+}
+/// a b + c, rounded once where the level has FMA (v3, v4), else twice (v2 has no FMA, so the
+/// compiler cannot fuse it either).
+VecF fused_multiply_add(VecF a, VecF b, VecF c) {
+#if defined(__AVX512F__)
+  return reinterpret_cast<VecF>(_mm512_fmadd_ps(
+      reinterpret_cast<__m512>(a), reinterpret_cast<__m512>(b), reinterpret_cast<__m512>(c)));
+#elif defined(__FMA__)
+  return reinterpret_cast<VecF>(_mm256_fmadd_ps(
+      reinterpret_cast<__m256>(a), reinterpret_cast<__m256>(b), reinterpret_cast<__m256>(c)));
+#else
+  return a * b + c;
+#endif
+}
+/// A non-temporal store of a whole vector to p, which must be aligned to the vector's size:
+/// the line is written without first being read in (docs/design.md, "Non-temporal stores").
+void stream(float *p, VecF v) {
+#if defined(__AVX512F__)
+  _mm512_stream_ps(p, reinterpret_cast<__m512>(v));
+#elif defined(__AVX2__)
+  _mm256_stream_ps(p, reinterpret_cast<__m256>(v));
+#else
+  _mm_stream_ps(p, reinterpret_cast<__m128>(v));
+#endif
 }
 
 // SLEEF's 1-ulp f64 vector functions for this level (the x86 vector ABI).
@@ -657,7 +682,7 @@ void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool l
 }
 
 void norm_rows(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
-               uint64_t cols, double eps, bool layer) {
+               uint64_t cols, double eps, bool layer, bool streaming) {
   for (uint64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * cols;
     float *yr = y + r * cols;
@@ -676,12 +701,23 @@ void norm_rows(const float *x, float *y, const float *gamma, const float *beta, 
       auto lanes = [&](const float *p) {
         return k == kLanesF ? load(p + c) : load_part(p + c, k, 0);
       };
+      // γ·v + β as one explicit FMA where the level has it: left to -ffp-contract, a partial
+      // vector (lanes gathered one by one) and a whole one could round differently.
       VecF v = (lanes(xr) - mv) * inv;
+      if (gamma && beta) return fused_multiply_add(v, lanes(gamma), lanes(beta));
       if (gamma) v *= lanes(gamma);
       if (beta) v += lanes(beta);
       return v;
     };
     uint64_t c = 0;
+    if (streaming) {
+      // The lanes before the first vector-aligned address of the row, then aligned vectors
+      // streamed; y is 4-byte aligned, so every row reaches alignment within a vector.
+      const uint64_t misaligned = reinterpret_cast<uintptr_t>(yr) % kVectorBytes / sizeof(float);
+      const uint64_t head = std::min<uint64_t>(misaligned ? kLanesF - misaligned : 0, cols);
+      if (head) store_part(yr, normalized(0, head), head);
+      for (c = head; c + kLanesF <= cols; c += kLanesF) stream(yr + c, normalized(c));
+    }
     for (; c + 4 * kLanesF <= cols; c += 4 * kLanesF) { // four loads ahead of four stores
       const VecF a = normalized(c), b = normalized(c + kLanesF);
       const VecF d = normalized(c + 2 * kLanesF), e = normalized(c + 3 * kLanesF);
@@ -693,6 +729,7 @@ void norm_rows(const float *x, float *y, const float *gamma, const float *beta, 
     for (; c + kLanesF <= cols; c += kLanesF) store(yr + c, normalized(c));
     if (c < cols) store_part(yr + c, normalized(c, cols - c), cols - c);
   }
+  if (streaming) _mm_sfence(); // ordered before the caller hears these rows are done
 }
 
 float sum(const float *x, const float *y, uint64_t n) {

@@ -332,13 +332,18 @@ template <Opcode Op> const char *fast_rows(const Operands &o) {
     if (!o.holds<float>(at<Op>("beta"), cols)) return nullptr;
     beta = o.data<float>(at<Op>("beta"));
   }
+  // The norms write y once, after their last read of x: where x and y together outgrow the
+  // cache, y streams (non-temporal stores; docs/design.md), unless it shares memory with x.
+  const uint64_t bytes = rows * cols * sizeof(float), limit = cpu_stream_bytes();
+  const bool apart = y + rows * cols <= x || x + rows * cols <= y;
+  [[maybe_unused]] const bool streaming = !softmax && limit != 0 && 2 * bytes >= limit && apart;
   ranges(rows, 16384 / std::max<uint64_t>(cols, 1), [&](uint64_t lo, uint64_t hi) {
     if constexpr (softmax)
       HG_LEVEL_CALL(o.level, softmax_rows, x + lo * cols, y + lo * cols, hi - lo, cols,
                     Op == Opcode::LogSoftmax);
     else
       HG_LEVEL_CALL(o.level, norm_rows, x + lo * cols, y + lo * cols, gamma, beta, hi - lo, cols,
-                    eps, layer);
+                    eps, layer, streaming);
   });
   return "rows";
 }

@@ -110,7 +110,8 @@ TEST(LibraryMath, RowOperationsMeetTheirBoundsAtEveryLevel) {
           << (log ? "log_softmax" : "softmax") << " at x86-64-v" << level;
       EXPECT_LE(worst_abs, acc::kLogSoftmaxAbs) << "log_softmax at x86-64-v" << level;
     }
-    HG_LEVEL_CALL(level, norm_rows, x.data(), y.data(), nullptr, nullptr, rows, cols, 1e-5, false);
+    HG_LEVEL_CALL(level, norm_rows, x.data(), y.data(), nullptr, nullptr, rows, cols, 1e-5, false,
+                  false);
     double worst = 0;
     for (uint64_t r = 0; r < rows; ++r) {
       const float *xr = x.data() + r * cols;
@@ -135,10 +136,44 @@ TEST(LibraryMath, LongRowSumsStayCompensated) {
   std::vector<float> y(cols);
   const long double want = v / sqrtl(static_cast<long double>(v) * v + 1e-5L);
   for (int level : runnable_levels()) {
-    HG_LEVEL_CALL(level, norm_rows, x.data(), y.data(), nullptr, nullptr, 1, cols, 1e-5, false);
+    HG_LEVEL_CALL(level, norm_rows, x.data(), y.data(), nullptr, nullptr, 1, cols, 1e-5, false,
+                  false);
     double worst = 0;
     for (float out : y) worst = std::max(worst, ulp_error(out, want));
     EXPECT_LE(worst, acc::kRmsNormUlps) << "rmsnorm at x86-64-v" << level;
+  }
+}
+
+// Rows that stream y (non-temporal stores, for outputs that outgrow the cache) store the same
+// values as rows that do not, whatever y's alignment (a head of lanes before the first aligned
+// vector, whole aligned vectors, the row's tail), for rmsnorm and layernorm at every level.
+TEST(LibraryMath, NormRowsStreamTheSameValues) {
+  for (uint64_t cols : {1u, 7u, 16u, 37u, 1000u, 1024u}) {
+    const uint64_t rows = 5;
+    std::vector<float> x(rows * cols), gamma(cols), beta(cols);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37f * static_cast<float>(i)) * 3.0f;
+    for (size_t c = 0; c < cols; ++c) {
+      gamma[c] = 1.0f + 0.01f * static_cast<float>(c % 13);
+      beta[c] = 0.1f * static_cast<float>(c % 5);
+    }
+    std::vector<float> plain(rows * cols + 16), streamed(rows * cols + 16);
+    for (int level : runnable_levels())
+      for (bool layer : {false, true})
+        for (size_t offset : {0u, 1u, 3u, 5u}) { // y at 4, 8, 16 and 64-byte misalignments
+          std::fill(plain.begin(), plain.end(), -7.0f);
+          std::fill(streamed.begin(), streamed.end(), -7.0f);
+          HG_LEVEL_CALL(level, norm_rows, x.data(), plain.data() + offset, gamma.data(),
+                        beta.data(), rows, cols, 1e-5, layer, false);
+          HG_LEVEL_CALL(level, norm_rows, x.data(), streamed.data() + offset, gamma.data(),
+                        beta.data(), rows, cols, 1e-5, layer, true);
+          size_t first = 0;
+          while (first < plain.size() && plain[first] == streamed[first]) ++first;
+          EXPECT_EQ(first, plain.size())
+              << (layer ? "layernorm" : "rmsnorm") << " at x86-64-v" << level << ", cols " << cols
+              << ", offset " << offset << ": element " << first << " is "
+              << (first < plain.size() ? streamed[first] : 0.0f) << " streamed, "
+              << (first < plain.size() ? plain[first] : 0.0f) << " not";
+        }
   }
 }
 
