@@ -1,7 +1,7 @@
 // Bundle writer and reader (include/hologram/artifact/bundle.h has the layout).
 #include "hologram/artifact/bundle.h"
 
-#include "hologram/isa/text.h"
+#include "hologram/isa/encoding.h"
 #include "hologram/isa/verifier.h"
 #include "hologram/support/diagnostics.h"
 
@@ -54,13 +54,15 @@ std::string param_kind_name(isa::ParamKind k) {
   return "?";
 }
 
-/// The payloads as stored: the ISA text first (derived from the module), then the others.
+/// The payloads as stored: the module's binary reflection first (encoding and source
+/// locations, derived from the module), then the others.
 std::vector<BundlePayload> stored_payloads(const Bundle &b) {
   std::vector<BundlePayload> out;
   BundlePayload isa_payload;
   isa_payload.name = "isa";
   isa_payload.kind = std::string(kPayloadIsa);
-  isa_payload.bytes = isa::print_module(b.module);
+  const std::vector<uint8_t> encoded = isa::encode_module_with_locations(b.module);
+  isa_payload.bytes.assign(encoded.begin(), encoded.end());
   out.push_back(std::move(isa_payload));
   for (const auto &p : b.payloads)
     if (p.kind != kPayloadIsa) out.push_back(p);
@@ -276,10 +278,14 @@ Status read_bundle(std::string bytes, Bundle &out) {
 
   const auto *isa_payload = out.find_payload(kPayloadIsa);
   if (!isa_payload) return fail("manifest", "the bundle has no ISA payload");
+  std::string why;
+  auto module = isa::decode_module_with_locations(
+      {reinterpret_cast<const uint8_t *>(isa_payload->bytes.data()), isa_payload->bytes.size()},
+      &why);
+  if (!module) return fail("isa payload", "it does not decode: " + why);
   DiagnosticEngine diags;
-  auto module = isa::parse_module(isa_payload->bytes, out.module_name + ".hgb:isa", diags);
-  if (!module || !isa::verify_module(*module, diags))
-    return fail("isa payload", "it does not parse or verify:\n" + diags.to_string());
+  if (!isa::verify_module(*module, diags))
+    return fail("isa payload", "it does not verify:\n" + diags.to_string());
   out.module = std::move(*module);
   std::vector<std::string> isa_kernels;
   for (const auto &k : out.module.kernels) isa_kernels.push_back(k.name);

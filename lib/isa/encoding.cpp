@@ -73,6 +73,7 @@ public:
     return false;
   }
   [[nodiscard]] bool at_end() const { return pos_ == bytes_.size(); }
+  [[nodiscard]] size_t remaining() const { return bytes_.size() - pos_; }
   std::string error;
 
 private:
@@ -212,6 +213,61 @@ std::optional<Module> decode_module(std::span<const uint8_t> bytes, std::string 
     r.fail("trailing bytes");
     return fail();
   }
+  return m;
+}
+
+namespace {
+constexpr uint8_t kLocationsMagic[4] = {'H', 'G', 'L', 1};
+
+/// Every location of m in one fixed order: kernel, parameters, labels, instructions.
+template <typename M, typename F> void each_location(M &m, F &&f) {
+  for (auto &k : m.kernels) {
+    f(k.loc);
+    for (auto &p : k.params) f(p.loc);
+    for (auto &l : k.labels) f(l.loc);
+    for (auto &i : k.insts) f(i.loc);
+  }
+}
+} // namespace
+
+std::vector<uint8_t> encode_module_with_locations(const Module &m) {
+  const std::vector<uint8_t> body = encode_module(m);
+  Writer w;
+  w.uv(body.size());
+  w.out.insert(w.out.end(), body.begin(), body.end());
+  for (uint8_t b : kLocationsMagic) w.u8(b);
+  each_location(m, [&](const SourceLoc &loc) {
+    w.uv(loc.line);
+    w.uv(loc.col);
+  });
+  return std::move(w.out);
+}
+
+std::optional<Module> decode_module_with_locations(std::span<const uint8_t> bytes,
+                                                   std::string *error) {
+  Reader r(bytes);
+  auto fail = [&](std::string why) -> std::optional<Module> {
+    if (error) *error = std::move(why);
+    return std::nullopt;
+  };
+  uint64_t size = 0;
+  if (!r.uv(size)) return fail(r.error);
+  const size_t start = bytes.size() - r.remaining();
+  if (size > r.remaining()) return fail("truncated module (" + std::to_string(size) + " bytes)");
+  auto m = decode_module(bytes.subspan(start, size), error);
+  if (!m) return std::nullopt;
+  Reader locs(bytes.subspan(start + size));
+  for (uint8_t b : kLocationsMagic) {
+    uint8_t v = 0;
+    if (!locs.u8(v) || v != b) return fail("no source locations after the module");
+  }
+  bool ok = true;
+  each_location(*m, [&](SourceLoc &loc) {
+    ok = ok && locs.bounded(loc.line, 0x100000000ull, "line") &&
+         locs.bounded(loc.col, 0x100000000ull, "column");
+  });
+  if (!ok) return fail("source locations: " + locs.error);
+  if (!locs.at_end()) return fail("trailing bytes after the source locations");
   return m;
 }
 

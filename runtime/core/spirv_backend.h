@@ -13,6 +13,7 @@
 #include "library_plan.h"
 #include "recent_cache.h"
 
+#include "descriptor_module.h"
 #include "hologram/artifact/bundle.h"
 #include "hologram/codegen/cpu_abi.h"
 #include "hologram/codegen/spirv_abi.h"
@@ -99,11 +100,7 @@ public:
                   what + " was compiled for ABI version " + std::to_string(desc->abi_version) +
                       "; this runtime implements version " + std::to_string(HG_CPU_ABI_VERSION) +
                       " (recompile it with this hologram-cc)");
-    DiagnosticEngine diags;
-    auto parsed = isa::parse_module(desc->isa_text ? desc->isa_text : "", origin, diags);
-    if (!parsed)
-      throw Error(ErrorCode::InvalidModule,
-                  what + " carries damaged kernel metadata:\n" + diags.to_string());
+    isa::Module parsed = decode_descriptor_module(*desc, what);
     std::vector<artifact::BundlePayload> payloads;
     std::vector<std::string> targets;
     for (uint32_t i = 0; i < desc->num_spirv; ++i) {
@@ -121,7 +118,7 @@ public:
       payloads.push_back(std::move(p));
     }
     for (uint32_t v = 0; v < desc->num_variants; ++v) targets.push_back(desc->variant_names[v]);
-    return load_payloads(what, origin, std::move(*parsed), payloads, targets);
+    return load_payloads(what, origin, std::move(parsed), payloads, targets);
   }
   void unload_module(ModuleHandle m) override { modules_.remove(m.id); }
   ModuleInfo module_info(ModuleHandle m) override {

@@ -1,5 +1,6 @@
 // Loading, dispatch and launch of compiled CPU modules (see cpu_module.h).
 #include "cpu_module.h"
+#include "../core/descriptor_module.h"
 #include "../core/launch_args.h"
 #include "small_array.h"
 
@@ -445,13 +446,12 @@ void CpuModule::init(const hg_cpu_module_desc *desc) {
                     std::to_string(desc->abi_version) + "; this runtime implements version " +
                     std::to_string(HG_CPU_ABI_VERSION) + " (recompile it with this hologram-cc)");
   desc_ = desc;
-  DiagnosticEngine diags;
-  auto parsed =
-      isa::parse_module(desc->isa_text, desc->source_name ? desc->source_name : "", diags);
-  if (!parsed || parsed->kernels.size() != desc->num_kernels)
+  isa_ = decode_descriptor_module(*desc, "module '" + origin_ + "'");
+  if (isa_.kernels.size() != desc->num_kernels)
     throw Error(ErrorCode::InvalidModule,
-                "module '" + origin_ + "' carries damaged kernel metadata:\n" + diags.to_string());
-  isa_ = std::move(*parsed);
+                "module '" + origin_ +
+                    "' carries damaged kernel metadata: " + std::to_string(isa_.kernels.size()) +
+                    " kernels for " + std::to_string(desc->num_kernels) + " entries");
   if (desc->num_variants == 0)
     throw Error(ErrorCode::InvalidModule, "module '" + origin_ + "' has no code variant");
   variant_ = choose_variant(*desc, origin_);

@@ -26,11 +26,11 @@
 namespace hologram::artifact {
 
 inline constexpr std::string_view kBundleMagic{"\x89HGB\r\n\x1a\n", 8};
-inline constexpr uint32_t kBundleFormatVersion = 1;
+inline constexpr uint32_t kBundleFormatVersion = 2;
 inline constexpr uint64_t kBundleHeaderSize = 80;
 
 /// Payload kinds.
-inline constexpr std::string_view kPayloadIsa = "isa-text";
+inline constexpr std::string_view kPayloadIsa = "isa-binary";
 inline constexpr std::string_view kPayloadCpu = "cpu-shared-object";
 inline constexpr std::string_view kPayloadSpirvVulkan = "spirv-vulkan"; ///< one per Vulkan target
 inline constexpr std::string_view kPayloadSpirvOpenCl = "spirv-opencl"; ///< one per OpenCL target

@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a layout below changes; the runtime refuses objects of another version. */
-#define HG_CPU_ABI_VERSION 5u
+#define HG_CPU_ABI_VERSION 6u
 
 /** What went wrong inside generated code (hg_cpu_error.kind). */
 enum hg_cpu_error_kind {
@@ -131,7 +131,8 @@ typedef struct hg_cpu_module_desc {
   const char *const *variant_names;    /* "x86-64-v3", "skylake", ... best first */
   const char *const *variant_features; /* comma-separated CPU features each variant needs */
   const uint32_t *variant_widths;      /* lanes per chunk of each variant */
-  const char *isa_text;                /* the module in canonical ISA text */
+  const uint8_t *isa;                  /* the module as isa::encode_module_with_locations */
+  uint64_t isa_size;                   /* bytes at isa */
   const char *source_name;             /* the file it was compiled from */
   const char *options;                 /* compile options, for the manifest */
   uint32_t num_spirv;                  /* SPIR-V modules for Vulkan and OpenCL (may be 0) */

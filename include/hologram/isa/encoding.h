@@ -31,6 +31,15 @@ std::vector<uint8_t> encode_module(const Module &m);
 std::optional<Module> decode_module(std::span<const uint8_t> bytes, std::string *error);
 std::vector<uint8_t> encode_options(const CompileOptions &o);
 
+/// What compiled artifacts carry instead of ISA text (CPU module descriptors, bundles): the
+/// canonical encoding, length-prefixed, followed by the source location of every kernel,
+/// parameter, label and instruction, so errors still name a line. Decoding it is a bounded
+/// walk over integers, not a parse.
+std::vector<uint8_t> encode_module_with_locations(const Module &m);
+/// Decodes what encode_module_with_locations wrote; nullopt with `error` set on damaged input.
+std::optional<Module> decode_module_with_locations(std::span<const uint8_t> bytes,
+                                                   std::string *error);
+
 /// A 128-bit content hash.
 struct ContentHash {
   uint64_t high = 0;

@@ -4,6 +4,7 @@
 // pipeline, and emission of IR, bitcode, assembly or an ELF object.
 #include "hologram/artifact/header.h"
 #include "hologram/codegen/cpu_abi.h"
+#include "hologram/isa/encoding.h"
 #include "hologram/isa/text.h"
 #include "lowering.h"
 
@@ -139,7 +140,8 @@ private:
         ctx_, {ptr, i32, i32, i32, i64, ptr, ptr, llvm::ArrayType::get(i32, 3)},
         "hg_cpu_kernel_desc");
     auto *mdesc = llvm::StructType::create(
-        ctx_, {i32, i32, ptr, i32, ptr, ptr, ptr, ptr, ptr, ptr, i32, ptr}, "hg_cpu_module_desc");
+        ctx_, {i32, i32, ptr, i32, ptr, ptr, ptr, ptr, i64, ptr, ptr, i32, ptr},
+        "hg_cpu_module_desc");
     auto *sdesc = llvm::StructType::create(ctx_, {ptr, ptr, i64, ptr}, "hg_spirv_module_desc");
     const std::string prefix = "hg." + opts_.module_name + ".";
     std::vector<llvm::Constant *> kernels;
@@ -204,16 +206,24 @@ private:
     auto *sty = llvm::ArrayType::get(sdesc, spirv.size());
     auto *stable = new llvm::GlobalVariable(*module_, sty, true, llvm::GlobalValue::PrivateLinkage,
                                             llvm::ConstantArray::get(sty, spirv), prefix + "spirv");
+    // The module as binary reflection (encoding and source locations): the runtime decodes
+    // it at load, no ISA text to parse.
+    const std::vector<uint8_t> encoded = isa::encode_module_with_locations(isa_);
+    const uint64_t isa_size = encoded.size();
+    auto *isa_init = llvm::ConstantDataArray::get(ctx_, llvm::ArrayRef<uint8_t>(encoded));
+    auto *isa_bytes =
+        new llvm::GlobalVariable(*module_, isa_init->getType(), true,
+                                 llvm::GlobalValue::PrivateLinkage, isa_init, prefix + "isa");
     auto *desc = llvm::ConstantStruct::get(
-        mdesc, {llvm::ConstantInt::get(i32, HG_CPU_ABI_VERSION),
-                llvm::ConstantInt::get(i32, isa_.kernels.size()), ktable,
-                llvm::ConstantInt::get(i32, opts_.targets.size()),
-                array(ptr, names, prefix + "variant_names"),
-                array(ptr, features, prefix + "variant_features"),
-                array(i32, widths, prefix + "variant_widths"),
-                string(isa::print_module(isa_), prefix + "isa"),
-                string(opts_.source_name, prefix + "source"), string(options, prefix + "options"),
-                llvm::ConstantInt::get(i32, spirv.size()), stable});
+        mdesc,
+        {llvm::ConstantInt::get(i32, HG_CPU_ABI_VERSION),
+         llvm::ConstantInt::get(i32, isa_.kernels.size()), ktable,
+         llvm::ConstantInt::get(i32, opts_.targets.size()),
+         array(ptr, names, prefix + "variant_names"),
+         array(ptr, features, prefix + "variant_features"),
+         array(i32, widths, prefix + "variant_widths"), isa_bytes,
+         llvm::ConstantInt::get(i64, isa_size), string(opts_.source_name, prefix + "source"),
+         string(options, prefix + "options"), llvm::ConstantInt::get(i32, spirv.size()), stable});
     auto *g = new llvm::GlobalVariable(*module_, mdesc, true, llvm::GlobalValue::ExternalLinkage,
                                        desc, module_descriptor_symbol(opts_.module_name));
     g->setVisibility(llvm::GlobalValue::DefaultVisibility);

@@ -97,3 +97,40 @@ TEST(Encoding, DamagedInputIsRejected) {
   EXPECT_FALSE(isa::decode_module(bad, &err));
   EXPECT_NE(err.find("trailing"), std::string::npos);
 }
+
+// What CPU module descriptors and bundles carry: the encoding and every source location, so
+// the runtime's errors still name the line of an instruction without parsing text.
+TEST(Encoding, WithLocationsRoundTripsTheLocations) {
+  auto m = parse_ok(kProgram);
+  auto bytes = isa::encode_module_with_locations(m);
+  std::string err;
+  auto back = isa::decode_module_with_locations(bytes, &err);
+  ASSERT_TRUE(back) << err;
+  EXPECT_TRUE(back->same_as(m));
+  ASSERT_EQ(back->kernels.size(), 1u);
+  const auto &k = back->kernels[0], &want = m.kernels[0];
+  EXPECT_EQ(k.loc, want.loc);
+  for (size_t i = 0; i < k.params.size(); ++i) EXPECT_EQ(k.params[i].loc, want.params[i].loc);
+  for (size_t i = 0; i < k.labels.size(); ++i) EXPECT_EQ(k.labels[i].loc, want.labels[i].loc);
+  for (size_t i = 0; i < k.insts.size(); ++i) EXPECT_EQ(k.insts[i].loc, want.insts[i].loc) << i;
+  EXPECT_EQ(k.insts[2].loc.line, 7u); // ld.f32, after the label
+  EXPECT_EQ(isa::encode_module_with_locations(*back), bytes);
+}
+
+TEST(Encoding, WithLocationsRefusesDamagedInput) {
+  auto bytes = isa::encode_module_with_locations(parse_ok(kProgram));
+  std::string err;
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    std::vector<uint8_t> part(bytes.begin(), bytes.begin() + cut);
+    EXPECT_FALSE(isa::decode_module_with_locations(part, &err)) << "cut at " << cut;
+  }
+  auto bad = bytes;
+  bad.push_back(0);
+  EXPECT_FALSE(isa::decode_module_with_locations(bad, &err));
+  EXPECT_NE(err.find("trailing"), std::string::npos) << err;
+  // The module's own encoding alone (no locations) is not enough.
+  EXPECT_FALSE(isa::decode_module_with_locations(isa::encode_module(parse_ok(kProgram)), &err));
+  bad = bytes;
+  bad[0] = 0xff; // a length beyond the input
+  EXPECT_FALSE(isa::decode_module_with_locations(bad, &err));
+}

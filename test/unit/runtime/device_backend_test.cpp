@@ -4,6 +4,7 @@
 #include "hologram/codegen/cpu_abi.h"
 #include "hologram/codegen/spirv.h"
 #include "hologram/isa/atlas.h"
+#include "hologram/isa/encoding.h"
 #include "hologram/isa/text.h"
 #include "hologram/runtime/backend.h"
 #include "test_util.h"
@@ -143,7 +144,9 @@ TEST_P(DeviceBackend, LinkedModulesWithoutItsSpirvOrOfAnotherAbiAreRefused) {
   d.variant_names = variants;
   d.variant_features = features;
   d.variant_widths = widths;
-  d.isa_text = "";
+  const std::vector<uint8_t> empty = isa::encode_module_with_locations(isa::Module{});
+  d.isa = empty.data();
+  d.isa_size = empty.size();
   d.source_name = "plain.json";
   std::string msg;
   EXPECT_EQ(code_of([&] { b->load_linked_module(&d); }, &msg), ErrorCode::InvalidModule);
@@ -178,13 +181,14 @@ TEST_P(DeviceBackend, LibraryKernelsTakeTheirParametersFromTheReflection) {
     EXPECT_EQ(k.params.empty(), k.host) << k.name;
   }
   ASSERT_TRUE(library);
-  const std::string text = isa::print_module(m);
+  const std::vector<uint8_t> encoded = isa::encode_module_with_locations(m);
   auto load = [&](const std::string &reflection) {
     hg_spirv_module_desc s{options.target.name.c_str(), spirv.words.data(), spirv.words.size(),
                            reflection.c_str()};
     hg_cpu_module_desc d{};
     d.abi_version = HG_CPU_ABI_VERSION;
-    d.isa_text = text.c_str();
+    d.isa = encoded.data();
+    d.isa_size = encoded.size();
     d.source_name = "total.hasm";
     d.num_spirv = 1;
     d.spirv = &s;
