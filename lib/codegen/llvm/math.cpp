@@ -542,11 +542,12 @@ llvm::Value *emit_trig_f64(MathIR &m, llvm::Value *x, Trig fn) {
            b.CreateSelect(odd, b.CreateFNeg(sin_r.lo), cos_r.lo)};
     Pair q = m.divide(n, d);
     v = b.CreateFAdd(q.hi, q.lo);
-  } else { // each rounded once
-    llvm::Value *q = fn == Trig::Cos ? b.CreateAdd(k, m.i(1)) : k;
-    llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(q, m.i(1)), m.i(0));
+  } else {                                                                // each rounded once
+    llvm::Value *quadrant = fn == Trig::Cos ? b.CreateAdd(k, m.i(1)) : k; // cos x = sin(x + π/2)
+    llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(quadrant, m.i(1)), m.i(0));
     v = b.CreateSelect(odd, b.CreateFAdd(w, cos_tail), b.CreateFAdd(r.hi, sin_tail));
-    v = m.from_bits(b.CreateXor(m.bits(v), b.CreateShl(b.CreateAnd(q, m.i(2)), m.i(62))));
+    llvm::Value *sign = b.CreateShl(b.CreateAnd(quadrant, m.i(2)), m.i(62));
+    v = m.from_bits(b.CreateXor(m.bits(v), sign));
   }
   if (fn == Trig::Cos) return v;
   tiny = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), m.f(0x1p-27));
