@@ -55,6 +55,40 @@ def poly(name, f, a, b, n, single, what):
     w("inline constexpr %s %s[] = {%s};" % (t, name, ", ".join(lit(x, single) for x in c)))
 
 
+def cody_waite_parts(bits, single):
+    """π/2 as three parts of `bits` significant bits (k times each exact for small k) and the
+    rounded rest: kPiOver2A..D."""
+    t = "float" if single else "double"
+    parts, rest = [], mp.pi / 2
+    for _ in range(3):
+        parts.append(head(rest, bits))
+        rest -= parts[-1]
+    for name, v in zip("ABC", parts):
+        w("inline constexpr %s kPiOver2%s = %s; // %d significant bits" % (t, name, lit(v, single), bits))
+    w("inline constexpr %s kPiOver2D = %s;" % (t, lit(rest, single)))
+
+
+def fma_parts(single):
+    """π/2 as three values of the type, each the rounded rest of the ones before:
+    kPiOver2Fma1..3."""
+    t = "float" if single else "double"
+    rnd = (lambda v: mpf(f32(v))) if single else (lambda v: mpf(float(v)))
+    rest = mp.pi / 2
+    for i in range(1, 4):
+        v = rnd(rest)
+        w("inline constexpr %s kPiOver2Fma%d = %s;" % (t, i, lit(v, single)))
+        rest -= v
+
+
+def sin_cos_polys(umax, n, single):
+    """kSinS and kCosC: sin r = r + r u S(u) and cos r = 1 - u/2 + u² C(u), u = r² <= umax,
+    n coefficients each."""
+    poly("kSinS", lambda u: mpf(-1) / 6 if u == 0 else (mp.sin(mp.sqrt(u)) - mp.sqrt(u)) / (u * mp.sqrt(u)),
+         0, umax, n, single, "S(u) of sin")
+    poly("kCosC", lambda u: mpf(1) / 24 if u == 0 else (mp.cos(mp.sqrt(u)) - 1 + u / 2) / (u * u), 0,
+         umax, n, single, "C(u) of cos")
+
+
 ln2 = mp.log(2)
 half_ln2 = ln2 / 2
 sqrt2 = mp.sqrt(2)
@@ -94,28 +128,12 @@ w("/// rest: π/2 to 60 bits, enough for the f32 inputs nearest a multiple of π
 w("/// sin r = r + r u S(u) and cos r = 1 - u/2 + u² C(u), u = r², by the quadrant k mod 4.")
 w("inline constexpr float kSinCosLimit = 4096.0f;")
 w("inline constexpr float kTwoOverPi = %s;" % lit(2 / mp.pi, True))
-p1 = head(mp.pi / 2, 12)
-p2 = head(mp.pi / 2 - p1, 12)
-p3 = head(mp.pi / 2 - p1 - p2, 12)
-p4 = mp.pi / 2 - p1 - p2 - p3
-w("inline constexpr float kPiOver2A = %s; // 12 significant bits" % lit(p1, True))
-w("inline constexpr float kPiOver2B = %s; // 12 significant bits" % lit(p2, True))
-w("inline constexpr float kPiOver2C = %s; // 12 significant bits" % lit(p3, True))
-w("inline constexpr float kPiOver2D = %s;" % lit(p4, True))
+cody_waite_parts(12, True)
 w("/// Where FMA is (v3, v4): π/2 as three f32 parts, r = x - k π/2 by three FMAs. The first is")
 w("/// exact (x and k P1 are multiples of x's ulp or 2^-23, and |r| < 1); the others round once")
 w("/// each, and k P3 is far below any r of an f32 input under kSinCosLimit.")
-f1 = mpf(f32(mp.pi / 2))
-f2 = mpf(f32(mp.pi / 2 - f1))
-f3 = mpf(f32(mp.pi / 2 - f1 - f2))
-w("inline constexpr float kPiOver2Fma1 = %s;" % lit(f1, True))
-w("inline constexpr float kPiOver2Fma2 = %s;" % lit(f2, True))
-w("inline constexpr float kPiOver2Fma3 = %s;" % lit(f3, True))
-q = (mp.pi / 4) ** 2
-poly("kSinS", lambda u: mpf(-1) / 6 if u == 0 else (mp.sin(mp.sqrt(u)) - mp.sqrt(u)) / (u * mp.sqrt(u)),
-     0, q, 4, True, "S(u) of sin")
-poly("kCosC", lambda u: mpf(1) / 24 if u == 0 else (mp.cos(mp.sqrt(u)) - 1 + u / 2) / (u * u), 0,
-     q, 4, True, "C(u) of cos")
+fma_parts(True)
+sin_cos_polys((mp.pi / 4) ** 2, 4, True)
 w("/// erf by intervals, at the vector widths whose one permute indexes a whole table (16 f32")
 w("/// lanes of AVX-512, 8 of AVX2): interval k of width 1/S holds a = (k + 1/2 + u)/S for u in")
 w("/// [-1/2, 1/2]. erf(a) = a p_0(u) in the first (relative: erf's accuracy near 0 is kept), and")
@@ -196,29 +214,13 @@ w("/// exact for |k| < 2^20, and the rest: π/2 to about 150 bits), then sin r =
 w("/// cos r = 1 - u/2 + u² C(u), u = r², each with the low part of r, by the quadrant k mod 4.")
 w("inline constexpr double kSinCosLimit = 0x1p19;")
 w("inline constexpr double kTwoOverPi = %s;" % lit(2 / mp.pi, False))
-d1 = head(mp.pi / 2, 33)
-d2 = head(mp.pi / 2 - d1, 33)
-d3 = head(mp.pi / 2 - d1 - d2, 33)
-d4 = mp.pi / 2 - d1 - d2 - d3
-w("inline constexpr double kPiOver2A = %s; // 33 significant bits" % lit(d1, False))
-w("inline constexpr double kPiOver2B = %s; // 33 significant bits" % lit(d2, False))
-w("inline constexpr double kPiOver2C = %s; // 33 significant bits" % lit(d3, False))
-w("inline constexpr double kPiOver2D = %s;" % lit(d4, False))
+cody_waite_parts(33, False)
 w("/// Where FMA is (v3, v4): π/2 as three doubles. x - k P1 by one FMA is exact (x and k P1 are")
 w("/// multiples of 2^-53 where k != 0, and |r| < 1), k P2 is exact as a TwoProd, k P3 rounds")
 w("/// far below any r: π/2 to 159 bits in five operations fewer than the parts above.")
-e1 = mpf(float(mp.pi / 2))
-e2 = mpf(float(mp.pi / 2 - e1))
-e3 = mpf(float(mp.pi / 2 - e1 - e2))
-w("inline constexpr double kPiOver2Fma1 = %s;" % lit(e1, False))
-w("inline constexpr double kPiOver2Fma2 = %s;" % lit(e2, False))
-w("inline constexpr double kPiOver2Fma3 = %s;" % lit(e3, False))
+fma_parts(False)
 # k rounds x 2/π with a relative error of 2^-53: r may pass π/4 by a hair.
-q64 = (mp.pi / 4 + mpf(1) / 64) ** 2
-poly("kSinS", lambda u: mpf(-1) / 6 if u == 0 else (mp.sin(mp.sqrt(u)) - mp.sqrt(u)) / (u * mp.sqrt(u)),
-     0, q64, 7, False, "S(u) of sin")
-poly("kCosC", lambda u: mpf(1) / 24 if u == 0 else (mp.cos(mp.sqrt(u)) - 1 + u / 2) / (u * u), 0,
-     q64, 7, False, "C(u) of cos")
+sin_cos_polys((mp.pi / 4 + mpf(1) / 64) ** 2, 7, False)
 w("/// tanh of f64: x + x u P(u), u = x², below kTanhPolyLimit; above, 1 - 2/(e^2|x| + 1) in")
 w("/// double-double (2/(e^2|x| + 1) <= 1/2 there, so 1 minus it is exact); 1 from kTanhOne on.")
 w("inline constexpr double kTanhPolyLimit = 0.55;")
