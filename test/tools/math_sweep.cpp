@@ -3,8 +3,9 @@
 //  - the library's (exp, sigmoid, silu of `map`, runtime/cpu/vector_math.h);
 //  - the compiled ones that the x86 lowering inlines (exp, exp2, log, log2, log10, tanh,
 //    sigmoid, erf, sin, cos; lib/codegen/llvm/math.cpp), run as kernels through the CPU backend;
-//  - and, on 2^24 sampled inputs each, its f64 functions (exp, exp2, log, log2, log10,
-//    sigmoid, sin, cos, tan, tanh, erf, pow, atan2) against a long double reference.
+//  - and, on 2^24 sampled inputs (or pairs) each, its f64 functions (exp, exp2, log, log2,
+//    log10, sigmoid, sin, cos, tan, tanh, erf, pow, atan2) and its f32 pow and atan2, against a
+//    long double reference.
 // Prints the worst error and where it occurs; exits 1 when a bound is exceeded. Arguments name
 // the functions to sweep (all when none); --compiled leaves out the library's, --f64 runs only
 // the sampled f64 functions. Run by
@@ -138,6 +139,8 @@ struct SampledFunction {
   long double (*exact)(long double, long double);
   Range x;
   std::optional<Range> y = std::nullopt;
+  bool single = false; ///< an f32 function (its operands drawn in f64, then rounded)
+  [[nodiscard]] const char *type() const { return single ? "f32" : "f64"; }
 };
 
 const SampledFunction kSampled[] = {
@@ -171,6 +174,19 @@ const SampledFunction kSampled[] = {
      [](long double y, long double x) { return atan2l(y, x); },
      {0x1p-30, 0x1p30, true},
      Range{0x1p-30, 0x1p30, true}},
+    // The f32 binary functions (the unary ones are swept over every input above).
+    {"pow",
+     4,
+     [](long double x, long double y) { return powl(x, y); },
+     {0x1p-20, 0x1p20, true},
+     Range{-20, 20},
+     true},
+    {"atan2",
+     4,
+     [](long double y, long double x) { return atan2l(y, x); },
+     {0x1p-30, 0x1p30, true},
+     Range{0x1p-30, 0x1p30, true},
+     true},
 };
 
 /// y = name(x) over buffers of type t (f32 or f64), for every compiled function.
@@ -181,12 +197,14 @@ std::string kernel_text(const char *name, const char *t) {
          "]\n  " + name + "." + ty + " r1, r0\n  st." + ty + " [%y + %gid*" + size + "], r1\n";
 }
 
-/// o = name(x, y) over f64 buffers.
-std::string binary_kernel_text(const char *name) {
-  return ".kernel " + std::string(name) +
-         "_f64\n.param %x : buffer<f64> read\n.param %y : buffer<f64> read\n.param %o : "
-         "buffer<f64> write\n  ld.f64 r0, [%x + %gid*8]\n  ld.f64 r1, [%y + %gid*8]\n  " +
-         name + ".f64 r2, r0, r1\n  st.f64 [%o + %gid*8], r2\n";
+/// o = name(x, y) over buffers of type t.
+std::string binary_kernel_text(const char *name, const char *t) {
+  const std::string ty = t, size = ty == "f32" ? "4" : "8";
+  return ".kernel " + std::string(name) + "_" + ty + "\n.param %x : buffer<" + ty +
+         "> read\n.param %y : buffer<" + ty + "> read\n.param %o : buffer<" + ty +
+         "> write\n  ld." + ty + " r0, [%x + %gid*" + size + "]\n  ld." + ty + " r1, [%y + %gid*" +
+         size + "]\n  " + name + "." + ty + " r2, r0, r1\n  st." + ty + " [%o + %gid*" + size +
+         "], r2\n";
 }
 
 /// A shared object with kernels `<name>_f32` for every compiled function and `<name>_f64` for
@@ -195,7 +213,7 @@ std::string compile_kernels(int level) {
   std::string text;
   for (const auto &fn : kCompiled) text += kernel_text(fn.name, "f32");
   for (const auto &fn : kSampled)
-    text += fn.y ? binary_kernel_text(fn.name) : kernel_text(fn.name, "f64");
+    text += fn.y ? binary_kernel_text(fn.name, fn.type()) : kernel_text(fn.name, fn.type());
   DiagnosticEngine diags;
   auto m = isa::parse_module(text, "sweep.hasm", diags);
   driver::CpuOutputOptions o;
@@ -236,38 +254,40 @@ std::function<void(const T *, T *, uint64_t)> compiled_evaluator(const std::stri
 }
 
 /// Runs binary kernel `name` (o = name(x, y)) of the shared object at `path`.
-std::function<void(const double *, const double *, double *, uint64_t)>
-binary_evaluator(const std::string &path, const std::string &name) {
+template <typename T>
+std::function<void(const T *, const T *, T *, uint64_t)> binary_evaluator(const std::string &path,
+                                                                          const std::string &name) {
   auto backend = std::shared_ptr<Backend>(create_backend(Preference::parse("cpu")));
   ModuleHandle module = backend->load_module(path);
   std::array<BufferHandle, 3> b;
-  for (auto &h : b) h = backend->allocate_buffer(kBlock * sizeof(double));
-  return [backend, module, name, b](const double *x, const double *y, double *o, uint64_t n) {
-    backend->write<double>(b[0], std::span<const double>(x, n));
-    backend->write<double>(b[1], std::span<const double>(y, n));
+  for (auto &h : b) h = backend->allocate_buffer(kBlock * sizeof(T));
+  return [backend, module, name, b](const T *x, const T *y, T *o, uint64_t n) {
+    backend->write<T>(b[0], std::span<const T>(x, n));
+    backend->write<T>(b[1], std::span<const T>(y, n));
     KernelArg args[] = {KernelArg::buffer(b[0]), KernelArg::buffer(b[1]), KernelArg::buffer(b[2])};
     backend->launch(module, name, LaunchConfig::linear(static_cast<uint32_t>(n), 256), args);
-    const std::vector<double> out = backend->read<double>(b[2]);
+    const std::vector<T> out = backend->read<T>(b[2]);
     std::copy_n(out.begin(), n, o);
   };
 }
 
-/// The worst error of f64 function `fn` over 2^24 sampled inputs.
-std::pair<double, double> sample_f64(const std::string &path, const SampledFunction &fn) {
-  const std::string kernel = std::string(fn.name) + "_f64";
-  std::function<void(const double *, double *, uint64_t)> unary;
-  std::function<void(const double *, const double *, double *, uint64_t)> binary;
+/// The worst error of sampled function `fn` (of type T) over 2^24 sampled inputs.
+template <typename T>
+std::pair<double, double> sample_of(const std::string &path, const SampledFunction &fn) {
+  const std::string kernel = std::string(fn.name) + "_" + fn.type();
+  std::function<void(const T *, T *, uint64_t)> unary;
+  std::function<void(const T *, const T *, T *, uint64_t)> binary;
   if (fn.y)
-    binary = binary_evaluator(path, kernel);
+    binary = binary_evaluator<T>(path, kernel);
   else
-    unary = compiled_evaluator<double>(path, kernel);
-  std::vector<double> x(kBlock), y(kBlock), out(kBlock);
+    unary = compiled_evaluator<T>(path, kernel);
+  std::vector<T> x(kBlock), y(kBlock), out(kBlock);
   XorShift64 rng{0x9E3779B97F4A7C15ull};
   std::pair<double, double> worst{0, 0}; // ulps, x
   for (int block = 0; block < 256; ++block) {
     for (uint64_t i = 0; i < kBlock; ++i) {
-      x[i] = fn.x.draw(rng.next());
-      if (fn.y) y[i] = fn.y->draw(rng.next());
+      x[i] = static_cast<T>(fn.x.draw(rng.next()));
+      if (fn.y) y[i] = static_cast<T>(fn.y->draw(rng.next()));
     }
     if (fn.y)
       binary(x.data(), y.data(), out.data(), kBlock);
@@ -284,7 +304,7 @@ std::pair<double, double> sample_f64(const std::string &path, const SampledFunct
 int main(int argc, char **argv) {
   setenv("HOLOGRAM_NUM_THREADS", "1", 0); // the sweep runs a thread per core itself
   // Arguments: function names (all when none); --compiled skips the library's functions,
-  // --f64 runs only the sampled f64 ones.
+  // --f64 runs only the sampled ones (f64, and f32 pow and atan2).
   bool library = true, f32 = true;
   std::vector<std::string> names;
   for (int i = 1; i < argc; ++i) {
@@ -319,12 +339,12 @@ int main(int argc, char **argv) {
     }
     for (const auto &fn : kSampled) {
       if (!wanted(fn.name)) continue;
-      const auto [ulps, x] = sample_f64(path, fn);
+      const auto [ulps, x] = fn.single ? sample_of<float>(path, fn) : sample_of<double>(path, fn);
       const bool pass = ulps <= fn.ulps;
       ok &= pass;
-      std::printf("compiled %-8s f64 x86-64-v%d: worst %.3f ulp over 2^24 samples at x = %a "
+      std::printf("compiled %-8s %s x86-64-v%d: worst %.3f ulp over 2^24 samples at x = %a "
                   "(%.17g); bound %.0f: %s\n",
-                  fn.name, level, ulps, x, x, fn.ulps, pass ? "ok" : "EXCEEDED");
+                  fn.name, fn.type(), level, ulps, x, x, fn.ulps, pass ? "ok" : "EXCEEDED");
       std::fflush(stdout);
     }
     std::filesystem::remove(path);
