@@ -42,7 +42,6 @@ struct Planner {
   const Instruction &inst;
   const std::function<uint64_t(Reg)> &reg;
   LibraryPlan &plan;
-  std::string tn = std::string(type_name(inst.type));
 
   // Operands by the names of the instruction table (opcodes.def), never by position.
   const Operand &operand(std::string_view name) const { return operand_named(inst, name); }
@@ -145,7 +144,7 @@ struct Planner {
     l.grid = {static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), static_cast<uint32_t>(batch)};
     l.block = {kTile, kTile, 1};
     plan.launches.push_back(
-        {"__hg_gemm_" + tn,
+        {codegen::spirv_library_kernel(inst),
          l,
          {buf("C"), buf("A"), buf("B"), u64(M), u64(N), u64(K), f64(bits_as_f64(g.alpha_bits)),
           f64(bits_as_f64(g.beta_bits)), u64(lda), u64(ldb), u64(ldc), u64(sa), u64(sb), u64(sc),
@@ -164,19 +163,15 @@ struct Planner {
       for (std::string_view b : two ? std::vector<std::string_view>{"dst", "a", "b"}
                                     : std::vector<std::string_view>{"dst", "src"})
         need(b, n);
-      std::string opn(sub_name(two ? SubKind::MapBinary : SubKind::MapUnary, inst.sub));
       std::vector<LibraryArg> args{buf("dst"), buf(two ? "a" : "src")};
       if (two) args.push_back(buf("b"));
       args.push_back(u64(n));
-      return per_item(std::string(codegen::kSpirvLibraryPrefix) + (two ? "map2_" : "map_") + opn +
-                          "_" + tn,
-                      n, args);
+      return per_item(codegen::spirv_library_kernel(inst), n, args);
     }
     case LaunchOpcode::ReduceAll: {
       uint64_t n = u("n");
       need("src", n);
-      std::string name = std::string(codegen::kSpirvLibraryPrefix) + "reduce_" +
-                         std::string(reduce_op_name(static_cast<ReduceOp>(inst.sub))) + "_" + tn;
+      const std::string name = codegen::spirv_library_kernel(inst);
       two_stage(name, {buf("src")}, n, name, type_size(inst.type));
       plan.result_type = inst.type;
       return {};
@@ -185,7 +180,8 @@ struct Planner {
       uint64_t n = u("n");
       need("x", n);
       need("y", n);
-      two_stage("__hg_dot_" + tn, {buf("x"), buf("y")}, n, "__hg_reduce_add_f64", 8);
+      two_stage(codegen::spirv_library_kernel(inst), {buf("x"), buf("y")}, n,
+                codegen::spirv_library_reduce_kernel(ReduceOp::Add, Type::F64), 8);
       plan.result_type = Type::F64;
       return {};
     }
@@ -198,7 +194,7 @@ struct Planner {
       need("y", rows);
       need("A", m ? add_sat(mul_sat(m - 1, lda), n) : 0);
       need("x", cols);
-      return per_item("__hg_gemv_" + tn, rows,
+      return per_item(codegen::spirv_library_kernel(inst), rows,
                       {buf("y"), buf("A"), buf("x"), u64(rows), u64(cols), f64(as_f64("alpha")),
                        f64(as_f64("beta")), u64(lda), u32(tr)});
     }
@@ -208,7 +204,7 @@ struct Planner {
       need("y", mul_sat(rows, cols));
       need("x", mul_sat(rows, cols));
       return per_row(
-          "__hg_softmax_" + tn, rows,
+          codegen::spirv_library_kernel(inst), rows,
           {buf("y"), buf("x"), u64(rows), u64(cols), u32(inst.op == Opcode::LogSoftmax ? 1 : 0)});
     }
     case LaunchOpcode::LayerNorm:
@@ -223,7 +219,7 @@ struct Planner {
       // An absent gamma or beta reads the input instead (its first `cols` elements exist
       // whenever a row does) and is not used.
       uint32_t flags = (ln ? 1u : 0u) | (gamma ? 2u : 0u) | (beta ? 4u : 0u);
-      return per_row("__hg_norm_" + tn, rows,
+      return per_row(codegen::spirv_library_kernel(inst), rows,
                      {buf("y"), buf("x"), buf(gamma ? "gamma" : "x"), buf(beta ? "beta" : "x"),
                       u64(rows), u64(cols), f64(as_f64("eps")), u32(flags)});
     }
@@ -234,7 +230,8 @@ struct Planner {
       need("y", n);
       need("x", n);
       uint32_t kind = inst.op == Opcode::Silu ? 0 : inst.op == Opcode::Gelu ? 1 : 2;
-      return per_item("__hg_act_" + tn, n, {buf("y"), buf("x"), u64(n), u32(kind)});
+      return per_item(codegen::spirv_library_kernel(inst), n,
+                      {buf("y"), buf("x"), u64(n), u32(kind)});
     }
     case LaunchOpcode::Rope: {
       uint64_t rows = u("rows"), dim = u("dim"), half = dim / 2;
@@ -244,7 +241,7 @@ struct Planner {
       need("cos", mul_sat(rows, half));
       need("sin", mul_sat(rows, half));
       uint64_t pairs = mul_sat(rows, half);
-      return per_item("__hg_rope_" + tn, pairs,
+      return per_item(codegen::spirv_library_kernel(inst), pairs,
                       {buf("y"), buf("x"), buf("cos"), buf("sin"), u64(pairs), u64(half)});
     }
     case LaunchOpcode::Attention: {
@@ -263,7 +260,7 @@ struct Planner {
       auto s = static_cast<uint32_t>(plan.scratch.size());
       plan.scratch.push_back(std::max<uint64_t>(scores, 8));
       uint32_t flags = (a.causal ? 1u : 0u) | (a.has_mask ? 2u : 0u);
-      return per_item("__hg_attention_" + tn, rows,
+      return per_item(codegen::spirv_library_kernel(inst), rows,
                       {buf("out"), buf("Q"), buf("K"), buf("V"), buf(a.has_mask ? "mask" : "Q"),
                        scratch(s), u64(rows), u64(sq), u64(sk), u64(d), u64(a.group()),
                        u64(a.q_head_stride), u64(a.q_row_stride), u64(a.kv_head_stride),
@@ -284,7 +281,7 @@ struct Planner {
       need("weight", mul_sat(mul_sat(mul_sat(K, C), KH), KW));
       bool bias = present("bias");
       if (bias) need("bias", K);
-      return per_item("__hg_conv2d_" + tn, total,
+      return per_item(codegen::spirv_library_kernel(inst), total,
                       {buf("out"), buf("in"), buf("weight"), buf(bias ? "bias" : "weight"),
                        u64(total), u64(C), u64(H), u64(W), u64(K), u64(KH), u64(KW), u64(stride),
                        u64(pad), u64(OH), u64(OW), u32(bias)});
@@ -294,7 +291,7 @@ struct Planner {
       need("y", n);
       need("x", n);
       LibraryArg alpha{LibraryArg::Kind::Scalar, 0, inst.type, u("alpha")};
-      return per_item("__hg_axpy_" + tn, n, {buf("y"), buf("x"), u64(n), alpha});
+      return per_item(codegen::spirv_library_kernel(inst), n, {buf("y"), buf("x"), u64(n), alpha});
     }
     }
     unreachable_enum("LaunchOpcode");

@@ -148,6 +148,13 @@ inline constexpr std::string_view kSpirvLibraryPrefix = "__hg_";
   return name.starts_with(kSpirvLibraryPrefix);
 }
 
+/// The device library kernel that whole-launch instruction `inst` launches (its first stage
+/// for a reduction): "__hg_<family>[_<op>]_<type>". The code generator emits kernels of these
+/// names and the runtime's plans launch them, from this one definition.
+std::string spirv_library_kernel(const isa::Instruction &inst);
+/// The reduction kernel of `op` over elements of `type` (a reduction's stages; dot's second).
+std::string spirv_library_reduce_kernel(isa::ReduceOp op, isa::Type type);
+
 /// The block sizes the device library kernels are written for; the runtime's plans launch
 /// them so.
 namespace spirv_library {

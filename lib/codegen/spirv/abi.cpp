@@ -3,6 +3,7 @@
 // here needs SPIRV-Tools: the runtime links this, the code generator writes it.
 #include "hologram/codegen/spirv_abi.h"
 
+#include "hologram/isa/opcode.h"
 #include "hologram/isa/type.h"
 
 #include <nlohmann/json.hpp>
@@ -204,6 +205,41 @@ Status parse_spirv_reflection(std::string_view json, std::vector<SpirvKernelInfo
             std::string("the SPIR-V reflection is malformed: ") + e.what()};
   }
   return Status::ok();
+}
+
+std::string spirv_library_reduce_kernel(isa::ReduceOp op, isa::Type type) {
+  return std::string(kSpirvLibraryPrefix) + "reduce_" + std::string(isa::reduce_op_name(op)) + "_" +
+         std::string(isa::type_name(type));
+}
+
+std::string spirv_library_kernel(const isa::Instruction &inst) {
+  using isa::LaunchOpcode;
+  const std::string p(kSpirvLibraryPrefix), tn(isa::type_name(inst.type));
+  auto family = [&](std::string_view f) { return p + std::string(f) + "_" + tn; };
+  switch (isa::as_launch(inst.op)) {
+  case LaunchOpcode::Map:
+    return family("map_" + std::string(isa::sub_name(isa::SubKind::MapUnary, inst.sub)));
+  case LaunchOpcode::Map2:
+    return family("map2_" + std::string(isa::sub_name(isa::SubKind::MapBinary, inst.sub)));
+  case LaunchOpcode::ReduceAll:
+    return spirv_library_reduce_kernel(static_cast<isa::ReduceOp>(inst.sub), inst.type);
+  case LaunchOpcode::Dot: return family("dot");
+  case LaunchOpcode::Gemm:
+  case LaunchOpcode::BatchedGemm: return family("gemm");
+  case LaunchOpcode::Gemv: return family("gemv");
+  case LaunchOpcode::Softmax:
+  case LaunchOpcode::LogSoftmax: return family("softmax");
+  case LaunchOpcode::LayerNorm:
+  case LaunchOpcode::RmsNorm: return family("norm");
+  case LaunchOpcode::Silu:
+  case LaunchOpcode::Gelu:
+  case LaunchOpcode::GeluTanh: return family("act");
+  case LaunchOpcode::Rope: return family("rope");
+  case LaunchOpcode::Attention: return family("attention");
+  case LaunchOpcode::Conv2d: return family("conv2d");
+  case LaunchOpcode::Axpy: return family("axpy");
+  }
+  throw std::logic_error("spirv_library_kernel: not a whole-launch opcode");
 }
 
 } // namespace hologram::codegen

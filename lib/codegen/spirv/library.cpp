@@ -156,7 +156,6 @@ struct Needed {
 
 void needed(const Instruction &inst, std::vector<Needed> &out) {
   Type t = inst.type;
-  std::string tn(type_name(t));
   auto add = [&](const std::string &name, std::string text) {
     out.push_back({name, std::move(text)});
   };
@@ -169,7 +168,7 @@ void needed(const Instruction &inst, std::vector<Needed> &out) {
     s = replace_all(s, "$SHARED", std::to_string(kRowBlock * type_size(rt)));
     s = replace_all(s, "$SETUP", tree_setup(type_size(rt)));
     s = replace_all(s, "$TREE", tree("tr", opn, rn, "r10", "r15"));
-    add(std::string(kSpirvLibraryPrefix) + "reduce_" + opn + "_" + rn, s);
+    add(spirv_library_reduce_kernel(op, rt), s);
   };
   switch (as_launch(inst.op)) {
   case LaunchOpcode::Map:
@@ -178,51 +177,47 @@ void needed(const Instruction &inst, std::vector<Needed> &out) {
     std::string opn(sub_name(two ? SubKind::MapBinary : SubKind::MapUnary, inst.sub));
     std::string s =
         replace_all(kernel_text(two ? library_text("map2") : library_text("map"), t), "$OP", opn);
-    add(std::string(kSpirvLibraryPrefix) + (two ? "map2_" : "map_") + opn + "_" + tn,
-        replace_all(s, "$BODY", map_body(inst)));
+    add(spirv_library_kernel(inst), replace_all(s, "$BODY", map_body(inst)));
     return;
   }
   case LaunchOpcode::ReduceAll: reduce(static_cast<ReduceOp>(inst.sub), t); return;
   case LaunchOpcode::Dot:
-    add(std::string(kSpirvLibraryPrefix) + "dot_" + tn,
+    add(spirv_library_kernel(inst),
         replace_all(replace_all(kernel_text(library_text("dot"), t), "$SETUP", tree_setup(8)),
                     "$TREE", tree("tr", "add", "f64", "r10", "r15")));
     reduce(ReduceOp::Add, Type::F64);
     return;
   case LaunchOpcode::Gemm:
   case LaunchOpcode::BatchedGemm:
-    add(std::string(kSpirvLibraryPrefix) + "gemm_" + tn, kernel_text(library_text("gemm"), t));
+    add(spirv_library_kernel(inst), kernel_text(library_text("gemm"), t));
     return;
   case LaunchOpcode::Gemv:
-    add(std::string(kSpirvLibraryPrefix) + "gemv_" + tn, kernel_text(library_text("gemv"), t));
+    add(spirv_library_kernel(inst), kernel_text(library_text("gemv"), t));
     return;
   case LaunchOpcode::Softmax:
   case LaunchOpcode::LogSoftmax:
-    add(std::string(kSpirvLibraryPrefix) + "softmax_" + tn,
-        with_trees(kernel_text(library_text("softmax"), t), 8, "f64"));
+    add(spirv_library_kernel(inst), with_trees(kernel_text(library_text("softmax"), t), 8, "f64"));
     return;
   case LaunchOpcode::LayerNorm:
   case LaunchOpcode::RmsNorm:
-    add(std::string(kSpirvLibraryPrefix) + "norm_" + tn,
-        with_trees(kernel_text(library_text("norm"), t), 8, "f64"));
+    add(spirv_library_kernel(inst), with_trees(kernel_text(library_text("norm"), t), 8, "f64"));
     return;
   case LaunchOpcode::Silu:
   case LaunchOpcode::Gelu:
   case LaunchOpcode::GeluTanh:
-    add(std::string(kSpirvLibraryPrefix) + "act_" + tn, kernel_text(library_text("act"), t));
+    add(spirv_library_kernel(inst), kernel_text(library_text("act"), t));
     return;
   case LaunchOpcode::Rope:
-    add(std::string(kSpirvLibraryPrefix) + "rope_" + tn, kernel_text(library_text("rope"), t));
+    add(spirv_library_kernel(inst), kernel_text(library_text("rope"), t));
     return;
   case LaunchOpcode::Attention:
-    add(std::string(kSpirvLibraryPrefix) + "attention_" + tn,
-        kernel_text(library_text("attention"), t));
+    add(spirv_library_kernel(inst), kernel_text(library_text("attention"), t));
     return;
   case LaunchOpcode::Conv2d:
-    add(std::string(kSpirvLibraryPrefix) + "conv2d_" + tn, kernel_text(library_text("conv2d"), t));
+    add(spirv_library_kernel(inst), kernel_text(library_text("conv2d"), t));
     return;
   case LaunchOpcode::Axpy:
-    add(std::string(kSpirvLibraryPrefix) + "axpy_" + tn, kernel_text(library_text("axpy"), t));
+    add(spirv_library_kernel(inst), kernel_text(library_text("axpy"), t));
     return;
   }
 }
