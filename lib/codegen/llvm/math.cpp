@@ -245,15 +245,16 @@ public:
     llvm::Value *k2 = b_.CreateSub(k, k1);
     return b_.CreateFMul(b_.CreateFMul(p, pow2(k1)), pow2(k2));
   }
-  /// The Cody-Waite reduction of exp: k = round(x log2 e) (as a float and an integer) and
-  /// r = x - k ln 2, the product with ln 2's head exact.
+  /// The Cody-Waite reduction of exp: k = round(x log2 e) (as a float and an integer),
+  /// head = x - k ln 2's head (exact) and r = head - k ln 2's rest (rounded).
   struct ExpReduced {
-    llvm::Value *kf, *k, *r;
+    llvm::Value *kf, *k, *head, *r;
   };
   ExpReduced exp_reduce(llvm::Value *x) {
     auto [kf, k] = round(fma(x, f(f64_ ? cpu_math::f64::kLog2e : exp_f32::kLog2e), shifter()));
     llvm::Value *nk = b_.CreateFNeg(kf);
-    return {kf, k, fma(nk, ln2_lo(), fma(nk, ln2_hi(), x))};
+    llvm::Value *head = fma(nk, ln2_hi(), x);
+    return {kf, k, head, fma(nk, ln2_lo(), head)};
   }
   llvm::IRBuilder<> &builder() { return b_; }
   llvm::Type *type() const { return ty_; }
@@ -337,6 +338,30 @@ llvm::Value *emit_exp2(MathIR &m, llvm::Value *x) {
   return m.scale(m.exp_reduced(y, y_rest), kf, k);
 }
 
+/// x = 2^k (1 + f) with 1 + f in [√½, √2) for positive finite x: k as a float and f (exact).
+/// Subnormal x is scaled into the normal range first, unless x is known to be normal.
+struct LogArgument {
+  llvm::Value *kf, *f;
+};
+
+LogArgument log_argument(MathIR &m, llvm::Value *x, bool normal) {
+  llvm::IRBuilder<> &b = m.builder();
+  const bool d = m.f64();
+  const int mant = d ? 52 : 23;
+  const int64_t one = d ? 0x3ff0000000000000 : 0x3f800000;
+  const int64_t sqrt_half = d ? 0x3fe6a09e667f3bcd : 0x3f3504f3;
+  const int up = d ? 54 : 23;
+  llvm::Value *sub = normal ? nullptr : b.CreateFCmpOLT(x, m.f(d ? 0x1p-1022 : 0x1p-126));
+  if (sub) x = b.CreateSelect(sub, b.CreateFMul(x, m.f(std::ldexp(1.0, up))), x);
+  // Adding one - bits(√½) carries into the exponent exactly when the mantissa is >= √2's.
+  llvm::Value *ix = b.CreateAdd(m.bits(x), m.i(one - sqrt_half));
+  llvm::Value *k = b.CreateSub(b.CreateAShr(ix, m.i(mant)), m.i(d ? 1023 : 127));
+  if (sub) k = b.CreateSub(k, b.CreateSelect(sub, m.i(up), m.i(0)));
+  llvm::Value *mf =
+      m.from_bits(b.CreateAdd(b.CreateAnd(ix, m.i((int64_t{1} << mant) - 1)), m.i(sqrt_half)));
+  return {b.CreateSIToFP(k, x->getType()), b.CreateFSub(mf, m.f(1.0))};
+}
+
 /// The pieces of log x shared by log, log2 and log10: x = 2^k (1 + f) with 1 + f in [√½, √2),
 /// and log(1 + f) = f - hfsq + t, where hfsq = f²/2 and t is f³ P(f) for f32, and
 /// s (hfsq + s² Q(s²)) with s = f/(2 + f) for f64 (fewer terms, at the cost of a division).
@@ -347,21 +372,7 @@ struct LogParts {
 LogParts log_parts(MathIR &m, llvm::Value *x, bool normal) {
   llvm::IRBuilder<> &b = m.builder();
   const bool d = m.f64();
-  const int mant = d ? 52 : 23;
-  const int64_t one = d ? 0x3ff0000000000000 : 0x3f800000;
-  const int64_t sqrt_half = d ? 0x3fe6a09e667f3bcd : 0x3f3504f3;
-  // Subnormal x is scaled into the normal range first (unless x is known to be normal).
-  const int up = d ? 54 : 23;
-  llvm::Value *sub = normal ? nullptr : b.CreateFCmpOLT(x, m.f(d ? 0x1p-1022 : 0x1p-126));
-  if (sub) x = b.CreateSelect(sub, b.CreateFMul(x, m.f(std::ldexp(1.0, up))), x);
-  // Adding one - bits(√½) carries into the exponent exactly when the mantissa is >= √2's.
-  llvm::Value *ix = b.CreateAdd(m.bits(x), m.i(one - sqrt_half));
-  llvm::Value *k = b.CreateSub(b.CreateAShr(ix, m.i(mant)), m.i(d ? 1023 : 127));
-  if (sub) k = b.CreateSub(k, b.CreateSelect(sub, m.i(up), m.i(0)));
-  llvm::Value *mf =
-      m.from_bits(b.CreateAdd(b.CreateAnd(ix, m.i((int64_t{1} << mant) - 1)), m.i(sqrt_half)));
-  llvm::Value *f = b.CreateFSub(mf, m.f(1.0));
-  llvm::Value *kf = b.CreateSIToFP(k, x->getType());
+  auto [kf, f] = log_argument(m, x, normal);
   llvm::Value *ff = b.CreateFMul(f, f);
   llvm::Value *hfsq = b.CreateFMul(m.f(0.5), ff);
   if (!d) // f32: t = f³ P(f), no division
@@ -533,7 +544,7 @@ llvm::Value *emit_trig_f64(MathIR &m, llvm::Value *x, Trig fn) {
   llvm::Value *w_err = b.CreateFSub(b.CreateFSub(b.CreateFSub(m.f(1.0), w), h_hi), h_lo);
   llvm::Value *cos_tail = b.CreateFAdd(w_err, m.fma(b.CreateFMul(u, u), m.horner(u, c::kCosC),
                                                     b.CreateFNeg(b.CreateFMul(r.hi, r.lo))));
-  llvm::Value *tiny = nullptr, *v = nullptr;
+  llvm::Value *v = nullptr;
   if (fn == Trig::Tan) { // the pairs, divided
     Pair sin_r = m.fast_two_sum(r.hi, sin_tail), cos_r = m.fast_two_sum(w, cos_tail);
     llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(k, m.i(1)), m.i(0));
@@ -550,7 +561,8 @@ llvm::Value *emit_trig_f64(MathIR &m, llvm::Value *x, Trig fn) {
     v = m.from_bits(b.CreateXor(m.bits(v), sign));
   }
   if (fn == Trig::Cos) return v;
-  tiny = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), m.f(0x1p-27));
+  llvm::Value *tiny =
+      b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), m.f(0x1p-27));
   return b.CreateSelect(tiny, x, v);
 }
 
@@ -735,22 +747,13 @@ MathIR::Pair log_pair(MathIR &m, llvm::Value *a) {
   namespace c = cpu_math::f64;
   using Pair = MathIR::Pair;
   llvm::IRBuilder<> &b = m.builder();
-  llvm::Value *sub = b.CreateFCmpOLT(a, m.f(0x1p-1022));
-  a = b.CreateSelect(sub, b.CreateFMul(a, m.f(0x1p54)), a);
-  const int64_t sqrt_half = 0x3fe6a09e667f3bcd;
-  llvm::Value *ix = b.CreateAdd(m.bits(a), m.i(0x3ff0000000000000 - sqrt_half));
-  llvm::Value *k = b.CreateSub(b.CreateAShr(ix, m.i(52)), m.i(1023));
-  k = b.CreateSub(k, b.CreateSelect(sub, m.i(54), m.i(0)));
-  llvm::Value *mant =
-      m.from_bits(b.CreateAdd(b.CreateAnd(ix, m.i((int64_t{1} << 52) - 1)), m.i(sqrt_half)));
-  llvm::Value *f = b.CreateFSub(mant, m.f(1.0)); // exact
+  auto [kf, f] = log_argument(m, a, false);
   Pair s = m.divide({f, m.f(0.0)}, m.fast_two_sum(m.f(2.0), f));
   Pair s2 = m.mul(s, s);
   llvm::Value *zv = b.CreateFMul(s2.hi, m.horner(s2.hi, c::kLogV));
   Pair w = m.fast_two_sum(m.f(c::kTwoThirdsHi), b.CreateFAdd(zv, m.f(c::kTwoThirdsLo)));
   Pair lm =
       m.add({b.CreateFMul(s.hi, m.f(2.0)), b.CreateFMul(s.lo, m.f(2.0))}, m.mul(m.mul(s2, s), w));
-  llvm::Value *kf = b.CreateSIToFP(k, m.type());
   Pair kl = m.fast_two_sum(b.CreateFMul(kf, m.f(c::kLn2Hi)), b.CreateFMul(kf, m.f(c::kLn2Lo)));
   return m.add(kl, lm);
 }
@@ -774,12 +777,11 @@ llvm::Value *emit_pow_f64(MathIR &m, llvm::Value *x, llvm::Value *y) {
   llvm::Value *zh = m.clamp(z.hi, c::kExpLowest, c::kExpHighest);
   llvm::Value *keep = b.CreateAnd(finite, b.CreateFCmpOEQ(zh, z.hi));
   llvm::Value *zl = b.CreateSelect(keep, z.lo, m.f(0.0));
-  auto [kf, k] = m.round(m.fma(zh, m.f(c::kLog2e), m.shifter()));
-  llvm::Value *nk = b.CreateFNeg(kf);
-  Pair r = m.two_sum(m.fma(nk, m.ln2_hi(), zh), b.CreateFAdd(zl, b.CreateFMul(nk, m.ln2_lo())));
+  MathIR::ExpReduced e = m.exp_reduce(zh);
+  Pair r = m.two_sum(e.head, b.CreateFAdd(zl, b.CreateFMul(b.CreateFNeg(e.kf), m.ln2_lo())));
   // e^(hi + lo) = e^hi + lo (1 + hi) to within lo hi²/2, far below an ulp.
-  llvm::Value *e = m.scale(m.exp_reduced(r.hi, m.fma(r.lo, r.hi, r.lo)), kf, k);
-  return pow_special(m, x, y, e);
+  llvm::Value *ex = m.scale(m.exp_reduced(r.hi, m.fma(r.lo, r.hi, r.lo)), e.kf, e.k);
+  return pow_special(m, x, y, ex);
 }
 
 /// atan2 of f32, evaluated in f64 and rounded once. With mn and mx the smaller and larger of
