@@ -334,9 +334,12 @@ template <Opcode Op> const char *fast_rows(const Operands &o) {
   }
   // The norms write y once, after their last read of x: where x and y together outgrow the
   // cache, y streams (non-temporal stores; docs/design.md), unless it shares memory with x.
-  const uint64_t bytes = rows * cols * sizeof(float), limit = cpu_stream_bytes();
-  const bool apart = y + rows * cols <= x || x + rows * cols <= y;
-  [[maybe_unused]] const bool streaming = !softmax && limit != 0 && 2 * bytes >= limit && apart;
+  [[maybe_unused]] bool streaming = false;
+  if constexpr (!softmax) {
+    const uint64_t bytes = rows * cols * sizeof(float), limit = cpu_stream_bytes();
+    const bool apart = y + rows * cols <= x || x + rows * cols <= y;
+    streaming = limit != 0 && 2 * bytes >= limit && apart;
+  }
   ranges(rows, 16384 / std::max<uint64_t>(cols, 1), [&](uint64_t lo, uint64_t hi) {
     if constexpr (softmax)
       HG_LEVEL_CALL(o.level, softmax_rows, x + lo * cols, y + lo * cols, hi - lo, cols,
