@@ -62,19 +62,18 @@ void compile_once(const std::string &text, const std::string &target) {
   auto m = isa::parse_module(text, "bench.hasm", diags);
   if (!m || !isa::verify_module(*m, diags) || !opt::optimize(*m, {}, diags))
     throw std::runtime_error(diags.to_string());
-  std::string bytes;
-  Status st;
+  Expected<std::string> bytes = std::string();
   if (target == "vulkan1.1") {
     driver::SpirvOutputOptions o;
-    st = driver::emit_spirv_output(*m, o, "spirv", bytes);
+    bytes = driver::emit_spirv_output(*m, o, "spirv");
   } else {
     driver::CpuOutputOptions o;
     o.targets = {target};
     o.module_name = "bench";
-    st = driver::emit_cpu_output(*m, o, "obj", bytes);
+    bytes = driver::emit_cpu_output(*m, o, "obj");
   }
-  if (!st) throw std::runtime_error(st.message());
-  benchmark::DoNotOptimize(bytes);
+  if (!bytes) throw std::runtime_error(bytes.status().describe());
+  benchmark::DoNotOptimize(*bytes);
 }
 
 void compile(benchmark::State &state, bool spirv) {
@@ -115,8 +114,7 @@ void run_process(benchmark::State &state, const std::string &command) {
 
 std::string scratch(const std::string &name, const std::string &text) {
   const std::string path = "/tmp/hologram-compile-bench-" + name;
-  std::string error;
-  if (!write_file_atomic(path, text, &error)) throw std::runtime_error(error);
+  if (auto st = write_file_atomic(path, text); !st) throw std::runtime_error(st.message());
   return path;
 }
 
@@ -191,10 +189,9 @@ void later_execute(benchmark::State &state, bool aot) {
     driver::CpuOutputOptions o;
     o.targets = {driver::host_cpu_target()};
     o.module_name = "saxpy";
-    std::string bytes;
-    if (auto st = driver::emit_cpu_output(mod, o, "shared", bytes); !st)
-      throw std::runtime_error(st.message());
-    m = s.backend->load_module(scratch("saxpy.so", bytes));
+    auto bytes = driver::emit_cpu_output(mod, o, "shared");
+    if (!bytes) throw std::runtime_error(bytes.status().describe());
+    m = s.backend->load_module(scratch("saxpy.so", *bytes));
   }
   for (auto _ : state) {
     if (aot)

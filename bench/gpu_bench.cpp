@@ -55,11 +55,10 @@ std::string glsl_bundle(const isa::Module &peers, const std::string &name) {
   m.kernels.push_back(*k);
   codegen::SpirvOptions so;
   so.target = *codegen::parse_spirv_target("vulkan1.1");
-  codegen::SpirvModule reflection;
-  if (auto st = codegen::compile_spirv(m, so, reflection); !st) die(st.message());
-  std::string err;
-  auto words = read_file(std::string(HOLOGRAM_GLSL_DIR) + "/" + name + ".spv", &err);
-  if (!words) die(err);
+  auto reflection = codegen::compile_spirv(m, so);
+  if (!reflection) die(reflection.status().describe());
+  auto words = read_file(std::string(HOLOGRAM_GLSL_DIR) + "/" + name + ".spv");
+  if (!words) die(words.message());
   artifact::Bundle b;
   b.compiler_version = "glslang";
   b.module_name = name;
@@ -70,12 +69,12 @@ std::string glsl_bundle(const isa::Module &peers, const std::string &name) {
   p.name = "vulkan1.1";
   p.kind = std::string(artifact::kPayloadSpirvVulkan);
   p.targets.push_back({"vulkan1.1", {}});
-  p.reflection = codegen::spirv_reflection_json(reflection);
+  p.reflection = codegen::spirv_reflection_json(*reflection);
   p.bytes = std::move(*words);
   b.payloads.push_back(std::move(p));
   std::string path =
       (std::filesystem::temp_directory_path() / ("hologram-peer-" + name + ".hgb")).string();
-  if (!write_file_atomic(path, artifact::write_bundle(b), &err)) die(err);
+  if (auto st = write_file_atomic(path, artifact::write_bundle(b)); !st) die(st.message());
   return path;
 }
 
@@ -107,9 +106,8 @@ struct OpenClPeer {
     cl_int e = CL_SUCCESS;
     ctx = clCreateContext(nullptr, 1, &dev, nullptr, nullptr, &e);
     q = clCreateCommandQueue(ctx, dev, 0, &e);
-    std::string err;
-    auto src = read_file(HOLOGRAM_OPENCL_C, &err);
-    if (!src) die(err);
+    auto src = read_file(HOLOGRAM_OPENCL_C);
+    if (!src) die(src.message());
     const char *text = src->c_str();
     prog = clCreateProgramWithSource(ctx, 1, &text, nullptr, &e);
     if (clBuildProgram(prog, 1, &dev, "", nullptr, nullptr) != CL_SUCCESS) die("OpenCL C build");
@@ -385,9 +383,8 @@ void register_backend(const std::string &backend, const isa::Module &peers,
 int main(int argc, char **argv) {
   setenv("XDG_RUNTIME_DIR", "/tmp", 0);
   DiagnosticEngine diags;
-  std::string err;
-  auto text = read_file(HOLOGRAM_PEERS_HASM, &err);
-  if (!text) die(err);
+  auto text = read_file(HOLOGRAM_PEERS_HASM);
+  if (!text) die(text.message());
   auto peers = isa::parse_module(*text, HOLOGRAM_PEERS_HASM, diags);
   if (!peers) die(diags.to_string());
   std::vector<std::shared_ptr<Backend>> keep;

@@ -179,9 +179,10 @@ std::string write_bundle(const Bundle &bundle) {
   return out;
 }
 
-Status read_bundle(std::string bytes, Bundle &out) {
-  std::string_view b = bytes;
-  out = Bundle{};
+namespace {
+
+/// read_bundle's checks, filling `out` as they pass.
+Status read_checked(std::string_view b, Bundle &out) {
   if (b.size() < kBundleMagic.size() || !is_bundle(b))
     return fail("magic", "the file does not start with the bundle magic \\x89HGB (not a .hgb "
                          "bundle, or its first bytes are damaged)");
@@ -278,11 +279,9 @@ Status read_bundle(std::string bytes, Bundle &out) {
 
   const auto *isa_payload = out.find_payload(kPayloadIsa);
   if (!isa_payload) return fail("manifest", "the bundle has no ISA payload");
-  std::string why;
   auto module = isa::decode_module_with_locations(
-      {reinterpret_cast<const uint8_t *>(isa_payload->bytes.data()), isa_payload->bytes.size()},
-      &why);
-  if (!module) return fail("isa payload", "it does not decode: " + why);
+      {reinterpret_cast<const uint8_t *>(isa_payload->bytes.data()), isa_payload->bytes.size()});
+  if (!module) return fail("isa payload", "it does not decode: " + module.message());
   DiagnosticEngine diags;
   if (!isa::verify_module(*module, diags))
     return fail("isa payload", "it does not verify:\n" + diags.to_string());
@@ -296,6 +295,14 @@ Status read_bundle(std::string bytes, Bundle &out) {
     return fail("content hash", "the header records " + out.content_hash.hex() +
                                     ", the program and options hash to " + hash.hex());
   return {};
+}
+
+} // namespace
+
+Expected<Bundle> read_bundle(std::string bytes) {
+  Bundle out;
+  if (auto st = read_checked(bytes, out); !st) return st;
+  return out;
 }
 
 } // namespace hologram::artifact

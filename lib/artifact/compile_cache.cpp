@@ -63,8 +63,8 @@ int64_t mtime_ns(const struct stat &st) {
 
 } // namespace
 
-Status CacheSettings::from_environment(CacheSettings &out) {
-  out = {};
+Expected<CacheSettings> CacheSettings::from_environment() {
+  CacheSettings out;
   auto env = [](const char *name) -> std::string {
     const char *v = std::getenv(name);
     return v ? v : "";
@@ -82,10 +82,10 @@ Status CacheSettings::from_environment(CacheSettings &out) {
   if (auto max = env("HOLOGRAM_CACHE_MAX_BYTES"); !max.empty()) {
     auto [end, ec] = std::from_chars(max.data(), max.data() + max.size(), out.max_bytes);
     if (ec != std::errc() || end != max.data() + max.size())
-      return {ErrorCode::InvalidArgument,
-              "HOLOGRAM_CACHE_MAX_BYTES='" + max + "' is not a decimal number of bytes"};
+      return Status{ErrorCode::InvalidArgument,
+                    "HOLOGRAM_CACHE_MAX_BYTES='" + max + "' is not a decimal number of bytes"};
   }
-  return Status::ok();
+  return out;
 }
 
 CompileCache::CompileCache(CacheSettings settings) : settings_(std::move(settings)) {
@@ -119,7 +119,7 @@ std::string CompileCache::path_of(const isa::ContentHash &key) const {
 std::optional<std::string> CompileCache::get(const isa::ContentHash &key) {
   if (!settings_.enabled) return std::nullopt;
   const std::string path = path_of(key);
-  auto bytes = read_file(path, nullptr);
+  auto bytes = read_file(path);
   if (!bytes) {
     ++misses_;
     return std::nullopt;
@@ -162,21 +162,17 @@ void CompileCache::put(const isa::ContentHash &key, std::string_view bytes) {
   put_u64(entry, bytes.size());
   put_u64(entry, XXH3_64bits(bytes.data(), bytes.size()));
   entry.append(bytes);
-  std::string error;
-  if (!write_file_atomic(path_of(key), entry, &error)) return unwritable(error);
+  if (auto st = write_file_atomic(path_of(key), entry); !st) return unwritable(st.message());
   evict();
 }
 
-Status CompileCache::get_or_make(const isa::ContentHash &key,
-                                 const std::function<Status(std::string &)> &make,
-                                 std::string &out) {
-  if (auto hit = get(key)) {
-    out = std::move(*hit);
-    return Status::ok();
-  }
-  if (auto st = make(out); !st) return st;
-  put(key, out);
-  return Status::ok();
+Expected<std::string>
+CompileCache::get_or_make(const isa::ContentHash &key,
+                          const std::function<Expected<std::string>()> &make) {
+  if (auto hit = get(key)) return std::move(*hit);
+  auto made = make();
+  if (made) put(key, *made);
+  return made;
 }
 
 std::vector<CacheEntry> CompileCache::entries() const {

@@ -55,23 +55,25 @@ std::string write_archive(const std::string &member, const std::string &object,
   return out;
 }
 
-Status link_shared(const std::string &object, std::string &bytes) {
+/// The shared object linked from `object` by the system's C compiler driver.
+Expected<std::string> link_shared(const std::string &object) {
   auto dir = ScratchDir::create("hologram-cc");
-  if (!dir) return {ErrorCode::Internal, "cannot create a temporary directory"};
-  std::string obj = dir->path() + "/module.o", so = dir->path() + "/module.so", err;
-  if (!write_file_atomic(obj, object, &err)) return {ErrorCode::Internal, err};
+  if (!dir) return Status{ErrorCode::Internal, "cannot create a temporary directory"};
+  std::string obj = dir->path() + "/module.o", so = dir->path() + "/module.so";
+  if (auto st = write_file_atomic(obj, object); !st)
+    return Status{ErrorCode::Internal, st.message()};
   const char *env = std::getenv("HOLOGRAM_LINKER");
   std::string linker = env && *env ? env : "cc";
   std::string errors;
   int rc = run_program({linker, "-shared", "-o", so, obj, "-lsleef", "-lm"}, errors);
   if (rc != 0)
-    return {ErrorCode::Internal, "linking the shared object with '" + linker + "' failed" +
-                                     (rc == 127 ? " (no such program; set HOLOGRAM_LINKER)" : "") +
-                                     (errors.empty() ? "" : ":\n" + errors)};
-  auto text = read_file(so, &err);
-  if (!text) return {ErrorCode::Internal, err};
-  bytes = std::move(*text);
-  return Status::ok();
+    return Status{ErrorCode::Internal,
+                  "linking the shared object with '" + linker + "' failed" +
+                      (rc == 127 ? " (no such program; set HOLOGRAM_LINKER)" : "") +
+                      (errors.empty() ? "" : ":\n" + errors)};
+  auto text = read_file(so);
+  if (!text) return Status{ErrorCode::Internal, text.message()};
+  return text;
 }
 
 /// A SPIR-V module for one Vulkan or OpenCL target, with its reflection (SPEC §10).
@@ -79,15 +81,15 @@ Status link_shared(const std::string &object, std::string &bytes) {
 Status compile_spirv_for(const isa::Module &module, const CpuOutputOptions &o,
                          const codegen::SpirvTarget &target, codegen::EmbeddedSpirv &out,
                          std::vector<std::string> &features) {
-  codegen::SpirvModule m;
-  if (auto st = codegen::compile_spirv(module, spirv_options(target, o), m); !st) return st;
+  auto m = codegen::compile_spirv(module, spirv_options(target, o));
+  if (!m) return m.status();
   std::set<std::string> needed;
-  for (const auto &k : m.kernels)
+  for (const auto &k : m->kernels)
     needed.insert(k.requires_features.begin(), k.requires_features.end());
   features.assign(needed.begin(), needed.end());
   out.target = target.name;
-  out.reflection = codegen::spirv_reflection_json(m);
-  out.words = std::move(m.words);
+  out.reflection = codegen::spirv_reflection_json(*m);
+  out.words = std::move(m->words);
   return Status::ok();
 }
 
@@ -126,14 +128,13 @@ std::string host_cpu_target() {
 
 Status check_target_names(const std::vector<std::string> &names, bool x86_only) {
   for (const auto &name : names) {
-    std::string error;
     if (x86_only) {
-      if (!codegen::parse_cpu_target(name, error))
-        return {ErrorCode::InvalidArgument, "--target: " + error};
+      if (auto t = codegen::parse_cpu_target(name); !t)
+        return {ErrorCode::InvalidArgument, "--target: " + t.message()};
       continue;
     }
     if (codegen::parse_spirv_target(name)) continue;
-    if (codegen::is_cpu_target_name(name) && codegen::parse_cpu_target(name, error)) continue;
+    if (codegen::is_cpu_target_name(name) && codegen::parse_cpu_target(name)) continue;
     return {ErrorCode::InvalidArgument,
             "--target: unknown target '" + name +
                 "' (x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name such as skylake; "
@@ -155,27 +156,21 @@ constexpr std::pair<std::string_view, std::string_view> kOutputExtensions[] = {
 
 } // namespace
 
-Status emit_from_extension(std::string_view path, std::string &emit) {
+Expected<std::string> emit_from_extension(std::string_view path) {
   const size_t slash = path.rfind('/');
   const std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
   const size_t dot = name.rfind('.');
-  if (path == "-" || dot == std::string_view::npos || dot == 0) {
-    emit = "isa";
-    return Status::ok();
-  }
+  if (path == "-" || dot == std::string_view::npos || dot == 0) return std::string("isa");
   const std::string_view ext = name.substr(dot);
   for (const auto &[e, kind] : kOutputExtensions)
-    if (e == ext) {
-      emit = std::string(kind);
-      return Status::ok();
-    }
+    if (e == ext) return std::string(kind);
   std::string known;
   for (const auto &[e, kind] : kOutputExtensions)
     known += (known.empty() ? "" : ", ") + std::string(e) + " " + std::string(kind);
-  return {ErrorCode::InvalidArgument,
-          "cannot tell what to write to '" + std::string(path) + "' from its extension '" +
-              std::string(ext) + "' (" + known + "); use --emit=KIND" +
-              (ext == ".ptx" ? " (hologram-cc has no CUDA back end yet, so no PTX)" : "")};
+  return Status{ErrorCode::InvalidArgument,
+                "cannot tell what to write to '" + std::string(path) + "' from its extension '" +
+                    std::string(ext) + "' (" + known + "); use --emit=KIND" +
+                    (ext == ".ptx" ? " (hologram-cc has no CUDA back end yet, so no PTX)" : "")};
 }
 
 bool is_cpu_emit(std::string_view emit) {
@@ -195,8 +190,8 @@ isa::CompileOptions compile_options_of(const CpuOutputOptions &o) {
   return c;
 }
 
-Status parse_block(std::string_view text, std::array<uint32_t, 3> &out) {
-  out = {1, 1, 1};
+Expected<std::array<uint32_t, 3>> parse_block(std::string_view text) {
+  std::array<uint32_t, 3> out = {1, 1, 1};
   auto bad = [&](const std::string &why) {
     return Status{ErrorCode::InvalidArgument, "--block=" + std::string(text) + ": " + why};
   };
@@ -215,16 +210,15 @@ Status parse_block(std::string_view text, std::array<uint32_t, 3> &out) {
     if (lanes > 1024) return bad("more than 1024 lanes per block");
     at = comma + 1;
   }
-  return Status::ok();
+  return out;
 }
 
-Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std::string_view emit,
-                       std::string &bytes) {
+Expected<std::string> emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o,
+                                      std::string_view emit) {
   codegen::CpuOptions co;
   const bool is_bundle = emit == "bundle" || emit == "manifest";
   std::vector<codegen::SpirvTarget> spirv_targets;
   for (const auto &name : o.targets) {
-    std::string error;
     // SPIR-V targets go into bundles and, next to the x86 code, into objects and libraries
     // (the descriptor carries them for the Vulkan and OpenCL backends).
     if (auto st = codegen::parse_spirv_target(name)) {
@@ -232,14 +226,14 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
       continue;
     }
     if (!codegen::is_cpu_target_name(name))
-      return {ErrorCode::InvalidArgument,
-              "target '" + name + "': --emit=" + std::string(emit) +
-                  (codegen::is_spirv_target_name(name)
-                       ? " takes vulkan1.1-1.3 and opencl1.2/2.0/3.0 as SPIR-V targets"
-                       : " needs x86 targets: x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU "
-                         "name")};
-    auto t = codegen::parse_cpu_target(name, error);
-    if (!t) return {ErrorCode::InvalidArgument, error};
+      return Status{ErrorCode::InvalidArgument,
+                    "target '" + name + "': --emit=" + std::string(emit) +
+                        (codegen::is_spirv_target_name(name)
+                             ? " takes vulkan1.1-1.3 and opencl1.2/2.0/3.0 as SPIR-V targets"
+                             : " needs x86 targets: x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM "
+                               "CPU name")};
+    auto t = codegen::parse_cpu_target(name);
+    if (!t) return t.status();
     co.targets.push_back(std::move(*t));
   }
   co.opt_level = o.opt_level;
@@ -258,11 +252,10 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
               : emit == "asm" ? codegen::CpuEmit::Assembly
                               : codegen::CpuEmit::Object;
   if (co.targets.empty() && !is_bundle)
-    return {ErrorCode::InvalidArgument,
-            "--emit=" + std::string(emit) +
-                " needs an x86 target next to SPIR-V ones (x86-64-v2, x86-64-v3, x86-64-v4 or "
-                "an LLVM CPU name): the code that runs on the CPU"};
-  std::string out;
+    return Status{ErrorCode::InvalidArgument,
+                  "--emit=" + std::string(emit) +
+                      " needs an x86 target next to SPIR-V ones (x86-64-v2, x86-64-v3, x86-64-v4 "
+                      "or an LLVM CPU name): the code that runs on the CPU"};
   if (emit == "header") {
     // The least demanding variant decides what the header records as required.
     const codegen::CpuTarget *least = &co.targets[0];
@@ -270,9 +263,8 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
       if (t.features.size() < least->features.size()) least = &t;
     std::string features;
     for (const auto &f : least->features) features += (features.empty() ? "" : ",") + f;
-    bytes = artifact::generate_header(module, codegen::c_module_name(o.module_name), o.source_name,
-                                      features);
-    return {};
+    return artifact::generate_header(module, codegen::c_module_name(o.module_name), o.source_name,
+                                     features);
   }
   if (!is_bundle)
     for (const auto &t : spirv_targets) {
@@ -281,8 +273,12 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
       if (auto st = compile_spirv_for(module, o, t, m, features); !st) return st;
       co.spirv.push_back(std::move(m));
     }
-  if (!co.targets.empty() || !is_bundle)
-    if (auto st = codegen::emit_cpu(module, co, kind, out); !st) return st;
+  std::string out;
+  if (!co.targets.empty() || !is_bundle) {
+    auto code = codegen::emit_cpu(module, co, kind);
+    if (!code) return code.status();
+    out = std::move(*code);
+  }
   if (is_bundle) {
     artifact::Bundle b;
     b.compiler_version = o.compiler_version;
@@ -296,24 +292,23 @@ Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &o, std
       cpu.kind = std::string(artifact::kPayloadCpu);
       cpu.abi_version = HG_CPU_ABI_VERSION;
       for (const auto &t : co.targets) cpu.targets.push_back({t.name, t.features});
-      if (auto st = link_shared(out, cpu.bytes); !st) return st;
+      auto linked = link_shared(out);
+      if (!linked) return linked.status();
+      cpu.bytes = std::move(*linked);
       b.payloads.push_back(std::move(cpu));
     }
     for (const auto &t : spirv_targets)
       if (auto st = add_spirv_payload(module, o, t, b); !st) return st;
-    bytes = emit == "bundle" ? artifact::write_bundle(b) : artifact::bundle_manifest(b);
-    return {};
+    return emit == "bundle" ? artifact::write_bundle(b) : artifact::bundle_manifest(b);
   }
   if (emit == "static") {
     std::vector<std::string> symbols{codegen::module_descriptor_symbol(o.module_name)};
     for (const auto &k : module.kernels) symbols.push_back(artifact::c_entry_point_name(k.name));
     std::sort(symbols.begin() + 1, symbols.end());
-    bytes = write_archive(codegen::c_module_name(o.module_name) + ".o", out, symbols);
-  } else if (emit == "shared")
-    return link_shared(out, bytes);
-  else if (emit != "static")
-    bytes = std::move(out);
-  return {};
+    return write_archive(codegen::c_module_name(o.module_name) + ".o", out, symbols);
+  }
+  if (emit == "shared") return link_shared(out);
+  return out;
 }
 
 } // namespace hologram::driver

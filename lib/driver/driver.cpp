@@ -80,11 +80,10 @@ std::optional<CompiledInput> front_end(const std::string &text, const std::strin
 
 std::optional<CompiledInput> compile_input(const std::string &path, InputKind kind,
                                            const FrontendOptions &opts, DiagnosticEngine &diags) {
-  std::string err;
-  auto text = read_file(path, &err);
+  auto text = read_file(path);
   std::string name = path == "-" ? "<stdin>" : path;
   if (!text) {
-    diags.error(name, {}, err);
+    report(diags, text.status(), name);
     return std::nullopt;
   }
   auto in = front_end(*text, name, path, kind, opts, diags);

@@ -153,11 +153,10 @@ std::vector<uint8_t> encode_module(const Module &m) {
   return std::move(w.out);
 }
 
-std::optional<Module> decode_module(std::span<const uint8_t> bytes, std::string *error) {
+Expected<Module> decode_module(std::span<const uint8_t> bytes) {
   Reader r(bytes);
-  auto fail = [&]() -> std::optional<Module> {
-    if (error) *error = r.error.empty() ? "malformed module" : r.error;
-    return std::nullopt;
+  auto fail = [&]() -> Expected<Module> {
+    return Status{ErrorCode::InvalidModule, r.error.empty() ? "malformed module" : r.error};
   };
   for (uint8_t b : kMagic) {
     uint8_t v = 0;
@@ -243,19 +242,17 @@ std::vector<uint8_t> encode_module_with_locations(const Module &m) {
   return std::move(w.out);
 }
 
-std::optional<Module> decode_module_with_locations(std::span<const uint8_t> bytes,
-                                                   std::string *error) {
+Expected<Module> decode_module_with_locations(std::span<const uint8_t> bytes) {
   Reader r(bytes);
-  auto fail = [&](std::string why) -> std::optional<Module> {
-    if (error) *error = std::move(why);
-    return std::nullopt;
+  auto fail = [&](std::string why) -> Expected<Module> {
+    return Status{ErrorCode::InvalidModule, std::move(why)};
   };
   uint64_t size = 0;
   if (!r.uv(size)) return fail(r.error);
   const size_t start = bytes.size() - r.remaining();
   if (size > r.remaining()) return fail("truncated module (" + std::to_string(size) + " bytes)");
-  auto m = decode_module(bytes.subspan(start, size), error);
-  if (!m) return std::nullopt;
+  auto m = decode_module(bytes.subspan(start, size));
+  if (!m) return m;
   Reader locs(bytes.subspan(start + size));
   for (uint8_t b : kLocationsMagic) {
     uint8_t v = 0;

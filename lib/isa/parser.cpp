@@ -829,16 +829,15 @@ void Parser::parse_instruction(uint32_t lineno, const std::vector<Token> &toks, 
   for (size_t i = 0; i < raw.size(); ++i) {
     Operand op = raw[i].op;
     if (raw[i].shape == Shape::Imm) {
-      std::string err;
-      std::optional<uint64_t> v;
-      if (chosen->role(i) == OperandRole::LiteralT) {
-        v = parse_literal(inst.type, raw[i].text, &err);
-      } else {
-        v = parse_uint(raw[i].text);
-        if (!v) err = "expected a non-negative integer, got '" + raw[i].text + "'";
-      }
+      auto count = [&]() -> Expected<uint64_t> {
+        if (auto u = parse_uint(raw[i].text)) return *u;
+        return Status{ErrorCode::InvalidProgram,
+                      "expected a non-negative integer, got '" + raw[i].text + "'"};
+      };
+      auto v = chosen->role(i) == OperandRole::LiteralT ? parse_literal(inst.type, raw[i].text)
+                                                        : count();
       if (!v) {
-        error(lineno, raw[i].col, err);
+        error(lineno, raw[i].col, v.message());
         return;
       }
       op.imm = *v;
@@ -850,10 +849,9 @@ void Parser::parse_instruction(uint32_t lineno, const std::vector<Token> &toks, 
 
 } // namespace
 
-std::optional<uint64_t> parse_literal(Type type, std::string_view text, std::string *error) {
-  auto fail = [&](std::string msg) -> std::optional<uint64_t> {
-    if (error) *error = std::move(msg);
-    return std::nullopt;
+Expected<uint64_t> parse_literal(Type type, std::string_view text) {
+  auto fail = [](std::string msg) -> Expected<uint64_t> {
+    return Status{ErrorCode::InvalidArgument, std::move(msg)};
   };
   std::string t(text);
   bool is_hex = text.starts_with("0x") || text.starts_with("0X");

@@ -134,6 +134,17 @@ const Kernel *Module::find_kernel(std::string_view n) const {
   return nullptr;
 }
 
+Status kernel_error(ErrorCode code, const std::string &source, const Kernel &kernel, SourceLoc loc,
+                    std::string message) {
+  Diagnostic d;
+  d.file = source;
+  d.loc = loc;
+  d.kernel = kernel.name;
+  d.message = std::move(message);
+  d.notes.push_back("in kernel '" + kernel.name + "'");
+  return {code, std::move(d)};
+}
+
 bool Module::same_as(const Module &o) const {
   if (kernels.size() != o.kernels.size()) return false;
   for (size_t i = 0; i < kernels.size(); ++i)

@@ -38,12 +38,12 @@ size_t edit_distance(const std::string &a, const std::string &b) {
 
 void DiagnosticEngine::error(std::string file, SourceLoc loc, std::string message,
                              std::vector<std::string> notes) {
-  report({Severity::Error, std::move(file), loc, {}, std::move(message), std::move(notes)});
+  report({Severity::Error, std::move(file), loc, {}, {}, std::move(message), std::move(notes)});
 }
 
 void DiagnosticEngine::warning(std::string file, SourceLoc loc, std::string message,
                                std::vector<std::string> notes) {
-  report({Severity::Warning, std::move(file), loc, {}, std::move(message), std::move(notes)});
+  report({Severity::Warning, std::move(file), loc, {}, {}, std::move(message), std::move(notes)});
 }
 
 void DiagnosticEngine::report(Diagnostic d) {
@@ -79,6 +79,7 @@ void DiagnosticEngine::print(std::ostream &os, DiagnosticsFormat format) const {
                         {"column", d.loc.col},
                         {"message", d.message}};
     if (!d.pointer.empty()) j["pointer"] = d.pointer;
+    if (!d.kernel.empty()) j["kernel"] = d.kernel;
     if (!d.notes.empty()) j["notes"] = d.notes;
     os << j.dump() << '\n';
   }
@@ -123,6 +124,22 @@ const char *error_code_name(ErrorCode code) {
   case ErrorCode::Internal: return "internal";
   }
   return "unknown";
+}
+
+std::string Status::describe() const {
+  if (!where_) return message_;
+  return format_diagnostic(*where_);
+}
+
+void report(DiagnosticEngine &diags, const Status &status, const std::string &file) {
+  if (status.is_ok()) return;
+  if (const Diagnostic *d = status.diagnostic()) {
+    Diagnostic copy = *d;
+    if (copy.file.empty()) copy.file = file;
+    diags.report(std::move(copy));
+    return;
+  }
+  diags.error(file, {}, status.message());
 }
 
 } // namespace hologram

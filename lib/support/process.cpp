@@ -31,8 +31,7 @@ int run_program(const std::vector<std::string> &argv, std::string &output) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0)
     if (errno != EINTR) return -1;
-  std::string err;
-  if (auto text = read_file(out_path, &err)) output = std::move(*text);
+  if (auto text = read_file(out_path)) output = std::move(*text);
   if (!WIFEXITED(status)) return -1;
   return WEXITSTATUS(status);
 }

@@ -17,10 +17,10 @@ inline isa::Module decode_descriptor_module(const hg_cpu_module_desc &desc,
                                             const std::string &what) {
   if (!desc.isa || desc.isa_size == 0)
     throw Error(ErrorCode::InvalidModule, what + " carries no kernel metadata");
-  std::string error;
-  auto m = isa::decode_module_with_locations({desc.isa, desc.isa_size}, &error);
+  auto m = isa::decode_module_with_locations({desc.isa, desc.isa_size});
   if (!m)
-    throw Error(ErrorCode::InvalidModule, what + " carries damaged kernel metadata: " + error);
+    throw Error(ErrorCode::InvalidModule,
+                what + " carries damaged kernel metadata: " + m.message());
   return std::move(*m);
 }
 

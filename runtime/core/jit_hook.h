@@ -7,25 +7,29 @@
 #include "hologram/codegen/cpu_abi.h"
 #include "hologram/codegen/spirv_abi.h"
 #include "hologram/isa/program.h"
-#include "hologram/support/status.h"
+#include "hologram/support/expected.h"
 
 #include <memory>
 
 namespace hologram::runtime {
 
+/// x86 code linked in memory: `descriptor` is valid while `owner` lives.
+struct JitCpuModule {
+  std::shared_ptr<const void> owner;
+  const hg_cpu_module_desc *descriptor = nullptr;
+};
+
 /// What Hologram::jit compiles for the runtime.
 struct JitCompiler {
   /// A verified module for a SPIR-V target: words and reflection, every kernel's entry point
-  /// and the device library kernels its whole-launch kernels need. InvalidProgram naming the
-  /// kernel and instruction the target cannot run.
-  Status (*compile_spirv)(const isa::Module &module, const codegen::SpirvTarget &target,
-                          codegen::SpirvModule &out);
+  /// and the device library kernels its whole-launch kernels need. InvalidProgram with a
+  /// diagnostic at the instruction the target cannot run.
+  Expected<codegen::SpirvModule> (*compile_spirv)(const isa::Module &module,
+                                                  const codegen::SpirvTarget &target);
   /// A verified module as x86 code for this CPU, at the variant set_cpu_isa and
   /// $HOLOGRAM_CPU_ISA allow (the best level it runs, by default), optimised at -O2 and
-  /// linked in memory by LLVM's ORC JIT (no external linker). `descriptor` is valid while
-  /// `owner` lives.
-  Status (*compile_cpu)(const isa::Module &module, std::shared_ptr<const void> &owner,
-                        const hg_cpu_module_desc *&descriptor);
+  /// linked in memory by LLVM's ORC JIT (no external linker).
+  Expected<JitCpuModule> (*compile_cpu)(const isa::Module &module);
 };
 
 } // namespace hologram::runtime

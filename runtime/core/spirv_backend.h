@@ -76,13 +76,13 @@ public:
   LibraryPathCounts library_path_counts() const override { return paths_.snapshot(); }
 
   ModuleHandle load_module(const std::string &path) override {
-    std::string err;
-    auto bytes = read_file(path, &err);
-    if (!bytes) throw Error(ErrorCode::InvalidModule, "cannot read '" + path + "': " + err);
-    artifact::Bundle bundle;
-    if (auto st = artifact::read_bundle(std::move(*bytes), bundle); !st)
+    auto bytes = read_file(path);
+    if (!bytes) throw Error(ErrorCode::InvalidModule, bytes.message());
+    auto read = artifact::read_bundle(std::move(*bytes));
+    if (!read)
       throw Error(ErrorCode::InvalidModule,
-                  "'" + path + "' is not a valid bundle: " + st.message());
+                  "'" + path + "' is not a valid bundle: " + read.message());
+    artifact::Bundle &bundle = *read;
     return load_payloads("bundle '" + path + "'", path, std::move(bundle.module), bundle.payloads,
                          bundle.options.targets);
   }
@@ -308,15 +308,14 @@ private:
     m->origin = origin;
     m->variant = best->name;
     m->module = std::move(module);
-    std::vector<codegen::SpirvKernelInfo> infos;
     const std::string where = what + ", payload '" + best->name + "'";
-    if (auto st = codegen::parse_spirv_reflection(best->reflection, infos); !st)
-      throw Error(ErrorCode::InvalidModule, where + ": " + st.message());
+    auto infos = codegen::parse_spirv_reflection(best->reflection);
+    if (!infos) throw Error(ErrorCode::InvalidModule, where + ": " + infos.message());
     if (best->bytes.size() % 4 != 0)
       throw Error(ErrorCode::InvalidModule, where + " is not a whole number of SPIR-V words");
     std::vector<uint32_t> words(best->bytes.size() / 4);
     std::memcpy(words.data(), best->bytes.data(), best->bytes.size());
-    m->programs = programs(m->module.kernels, infos, words, where);
+    m->programs = programs(m->module.kernels, *infos, words, where);
     return {modules_.insert(std::move(m))};
   }
 
@@ -498,11 +497,12 @@ private:
                       " backend compiles ISA programs with the compiler library, which this "
                       "application does not link (link Hologram::jit, or load a bundle "
                       "compiled by hologram-cc)");
-    codegen::SpirvModule spirv;
-    if (auto st = jit->compile_spirv(m, compile_target(), spirv); !st)
-      throw Error(st.code() == ErrorCode::Internal ? ErrorCode::Internal
-                                                   : ErrorCode::InvalidProgram,
-                  st.message());
+    auto compiled = jit->compile_spirv(m, compile_target());
+    if (!compiled)
+      throw Error(compiled.status().code() == ErrorCode::Internal ? ErrorCode::Internal
+                                                                  : ErrorCode::InvalidProgram,
+                  compiled.status().describe());
+    const codegen::SpirvModule &spirv = *compiled;
     const std::string where = "the module of kernel '" + kernel.name + "'";
     auto c = programs(m.kernels, spirv.kernels, spirv.words, where).at(kernel.name);
     programs_.put(key, c);

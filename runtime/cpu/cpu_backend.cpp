@@ -184,15 +184,17 @@ private:
                       "': the cpu backend compiles ISA programs with the compiler library, "
                       "which this application does not link (link Hologram::jit, run it on "
                       "the interp backend, or load a module compiled by hologram-cc)");
-    std::shared_ptr<const void> owner;
-    const hg_cpu_module_desc *desc = nullptr;
-    if (auto st = jit->compile_cpu(m, owner, desc); !st)
+    auto compiled = jit->compile_cpu(m);
+    if (!compiled) {
+      const Status st = compiled.status();
       throw Error(st.code() == ErrorCode::Internal || st.code() == ErrorCode::BackendUnavailable
                       ? st.code()
                       : ErrorCode::InvalidProgram,
-                  st.message());
-    auto mod = CpuModule::from_descriptor(desc, "the program of kernel '" + kernel.name + "'",
-                                          std::move(owner));
+                  st.describe());
+    }
+    auto mod = CpuModule::from_descriptor(compiled->descriptor,
+                                          "the program of kernel '" + kernel.name + "'",
+                                          std::move(compiled->owner));
     programs_.put(std::move(key), mod);
     return remember(mod);
   }

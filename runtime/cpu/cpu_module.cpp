@@ -387,12 +387,13 @@ std::shared_ptr<CpuModule> CpuModule::open_shared_object(const std::string &dl_p
 }
 
 std::shared_ptr<CpuModule> CpuModule::load_bundle(const std::string &path) {
-  std::string err;
-  auto bytes = read_file(path, &err);
-  if (!bytes) throw Error(ErrorCode::InvalidModule, "cannot read '" + path + "': " + err);
-  artifact::Bundle bundle;
-  if (auto st = artifact::read_bundle(std::move(*bytes), bundle); !st)
-    throw Error(ErrorCode::InvalidModule, "'" + path + "' is not a valid bundle: " + st.message());
+  auto bytes = read_file(path);
+  if (!bytes) throw Error(ErrorCode::InvalidModule, bytes.message());
+  auto read = artifact::read_bundle(std::move(*bytes));
+  if (!read)
+    throw Error(ErrorCode::InvalidModule,
+                "'" + path + "' is not a valid bundle: " + read.message());
+  artifact::Bundle &bundle = *read;
   const auto *cpu = bundle.find_payload(artifact::kPayloadCpu);
   if (!cpu) {
     std::string targets;

@@ -27,14 +27,14 @@ namespace {
 
 /// The cached output of `what` for `module` (in the persistent compile cache as the
 /// environment sets it, read at each compile), or `make`'s, which is then stored.
-Status cached(std::string_view what, const isa::Module &module, unsigned opt_level,
-              const std::function<Status(std::string &)> &make, std::string &out) {
-  artifact::CacheSettings settings;
-  if (auto st = artifact::CacheSettings::from_environment(settings); !st) return st;
+Expected<std::string> cached(std::string_view what, const isa::Module &module, unsigned opt_level,
+                             const std::function<Expected<std::string>()> &make) {
+  auto settings = artifact::CacheSettings::from_environment();
+  if (!settings) return settings.status();
   isa::CompileOptions options;
   options.opt_level = opt_level;
-  artifact::CompileCache cache(std::move(settings));
-  return cache.get_or_make(artifact::CompileCache::key(what, module, options), make, out);
+  artifact::CompileCache cache(std::move(*settings));
+  return cache.get_or_make(artifact::CompileCache::key(what, module, options), make);
 }
 
 /// A SPIR-V module as one string for the cache: the reflection's length (u64), the
@@ -47,32 +47,36 @@ std::string pack(const codegen::SpirvModule &m) {
   s.append(reinterpret_cast<const char *>(m.words.data()), m.words.size() * 4);
   return s;
 }
-Status unpack(std::string_view s, codegen::SpirvModule &m) {
+/// What pack wrote.
+Expected<codegen::SpirvModule> unpack(std::string_view s) {
   uint64_t n = 0;
   if (s.size() >= sizeof n) std::memcpy(&n, s.data(), sizeof n);
   if (s.size() < sizeof n || n > s.size() - sizeof n || (s.size() - sizeof n - n) % 4 != 0)
-    return {ErrorCode::Internal, "a cached SPIR-V module is malformed"};
-  if (auto st = codegen::parse_spirv_reflection(s.substr(sizeof n, n), m.kernels); !st) return st;
+    return Status{ErrorCode::Internal, "a cached SPIR-V module is malformed"};
+  auto kernels = codegen::parse_spirv_reflection(s.substr(sizeof n, n));
+  if (!kernels) return kernels.status();
+  codegen::SpirvModule m;
+  m.kernels = std::move(*kernels);
   m.words.resize((s.size() - sizeof n - n) / 4);
   std::memcpy(m.words.data(), s.data() + sizeof n + n, m.words.size() * 4);
-  return Status::ok();
+  return m;
 }
 
-Status compile_spirv(const isa::Module &module, const codegen::SpirvTarget &target,
-                     codegen::SpirvModule &out) {
+Expected<codegen::SpirvModule> compile_spirv(const isa::Module &module,
+                                             const codegen::SpirvTarget &target) {
   codegen::SpirvOptions options;
   options.target = target;
-  std::string packed;
-  bool compiled = false; // `out` holds the module already: nothing to unpack
-  auto compile = [&](std::string &bytes) {
-    if (auto st = codegen::compile_spirv(module, options, out); !st) return st;
-    bytes = pack(out);
-    compiled = true;
-    return Status::ok();
+  std::optional<codegen::SpirvModule> compiled; // made here: nothing to unpack
+  auto compile = [&]() -> Expected<std::string> {
+    auto m = codegen::compile_spirv(module, options);
+    if (!m) return m.status();
+    compiled = std::move(*m);
+    return pack(*compiled);
   };
-  if (auto st = cached("spirv " + target.name, module, options.opt_level, compile, packed); !st)
-    return st;
-  return compiled ? Status::ok() : unpack(packed, out);
+  auto packed = cached("spirv " + target.name, module, options.opt_level, compile);
+  if (!packed) return packed.status();
+  if (compiled) return std::move(*compiled);
+  return unpack(*packed);
 }
 
 std::string message_of(llvm::Error e) {
@@ -81,19 +85,12 @@ std::string message_of(llvm::Error e) {
 
 /// The x86 variant to compile: the one set_cpu_isa or $HOLOGRAM_CPU_ISA forces, else the
 /// best level at or below its cap whose features this CPU has (as the dispatcher decides).
-Status cpu_target(codegen::CpuTarget &out) {
+Expected<codegen::CpuTarget> cpu_target() {
   const auto [want, cap] = parse_cpu_isa_request(requested_cpu_isa());
-  if (!want.empty() && cap == 0) {
-    std::string error;
-    auto t = codegen::parse_cpu_target(want, error);
-    if (!t) return {ErrorCode::InvalidArgument, error};
-    out = *t;
-    return Status::ok();
-  }
+  if (!want.empty() && cap == 0) return codegen::parse_cpu_target(want);
   auto t = codegen::best_cpu_target(cap, cpu_has_feature);
-  if (!t) return {ErrorCode::BackendUnavailable, "this CPU runs no x86-64 level from v2 up"};
-  out = *t;
-  return Status::ok();
+  if (!t) return Status{ErrorCode::BackendUnavailable, "this CPU runs no x86-64 level from v2 up"};
+  return std::move(*t);
 }
 
 /// One compiled module: the JIT that holds its code and data.
@@ -101,48 +98,46 @@ struct Linked {
   std::unique_ptr<llvm::orc::LLJIT> jit;
 };
 
-Status compile_cpu(const isa::Module &module, std::shared_ptr<const void> &owner,
-                   const hg_cpu_module_desc *&descriptor) {
+Expected<JitCpuModule> compile_cpu(const isa::Module &module) {
   static std::once_flag native;
   std::call_once(native, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
   });
   codegen::CpuOptions options;
-  options.targets.emplace_back();
-  if (auto st = cpu_target(options.targets.back()); !st) return st;
+  auto target = cpu_target();
+  if (!target) return target.status();
+  options.targets.push_back(std::move(*target));
   options.module_name = "jit";
   options.source_name = module.kernels.empty() ? "program" : module.kernels.front().name;
-  auto compile = [&](std::string &object) {
+  auto compile = [&]() -> Expected<std::string> {
     isa::Module optimised = module;
     DiagnosticEngine diags;
     if (!opt::optimize(optimised, opt::PassOptions{}, diags))
       return Status{ErrorCode::InvalidProgram, diags.to_string()};
-    return codegen::emit_cpu(optimised, options, codegen::CpuEmit::Object, object);
+    return codegen::emit_cpu(optimised, options, codegen::CpuEmit::Object);
   };
-  std::string object;
-  if (auto st = cached(options.targets.back().name + " object", module, options.opt_level, compile,
-                       object);
-      !st)
-    return st;
+  auto object = cached(options.targets.back().name + " object", module, options.opt_level, compile);
+  if (!object) return object.status();
 
   auto linked = std::make_shared<Linked>();
   auto jit = llvm::orc::LLJITBuilder().create();
-  if (!jit) return {ErrorCode::Internal, "ORC JIT: " + message_of(jit.takeError())};
+  if (!jit) return Status{ErrorCode::Internal, "ORC JIT: " + message_of(jit.takeError())};
   linked->jit = std::move(*jit);
   auto &lib = linked->jit->getMainJITDylib();
   const char prefix = linked->jit->getDataLayout().getGlobalPrefix();
   // Vector math (SLEEF) and libm resolve in the process, which links them with the runtime.
   auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix);
-  if (!process) return {ErrorCode::Internal, "ORC JIT: " + message_of(process.takeError())};
+  if (!process) return Status{ErrorCode::Internal, "ORC JIT: " + message_of(process.takeError())};
   lib.addGenerator(std::move(*process));
-  if (auto e = linked->jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, "jit.o")))
-    return {ErrorCode::Internal, "ORC JIT: " + message_of(std::move(e))};
+  if (auto e = linked->jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(*object, "jit.o")))
+    return Status{ErrorCode::Internal, "ORC JIT: " + message_of(std::move(e))};
   auto symbol = linked->jit->lookup(codegen::module_descriptor_symbol(options.module_name));
-  if (!symbol) return {ErrorCode::Internal, "ORC JIT: " + message_of(symbol.takeError())};
-  descriptor = symbol->toPtr<const hg_cpu_module_desc *>();
-  owner = std::move(linked);
-  return Status::ok();
+  if (!symbol) return Status{ErrorCode::Internal, "ORC JIT: " + message_of(symbol.takeError())};
+  JitCpuModule out;
+  out.descriptor = symbol->toPtr<const hg_cpu_module_desc *>();
+  out.owner = std::move(linked);
+  return out;
 }
 
 constexpr JitCompiler kCompiler{&compile_spirv, &compile_cpu};

@@ -641,11 +641,11 @@ private:
   std::string translate_to_spir(const std::vector<uint32_t> &words, const std::string &what) {
     auto dir = ScratchDir::create("hologram-opencl");
     if (!dir) throw Error(ErrorCode::Internal, "cannot create a temporary directory");
-    std::string spv = dir->path() + "/kernel.spv", bc = dir->path() + "/kernel.bc", err;
-    if (!write_file_atomic(
-            spv, std::string_view(reinterpret_cast<const char *>(words.data()), words.size() * 4),
-            &err))
-      throw Error(ErrorCode::Internal, err);
+    std::string spv = dir->path() + "/kernel.spv", bc = dir->path() + "/kernel.bc";
+    if (auto st = write_file_atomic(
+            spv, std::string_view(reinterpret_cast<const char *>(words.data()), words.size() * 4));
+        !st)
+      throw Error(ErrorCode::Internal, st.message());
     const std::string &tool = dev_->cand.llvm_spirv;
     std::string output;
     int rc = run_program({tool, "-r", "--spirv-target-env=CL1.2", spv, "-o", bc}, output);
@@ -653,8 +653,8 @@ private:
       throw Error(ErrorCode::Internal, "opencl: translating " + what + " to SPIR with '" + tool +
                                            "' failed (exit " + std::to_string(rc) + ")" +
                                            (output.empty() ? "" : ":\n" + output));
-    auto bitcode = read_file(bc, &err);
-    if (!bitcode) throw Error(ErrorCode::Internal, err);
+    auto bitcode = read_file(bc);
+    if (!bitcode) throw Error(ErrorCode::Internal, bitcode.message());
     return std::move(*bitcode);
   }
 

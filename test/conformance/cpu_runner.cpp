@@ -31,11 +31,10 @@ std::string shared_object(const isa::Kernel &kernel) {
   driver::CpuOutputOptions o;
   o.targets = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
   o.module_name = kernel.name;
-  std::string bytes, err;
-  if (auto st = driver::emit_cpu_output(m, o, "shared", bytes); !st)
-    throw std::runtime_error("compiling " + kernel.name + ": " + st.message());
+  auto bytes = driver::emit_cpu_output(m, o, "shared");
+  if (!bytes) throw std::runtime_error("compiling " + kernel.name + ": " + bytes.message());
   std::string path = dir + "/" + kernel.name + "_" + std::to_string(cache.size()) + ".so";
-  if (!write_file_atomic(path, bytes, &err)) throw std::runtime_error(err);
+  if (auto st = write_file_atomic(path, *bytes); !st) throw std::runtime_error(st.message());
   return cache.emplace(&kernel, path).first->second;
 }
 

@@ -84,9 +84,8 @@ std::string DeviceRunner::unsupported(const isa::Kernel &kernel) {
   codegen::SpirvOptions o;
   o.target = *codegen::parse_spirv_target(name_ == "opencl" ? "opencl1.2" : "vulkan1.1");
   o.opt_level = 0;
-  codegen::SpirvModule out;
-  auto st = codegen::compile_spirv(m, o, out);
-  return st.code() == ErrorCode::InvalidProgram ? st.message() : "";
+  Status st = codegen::compile_spirv(m, o).status();
+  return st.code() == ErrorCode::InvalidProgram ? st.describe() : "";
 }
 
 } // namespace hologram::conformance

@@ -13,13 +13,14 @@ namespace {
 
 void check(std::string bytes) {
   using namespace hologram;
-  artifact::Bundle b;
-  auto st = artifact::read_bundle(std::move(bytes), b);
-  if (!st) {
+  auto read = artifact::read_bundle(std::move(bytes));
+  if (!read) {
+    Status st = read.status();
     if (st.code() != ErrorCode::InvalidModule || st.message().find(": ") == std::string::npos)
       std::abort();
     return;
   }
+  const artifact::Bundle &b = *read;
   if (!b.find_payload(artifact::kPayloadIsa) ||
       !(isa::content_hash(b.module, b.options) == b.content_hash))
     std::abort();

@@ -18,8 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   DiagnosticEngine again;
   auto back = isa::parse_module(printed, "printed.hasm", again);
   if (!back || !back->same_as(*m) || isa::print_module(*back) != printed) std::abort();
-  std::string err;
-  auto decoded = isa::decode_module(isa::encode_module(*m), &err);
+  auto decoded = isa::decode_module(isa::encode_module(*m));
   if (!decoded || !decoded->same_as(*m)) std::abort();
   return 0;
 }

@@ -219,18 +219,23 @@ std::string compile_kernels(int level) {
   driver::CpuOutputOptions o;
   o.targets = {"x86-64-v" + std::to_string(level)};
   o.module_name = "sweep";
-  std::string bytes, err;
-  if (!m || !driver::emit_cpu_output(*m, o, "shared", bytes)) {
-    std::fprintf(stderr, "hologram-math-sweep: cannot compile the kernels: %s\n",
+  if (!m) {
+    std::fprintf(stderr, "hologram-math-sweep: cannot parse the kernels: %s\n",
                  diags.to_string().c_str());
+    std::exit(2);
+  }
+  auto bytes = driver::emit_cpu_output(*m, o, "shared");
+  if (!bytes) {
+    std::fprintf(stderr, "hologram-math-sweep: cannot compile the kernels: %s\n",
+                 bytes.status().describe().c_str());
     std::exit(2);
   }
   const std::string path =
       (std::filesystem::temp_directory_path() /
        ("hologram-math-sweep-" + std::to_string(getpid()) + "-v" + std::to_string(level) + ".so"))
           .string();
-  if (!write_file_atomic(path, bytes, &err)) {
-    std::fprintf(stderr, "hologram-math-sweep: %s\n", err.c_str());
+  if (auto st = write_file_atomic(path, *bytes); !st) {
+    std::fprintf(stderr, "hologram-math-sweep: %s\n", st.message().c_str());
     std::exit(2);
   }
   return path;

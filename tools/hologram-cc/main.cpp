@@ -34,8 +34,11 @@ bool normalise_args(int argc, char **argv, std::vector<std::string> &out, std::s
         err = "response files nest too deeply at '" + a + "'";
         return false;
       }
-      auto text = read_file(a.substr(1), &err);
-      if (!text) return false;
+      auto text = read_file(a.substr(1));
+      if (!text) {
+        err = text.message();
+        return false;
+      }
       std::string cur;
       char quote = 0;
       bool have = false;
@@ -144,22 +147,28 @@ int run(int argc, char **argv) {
   }
 
   // What to write, and for which targets, is settled before any input is read.
-  if (emit_opt->count() == 0)
-    if (auto st = driver::emit_from_extension(output, emit); !st) {
-      std::cerr << "hologram-cc: error: " << st.message() << '\n';
+  if (emit_opt->count() == 0) {
+    auto from_extension = driver::emit_from_extension(output);
+    if (!from_extension) {
+      std::cerr << "hologram-cc: error: " << from_extension.message() << '\n';
       return kUsageError;
     }
+    emit = *from_extension;
+  }
   if (target_opt->count() > 0)
     if (auto st = driver::check_target_names(driver::split_target_list(targets)); !st) {
       std::cerr << "hologram-cc: error: " << st.message() << '\n';
       return kUsageError;
     }
   std::array<uint32_t, 3> block = {0, 0, 0};
-  if (!block_text.empty())
-    if (auto st = driver::parse_block(block_text, block); !st) {
-      std::cerr << "hologram-cc: error: " << st.message() << '\n';
+  if (!block_text.empty()) {
+    auto parsed = driver::parse_block(block_text);
+    if (!parsed) {
+      std::cerr << "hologram-cc: error: " << parsed.message() << '\n';
       return kUsageError;
     }
+    block = *parsed;
+  }
 
   driver::FrontendOptions fo;
   fo.opt_level = opt_level;
@@ -219,11 +228,28 @@ int run(int argc, char **argv) {
   diags.print(std::cerr, fmt);
   if (diags.has_errors()) return kInputError;
 
+  if (compiled.size() == 1) all.source_name = compiled[0].path;
+  // A failed output: an error about a place in the program is a diagnostic at that place
+  // (in the input that defines its kernel), anything else a message of its own.
+  auto failed = [&](const Status &st) {
+    if (const Diagnostic *d = st.diagnostic()) {
+      std::string file = d->file;
+      for (const auto &in : compiled)
+        if (file.empty() && in.module.find_kernel(d->kernel)) file = in.path;
+      DiagnosticEngine backend_diags;
+      report(backend_diags, st, file);
+      backend_diags.print(std::cerr, fmt);
+    } else {
+      std::cerr << "hologram-cc: error: " << st.message() << '\n';
+    }
+    return st.code() == ErrorCode::InvalidArgument ? kUsageError : kInputError;
+  };
+
   std::string text;
   // An output, from the compile cache when --cache-dir names one and it holds it.
   auto produce = [&](const std::string &what, const std::vector<std::string> &target_list,
-                     const std::function<Status(std::string &)> &make) -> Status {
-    if (cache_dir.empty()) return make(text);
+                     const std::function<Expected<std::string>()> &make) {
+    if (cache_dir.empty()) return make();
     artifact::CacheSettings settings;
     settings.dir = cache_dir;
     artifact::CompileCache cache(settings);
@@ -235,7 +261,7 @@ int run(int argc, char **argv) {
     o.check_div = check_div;
     o.block = block;
     o.targets = target_list;
-    return cache.get_or_make(artifact::CompileCache::key(what, all, o), make, text);
+    return cache.get_or_make(artifact::CompileCache::key(what, all, o), make);
   };
   if (emit == "canonical") {
     for (const auto &in : compiled) {
@@ -266,11 +292,9 @@ int run(int argc, char **argv) {
     co.compiler_version = HOLOGRAM_VERSION;
     std::string what = "hologram-cc --emit=" + emit + " " + co.module_name + " " + co.source_name;
     for (const auto &src : co.sources) what += " " + src;
-    auto make = [&](std::string &out) { return driver::emit_cpu_output(all, co, emit, out); };
-    if (auto st = produce(what, co.targets, make); !st) {
-      std::cerr << "hologram-cc: error: " << st.message() << '\n';
-      return st.code() == ErrorCode::InvalidArgument ? kUsageError : kInputError;
-    }
+    auto out = produce(what, co.targets, [&] { return driver::emit_cpu_output(all, co, emit); });
+    if (!out) return failed(out.status());
+    text = std::move(*out);
   } else if (driver::is_spirv_emit(emit)) {
     driver::SpirvOutputOptions so;
     if (target_opt->count() > 0) so.targets = driver::split_target_list(targets);
@@ -279,26 +303,25 @@ int run(int argc, char **argv) {
     so.bounds_check = bounds_check;
     so.check_div = check_div;
     so.block = block;
-    auto make = [&](std::string &out) { return driver::emit_spirv_output(all, so, emit, out); };
-    if (auto st = produce("hologram-cc --emit=" + emit, so.targets, make); !st) {
-      std::cerr << "hologram-cc: error: " << st.message() << '\n';
-      return st.code() == ErrorCode::InvalidArgument ? kUsageError : kInputError;
-    }
+    auto out = produce("hologram-cc --emit=" + emit, so.targets,
+                       [&] { return driver::emit_spirv_output(all, so, emit); });
+    if (!out) return failed(out.status());
+    text = std::move(*out);
   } else {
     text = isa::print_module(all);
   }
-  std::string err;
-  if (!write_file_atomic(output, text, &err)) {
-    std::cerr << "hologram-cc: error: " << err << '\n';
+  if (auto st = write_file_atomic(output, text); !st) {
+    std::cerr << "hologram-cc: error: " << st.message() << '\n';
     return kInputError;
   }
   if (md) {
     std::string dep_path = depfile.empty() ? output + ".d" : depfile;
     std::vector<std::string> deps;
     for (const auto &in : compiled) deps.push_back(in.path);
-    if (!write_file_atomic(
-            dep_path, driver::depfile_text(dep_target.empty() ? output : dep_target, deps), &err)) {
-      std::cerr << "hologram-cc: error: " << err << '\n';
+    if (auto st = write_file_atomic(
+            dep_path, driver::depfile_text(dep_target.empty() ? output : dep_target, deps));
+        !st) {
+      std::cerr << "hologram-cc: error: " << st.message() << '\n';
       return kInputError;
     }
   }

@@ -62,12 +62,13 @@ std::string options_text(const isa::CompileOptions &o) {
 }
 
 int describe_bundle(const std::string &path, std::string bytes, bool json) {
-  artifact::Bundle b;
-  if (auto st = artifact::read_bundle(std::move(bytes), b); !st) {
-    std::cerr << "hologram-info: error: '" << path << "' is not a valid bundle: " << st.message()
+  auto read = artifact::read_bundle(std::move(bytes));
+  if (!read) {
+    std::cerr << "hologram-info: error: '" << path << "' is not a valid bundle: " << read.message()
               << '\n';
     return kInputError;
   }
+  const artifact::Bundle &b = *read;
   if (json) {
     std::cout << b.manifest;
     return kOk;
@@ -127,11 +128,12 @@ int describe_devices() {
 /// The compile cache the environment names: where it is, its entries and their size; with
 /// `clear`, empties it first.
 int describe_cache(bool clear) {
-  artifact::CacheSettings settings;
-  if (auto st = artifact::CacheSettings::from_environment(settings); !st) {
-    std::cerr << "hologram-info: error: " << st.message() << '\n';
+  auto from_environment = artifact::CacheSettings::from_environment();
+  if (!from_environment) {
+    std::cerr << "hologram-info: error: " << from_environment.message() << '\n';
     return kUsageError;
   }
+  const artifact::CacheSettings &settings = *from_environment;
   artifact::CompileCache cache(settings);
   if (!settings.enabled) {
     std::cout << "compile cache: off"
@@ -185,10 +187,9 @@ int run(int argc, char **argv) {
     std::cout << isa::instruction_reference_markdown();
     return kOk;
   }
-  std::string err;
-  auto bytes = read_file(file, &err);
+  auto bytes = read_file(file);
   if (!bytes) {
-    std::cerr << "hologram-info: error: " << err << '\n';
+    std::cerr << "hologram-info: error: " << bytes.message() << '\n';
     return kInputError;
   }
   if (artifact::is_bundle(*bytes)) return describe_bundle(file, std::move(*bytes), json);

@@ -90,9 +90,8 @@ std::vector<std::byte> parse_array(const isa::Param &p, const std::string &value
       for (unsigned b = 0; b < elem; ++b) bytes.push_back(static_cast<std::byte>(bits >> (8 * b)));
     }
   } else if (value.starts_with("@")) {
-    std::string err;
-    auto data = read_file(value.substr(1), &err);
-    if (!data) throw UsageError{err};
+    auto data = read_file(value.substr(1));
+    if (!data) throw UsageError{data.message()};
     if (data->size() % elem)
       throw UsageError{"'" + value.substr(1) + "' holds " + std::to_string(data->size()) +
                        " bytes, not a whole number of " + std::string(isa::type_name(p.type)) +
@@ -108,11 +107,10 @@ std::vector<std::byte> parse_array(const isa::Param &p, const std::string &value
           body.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       item.erase(0, item.find_first_not_of(" \t"));
       item.erase(item.find_last_not_of(" \t") + 1);
-      std::string err;
-      auto bits = isa::parse_literal(p.type, item, &err);
+      auto bits = isa::parse_literal(p.type, item);
       if (!bits) {
         // An integer written for a float buffer is fine; anything else is an error.
-        throw UsageError{"element '" + item + "' of %" + p.name + ": " + err};
+        throw UsageError{"element '" + item + "' of %" + p.name + ": " + bits.message()};
       }
       for (unsigned b = 0; b < elem; ++b) bytes.push_back(static_cast<std::byte>(*bits >> (8 * b)));
       if (comma == std::string::npos) break;
@@ -214,22 +212,18 @@ Status run_compiled(const std::string &backend, const isa::Module &module,
   bool cpu = backend == "cpu";
   const std::string emit = cpu ? "shared" : "bundle";
   // The compiled file comes from the persistent compile cache when an earlier run made it.
-  artifact::CacheSettings settings;
-  if (auto st = artifact::CacheSettings::from_environment(settings); !st) return st;
-  artifact::CompileCache cache(std::move(settings));
+  auto settings = artifact::CacheSettings::from_environment();
+  if (!settings) return settings.status();
+  artifact::CompileCache cache(std::move(*settings));
   const auto key = artifact::CompileCache::key("hologram-run --emit=" + emit + " " +
                                                    co.module_name + " " + co.source_name,
                                                module, driver::compile_options_of(co));
-  std::string bytes;
-  if (auto st = cache.get_or_make(
-          key, [&](std::string &out) { return driver::emit_cpu_output(module, co, emit, out); },
-          bytes);
-      !st)
-    return st;
+  auto bytes = cache.get_or_make(key, [&] { return driver::emit_cpu_output(module, co, emit); });
+  if (!bytes) return bytes.status();
   auto dir = ScratchDir::create("hologram-run");
   if (!dir) return {ErrorCode::Internal, "cannot create a temporary directory"};
-  std::string path = dir->path() + "/" + co.module_name + (cpu ? ".so" : ".hgb"), err;
-  if (!write_file_atomic(path, bytes, &err)) return {ErrorCode::Internal, err};
+  std::string path = dir->path() + "/" + co.module_name + (cpu ? ".so" : ".hgb");
+  if (auto st = write_file_atomic(path, *bytes); !st) return {ErrorCode::Internal, st.message()};
   return run_module_file(backend, path, kernel, launch, args, atlas);
 }
 
@@ -296,7 +290,6 @@ int run(int argc, char **argv) {
     return rc == 0 ? kOk : kUsageError;
   }
 
-  std::string err;
   if (target_opt->count() > 0)
     if (auto st = driver::check_target_names(driver::split_target_list(target), true); !st) {
       std::cerr << "hologram-run: error: " << st.message() << '\n';
@@ -322,15 +315,18 @@ int run(int argc, char **argv) {
                 << file << "' is a bundle, compiled already\n";
       return kUsageError;
     }
-    auto bytes = read_file(file, &err);
-    bundle.emplace();
-    Status st = bytes ? artifact::read_bundle(std::move(*bytes), *bundle)
-                      : Status(ErrorCode::InvalidModule, err);
-    if (!st) {
-      std::cerr << "hologram-run: error: '" << file << "' is not a valid bundle: " << st.message()
+    auto bytes = read_file(file);
+    if (!bytes) {
+      std::cerr << "hologram-run: error: " << bytes.message() << '\n';
+      return kInputError;
+    }
+    auto read = artifact::read_bundle(std::move(*bytes));
+    if (!read) {
+      std::cerr << "hologram-run: error: '" << file << "' is not a valid bundle: " << read.message()
                 << '\n';
       return kInputError;
     }
+    bundle = std::move(*read);
     is_circuit = bundle->sources.size() == 1 && bundle->sources[0].ends_with(".circuit");
   } else {
     auto kind = lang.empty() ? driver::kind_from_extension(file) : driver::parse_kind(lang);
@@ -417,8 +413,8 @@ int run(int argc, char **argv) {
       auto it = given.find(p.name);
       if (it == given.end()) throw UsageError{"missing --arg " + p.name + "=..."};
       if (p.kind == isa::ParamKind::Scalar) {
-        auto bits = isa::parse_literal(p.type, it->second, &err);
-        if (!bits) throw UsageError{"argument " + p.name + ": " + err};
+        auto bits = isa::parse_literal(p.type, it->second);
+        if (!bits) throw UsageError{"argument " + p.name + ": " + bits.message()};
         args.push_back(interp::ArgValue::scalar(*bits));
       } else {
         storage[i] = parse_array(p, it->second);
@@ -482,15 +478,15 @@ int run(int argc, char **argv) {
       st = interp::run_kernel(*kernel, launch, args, atlas, opts);
     }
     if (!st) {
-      std::cerr << "hologram-run: launch failed: " << st.message() << '\n';
+      std::cerr << "hologram-run: launch failed: " << st.describe() << '\n';
       return kLaunchError;
     }
     for (const auto &o : outs) {
       auto eq = o.find('=');
       auto [bytes, type] = array_of(o.substr(0, eq));
       std::string_view data(reinterpret_cast<const char *>(bytes.data()), bytes.size());
-      if (!write_file_atomic(o.substr(eq + 1), data, &err)) {
-        std::cerr << "hologram-run: error: " << err << '\n';
+      if (auto written = write_file_atomic(o.substr(eq + 1), data); !written) {
+        std::cerr << "hologram-run: error: " << written.message() << '\n';
         return kInputError;
       }
     }

@@ -15,7 +15,7 @@
 
 #include "hologram/isa/encoding.h"
 #include "hologram/isa/program.h"
-#include "hologram/support/status.h"
+#include "hologram/support/expected.h"
 
 #include <cstdint>
 #include <optional>
@@ -81,6 +81,6 @@ std::string write_bundle(const Bundle &bundle);
 /// manifest checksum and schema, payload ranges and checksums, the ISA payload, and the content
 /// hash recomputed from it. On failure returns ErrorCode::InvalidModule with a message of the
 /// form "<check>: <detail>" naming the failed check.
-Status read_bundle(std::string bytes, Bundle &out);
+Expected<Bundle> read_bundle(std::string bytes);
 
 } // namespace hologram::artifact

@@ -12,7 +12,7 @@
 
 #include "hologram/isa/encoding.h"
 #include "hologram/isa/program.h"
-#include "hologram/support/status.h"
+#include "hologram/support/expected.h"
 
 #include <atomic>
 #include <cstdint>
@@ -33,7 +33,7 @@ struct CacheSettings {
   /// $HOLOGRAM_CACHE_DIR, else $XDG_CACHE_HOME/hologram, else $HOME/.cache/hologram (disabled
   /// when none is set); $HOLOGRAM_CACHE_MAX_BYTES sets the limit (512 MiB by default).
   /// InvalidArgument for a limit that is not a decimal number.
-  static Status from_environment(CacheSettings &out);
+  static Expected<CacheSettings> from_environment();
 };
 
 struct CacheEntry {
@@ -60,8 +60,8 @@ public:
   /// error per process: compiling still succeeds.
   void put(const isa::ContentHash &key, std::string_view bytes);
   /// The bytes under `key` if there are any, else what `make` produces, which is then stored.
-  Status get_or_make(const isa::ContentHash &key, const std::function<Status(std::string &)> &make,
-                     std::string &out);
+  Expected<std::string> get_or_make(const isa::ContentHash &key,
+                                    const std::function<Expected<std::string>()> &make);
 
   [[nodiscard]] const CacheSettings &settings() const { return settings_; }
   /// The entries, least recently used first.

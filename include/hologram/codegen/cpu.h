@@ -4,7 +4,7 @@
 #pragma once
 
 #include "hologram/isa/program.h"
-#include "hologram/support/status.h"
+#include "hologram/support/expected.h"
 
 #include <array>
 #include <functional>
@@ -25,8 +25,8 @@ struct CpuTarget {
 
 /// Whether `name` names a CPU target (rather than a Vulkan or OpenCL one).
 bool is_cpu_target_name(std::string_view name);
-/// Parses an x86 target name; nullopt with `error` set when LLVM does not know it.
-std::optional<CpuTarget> parse_cpu_target(std::string_view name, std::string &error);
+/// Parses an x86 target name; InvalidArgument when LLVM does not know it or it lacks SSE4.1.
+Expected<CpuTarget> parse_cpu_target(std::string_view name);
 /// The host's best level among x86-64-v2/v3/v4 (for a default --target).
 std::string host_cpu_level();
 /// The best of x86-64-v2/v3/v4 at or below level `cap` (0: no cap) all of whose features
@@ -65,10 +65,10 @@ struct CpuOptions {
 
 enum class CpuEmit { LlvmIr, Bitcode, Assembly, Object };
 
-/// Lowers a verified module and writes the requested form to `out`. The same input and
-/// options give byte-identical output.
-Status emit_cpu(const isa::Module &module, const CpuOptions &options, CpuEmit emit,
-                std::string &out);
+/// Lowers a verified module to the requested form. The same input and options give
+/// byte-identical output. A failure of the back end is Internal, with a diagnostic at the
+/// instruction it was lowering.
+Expected<std::string> emit_cpu(const isa::Module &module, const CpuOptions &options, CpuEmit emit);
 
 /// A module name as the C identifier used in symbols and the header's C++ namespace.
 std::string c_module_name(std::string_view module_name);

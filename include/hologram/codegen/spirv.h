@@ -6,7 +6,7 @@
 
 #include "hologram/codegen/spirv_abi.h"
 #include "hologram/isa/program.h"
-#include "hologram/support/status.h"
+#include "hologram/support/expected.h"
 
 #include <array>
 #include <cstdint>
@@ -26,13 +26,14 @@ struct SpirvOptions {
   std::array<uint32_t, 3> block = {0, 0, 0};
 };
 
-/// Lowers a verified module: one SPIR-V module holding one entry point per kernel. Errors
-/// (an instruction the target cannot run, a SPIRV-Tools validation failure) name the kernel
-/// and the instruction's source location.
-Status compile_spirv(const isa::Module &module, const SpirvOptions &options, SpirvModule &out);
+/// Lowers a verified module: one SPIR-V module holding one entry point per kernel. An
+/// instruction the target cannot run is InvalidProgram with a diagnostic at the instruction
+/// (in module.source_name) naming the kernel and the target; a failure of the back end itself
+/// (a SPIRV-Tools validation failure) is Internal.
+Expected<SpirvModule> compile_spirv(const isa::Module &module, const SpirvOptions &options);
 
 /// SPIR-V assembly as spirv-dis writes it (friendly names, no header comments).
-Status disassemble_spirv(const std::vector<uint32_t> &words, std::string &out);
+Expected<std::string> disassemble_spirv(const std::vector<uint32_t> &words);
 /// Validates `words` for `target`'s environment.
 Status validate_spirv(const std::vector<uint32_t> &words, const SpirvTarget &target);
 

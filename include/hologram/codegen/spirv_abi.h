@@ -5,7 +5,7 @@
 #pragma once
 
 #include "hologram/isa/program.h"
-#include "hologram/support/status.h"
+#include "hologram/support/expected.h"
 
 #include <array>
 #include <cstdint>
@@ -138,7 +138,7 @@ inline constexpr uint32_t kAtlasWords = 97;
 /// The reflection of a module as the JSON array stored in manifests (one object per kernel).
 std::string spirv_reflection_json(const SpirvModule &module);
 /// Reads what spirv_reflection_json wrote; InvalidModule naming what is wrong otherwise.
-Status parse_spirv_reflection(std::string_view json, std::vector<SpirvKernelInfo> &out);
+Expected<std::vector<SpirvKernelInfo>> parse_spirv_reflection(std::string_view json);
 
 /// Device library kernels (spirv_library.h) are named with this prefix, which user kernels
 /// may not use.

@@ -10,7 +10,7 @@
 
 #include "hologram/codegen/spirv.h"
 #include "hologram/isa/program.h"
-#include "hologram/support/status.h"
+#include "hologram/support/expected.h"
 
 #include <cstdint>
 #include <string>
@@ -18,19 +18,19 @@
 
 namespace hologram::codegen {
 
-/// The device kernels a whole-launch kernel's instructions need, each once, in first use
-/// order. InvalidProgram naming the instruction when one cannot run on a SPIR-V device, or
-/// when the kernel's scalar part touches memory (it runs on the host).
-Status spirv_library_kernels(const isa::Kernel &whole_launch, std::vector<isa::Kernel> &out);
+/// The device kernels the instructions of `module`'s whole-launch kernels need, each once, in
+/// first use order. InvalidProgram, with a diagnostic at the instruction, when one cannot run
+/// on a SPIR-V device or when a kernel's scalar part touches memory (it runs on the host).
+Expected<std::vector<isa::Kernel>> spirv_library_kernels(const isa::Module &module);
 
 /// Every device library kernel: each whole-launch instruction of the table at each of its
 /// types (storage types aside) and sub-operations. The build compiles them all for every
 /// SPIR-V target (hologram-spirv-library-check), so none fails in a user's compile.
-Status spirv_library_all(std::vector<isa::Kernel> &out);
+Expected<std::vector<isa::Kernel>> spirv_library_all();
 
 /// A module of `kernels`, which may be device library kernels (compile_spirv refuses their
 /// names in a user's module); for the build's check of the library.
-Status compile_spirv_library(const std::vector<isa::Kernel> &kernels, const SpirvOptions &options,
-                             SpirvModule &out);
+Expected<SpirvModule> compile_spirv_library(const std::vector<isa::Kernel> &kernels,
+                                            const SpirvOptions &options);
 
 } // namespace hologram::codegen

@@ -6,7 +6,7 @@
 
 #include "hologram/isa/encoding.h"
 #include "hologram/isa/program.h"
-#include "hologram/support/status.h"
+#include "hologram/support/expected.h"
 
 #include <array>
 #include <string>
@@ -35,7 +35,7 @@ isa::CompileOptions compile_options_of(const CpuOutputOptions &o);
 
 /// Parses --block=X[,Y,Z] (Y and Z default to 1): each a positive integer, at most 1024 lanes
 /// in all. InvalidArgument saying what is wrong otherwise.
-Status parse_block(std::string_view text, std::array<uint32_t, 3> &out);
+Expected<std::array<uint32_t, 3>> parse_block(std::string_view text);
 
 /// The names of a --target list ("x86-64-v2,x86-64-v3"), empty items skipped.
 std::vector<std::string> split_target_list(std::string_view list);
@@ -52,13 +52,13 @@ Status check_target_names(const std::vector<std::string> &names, bool x86_only =
 /// .h header, .hgb bundle, .s asm, .ll llvm, .bc bc, .spv spirv, .spvasm spirv-asm, .hasm isa;
 /// a path without an extension (or "-") gets ISA text. InvalidArgument for any other
 /// extension, with a message that lists these.
-Status emit_from_extension(std::string_view path, std::string &emit);
+Expected<std::string> emit_from_extension(std::string_view path);
 
 /// Whether `emit` is one of llvm, bc, asm, obj, static, shared, header, bundle, manifest.
 bool is_cpu_emit(std::string_view emit);
 
-/// Produces the bytes of the `emit` output for `module`.
-Status emit_cpu_output(const isa::Module &module, const CpuOutputOptions &options,
-                       std::string_view emit, std::string &bytes);
+/// The bytes of the `emit` output for `module`.
+Expected<std::string> emit_cpu_output(const isa::Module &module, const CpuOutputOptions &options,
+                                      std::string_view emit);
 
 } // namespace hologram::driver

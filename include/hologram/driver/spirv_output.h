@@ -4,7 +4,7 @@
 
 #include "hologram/codegen/spirv.h"
 #include "hologram/isa/program.h"
-#include "hologram/support/status.h"
+#include "hologram/support/expected.h"
 
 #include <array>
 #include <string>
@@ -41,7 +41,7 @@ bool is_spirv_emit(std::string_view emit);
 
 /// Produces the bytes of the `emit` output for `module`. A target that is not a SPIR-V
 /// target, or more than one, is an InvalidArgument error.
-Status emit_spirv_output(const isa::Module &module, const SpirvOutputOptions &options,
-                         std::string_view emit, std::string &bytes);
+Expected<std::string> emit_spirv_output(const isa::Module &module,
+                                        const SpirvOutputOptions &options, std::string_view emit);
 
 } // namespace hologram::driver

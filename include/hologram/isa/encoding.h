@@ -3,6 +3,7 @@
 #pragma once
 
 #include "hologram/isa/program.h"
+#include "hologram/support/expected.h"
 
 #include <array>
 #include <cstdint>
@@ -27,8 +28,8 @@ struct CompileOptions {
 
 /// Encodes a module (source locations and the source name are not part of the encoding).
 std::vector<uint8_t> encode_module(const Module &m);
-/// Decodes what encode_module wrote; nullopt with `error` set on damaged input.
-std::optional<Module> decode_module(std::span<const uint8_t> bytes, std::string *error);
+/// Decodes what encode_module wrote; InvalidModule saying what is wrong with damaged input.
+Expected<Module> decode_module(std::span<const uint8_t> bytes);
 std::vector<uint8_t> encode_options(const CompileOptions &o);
 
 /// What compiled artifacts carry instead of ISA text (CPU module descriptors, bundles): the
@@ -36,9 +37,9 @@ std::vector<uint8_t> encode_options(const CompileOptions &o);
 /// parameter, label and instruction, so errors still name a line. Decoding it is a bounded
 /// walk over integers, not a parse.
 std::vector<uint8_t> encode_module_with_locations(const Module &m);
-/// Decodes what encode_module_with_locations wrote; nullopt with `error` set on damaged input.
-std::optional<Module> decode_module_with_locations(std::span<const uint8_t> bytes,
-                                                   std::string *error);
+/// Decodes what encode_module_with_locations wrote; InvalidModule saying what is wrong with
+/// damaged input.
+Expected<Module> decode_module_with_locations(std::span<const uint8_t> bytes);
 
 /// A 128-bit content hash.
 struct ContentHash {

@@ -4,6 +4,7 @@
 #include "hologram/isa/opcode.h"
 #include "hologram/isa/type.h"
 #include "hologram/support/diagnostics.h"
+#include "hologram/support/status.h"
 
 #include <cstdint>
 #include <optional>
@@ -195,5 +196,11 @@ struct Module {
   [[nodiscard]] const Kernel *find_kernel(std::string_view name) const;
   [[nodiscard]] bool same_as(const Module &o) const;
 };
+
+/// An error that a stage after the verifier (a back end, a runtime planner) finds at `loc` in
+/// `kernel`: a Status whose diagnostic points at the instruction in `source` (the module's
+/// source_name; "" when the caller fills it in) and names the kernel in a note.
+Status kernel_error(ErrorCode code, const std::string &source, const Kernel &kernel, SourceLoc loc,
+                    std::string message);
 
 } // namespace hologram::isa

@@ -5,6 +5,7 @@
 
 #include "hologram/isa/program.h"
 #include "hologram/support/diagnostics.h"
+#include "hologram/support/expected.h"
 
 #include <optional>
 #include <string>
@@ -28,7 +29,8 @@ std::string reg_name(Reg r);
 /// Formats a literal of `type` given as bits: integers in decimal, finite floats in the
 /// shortest decimal that reads back exactly, other floats (and f16/bf16) as hex bits.
 std::string format_literal(Type type, uint64_t bits);
-/// Parses a literal of `type` (decimal, hex bits, `inf`, `nan`); nullopt with `error` set.
-std::optional<uint64_t> parse_literal(Type type, std::string_view text, std::string *error);
+/// Parses a literal of `type` (decimal, hex bits, `inf`, `nan`); InvalidArgument saying why
+/// it is not one.
+Expected<uint64_t> parse_literal(Type type, std::string_view text);
 
 } // namespace hologram::isa

@@ -24,6 +24,7 @@ struct Diagnostic {
   std::string file;
   SourceLoc loc;
   std::string pointer; ///< JSON Pointer of the offending node, for JSON inputs.
+  std::string kernel;  ///< the kernel it is about, for errors after the front end ("" if none)
   std::string message;
   std::vector<std::string> notes;
 };

@@ -593,7 +593,12 @@ auto KernelLowering::emit_block_body(const opt::LaneBlock &bb) -> void {
   for (uint32_t i = bb.begin; i < bb.end; ++i) {
     cur_ = i;
     set_location(k_.insts[i]);
-    emit_instruction(k_.insts[i]);
+    try {
+      emit_instruction(k_.insts[i]);
+    } catch (const LoweringError &e) {
+      if (e.loc.line != 0) throw;
+      throw LoweringError(e.what(), k_.insts[i].loc);
+    }
     if (b_.GetInsertBlock()->getTerminator()) return; // the instruction ended the block
   }
   // Falls through to the next block (or off the end of the kernel).

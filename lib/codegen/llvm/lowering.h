@@ -13,9 +13,12 @@
 
 namespace hologram::codegen::detail {
 
-/// A failure of the lowering itself (a bug), reported as an internal error.
+/// A failure of the lowering itself (a bug), reported by emit_cpu as an internal error at the
+/// instruction being lowered; it never leaves the back end.
 struct LoweringError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit LoweringError(const std::string &why, SourceLoc where = {})
+      : std::runtime_error(why), loc(where) {}
+  SourceLoc loc; ///< the instruction's location; line 0 until known
 };
 
 /// The LLVM struct types mirroring cpu_abi.h.

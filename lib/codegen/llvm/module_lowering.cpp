@@ -81,11 +81,11 @@ public:
                              llvm::DEBUG_METADATA_VERSION);
       module_->addModuleFlag(llvm::Module::Warning, "Dwarf Version", 5);
     }
+    if (auto st = lower_kernels(); !st) return st;
     try {
-      lower_kernels();
       emit_descriptor();
       if (opts_.c_entry_points) emit_entry_points();
-    } catch (const detail::LoweringError &e) {
+    } catch (const std::exception &e) {
       return {ErrorCode::Internal, std::string("x86 lowering failed: ") + e.what()};
     }
     std::string verify;
@@ -97,14 +97,25 @@ public:
   }
 
 private:
-  void lower_kernels() {
+  /// Lowers every kernel for every target. A failure (a bug in the back end) is an internal
+  /// error at the instruction being lowered.
+  Status lower_kernels() {
     for (uint32_t k = 0; k < isa_.kernels.size(); ++k) {
       const auto &kernel = isa_.kernels[k];
       std::vector<detail::LoweredKernel> variants;
       for (const auto &t : opts_.targets) {
         std::string symbol =
             "hg." + opts_.module_name + "." + kernel.name + "." + c_identifier(t.name);
-        auto lk = detail::lower_kernel(*module_, abi_, kernel, k, t, opts_, symbol);
+        detail::LoweredKernel lk;
+        try {
+          lk = detail::lower_kernel(*module_, abi_, kernel, k, t, opts_, symbol);
+        } catch (const detail::LoweringError &e) {
+          return isa::kernel_error(ErrorCode::Internal, isa_.source_name, kernel, e.loc,
+                                   "the x86 back end failed (target " + t.name + "): " + e.what());
+        } catch (const std::exception &e) {
+          return isa::kernel_error(ErrorCode::Internal, isa_.source_name, kernel, kernel.loc,
+                                   "the x86 back end failed (target " + t.name + "): " + e.what());
+        }
         for (auto *f : {lk.blocks, module_->getFunction(symbol + ".chunk")}) {
           f->addFnAttr("target-cpu", t.name);
           f->addFnAttr("target-features", t.llvm_features);
@@ -115,6 +126,7 @@ private:
       }
       kernels_.push_back(std::move(variants));
     }
+    return Status::ok();
   }
 
   llvm::Constant *string(const std::string &s, const std::string &name) {
@@ -376,12 +388,12 @@ bool is_cpu_target_name(std::string_view name) {
   return !(name.starts_with("vulkan") || name.starts_with("opencl"));
 }
 
-std::optional<CpuTarget> parse_cpu_target(std::string_view name, std::string &error) {
-  if (llvm::X86::parseArchX86(name, /*Only64Bit=*/true) == llvm::X86::CK_None) {
-    error = "unknown x86 target '" + std::string(name) +
-            "' (expected x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name such as skylake)";
-    return std::nullopt;
-  }
+Expected<CpuTarget> parse_cpu_target(std::string_view name) {
+  if (llvm::X86::parseArchX86(name, /*Only64Bit=*/true) == llvm::X86::CK_None)
+    return Status{ErrorCode::InvalidArgument,
+                  "unknown x86 target '" + std::string(name) +
+                      "' (expected x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name such as "
+                      "skylake)"};
   llvm::SmallVector<llvm::StringRef, 64> feats;
   llvm::X86::getFeaturesForCPU(name, feats, /*NeedPlus=*/false);
   CpuTarget t;
@@ -407,8 +419,8 @@ std::optional<CpuTarget> parse_cpu_target(std::string_view name, std::string &er
   } else if (has("sse4.1")) {
     t.width = 4;
   } else {
-    error = "x86 target '" + std::string(name) + "' lacks SSE4.1, which the code generator needs";
-    return std::nullopt;
+    return Status{ErrorCode::InvalidArgument, "x86 target '" + std::string(name) +
+                                                  "' lacks SSE4.1, which the code generator needs"};
   }
   return t;
 }
@@ -426,11 +438,10 @@ std::optional<CpuTarget> best_cpu_target(int cap,
                                          const std::function<bool(std::string_view)> &has) {
   for (int level = 4; level >= 2; --level) {
     if (cap != 0 && level > cap) continue;
-    std::string error;
-    auto t = parse_cpu_target("x86-64-v" + std::to_string(level), error);
+    auto t = parse_cpu_target("x86-64-v" + std::to_string(level));
     if (t && std::all_of(t->features.begin(), t->features.end(),
                          [&](const std::string &f) { return has(f); }))
-      return t;
+      return std::move(*t);
   }
   return std::nullopt;
 }
@@ -443,12 +454,13 @@ std::string module_descriptor_symbol(std::string_view module_name) {
   return "hologram_module_" + c_identifier(module_name);
 }
 
-Status emit_cpu(const isa::Module &module, const CpuOptions &options, CpuEmit emit,
-                std::string &out) {
-  if (options.targets.empty()) return {ErrorCode::InvalidArgument, "no x86 target given"};
+Expected<std::string> emit_cpu(const isa::Module &module, const CpuOptions &options, CpuEmit emit) {
+  if (options.targets.empty()) return Status{ErrorCode::InvalidArgument, "no x86 target given"};
   CpuOptions o = options;
   o.module_name = c_identifier(o.module_name.empty() ? "module" : o.module_name);
-  return ModuleLowering(module, o).run(emit, out);
+  std::string out;
+  if (auto st = ModuleLowering(module, o).run(emit, out); !st) return st;
+  return out;
 }
 
 } // namespace hologram::codegen

@@ -143,8 +143,8 @@ std::string spirv_reflection_json(const SpirvModule &module) {
   return kernels.dump();
 }
 
-Status parse_spirv_reflection(std::string_view json, std::vector<SpirvKernelInfo> &out) {
-  out.clear();
+Expected<std::vector<SpirvKernelInfo>> parse_spirv_reflection(std::string_view json) {
+  std::vector<SpirvKernelInfo> out;
   try {
     for (const auto &j : nlohmann::json::parse(json)) {
       SpirvKernelInfo k;
@@ -200,11 +200,10 @@ Status parse_spirv_reflection(std::string_view json, std::vector<SpirvKernelInfo
       out.push_back(std::move(k));
     }
   } catch (const std::exception &e) {
-    out.clear();
-    return {ErrorCode::InvalidModule,
-            std::string("the SPIR-V reflection is malformed: ") + e.what()};
+    return Status{ErrorCode::InvalidModule,
+                  std::string("the SPIR-V reflection is malformed: ") + e.what()};
   }
-  return Status::ok();
+  return out;
 }
 
 std::string spirv_library_reduce_kernel(isa::ReduceOp op, isa::Type type) {

@@ -186,9 +186,8 @@ auto KernelLowering::emit_block(uint32_t bb) -> void {
       }
       emit_instruction(inst);
     } catch (const Unsupported &e) {
-      std::string what = e.what();
-      if (what.rfind("kernel '", 0) == 0) throw;
-      throw Unsupported(location(k_, inst) + ": " + what);
+      if (e.loc.line != 0) throw;
+      throw Unsupported(e.what(), inst.loc);
     }
   }
   if (block.ends_in_exit || block.succs.empty())

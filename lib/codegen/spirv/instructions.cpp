@@ -163,8 +163,9 @@ auto KernelLowering::emit_instruction(const Instruction &inst) -> void {
   case Opcode::Conv2d:
   case Opcode::Dot:
   case Opcode::Axpy:
-    throw Unsupported(location(k_, inst) + ": '" + std::string(inst.info().mnemonic) +
-                      "' runs as a whole launch (the device library), not in a kernel");
+    throw Unsupported("'" + std::string(inst.info().mnemonic) +
+                          "' runs as a whole launch (the device library), not in a kernel",
+                      inst.loc);
   }
 }
 

@@ -71,8 +71,9 @@ auto KernelLowering::check_supported() -> void {
     switch (inst.info().family) {
     case OpFamily::HigherOrder:
     case OpFamily::Library:
-      throw Unsupported(location(k_, inst) + ": '" + std::string(inst.info().mnemonic) +
-                        "' is not supported by the SPIR-V back end yet");
+      throw Unsupported("'" + std::string(inst.info().mnemonic) +
+                            "' is not supported by the SPIR-V back end yet",
+                        inst.loc);
     case OpFamily::Arith:
     case OpFamily::Atlas:
     case OpFamily::Atomic:

@@ -36,11 +36,6 @@ inline bool is64(Type t) {
   return type_size(t) == 8;
 }
 
-inline std::string location(const Kernel &k, const Instruction &inst) {
-  return "kernel '" + k.name + "', line " + std::to_string(inst.loc.line) + ":" +
-         std::to_string(inst.loc.col);
-}
-
 /// A natural loop of one function.
 struct Loop {
   uint32_t header = 0;

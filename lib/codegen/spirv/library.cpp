@@ -225,7 +225,7 @@ void needed(const Instruction &inst, std::vector<Needed> &out) {
 /// Parsed and verified library kernels by name. The texts are ours and the build compiles
 /// every instantiation (spirv_library_all, hologram-spirv-library-check), so a failure here
 /// is a bug in hologram: Internal, naming the kernel.
-Status parse_library_kernel(const std::string &name, const std::string &text, Kernel &out) {
+Expected<Kernel> parse_library_kernel(const std::string &name, const std::string &text) {
   static std::mutex mutex;
   static std::map<std::string, Kernel> cache;
   std::lock_guard lock(mutex);
@@ -234,36 +234,31 @@ Status parse_library_kernel(const std::string &name, const std::string &text, Ke
     DiagnosticEngine diags;
     auto m = parse_module(text, "<spirv library " + name + ">", diags);
     if (!m || !verify_module(*m, diags) || m->kernels.size() != 1)
-      return {ErrorCode::Internal,
-              "the SPIR-V library kernel " + name + " does not verify:\n" + diags.to_string()};
+      return Status{ErrorCode::Internal, "the SPIR-V library kernel " + name +
+                                             " does not verify:\n" + diags.to_string()};
     it = cache.emplace(name, m->kernels[0]).first;
   }
-  out = it->second;
-  return Status::ok();
+  return it->second;
 }
 
 /// Adds the kernels `inst` launches that `seen` does not name yet, in first use order.
-Status add_kernels_of(const Instruction &inst, std::set<std::string> &seen,
-                      std::vector<Kernel> &out) {
+Status add_instruction_kernels(const Instruction &inst, std::set<std::string> &seen,
+                               std::vector<Kernel> &out) {
   std::vector<Needed> kernels;
   needed(inst, kernels);
   for (const auto &n : kernels) {
     if (!seen.insert(n.name).second) continue;
-    if (auto st = parse_library_kernel(n.name, n.text, out.emplace_back()); !st) return st;
+    auto kernel = parse_library_kernel(n.name, n.text);
+    if (!kernel) return kernel.status();
+    out.push_back(std::move(*kernel));
   }
   return Status::ok();
 }
 
-std::string where(const Kernel &k, const Instruction &inst) {
-  return "kernel '" + k.name + "', line " + std::to_string(inst.loc.line) + ":" +
-         std::to_string(inst.loc.col);
-}
-
-} // namespace
-
-Status spirv_library_kernels(const Kernel &k, std::vector<Kernel> &out) {
-  std::set<std::string> seen;
-  for (const auto &existing : out) seen.insert(existing.name);
+/// Adds the device kernels of whole-launch kernel `k`'s instructions that `seen` does not
+/// name yet.
+Status add_kernels_of(const std::string &source, const Kernel &k, std::set<std::string> &seen,
+                      std::vector<Kernel> &out) {
   for (const auto &inst : k.insts) {
     const auto &info = inst.info();
     if (!info.launch_level()) {
@@ -274,21 +269,34 @@ Status spirv_library_kernels(const Kernel &k, std::vector<Kernel> &out) {
                           inst.operands[inst.op == Opcode::Ld ? 1 : 0].addr.base == AddrBase::Param;
       if (!param_access && ((info.flags & (kFlagReadsMemory | kFlagWritesMemory)) != 0 ||
                             info.family == OpFamily::Pool || info.family == OpFamily::Atlas))
-        return {ErrorCode::InvalidProgram,
-                where(k, inst) + ": '" + std::string(info.mnemonic) +
-                    "' in a whole-launch kernel is not supported by the SPIR-V back end (the "
-                    "kernel's own code runs on the host, beside its library operations)"};
+        return kernel_error(ErrorCode::InvalidProgram, source, k, inst.loc,
+                            "'" + std::string(info.mnemonic) +
+                                "' in a whole-launch kernel is not supported by the SPIR-V back "
+                                "end (the kernel's own code runs on the host, beside its library "
+                                "operations)");
       continue;
     }
     if (inst.type == Type::F16 || inst.type == Type::BF16)
-      return {ErrorCode::InvalidProgram,
-              where(k, inst) + ": '" + std::string(info.mnemonic) + "' on a storage type"};
-    if (auto st = add_kernels_of(inst, seen, out); !st) return st;
+      return kernel_error(ErrorCode::InvalidProgram, source, k, inst.loc,
+                          "'" + std::string(info.mnemonic) + "' on a storage type");
+    if (auto st = add_instruction_kernels(inst, seen, out); !st) return st;
   }
   return Status::ok();
 }
 
-Status spirv_library_all(std::vector<Kernel> &out) {
+} // namespace
+
+Expected<std::vector<Kernel>> spirv_library_kernels(const Module &module) {
+  std::set<std::string> seen;
+  std::vector<Kernel> out;
+  for (const auto &k : module.kernels)
+    if (k.is_launch_level())
+      if (auto st = add_kernels_of(module.source_name, k, seen, out); !st) return st;
+  return out;
+}
+
+Expected<std::vector<Kernel>> spirv_library_all() {
+  std::vector<Kernel> out;
   std::set<std::string> seen;
   for (const auto &row : opcode_table()) {
     if (!row.launch_level()) continue;
@@ -300,11 +308,11 @@ Status spirv_library_all(std::vector<Kernel> &out) {
         inst.op = row.opcode;
         inst.type = type;
         inst.sub = static_cast<uint8_t>(sub);
-        if (auto st = add_kernels_of(inst, seen, out); !st) return st;
+        if (auto st = add_instruction_kernels(inst, seen, out); !st) return st;
       }
     }
   }
-  return Status::ok();
+  return out;
 }
 
 } // namespace hologram::codegen

@@ -16,11 +16,12 @@ int main(int argc, char **argv) {
     std::fprintf(stderr, "usage: %s STAMP\n", argv[0]);
     return 2;
   }
-  std::vector<isa::Kernel> kernels;
-  if (auto st = codegen::spirv_library_all(kernels); !st) {
-    std::fprintf(stderr, "hologram-spirv-library-check: %s\n", st.message().c_str());
+  auto all = codegen::spirv_library_all();
+  if (!all) {
+    std::fprintf(stderr, "hologram-spirv-library-check: %s\n", all.message().c_str());
     return 1;
   }
+  const std::vector<isa::Kernel> &kernels = *all;
   // The targets compile in parallel: each is independent of the others.
   const char *names[] = {"vulkan1.1", "vulkan1.2", "vulkan1.3",
                          "opencl1.2", "opencl2.0", "opencl3.0"};
@@ -29,8 +30,7 @@ int main(int argc, char **argv) {
     results.push_back(std::async(std::launch::async, [&kernels, name] {
       codegen::SpirvOptions options;
       options.target = *codegen::parse_spirv_target(name);
-      codegen::SpirvModule module;
-      return codegen::compile_spirv_library(kernels, options, module);
+      return codegen::compile_spirv_library(kernels, options).status();
     }));
   int failed = 0;
   for (size_t i = 0; i < results.size(); ++i)

@@ -11,9 +11,12 @@
 
 namespace hologram::codegen::spirv {
 
-/// An instruction the target cannot run, with the instruction's location in the message.
+/// An instruction the target cannot run: why, and where once the kernel lowering knows it.
+/// It stays inside the back end: compile_spirv turns it into a diagnostic.
 struct Unsupported : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit Unsupported(const std::string &why, SourceLoc where = {})
+      : std::runtime_error(why), loc(where) {}
+  SourceLoc loc; ///< the instruction's location; line 0 until known
 };
 
 /// Lowers one verified kernel as an entry point of `builder`'s module; `library` for the

@@ -117,15 +117,16 @@ Status validate_spirv(const std::vector<uint32_t> &words, const SpirvTarget &tar
   return validate_in(words, tools_env(target.env), target.name);
 }
 
-Status disassemble_spirv(const std::vector<uint32_t> &words, std::string &out) {
+Expected<std::string> disassemble_spirv(const std::vector<uint32_t> &words) {
   spvtools::SpirvTools tools(SPV_ENV_UNIVERSAL_1_6);
   Messages m;
   tools.SetMessageConsumer(m.consumer());
+  std::string out;
   if (!tools.Disassemble(words, &out,
                          SPV_BINARY_TO_TEXT_OPTION_FRIENDLY_NAMES |
                              SPV_BINARY_TO_TEXT_OPTION_NO_HEADER))
-    return {ErrorCode::InvalidModule, "not a SPIR-V module:\n" + m.text};
-  return Status::ok();
+    return Status{ErrorCode::InvalidModule, "not a SPIR-V module:\n" + m.text};
+  return out;
 }
 
 namespace {
@@ -137,6 +138,26 @@ spirv::Builder start_module(const SpirvOptions &options) {
   else
     b.memory_model(spv::AddressingModel::Physical64, spv::MemoryModel::OpenCL);
   return b;
+}
+
+/// One kernel lowered into `b`. An instruction the target cannot run is an error at the
+/// instruction in `source`: InvalidProgram for a user's kernel, Internal for the device
+/// library's (the build compiles all of those). Anything else the lowering throws is a bug
+/// in the back end: Internal, naming the kernel. No exception leaves this function.
+Expected<SpirvKernelInfo> lower_one(spirv::Builder &b, const std::string &source,
+                                    const isa::Kernel &k, const SpirvOptions &options,
+                                    bool library) {
+  try {
+    return spirv::lower_kernel(b, k, options, library);
+  } catch (const spirv::Unsupported &e) {
+    return isa::kernel_error(library ? ErrorCode::Internal : ErrorCode::InvalidProgram, source, k,
+                             e.loc,
+                             std::string(e.what()) + " (target " + options.target.name + ")");
+  } catch (const std::exception &e) {
+    return isa::kernel_error(ErrorCode::Internal, source, k, k.loc,
+                             "the SPIR-V back end failed on this kernel (target " +
+                                 options.target.name + "): " + e.what());
+  }
 }
 
 /// The words of a lowered module, validated, optimised at options.opt_level and validated
@@ -153,9 +174,8 @@ Status finish_module(spirv::Builder &b, const SpirvOptions &options, SpirvModule
       if (f == "int64_atomics" && options.target.env == SpirvEnv::OpenCL1_2)
         env = SPV_ENV_UNIVERSAL_1_0;
   if (auto st = validate_in(out.words, env, options.target.name); !st) {
-    std::string dis;
-    (void)disassemble_spirv(out.words, dis);
-    return {ErrorCode::Internal, st.message() + "\n" + dis};
+    auto dis = disassemble_spirv(out.words);
+    return {ErrorCode::Internal, st.message() + "\n" + (dis ? *dis : dis.message())};
   }
   if (options.opt_level > 0) {
     spvtools::Optimizer opt(env);
@@ -186,46 +206,50 @@ Status finish_module(spirv::Builder &b, const SpirvOptions &options, SpirvModule
 
 } // namespace
 
-Status compile_spirv(const isa::Module &module, const SpirvOptions &options, SpirvModule &out) {
+Expected<SpirvModule> compile_spirv(const isa::Module &module, const SpirvOptions &options) {
+  // Whole-launch kernels run on the host beside the device library kernels their
+  // instructions need.
+  auto library = spirv_library_kernels(module);
+  if (!library) return library.status();
   spirv::Builder b = start_module(options);
-  out = {};
-  try {
-    // Whole-launch kernels become the device library kernels their instructions need.
-    std::vector<isa::Kernel> library;
-    for (const auto &k : module.kernels) {
-      if (is_spirv_library_kernel(k.name))
-        return {ErrorCode::InvalidProgram, "kernel '" + k.name + "': names starting with " +
-                                               std::string(kSpirvLibraryPrefix) +
-                                               " are reserved for the SPIR-V back end's "
-                                               "library kernels"};
-      if (!k.is_launch_level()) {
-        out.kernels.push_back(spirv::lower_kernel(b, k, options));
-        continue;
-      }
-      if (auto st = spirv_library_kernels(k, library); !st) return st;
+  SpirvModule out;
+  for (const auto &k : module.kernels) {
+    if (is_spirv_library_kernel(k.name))
+      return isa::kernel_error(ErrorCode::InvalidProgram, module.source_name, k, k.loc,
+                               "kernel name '" + k.name + "' is reserved: names starting with " +
+                                   std::string(kSpirvLibraryPrefix) +
+                                   " are the SPIR-V back end's library kernels");
+    if (k.is_launch_level()) {
       SpirvKernelInfo host;
       host.name = k.name;
       host.host = true;
       out.kernels.push_back(std::move(host));
+      continue;
     }
-    for (const auto &k : library) out.kernels.push_back(spirv::lower_kernel(b, k, options, true));
-  } catch (const spirv::Unsupported &e) {
-    return {ErrorCode::InvalidProgram,
-            std::string(e.what()) + " (target " + options.target.name + ")"};
+    auto info = lower_one(b, module.source_name, k, options, false);
+    if (!info) return info.status();
+    out.kernels.push_back(std::move(*info));
   }
-  return finish_module(b, options, out);
+  for (const auto &k : *library) {
+    auto info = lower_one(b, "<SPIR-V device library>", k, options, true);
+    if (!info) return info.status();
+    out.kernels.push_back(std::move(*info));
+  }
+  if (auto st = finish_module(b, options, out); !st) return st;
+  return out;
 }
 
-Status compile_spirv_library(const std::vector<isa::Kernel> &kernels, const SpirvOptions &options,
-                             SpirvModule &out) {
+Expected<SpirvModule> compile_spirv_library(const std::vector<isa::Kernel> &kernels,
+                                            const SpirvOptions &options) {
   spirv::Builder b = start_module(options);
-  out = {};
-  try {
-    for (const auto &k : kernels) out.kernels.push_back(spirv::lower_kernel(b, k, options, true));
-  } catch (const spirv::Unsupported &e) {
-    return {ErrorCode::Internal, std::string(e.what()) + " (target " + options.target.name + ")"};
+  SpirvModule out;
+  for (const auto &k : kernels) {
+    auto info = lower_one(b, "<SPIR-V device library>", k, options, true);
+    if (!info) return info.status();
+    out.kernels.push_back(std::move(*info));
   }
-  return finish_module(b, options, out);
+  if (auto st = finish_module(b, options, out); !st) return st;
+  return out;
 }
 
 } // namespace hologram::codegen

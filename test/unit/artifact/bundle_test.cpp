@@ -54,17 +54,15 @@ driver::CpuOutputOptions scale_options() {
 /// The bytes of a bundle of kScale made by the driver, as hologram-cc --emit=bundle does.
 const std::string &scale_bundle() {
   static const std::string bytes = [] {
-    std::string out;
-    auto st = driver::emit_cpu_output(scale_module(), scale_options(), "bundle", out);
-    EXPECT_TRUE(st) << st.message();
-    return out;
+    auto out = driver::emit_cpu_output(scale_module(), scale_options(), "bundle");
+    EXPECT_TRUE(out) << out.message();
+    return out ? *out : std::string();
   }();
   return bytes;
 }
 
 std::string read_error(std::string bytes) {
-  artifact::Bundle b;
-  auto st = artifact::read_bundle(std::move(bytes), b);
+  Status st = artifact::read_bundle(std::move(bytes)).status();
   EXPECT_FALSE(st) << "a damaged bundle was accepted";
   EXPECT_EQ(st.code(), ErrorCode::InvalidModule);
   return st.message();
@@ -113,13 +111,13 @@ std::string temp_path(const std::string &name) {
 TEST(Bundle, RoundTripsAndIsDeterministic) {
   const auto &bytes = scale_bundle();
   auto o = scale_options();
-  std::string again;
-  ASSERT_TRUE(driver::emit_cpu_output(scale_module(), o, "bundle", again));
-  EXPECT_EQ(bytes, again);
+  auto again = driver::emit_cpu_output(scale_module(), o, "bundle");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(bytes, *again);
 
-  artifact::Bundle b;
-  auto st = artifact::read_bundle(bytes, b);
-  ASSERT_TRUE(st) << st.message();
+  auto read = artifact::read_bundle(bytes);
+  ASSERT_TRUE(read) << read.message();
+  const artifact::Bundle &b = *read;
   EXPECT_EQ(b.format_version, artifact::kBundleFormatVersion);
   EXPECT_EQ(b.compiler_version, "test");
   EXPECT_EQ(b.module_name, "scale");
@@ -139,9 +137,9 @@ TEST(Bundle, RoundTripsAndIsDeterministic) {
   EXPECT_EQ(cpu->bytes.substr(0, 4), "\x7f"
                                      "ELF");
   // The manifest is the one --emit=manifest writes.
-  std::string manifest;
-  ASSERT_TRUE(driver::emit_cpu_output(scale_module(), o, "manifest", manifest));
-  EXPECT_EQ(b.manifest, manifest);
+  auto manifest = driver::emit_cpu_output(scale_module(), o, "manifest");
+  ASSERT_TRUE(manifest);
+  EXPECT_EQ(b.manifest, *manifest);
 }
 
 TEST(Bundle, RefusesWhatIsNotABundle) {
@@ -200,8 +198,7 @@ TEST(Bundle, EveryFlippedByteIsCaught) {
   for (size_t at = 0; at < bytes.size(); at += 7) {
     std::string b = bytes;
     b[at] = static_cast<char>(b[at] ^ 0x01);
-    artifact::Bundle out;
-    EXPECT_FALSE(artifact::read_bundle(b, out)) << "flipping byte " << at << " went unnoticed";
+    EXPECT_FALSE(artifact::read_bundle(b)) << "flipping byte " << at << " went unnoticed";
   }
 }
 
@@ -212,8 +209,7 @@ TEST(Bundle, ForgedManifestsFailTheDeeperChecks) {
       scale_module(),
       isa::CompileOptions{2, false, false, false, false, {0, 0, 0}, {"x86-64-v2", "x86-64-v3"}});
   // The resealed original is accepted: the helper itself is faithful.
-  artifact::Bundle ok;
-  EXPECT_TRUE(artifact::read_bundle(reseal(bytes, m), ok));
+  EXPECT_TRUE(artifact::read_bundle(reseal(bytes, m)));
 
   auto msg = read_error(reseal(bytes, "{not json"));
   EXPECT_EQ(msg.rfind("manifest:", 0), 0u) << msg;
@@ -239,7 +235,7 @@ TEST(Bundle, ForgedManifestsFailTheDeeperChecks) {
 TEST(Bundle, BackendLoadsAndRunsIt) {
   auto path = temp_path("scale.hgb");
   std::string err;
-  ASSERT_TRUE(write_file_atomic(path, scale_bundle(), &err)) << err;
+  ASSERT_TRUE(write_file_atomic(path, scale_bundle()).is_ok());
   auto b = create_backend(Preference::parse("cpu"));
   auto m = b->load_module(path);
   auto info = b->module_info(m);
@@ -264,7 +260,7 @@ TEST(Bundle, BackendLoadsAndRunsIt) {
 void expect_load_error(const std::string &bytes, const std::string &what) {
   auto path = temp_path("bad.hgb");
   std::string err;
-  ASSERT_TRUE(write_file_atomic(path, bytes, &err)) << err;
+  ASSERT_TRUE(write_file_atomic(path, bytes).is_ok());
   auto b = create_backend(Preference::parse("cpu"));
   try {
     b->load_module(path);
@@ -297,9 +293,9 @@ TEST(Bundle, BackendRefusesDamagedBundlesSayingWhy) {
   isa_only = isa_only.substr(0, isa_only.rfind(',')) + "\n  ]\n}\n";
   uint64_t isa_size = 0;
   {
-    artifact::Bundle whole;
-    ASSERT_TRUE(artifact::read_bundle(bytes, whole));
-    isa_size = whole.payloads[0].bytes.size();
+    auto whole = artifact::read_bundle(bytes);
+    ASSERT_TRUE(whole);
+    isa_size = whole->payloads[0].bytes.size();
   }
   expect_load_error(
       reseal(bytes, isa_only, bytes.substr(artifact::kBundleHeaderSize + m.size(), isa_size)),

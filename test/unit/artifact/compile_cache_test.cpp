@@ -120,11 +120,11 @@ TEST(CompileCache, DamagedAndForeignEntriesAreDeletedNotUsed) {
     cache.put(key_of("a"), bytes);
     ASSERT_EQ(cache.entries().size(), 1u);
     const std::string path = cache.entries()[0].path;
-    auto raw = *read_file(path, nullptr);
+    auto raw = *read_file(path);
     if (damage == 0) raw[500] ^= 1;
     if (damage == 1) raw.resize(raw.size() - 10);
     if (damage == 2) raw[3] ^= 1;
-    ASSERT_TRUE(write_file_atomic(path, raw, nullptr));
+    ASSERT_TRUE(write_file_atomic(path, raw).is_ok());
     EXPECT_FALSE(cache.get(key_of("a"))) << damage;
     EXPECT_FALSE(fs::exists(path)) << damage;
   }
@@ -141,7 +141,7 @@ TEST(CompileCache, AnUnwritableCacheIsSkippedAndSaidSoOnce) {
   TempDir dir;
   fs::create_directories(dir.path);
   const std::string file = (dir.path / "not-a-directory").string();
-  ASSERT_TRUE(write_file_atomic(file, "x", nullptr));
+  ASSERT_TRUE(write_file_atomic(file, "x").is_ok());
   CacheSettings s;
   s.dir = file + "/cache"; // under a regular file: cannot be made
   CompileCache cache(s);
@@ -188,23 +188,25 @@ TEST(CompileCache, SettingsComeFromTheEnvironment) {
   ScopedEnv dir("HOLOGRAM_CACHE_DIR", "/tmp/hg-cache-env");
   ScopedEnv max("HOLOGRAM_CACHE_MAX_BYTES", "12345");
   ScopedEnv mode("HOLOGRAM_CACHE", nullptr);
-  CacheSettings s;
-  ASSERT_TRUE(CacheSettings::from_environment(s).is_ok());
-  EXPECT_TRUE(s.enabled);
-  EXPECT_EQ(s.dir, "/tmp/hg-cache-env");
-  EXPECT_EQ(s.max_bytes, 12345u);
+  auto s = CacheSettings::from_environment();
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->enabled);
+  EXPECT_EQ(s->dir, "/tmp/hg-cache-env");
+  EXPECT_EQ(s->max_bytes, 12345u);
   {
     ScopedEnv off("HOLOGRAM_CACHE", "off");
-    ASSERT_TRUE(CacheSettings::from_environment(s).is_ok());
-    EXPECT_FALSE(s.enabled);
+    auto off_settings = CacheSettings::from_environment();
+    ASSERT_TRUE(off_settings);
+    EXPECT_FALSE(off_settings->enabled);
   }
   {
     ScopedEnv none("HOLOGRAM_CACHE_DIR", nullptr), xdg("XDG_CACHE_HOME", "/tmp/xdg");
-    ASSERT_TRUE(CacheSettings::from_environment(s).is_ok());
-    EXPECT_EQ(s.dir, "/tmp/xdg/hologram");
+    auto xdg_settings = CacheSettings::from_environment();
+    ASSERT_TRUE(xdg_settings);
+    EXPECT_EQ(xdg_settings->dir, "/tmp/xdg/hologram");
   }
   ScopedEnv bad("HOLOGRAM_CACHE_MAX_BYTES", "12k");
-  auto st = CacheSettings::from_environment(s);
+  Status st = CacheSettings::from_environment().status();
   EXPECT_EQ(st.code(), ErrorCode::InvalidArgument);
   EXPECT_NE(st.message().find("HOLOGRAM_CACHE_MAX_BYTES='12k'"), std::string::npos);
 }
@@ -258,11 +260,11 @@ TEST(CompileCache, ExecuteProgramReusesWhatAnEarlierBackendCompiled) {
   ASSERT_EQ(entries.size(), 1u);
   EXPECT_GT(entries[0].last_used_ns, int64_t{1000} * 1000000000);
   // A damaged entry is compiled again and replaced.
-  auto raw = *read_file(entries[0].path, nullptr);
+  auto raw = *read_file(entries[0].path);
   raw[raw.size() / 2] ^= 0x40;
-  ASSERT_TRUE(write_file_atomic(entries[0].path, raw, nullptr));
+  ASSERT_TRUE(write_file_atomic(entries[0].path, raw).is_ok());
   EXPECT_EQ(run(), sum);
   entries = cache.entries();
   ASSERT_EQ(entries.size(), 1u);
-  EXPECT_NE(*read_file(entries[0].path, nullptr), raw);
+  EXPECT_NE(*read_file(entries[0].path), raw);
 }

@@ -146,12 +146,12 @@ template <typename F> void on_each_level(const isa::Module &m, F &&fn) {
     driver::CpuOutputOptions o;
     o.targets = {target};
     o.module_name = "math";
-    std::string bytes, err;
-    ASSERT_TRUE(driver::emit_cpu_output(m, o, "shared", bytes));
+    auto bytes = driver::emit_cpu_output(m, o, "shared");
+    ASSERT_TRUE(bytes) << bytes.message();
     std::string path = (std::filesystem::temp_directory_path() /
                         ("hologram-math-" + std::to_string(getpid()) + "-" + target + ".so"))
                            .string();
-    ASSERT_TRUE(write_file_atomic(path, bytes, &err)) << err;
+    ASSERT_TRUE(write_file_atomic(path, *bytes).is_ok());
     auto b = create_backend(Preference::parse("cpu"));
     fn(target, *b, b->load_module(path));
     std::filesystem::remove(path);
@@ -240,12 +240,12 @@ TEST(SpirvMath, MeetsTheAccuracyBoundsOfTheSpec) {
   driver::CpuOutputOptions o;
   o.targets = {"vulkan1.1", "opencl1.2"};
   o.module_name = "math";
-  std::string bytes, err;
-  ASSERT_TRUE(driver::emit_cpu_output(*m, o, "bundle", bytes));
+  auto bytes = driver::emit_cpu_output(*m, o, "bundle");
+  ASSERT_TRUE(bytes) << bytes.message();
   std::string path = (std::filesystem::temp_directory_path() /
                       ("hologram-math-spirv-" + std::to_string(getpid()) + ".hgb"))
                          .string();
-  ASSERT_TRUE(write_file_atomic(path, bytes, &err)) << err;
+  ASSERT_TRUE(write_file_atomic(path, *bytes).is_ok());
   for (const char *backend : {"vulkan", "opencl"}) {
     auto b = create_backend(Preference::parse(backend));
     auto mod = b->load_module(path);

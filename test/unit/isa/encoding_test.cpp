@@ -23,9 +23,8 @@ const char *kProgram = R"(.kernel k
 TEST(Encoding, RoundTrip) {
   auto m = parse_ok(kProgram);
   auto bytes = isa::encode_module(m);
-  std::string err;
-  auto back = isa::decode_module(bytes, &err);
-  ASSERT_TRUE(back) << err;
+  auto back = isa::decode_module(bytes);
+  ASSERT_TRUE(back) << back.message();
   EXPECT_TRUE(back->same_as(m));
   EXPECT_EQ(isa::encode_module(*back), bytes);
 }
@@ -83,19 +82,16 @@ TEST(Encoding, HashChangesWithContentAndOptions) {
 
 TEST(Encoding, DamagedInputIsRejected) {
   auto bytes = isa::encode_module(parse_ok(kProgram));
-  std::string err;
   for (size_t cut = 0; cut < bytes.size(); ++cut) {
     std::vector<uint8_t> part(bytes.begin(), bytes.begin() + cut);
-    EXPECT_FALSE(isa::decode_module(part, &err)) << "cut at " << cut;
+    EXPECT_FALSE(isa::decode_module(part)) << "cut at " << cut;
   }
   auto bad = bytes;
   bad[0] = 'X';
-  EXPECT_FALSE(isa::decode_module(bad, &err));
-  EXPECT_NE(err.find("magic"), std::string::npos);
+  EXPECT_NE(isa::decode_module(bad).message().find("magic"), std::string::npos);
   bad = bytes;
   bad.push_back(0);
-  EXPECT_FALSE(isa::decode_module(bad, &err));
-  EXPECT_NE(err.find("trailing"), std::string::npos);
+  EXPECT_NE(isa::decode_module(bad).message().find("trailing"), std::string::npos);
 }
 
 // What CPU module descriptors and bundles carry: the encoding and every source location, so
@@ -103,9 +99,8 @@ TEST(Encoding, DamagedInputIsRejected) {
 TEST(Encoding, WithLocationsRoundTripsTheLocations) {
   auto m = parse_ok(kProgram);
   auto bytes = isa::encode_module_with_locations(m);
-  std::string err;
-  auto back = isa::decode_module_with_locations(bytes, &err);
-  ASSERT_TRUE(back) << err;
+  auto back = isa::decode_module_with_locations(bytes);
+  ASSERT_TRUE(back) << back.message();
   EXPECT_TRUE(back->same_as(m));
   ASSERT_EQ(back->kernels.size(), 1u);
   const auto &k = back->kernels[0], &want = m.kernels[0];
@@ -119,18 +114,18 @@ TEST(Encoding, WithLocationsRoundTripsTheLocations) {
 
 TEST(Encoding, WithLocationsRefusesDamagedInput) {
   auto bytes = isa::encode_module_with_locations(parse_ok(kProgram));
-  std::string err;
   for (size_t cut = 0; cut < bytes.size(); ++cut) {
     std::vector<uint8_t> part(bytes.begin(), bytes.begin() + cut);
-    EXPECT_FALSE(isa::decode_module_with_locations(part, &err)) << "cut at " << cut;
+    EXPECT_FALSE(isa::decode_module_with_locations(part)) << "cut at " << cut;
   }
   auto bad = bytes;
   bad.push_back(0);
-  EXPECT_FALSE(isa::decode_module_with_locations(bad, &err));
-  EXPECT_NE(err.find("trailing"), std::string::npos) << err;
+  auto trailing = isa::decode_module_with_locations(bad);
+  EXPECT_FALSE(trailing);
+  EXPECT_NE(trailing.message().find("trailing"), std::string::npos) << trailing.message();
   // The module's own encoding alone (no locations) is not enough.
-  EXPECT_FALSE(isa::decode_module_with_locations(isa::encode_module(parse_ok(kProgram)), &err));
+  EXPECT_FALSE(isa::decode_module_with_locations(isa::encode_module(parse_ok(kProgram))));
   bad = bytes;
   bad[0] = 0xff; // a length beyond the input
-  EXPECT_FALSE(isa::decode_module_with_locations(bad, &err));
+  EXPECT_FALSE(isa::decode_module_with_locations(bad));
 }

@@ -66,15 +66,15 @@ std::string compile_text(const char *text, driver::CpuOutputOptions o) {
   EXPECT_TRUE(m) << diags.to_string();
   o.module_name = "test";
   o.source_name = "test.hasm";
-  std::string bytes, err;
-  auto st = driver::emit_cpu_output(*m, o, "shared", bytes);
-  EXPECT_TRUE(st) << st.message();
+  auto compiled = driver::emit_cpu_output(*m, o, "shared");
+  EXPECT_TRUE(compiled) << compiled.message();
+  const std::string bytes = compiled ? *compiled : std::string();
   static int n = 0;
   std::string path =
       (std::filesystem::temp_directory_path() /
        ("hologram-cpu-test-" + std::to_string(getpid()) + "-" + std::to_string(n++) + ".so"))
           .string();
-  EXPECT_TRUE(write_file_atomic(path, bytes, &err)) << err;
+  EXPECT_TRUE(write_file_atomic(path, bytes).is_ok());
   return path;
 }
 
@@ -467,12 +467,12 @@ TEST(CpuModules, WholeLaunchOperationsSplitOverThreadsMatchTheInterpreter) {
   driver::CpuOutputOptions o;
   o.targets = {"x86-64-v2"};
   o.module_name = "ops";
-  std::string bytes, err;
-  ASSERT_TRUE(driver::emit_cpu_output(*m, o, "shared", bytes));
+  auto bytes = driver::emit_cpu_output(*m, o, "shared");
+  ASSERT_TRUE(bytes) << bytes.message();
   std::string path = (std::filesystem::temp_directory_path() /
                       ("hologram-ops-" + std::to_string(getpid()) + ".so"))
                          .string();
-  ASSERT_TRUE(write_file_atomic(path, bytes, &err)) << err;
+  ASSERT_TRUE(write_file_atomic(path, *bytes).is_ok());
   const uint32_t n = 200000, rows = 500, cols = 400;
   std::vector<float> x(n);
   for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>((i * 7919) % 1000) / 250.0f - 2.0f;
