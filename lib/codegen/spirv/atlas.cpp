@@ -1,6 +1,6 @@
 // The SPIR-V lowering of the Atlas instructions (SPEC §4): class arithmetic on (h2, d, l),
 // neighbours, mirrors, resonance and phase (kernel_lowering.h).
-#include "kernel_lowering.h"
+#include "flavours.h"
 
 namespace hologram::codegen::spirv {
 
@@ -45,13 +45,6 @@ auto KernelLowering::neighbour(Id c, uint64_t k) -> Id {
     v[b] = hi;
   }
   return sel(u32t(), flat, v[k % 4], v[k % 5]);
-}
-
-auto KernelLowering::atlas_word(Id index32) -> Id {
-  if (cl_)
-    return op(Op::OpInBoundsPtrAccessChain, b_.t_pointer(SC::CrossWorkgroup, u64t()),
-              {atlas_, index32});
-  return op(Op::OpAccessChain, b_.t_pointer(SC::StorageBuffer, u64t()), {atlas_, cu32(0), index32});
 }
 
 auto KernelLowering::atlas_op(AtlasOpcode which, const Instruction &inst) -> void {
@@ -112,9 +105,7 @@ auto KernelLowering::atlas_op(AtlasOpcode which, const Instruction &inst) -> voi
              [&](Id old) { return bitcast(u64t(), fadd(bitcast(f64t(), old), v)); });
     return;
   }
-  case AtlasOpcode::PhaseGet:
-    if (cl_) return dst(inst, cl_phase_);
-    return dst(inst, push_u32(phase_member_));
+  case AtlasOpcode::PhaseGet: return dst(inst, phase());
   case AtlasOpcode::PhaseAdv: {
     b_.capability(spv::Capability::Int64Atomics);
     features_.insert("int64_atomics");

@@ -1,6 +1,6 @@
 // The SPIR-V lowering's conversions (SPEC §3.4): every pair of types; float to int truncates
 // and saturates, NaN gives 0; f16 and bf16 through f32 with rounding to odd (kernel_lowering.h).
-#include "kernel_lowering.h"
+#include "flavours.h"
 
 namespace hologram::codegen::spirv {
 

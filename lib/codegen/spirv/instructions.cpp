@@ -1,6 +1,6 @@
 // The SPIR-V lowering's instructions: dispatch over the instruction table, and integer and
 // float arithmetic with SPEC §3.4's exact semantics (kernel_lowering.h).
-#include "kernel_lowering.h"
+#include "flavours.h"
 
 namespace hologram::codegen::spirv {
 
@@ -10,11 +10,7 @@ auto KernelLowering::emit_instruction(const Instruction &inst) -> void {
   case Opcode::Mov:
   case Opcode::MovImm: dst(inst, src(inst, 1)); return;
   case Opcode::Param: {
-    uint32_t p = inst.operands[1].index;
-    if (cl_) return dst(inst, normalize(t, cl_scalars_.at(p)));
-    Id ptr = op(Op::OpAccessChain, b_.t_pointer(SC::PushConstant, rep(t)),
-                {push_, cu32(push_member_.at(p))});
-    dst(inst, normalize(t, load(rep(t), ptr)));
+    dst(inst, normalize(t, scalar_param(inst.operands[1].index, t)));
     return;
   }
   case Opcode::Cvt: dst(inst, convert(t, inst.type2, src(inst, 1))); return;
@@ -35,17 +31,14 @@ auto KernelLowering::emit_instruction(const Instruction &inst) -> void {
                 cu32(static_cast<uint32_t>(spv::Scope::Workgroup)),
                 cu32(static_cast<uint32_t>(spv::MemorySemanticsMask::AcquireRelease |
                                            spv::MemorySemanticsMask::WorkgroupMemory |
-                                           (cl_ ? spv::MemorySemanticsMask::CrossWorkgroupMemory
-                                                : spv::MemorySemanticsMask::MaskNone)))});
+                                           device_memory(false)))});
     return;
   case Opcode::MemFence: {
     auto scope = static_cast<FenceScope>(inst.sub);
     if (scope == FenceScope::Thread) return; // a lane's own accesses are already ordered
     spv::Scope s = scope == FenceScope::Block ? spv::Scope::Workgroup : spv::Scope::Device;
     auto sem = spv::MemorySemanticsMask::AcquireRelease |
-               spv::MemorySemanticsMask::WorkgroupMemory |
-               (cl_ ? spv::MemorySemanticsMask::CrossWorkgroupMemory
-                    : spv::MemorySemanticsMask::UniformMemory);
+               spv::MemorySemanticsMask::WorkgroupMemory | device_memory(true);
     b_.op_void(Op::OpMemoryBarrier,
                {cu32(static_cast<uint32_t>(s)), cu32(static_cast<uint32_t>(sem))});
     return;
@@ -288,24 +281,10 @@ auto KernelLowering::binary(BinaryOp o, Type t, Id a, Id c) -> Id {
     Id one = is64(t) ? cu64(1) : cu32(1);
     Id divisor = sel(ty, unsafe, one, c);
     Id r = 0;
-    if (o == BinaryOp::Rem && s && !cl_) {
-      // Vulkan leaves OpSRem undefined when an operand is negative (its SPIR-V environment,
-      // "Precision and Operation"): the remainder of the magnitudes, with the dividend's sign.
-      // Each operand is built in its own statement: the ids come out in one order whatever
-      // the compiler's order of evaluating arguments.
-      Id zero_t = b_.c_null(ty);
-      Id a_negative = op(Op::OpSLessThan, boolt(), {a, zero_t});
-      auto magnitude = [&](Id v, Id negative) {
-        Id negated = op(Op::OpISub, ty, {zero_t, v});
-        return sel(ty, negative, negated, v);
-      };
-      Id ma = magnitude(a, a_negative);
-      Id mb = magnitude(divisor, op(Op::OpSLessThan, boolt(), {divisor, zero_t}));
-      Id m = op(Op::OpUMod, ty, {ma, mb});
-      Id negated = op(Op::OpISub, ty, {zero_t, m});
-      r = sel(ty, a_negative, negated, m);
+    if (o == BinaryOp::Rem && s) {
+      r = signed_rem(ty, a, divisor);
     } else {
-      Op dop = o == BinaryOp::Div ? (s ? Op::OpSDiv : Op::OpUDiv) : (s ? Op::OpSRem : Op::OpUMod);
+      Op dop = o == BinaryOp::Div ? (s ? Op::OpSDiv : Op::OpUDiv) : Op::OpUMod;
       r = op(dop, ty, {a, divisor});
     }
     // MIN / -1 = MIN (the division by one above keeps a); MIN rem -1 = 0 (a rem 1 is 0).
@@ -331,7 +310,8 @@ auto KernelLowering::binary(BinaryOp o, Type t, Id a, Id c) -> Id {
   case BinaryOp::Pow:
   case BinaryOp::Atan2: {
     if (t == Type::F64 && !f32_library_)
-      return call_f64_math(b_, cl_, o == BinaryOp::Pow ? MathOpcode::Pow : MathOpcode::Atan2, a, c);
+      return call_f64_math(b_, *this, o == BinaryOp::Pow ? MathOpcode::Pow : MathOpcode::Atan2, a,
+                           c);
     if (o_.fast_math && t != Type::F64)
       return glsl(ty, o == BinaryOp::Pow ? GLSLstd450Pow : GLSLstd450Atan2, {a, c});
     // In f64 and rounded once (f32), like the other transcendentals.

@@ -1,9 +1,11 @@
-// The SPIR-V kernel lowering (SPEC §9) as one class whose parts live in several files:
-// kernel_lowering.cpp (what the target runs, types, shorthands, registers and specials),
-// interface.cpp (built-ins, push constants, buffers, shared memory, status, OpenCL kernel
-// arguments), control.cpp (functions and structured control flow), instructions.cpp
-// (dispatch and arithmetic), atlas.cpp (the Atlas instructions), math.cpp (math within the
-// SPEC's bounds), conversions.cpp and memory.cpp (addresses, word storage, atomics).
+// The SPIR-V kernel lowering (SPEC §9): what both flavours share, as one class whose parts
+// live in several files: kernel_lowering.cpp (what the target runs, types, shorthands,
+// registers and specials), interface.cpp (what a kernel's interface needs), control.cpp
+// (functions, blocks and control instructions), instructions.cpp (dispatch and arithmetic),
+// atlas.cpp (the Atlas instructions), math.cpp (math within the SPEC's bounds),
+// conversions.cpp and memory.cpp (addresses, word storage, atomics). What differs between
+// the Shader module Vulkan runs and the Kernel module OpenCL runs is the flavour interface
+// below, implemented by VulkanLowering and OpenClLowering (flavours.h).
 #pragma once
 
 #include "hologram/isa/accesses.h"
@@ -36,13 +38,6 @@ inline bool is64(Type t) {
   return type_size(t) == 8;
 }
 
-/// A natural loop of one function.
-struct Loop {
-  uint32_t header = 0;
-  std::set<uint32_t> body; ///< includes the header
-  int parent = -1;         ///< index of the enclosing loop
-};
-
 /// A buffer or pool as the code reaches it: its variable (OpenCL: pointer) and element type.
 struct Buffer {
   Id var = 0, elem = 0;
@@ -63,17 +58,106 @@ inline Type library_element_type(const Kernel &k) {
   return Type::None;
 }
 
-class KernelLowering {
+class KernelLowering : public F64Flavour {
 public:
   KernelLowering(Builder &b, const Kernel &k, const SpirvOptions &o, bool library)
-      : b_(b), k_(k), o_(o), cl_(!o.target.is_vulkan()),
-        f32_library_(library && library_element_type(k) == Type::F32),
+      : b_(b), k_(k), o_(o), f32_library_(library && library_element_type(k) == Type::F32),
         fixed_block_(!library && o.block[0] != 0), lanes_(opt::analyse_lanes(k)),
         natural_loops_(natural_loops(cfg_)) {}
+  virtual ~KernelLowering() = default;
+  KernelLowering(const KernelLowering &) = delete;
+  KernelLowering &operator=(const KernelLowering &) = delete;
 
   SpirvKernelInfo run();
 
-private:
+protected:
+  // ------------------------------------------------------------------------------------------
+  // The flavour: each hook is one thing the Vulkan (Shader, GLCompute, logical addressing,
+  // structured control flow) and OpenCL (Kernel, physical addressing, the ISA's own blocks)
+  // modules do differently.
+
+  // The module and the entry point.
+
+  /// Capabilities, the extended instruction set (ext_), built-ins, the parameters (bindings
+  /// and push constants, or kernel arguments), the status buffer, shared memory and the
+  /// register variables.
+  virtual void declare_interface() = 0;
+  /// The entry point `entry` of the kernel: its execution model, interface and a fixed
+  /// block size.
+  virtual void declare_entry_point(Id entry) = 0;
+
+  // Functions and control flow.
+
+  /// Opens function `entry` (the kernel when `is_kernel`, else a subroutine) with its
+  /// parameters and first block, and chooses whether registers are SSA values.
+  virtual void begin_function(uint32_t entry, bool is_kernel) = 0;
+  /// The blocks of the open function (rpo_), after its specials.
+  virtual void emit_body(uint32_t entry) = 0;
+  /// Control goes to ISA block `block`.
+  virtual void go_to(uint32_t block) = 0;
+  /// Control goes to `then_bb` when c, else to `else_bb`.
+  virtual void branch(Id c, uint32_t then_bb, uint32_t else_bb) = 0;
+  /// What a call passes a subroutine after its function.
+  virtual Words call_arguments() = 0;
+
+  // Launch geometry and parameters.
+
+  /// Component d of a built-in vector variable, as u32.
+  virtual Id builtin(Id var, uint32_t d) = 0;
+  /// specials_.grid[d], specials_.block[d] (and bdim_[d] when the launch sets it), after
+  /// specials_.lane[d].
+  virtual void block_geometry(uint32_t d) = 0;
+  /// After the 64-bit lane ids: anything that replaces them (Vulkan's 32-bit forms).
+  virtual void narrow_lane_ids() = 0;
+  /// What storing `bits`-wide integers (8 or 16) in memory needs: capabilities, extensions,
+  /// device features.
+  virtual void declare_storage_width(unsigned bits) = 0;
+  /// The value of scalar parameter p, of register type t before normalisation.
+  virtual Id scalar_param(uint32_t p, Type t) = 0;
+  /// The phase the launch reads (phase.get).
+  virtual Id phase() = 0;
+
+  // Instructions.
+
+  /// The semantics that order device memory other lanes see, at a barrier or a fence.
+  virtual spv::MemorySemanticsMask device_memory(bool fence) = 0;
+  /// A shift of `value` by `amount` (an amount narrower than the value, or not).
+  virtual Id shift(Op o, Id t, Id value, Id amount) = 0;
+  /// `v` as a result the target must not contract with its neighbours.
+  virtual Id exact(Id v) = 0;
+  /// A GLSL.std.450 function, or its twin in the flavour's extended instruction set.
+  virtual Id glsl(Id t, GLSLstd450 f, const Words &w) = 0;
+  // f64 math (math64.h): f64_no_contraction and f64_product_error.
+  Id f64_extended(GLSLstd450 fn, Id x) override { return glsl(f64t(), fn, {x}); }
+
+  /// The low `bits` of v sign-extended to 32.
+  virtual Id sign_extend(Id v, uint32_t bits) = 0;
+  /// The signed remainder of a by a divisor that is neither 0 nor -1 with a = MIN: C's sign
+  /// (the dividend's) whatever the operands' signs.
+  virtual Id signed_rem(Id ty, Id a, Id divisor) = 0;
+
+  // Memory.
+
+  /// A pointer to word i of the status buffer.
+  virtual Id status_word(uint32_t i) = 0;
+  /// A pointer to u64 word `index32` of the Atlas state buffer.
+  virtual Id atlas_word(Id index32) = 0;
+  /// Buffer p as an array of t's bits: itself, or for a register address that reads it with
+  /// another width, a view of it.
+  virtual Buffer buffer_as(uint32_t p, Type t) = 0;
+  /// The number of `size`-byte elements of buffer p (u64), for bounds checks.
+  virtual Id buffer_elements(uint32_t p, const Buffer &buf, unsigned size) = 0;
+  /// A pointer to element `index64` of `buf`.
+  virtual Id buffer_element(const Buffer &buf, Id index64) = 0;
+  /// The size in bytes of pool p (u64).
+  virtual Id pool_bytes(uint32_t p) = 0;
+  /// A pointer to u32 word `word_index32` of the word storage `a` names.
+  virtual Id word_ptr(const Address &a, Id word_index32) = 0;
+  /// A pointer to the u64 at an 8-aligned byte offset of word storage.
+  virtual Id wide_ptr(const Address &a, Id byte_off) = 0;
+  /// Notes a 64-bit atomic on shared memory (a device feature on Vulkan).
+  virtual void require_shared_int64_atomics() = 0;
+
   // ------------------------------------------------------------------------------------------
   // What this back end runs
 
@@ -109,10 +193,6 @@ private:
   // Shorthands for instructions
 
   Id op(Op o, Id t, const Words &w);
-  Id exact(Id v);
-  /// A GLSL.std.450 function, or its OpenCL.std twin in the Kernel flavour.
-  Id glsl(Id t, GLSLstd450 f, const Words &w);
-  static uint32_t opencl_std(GLSLstd450 f);
   Id sel(Id t, Id c, Id a, Id bv) { return op(Op::OpSelect, t, {c, a, bv}); }
   Id ieq(Id a, Id bv) { return op(Op::OpIEqual, boolt(), {a, bv}); }
   Id ine(Id a, Id bv) { return op(Op::OpINotEqual, boolt(), {a, bv}); }
@@ -138,23 +218,6 @@ private:
   // ------------------------------------------------------------------------------------------
   // Interface: built-ins, push constants, buffers, shared memory, status
 
-  void declare_interface();
-
-  /// The first 64-bit atomic on shared memory, if any (Vulkan).
-  const Instruction *wide_shared_atomic() const;
-
-  Id storage_array(Id elem, uint32_t stride, uint32_t binding, bool read_only);
-  /// Vulkan: a view of a storage buffer as an array of `elem` (another variable on the same
-  /// binding, which Vulkan allows): u64 words of pools, the boundary pool and scratch for
-  /// 64-bit atomics, and buffers reached through a register address with another width.
-  Id view(Id var, Id elem, uint32_t stride);
-  Id wide_view(Id words_var) { return view(words_var, u64t(), 8); }
-
-  /// OpenCL (SPEC §9.2): built-ins are Input vectors of size_t; buffers are CrossWorkgroup
-  /// pointers and scalars values, in parameter order; then the status buffer, the shared
-  /// memory (a local pointer sized at launch) and, with -fbounds-check, the sizes.
-  void declare_kernel_args();
-
   bool uses(Opcode o) const;
   bool uses_atlas_state() const { return uses(Opcode::ResAccum) || uses(Opcode::PhaseAdv); }
 
@@ -173,8 +236,6 @@ private:
   /// what the access needs: its size, at most a word in word storage).
   static bool statically_aligned(const Address &a, const Instruction &inst, unsigned align = 0);
 
-  void declare_registers();
-
   // ------------------------------------------------------------------------------------------
   // Registers and specials
 
@@ -183,11 +244,15 @@ private:
   Id read_pred(unsigned p);
   void write_pred(unsigned p, Id v);
 
-  Id push_u32(uint32_t member);
-  Id builtin(Id var, uint32_t d);
-
   /// The special registers, computed in the entry block of each function.
   void compute_specials();
+  /// The linear lane id, the per-axis ids and the launch's lane count, from the geometry in
+  /// specials_, in type t (`wide`: u64 computed from the u32 geometry). A launch of fewer
+  /// than 2^32 lanes has them all in 32 bits.
+  struct LaneIds {
+    Id gid = 0, axis[3]{}, gsize = 0;
+  };
+  LaneIds lane_ids(Id t, bool wide);
 
   Id special(Special sp);
 
@@ -199,22 +264,6 @@ private:
   // Functions and structured control flow
 
   void emit_function(uint32_t entry, bool is_kernel);
-
-  /// OpenCL: control goes to ISA block `bb` (leaving the function when it is not part of it).
-  void jump(uint32_t bb);
-  /// OpenCL: to `then_bb` when c, else to `else_bb`.
-  void jump_if(Id c, uint32_t then_bb, uint32_t else_bb);
-
-  /// This function's natural loops (isa::natural_loops), in the order their first latch
-  /// comes in reverse post-order, as sets of blocks.
-  void find_loops(uint32_t entry);
-
-  /// Emits the items of a region (-1: the function body) into the open block.
-  void emit_region(int region);
-
-  void emit_loop(int l);
-
-  void go_to(uint32_t block);
 
   void emit_exit();
 
@@ -243,7 +292,6 @@ private:
   Id mirror_d(Id d);
   /// The k-th neighbour of class c (k taken modulo the count), as the interpreter lists them.
   Id neighbour(Id c, uint64_t k);
-  Id atlas_word(Id index32);
 
   void atlas_op(AtlasOpcode which, const Instruction &inst);
 
@@ -361,7 +409,6 @@ private:
 
   /// Records the first failure of the launch in the status buffer.
   void record_if(Id cond, uint32_t code, uint32_t param, Id offset64, uint32_t size);
-  Id status_word(uint32_t i);
 
   // Register addresses (SPEC §3.3). Vulkan's logical addressing has no pointer a register
   // could hold, so an address is, as in the interpreter, a tag in the top 16 bits and a byte
@@ -387,10 +434,6 @@ private:
     Id ok = 0;  ///< bool, or 0 when always fine
   };
 
-  /// Buffer p as an array of t's bits: itself, or for a register address that reads it with
-  /// another width, OpenCL's pointer reinterpreted or a Vulkan view of its binding.
-  Buffer buffer_as(uint32_t p, Type t);
-
   Place buffer_place(const Instruction &inst, const Address &a, Type t);
 
   /// Loads bits of memory type t and turns them into the register form.
@@ -415,12 +458,9 @@ private:
   /// The byte offset in the launch scratch of this lane's region at `site_offset`.
   Id scratch_base(Id site_offset);
 
-  Id pool_bytes(uint32_t p);
-  Id word_ptr(const Address &a, Id word_index32);
-
-  /// A pointer to the u64 at an 8-aligned byte offset of word storage: OpenCL reinterprets the
-  /// word pointer, Vulkan indexes a u64 view of the buffer or of shared memory.
-  Id wide_ptr(const Address &a, Id byte_off);
+  /// The variable of the word storage `a` names (shared memory, a pool, the launch scratch or
+  /// the boundary pool).
+  Id word_base(const Address &a);
   /// The region a failure in word storage names (spirv_status).
   static uint32_t word_region(const Address &a);
 
@@ -465,7 +505,6 @@ private:
   Builder &b_;
   const Kernel &k_;
   const SpirvOptions &o_;
-  bool cl_; ///< the Kernel flavour (OpenCL)
   /// A device library kernel for f32 arrays: its f64 math need only be accurate enough for
   /// f32 results (~1e-15 relative), not the SPEC's 1 ulp of f64.
   bool f32_library_;
@@ -479,32 +518,14 @@ private:
   std::set<std::string> features_;
   bool f64_used_ = false;
 
-  Id ext_ = 0, local_id_ = 0, group_id_ = 0, push_ = 0, status_ = 0, shared_ = 0, shared_words_ = 0,
-     boundary_ = 0, atlas_ = 0, cl_phase_ = 0, scratch_ = 0;
-  bool wide_shared_ = false;          ///< Vulkan: shared memory is u64 words (wide_shared_atomic)
-  std::map<Id, uint32_t> binding_of_; ///< storage buffer variable -> its binding
-  std::map<std::pair<Id, Id>, Id> views_;         ///< (storage buffer variable, element) -> a view
+  // The ids of the current function (OpenCL hands the kernel's to its subroutines).
+  Id ext_ = 0, local_id_ = 0, group_id_ = 0, status_ = 0, shared_ = 0, shared_words_ = 0,
+     boundary_ = 0, atlas_ = 0, scratch_ = 0;
+  bool wide_shared_ = false; ///< shared memory is u64 words (Vulkan, for 64-bit atomics)
   std::map<uint32_t, ScratchSite> scratch_sites_; ///< pool.alloc instruction -> its site
-  uint32_t phase_member_ = 0;
-  std::vector<Id> inputs_; ///< the Input built-ins
-
-  // OpenCL: the kernel's arguments and the register variables live in the kernel function
-  // and are handed to its subroutines as parameters, in the order of `context_`; the members
-  // above (buffers_, status_, shared_, regs_, ...) name the current function's ids.
-  struct ContextItem {
-    Id *ref;     ///< the member holding the current function's id
-    Id type;     ///< its type as a parameter
-    Id var_type; ///< 0 for a kernel argument; else the type of the kernel's Function variable
-    std::string name;
-  };
-  std::vector<ContextItem> context_;
-  std::map<uint32_t, Id> cl_scalars_; ///< parameter -> value
-  std::map<uint32_t, Id> cl_bytes_;   ///< buffer parameter -> its size in bytes (u64)
-  Id group_count_ = 0, group_size_ = 0;
+  std::vector<Id> inputs_;                        ///< the Input built-ins
   Id bdim_[3]{};
-  Id exited_ = 0, cur_ = 0;
-  std::vector<Id> interface_;
-  std::map<uint32_t, uint32_t> push_member_;
+  Id exited_ = 0;
   std::map<uint32_t, Buffer> buffers_;
   std::map<opt::Slot, Id> regs_;
   std::map<uint32_t, Id> fn_ids_;
@@ -516,9 +537,6 @@ private:
   bool is_kernel_fn_ = true;
   std::vector<uint32_t> rpo_;
   std::vector<bool> in_fn_;
-  std::vector<Loop> loops_;
-  std::vector<int> innermost_;
-  std::map<uint32_t, Id> labels_; ///< OpenCL: ISA block -> label
 };
 
 } // namespace hologram::codegen::spirv

@@ -1,6 +1,6 @@
 // The SPIR-V lowering's math within the SPEC's bounds: f32 through f64 evaluations where
 // GLSL.std.450 or OpenCL.std fall short, the exact f32 fma (kernel_lowering.h).
-#include "kernel_lowering.h"
+#include "flavours.h"
 
 namespace hologram::codegen::spirv {
 
@@ -258,7 +258,7 @@ auto KernelLowering::math(MathOpcode o, Type t, Id x) -> Id {
   // f64 to the SPEC's 1 ulp in double-double (math64.h); the device library's f32 kernels
   // use the f64 evaluations below (~1e-15 relative), which their f32 results need, and are
   // faster. Its f64 kernels (map.exp.f64, gelu.f64) need the 1-ulp functions.
-  if (t == Type::F64 && !f32_library_) return call_f64_math(b_, cl_, o, x);
+  if (t == Type::F64 && !f32_library_) return call_f64_math(b_, *this, o, x);
   if (o == MathOpcode::Sin || o == MathOpcode::Cos || o == MathOpcode::Tan) {
     if (t == Type::F64) throw Unsupported("f64 trigonometry in the device library");
     return op(Op::OpFConvert, f32t(), {trig_f32(o, op(Op::OpFConvert, f64t(), {x}))});

@@ -6,7 +6,6 @@
 #include "math_tables.h"
 
 #include <spirv/unified1/GLSL.std.450.h>
-#include <spirv/unified1/OpenCL.std.h>
 
 #include <array>
 #include <bit>
@@ -29,8 +28,7 @@ struct DD {
 /// Writes one function of math64.h into the builder's current block.
 class F64Math {
 public:
-  F64Math(Builder &b, bool opencl)
-      : b_(b), cl_(opencl), ext_(b.import(opencl ? "OpenCL.std" : "GLSL.std.450")) {}
+  F64Math(Builder &b, F64Flavour &flavour) : b_(b), flavour_(flavour) {}
 
   Id emit(MathOpcode fn, Id x, Id y) {
     switch (fn) {
@@ -67,7 +65,7 @@ private:
   /// Rounded exactly as written: nothing may fuse or reassociate the error-free transforms.
   Id arith(Op o, Id a, Id c) {
     Id v = b_.op(o, f64(), {a, c});
-    if (!cl_) b_.decorate(v, spv::Decoration::NoContraction); // Shader-only; Kernel never fuses
+    flavour_.f64_no_contraction(v);
     return v;
   }
   Id add(Id a, Id c) { return arith(Op::OpFAdd, a, c); }
@@ -102,14 +100,8 @@ private:
   Id to_f(Id u) { return b_.op(Op::OpConvertUToF, f64(), {u}); }
   Id fabs(Id x) { return from_bits(iand(bits(x), k(0x7FFFFFFFFFFFFFFFull))); }
   Id negative(Id x) { return cmp(Op::OpINotEqual, iand(bits(x), k(uint64_t{1} << 63)), k(0)); }
-  Id floor(Id x) {
-    return cl_ ? b_.ext(ext_, f64(), OpenCLLIB::Floor, {x})
-               : b_.ext(ext_, f64(), GLSLstd450Floor, {x});
-  }
-  Id hw_sqrt(Id x) {
-    return cl_ ? b_.ext(ext_, f64(), OpenCLLIB::Sqrt, {x})
-               : b_.ext(ext_, f64(), GLSLstd450Sqrt, {x});
-  }
+  Id floor(Id x) { return flavour_.f64_extended(GLSLstd450Floor, x); }
+  Id hw_sqrt(Id x) { return flavour_.f64_extended(GLSLstd450Sqrt, x); }
   Id clamp(Id x, double lo, double hi) { // NaN passes through
     return sel(gt(x, d(hi)), d(hi), sel(lt(x, d(lo)), d(lo), x));
   }
@@ -171,8 +163,7 @@ private:
   }
   DD two_prod(Id a, Id c) {
     Id p = mul(a, c);
-    if (cl_) // OpenCL's fma is correctly rounded for double
-      return {p, b_.ext(ext_, f64(), OpenCLLIB::Fma, {a, c, neg(p)})};
+    if (Id e = flavour_.f64_product_error(a, c, p)) return {p, e};
     DD x = split(a), y = split(c);
     Id e =
         add(add(add(sub(mul(x.hi, y.hi), p), mul(x.hi, y.lo)), mul(x.lo, y.hi)), mul(x.lo, y.lo));
@@ -612,13 +603,12 @@ private:
   }
 
   Builder &b_;
-  bool cl_;
-  Id ext_;
+  F64Flavour &flavour_;
 };
 
 } // namespace
 
-Id call_f64_math(Builder &b, bool opencl, MathOpcode fn, Id x, Id y) {
+Id call_f64_math(Builder &b, F64Flavour &flavour, MathOpcode fn, Id x, Id y) {
   bool binary = fn == MathOpcode::Pow || fn == MathOpcode::Atan2;
   Id f64 = b.t_float(64);
   const std::string name(isa::info(isa::to_opcode(fn)).mnemonic);
@@ -629,7 +619,7 @@ Id call_f64_math(Builder &b, bool opencl, MathOpcode fn, Id x, Id y) {
       b.begin_function(f64, type, id);
       Id px = b.function_param(f64), py = binary ? b.function_param(f64) : 0;
       b.begin_block(b.fresh());
-      Id r = F64Math(b, opencl).emit(fn, px, py);
+      Id r = F64Math(b, flavour).emit(fn, px, py);
       b.terminate(spv::Op::OpReturnValue, {r});
       b.end_function();
     });

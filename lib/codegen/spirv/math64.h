@@ -8,12 +8,30 @@
 #include "builder.h"
 #include "hologram/isa/opcode.h"
 
+#include <spirv/unified1/GLSL.std.450.h>
+
 namespace hologram::codegen::spirv {
+
+/// What the f64 functions ask of the module flavour they are written for (the kernel
+/// lowering's, flavours.h).
+class F64Flavour {
+public:
+  /// A GLSL.std.450 function (floor, sqrt) of f64 x in the flavour's extended instruction set.
+  virtual Id f64_extended(GLSLstd450 fn, Id x) = 0;
+  /// Keeps a driver from contracting `v` with its neighbours (Shader modules; nothing
+  /// contracts a Kernel module's arithmetic).
+  virtual void f64_no_contraction(Id v) = 0;
+  /// The error of the product p = a*c, a*c - p rounded once, when the flavour has a correctly
+  /// rounded f64 fma (OpenCL.std's); else 0.
+  virtual Id f64_product_error(Id a, Id c, Id p) = 0;
+
+protected:
+  ~F64Flavour() = default;
+};
 
 /// Calls the module's f64 function for the transcendental `fn` (exp exp2 log log2 log10 sqrt
 /// rsqrt sin cos tan tanh sigmoid erf, and pow and atan2 of x and y in C's operand order) in
 /// the current block of `builder`, writing the function the first time a module asks for it.
-/// `opencl`: the Kernel flavour (OpenCL.std, no NoContraction decorations).
-Id call_f64_math(Builder &builder, bool opencl, isa::MathOpcode fn, Id x, Id y = 0);
+Id call_f64_math(Builder &builder, class F64Flavour &flavour, isa::MathOpcode fn, Id x, Id y = 0);
 
 } // namespace hologram::codegen::spirv

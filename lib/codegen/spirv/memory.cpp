@@ -1,7 +1,7 @@
 // The SPIR-V lowering's memory: buffers, register addresses, shared memory and the boundary
 // pool as u32 words, launch scratch, bounds checks into the status buffer, atomics
 // (kernel_lowering.h).
-#include "kernel_lowering.h"
+#include "flavours.h"
 
 namespace hologram::codegen::spirv {
 
@@ -32,14 +32,6 @@ auto KernelLowering::record_if(Id cond, uint32_t code, uint32_t param, Id offset
       store(status_word(7), cu32(inst_index_));
     });
   });
-}
-
-auto KernelLowering::status_word(uint32_t i) -> Id {
-  if (cl_)
-    return op(Op::OpInBoundsPtrAccessChain, b_.t_pointer(SC::CrossWorkgroup, u32t()),
-              {status_, cu64(i)});
-  return op(Op::OpAccessChain, b_.t_pointer(SC::StorageBuffer, u32t()),
-            {status_, cu32(0), cu32(i)});
 }
 
 auto KernelLowering::through_reg(const Address &a) -> bool {
@@ -86,14 +78,6 @@ auto KernelLowering::through_register(const Instruction &inst, const Address &a,
   return type ? load(type, result) : 0;
 }
 
-auto KernelLowering::buffer_as(uint32_t p, Type t) -> Buffer {
-  const Buffer &buf = buffers_.at(p);
-  Id elem = mem_int(t);
-  if (elem == buf.elem) return buf;
-  if (cl_) return {bitcast(b_.t_pointer(SC::CrossWorkgroup, elem), buf.var), elem};
-  return {view(buf.var, elem, type_size(t)), elem};
-}
-
 auto KernelLowering::buffer_place(const Instruction &inst, const Address &a, Type t) -> Place {
   uint32_t p = a.base_id;
   const Buffer buf = buffer_as(p, t);
@@ -117,18 +101,13 @@ auto KernelLowering::buffer_place(const Instruction &inst, const Address &a, Typ
                {off, cu32(static_cast<uint32_t>(std::countr_zero(size)))});
   }
   if (o_.bounds_check) {
-    Id len = cl_ ? op(Op::OpUDiv, u64t(), {cl_bytes_.at(p), cu64(size)})
-                 : to64(op(Op::OpArrayLength, u32t(), {buf.var, 0}));
+    Id len = buffer_elements(p, buf, size);
     Id inside = op(Op::OpULessThan, boolt(), {index, len});
     Id off = op(Op::OpIMul, u64t(), {index, cu64(size)});
     record_if(lnot(inside), spirv_status::OutOfBounds, p, off, size);
     ok = ok ? land(ok, inside) : inside;
   }
-  Id ptr = cl_ ? op(Op::OpInBoundsPtrAccessChain, b_.t_pointer(SC::CrossWorkgroup, buf.elem),
-                    {buf.var, index})
-               : op(Op::OpAccessChain, b_.t_pointer(SC::StorageBuffer, buf.elem),
-                    {buf.var, cu32(0), to32(index)});
-  return {ptr, ok};
+  return {buffer_element(buf, index), ok};
 }
 
 auto KernelLowering::from_memory(Type t, Id bits) -> Id {
@@ -233,37 +212,11 @@ auto KernelLowering::scratch_base(Id site_offset) -> Id {
       {op(Op::OpIMul, u64t(), {specials_.gid, cu64(info_.scratch_bytes_per_lane)}), site_offset});
 }
 
-auto KernelLowering::pool_bytes(uint32_t p) -> Id {
-  if (cl_) return cl_bytes_.at(p);
-  return op(Op::OpIMul, u64t(),
-            {to64(op(Op::OpArrayLength, u32t(), {buffers_.at(p).var, 0})), cu64(4)});
-}
-
-auto KernelLowering::word_ptr(const Address &a, Id word_index32) -> Id {
-  bool shared = a.base == AddrBase::Shared;
-  SC sc = shared ? SC::Workgroup : cl_ ? SC::CrossWorkgroup : SC::StorageBuffer;
-  Id base = shared                     ? shared_
-            : a.base == AddrBase::Pool ? buffers_.at(a.base_id).var
-            : a.base == AddrBase::Reg  ? scratch_
-                                       : boundary_;
-  if (cl_) return op(Op::OpInBoundsPtrAccessChain, b_.t_pointer(sc, u32t()), {base, word_index32});
-  if (shared) return op(Op::OpAccessChain, b_.t_pointer(sc, u32t()), {base, word_index32});
-  return op(Op::OpAccessChain, b_.t_pointer(sc, u32t()), {base, cu32(0), word_index32});
-}
-
-auto KernelLowering::wide_ptr(const Address &a, Id byte_off) -> Id {
-  Id word = to32(op(Op::OpShiftRightLogical, u64t(), {byte_off, cu32(2)}));
-  if (cl_) {
-    SC sc = a.base == AddrBase::Shared ? SC::Workgroup : SC::CrossWorkgroup;
-    return bitcast(b_.t_pointer(sc, u64t()), word_ptr(a, word));
-  }
-  Id base = a.base == AddrBase::Pool  ? buffers_.at(a.base_id).var
-            : a.base == AddrBase::Reg ? scratch_
-                                      : boundary_;
-  Id index = to32(op(Op::OpShiftRightLogical, u64t(), {byte_off, cu32(3)}));
-  if (a.base == AddrBase::Shared) return shared_u64(index);
-  return op(Op::OpAccessChain, b_.t_pointer(SC::StorageBuffer, u64t()),
-            {wide_view(base), cu32(0), index});
+auto KernelLowering::word_base(const Address &a) -> Id {
+  return a.base == AddrBase::Shared ? shared_
+         : a.base == AddrBase::Pool ? buffers_.at(a.base_id).var
+         : a.base == AddrBase::Reg  ? scratch_
+                                    : boundary_;
 }
 
 auto KernelLowering::word_region(const Address &a) -> uint32_t {
@@ -413,7 +366,7 @@ auto KernelLowering::atomic_at(const Instruction &inst, const Address &a) -> Id 
     Place pl = shared_place(inst, a, t, is64(t) ? 8 : 4);
     ok = pl.ok;
     if (is64(t)) {
-      if (a.base == AddrBase::Shared && !cl_) features_.insert("shared_int64_atomics");
+      if (a.base == AddrBase::Shared) require_shared_int64_atomics();
       ptr = wide_ptr(a, pl.ptr);
     } else {
       Id word = to32(op(Op::OpShiftRightLogical, u64t(), {pl.ptr, cu32(2)}));
