@@ -8,6 +8,7 @@
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
 #include "hologram/support/unreachable.h"
+#include "json_flow.h"
 #include "json_locator.h"
 #include "json_reader.h"
 
@@ -311,20 +312,6 @@ private:
   Var *declare(const Node &n, const std::string &name, Type t);
   void store_var(const Node &n, Var &v, Value val);
 
-  // Definite assignment: the variables assigned on every path to here.
-  struct Flow {
-    std::set<std::string> assigned;
-    bool unreachable = false;
-  };
-  static Flow merge(const Flow &a, const Flow &b) {
-    if (a.unreachable) return b;
-    if (b.unreachable) return a;
-    Flow f;
-    for (const auto &x : a.assigned)
-      if (b.assigned.count(x)) f.assigned.insert(x);
-    return f;
-  }
-
   struct Loop {
     unsigned break_label, continue_label;
   };
@@ -340,7 +327,7 @@ private:
   DiagnosticEngine &diags_;
   isa::KernelBuilder b_;
   std::map<std::string, Var> vars_;
-  Flow flow_;
+  FlowFacts flow_ = analyse_flow(decl_); ///< definite assignment and reachability
   std::vector<Loop> loops_;
   Reg next_var_ = 0;
   Reg temp_top_ = isa::kFirstSpecialReg; // temporaries grow down from r251
@@ -566,7 +553,7 @@ std::optional<Value> KernelLowering::emit_var(const Expr &e) {
     error(e, "'" + e.name + "' is an array; index it to read an element");
     return std::nullopt;
   }
-  if (!flow_.unreachable && !flow_.assigned.count(e.name)) {
+  if (flow_.maybe_unassigned.count(&e)) {
     error(e, "variable '" + e.name + "' may be used before it is assigned on some path");
     return std::nullopt;
   }
@@ -729,12 +716,10 @@ std::optional<Value> KernelLowering::emit_logical(const Expr &e) {
   b_.emit(Opcode::PAnd, Type::None, {isa::P(out.pred), isa::P(lp), isa::P(lp)});
   unsigned done = new_label();
   b_.bra(done, static_cast<int>(lp), /*negate=*/is_and);
-  Flow before = flow_;
   auto r = emit(e.args[1], Type::Pred);
   if (!r) return std::nullopt;
   unsigned rp = as_pred(e.args[1], *r);
   b_.emit(Opcode::PAnd, Type::None, {isa::P(out.pred), isa::P(rp), isa::P(rp)});
-  flow_ = before;
   b_.bind(done);
   return out;
 }
@@ -1065,7 +1050,6 @@ void KernelLowering::lower_let(const Stmt &s) {
   if (!v) return;
   store_var(*s.value, *var,
             implicit(*s.value, *v, var->type, "the assignment to '" + s.name + "'"));
-  flow_.assigned.insert(s.name);
 }
 
 void KernelLowering::lower_assign(const Stmt &s) {
@@ -1088,7 +1072,6 @@ void KernelLowering::lower_assign(const Stmt &s) {
     auto v = emit(*s.value, it->second.type);
     if (!v) return;
     store_var(*s.value, it->second, implicit(*s.value, *v, it->second.type, "an assignment"));
-    flow_.assigned.insert(target.name);
     return;
   }
   // Array element.
@@ -1115,16 +1098,12 @@ void KernelLowering::lower_if(const Stmt &s) {
     unsigned p = as_pred(*s.value, *c);
     b_.bra(s.else_body.empty() ? end_label : else_label, static_cast<int>(p), /*negate=*/true);
   }
-  Flow before = flow_;
   lower_body(s.body);
-  Flow after_then = flow_;
-  flow_ = before;
   if (!s.else_body.empty()) {
     b_.bra(end_label);
     b_.bind(else_label);
     lower_body(s.else_body);
   }
-  flow_ = merge(after_then, flow_);
   b_.bind(end_label);
 }
 
@@ -1233,7 +1212,6 @@ void KernelLowering::lower_for(const Stmt &s) {
     b_.emit(Opcode::Mov, step_type, {isa::R(step_own), isa::R(own.reg)});
     b_.emit(Opcode::Mov, vt, {isa::R(step_reg), isa::R(convert(step, own, vt).reg)});
   }
-  flow_.assigned.insert(s.name);
   unsigned head = new_label(), cont = new_label(), end = new_label();
   b_.bind(head);
   {
@@ -1268,15 +1246,12 @@ void KernelLowering::lower_for(const Stmt &s) {
   b_.bind(end);
 }
 
-/// A loop body: break and continue jump to the given labels, and what the body assigns is
-/// not definitely assigned after the loop (it may run no iteration).
+/// A loop body: break and continue jump to the given labels.
 void KernelLowering::lower_loop_body(const std::vector<Stmt> &body, unsigned break_label,
                                      unsigned continue_label) {
-  Flow before = flow_;
   loops_.push_back({break_label, continue_label});
   lower_body(body);
   loops_.pop_back();
-  flow_ = before;
 }
 
 void KernelLowering::lower_while(const Stmt &s) {
@@ -1435,7 +1410,6 @@ void KernelLowering::lower_library(const Stmt &s) {
     result_reg = var->reg;
     for (size_t i = 0; i < row->num_operands(); ++i)
       if (row->role(i) == isa::OperandRole::DstT) ops[i] = isa::R(result_reg);
-    flow_.assigned.insert(*s.result);
   }
   auto &inst = b_.emit(row->opcode, t, {});
   inst.operands = std::move(ops);
@@ -1451,15 +1425,7 @@ void KernelLowering::lower(const Stmt &s) {
 }
 
 void KernelLowering::lower_statement(const Stmt &s) {
-  if (flow_.unreachable) {
-    report(Severity::Warning, s, "this statement is never executed");
-    flow_.unreachable = false; // analyse it anyway, then restore
-    Flow saved = flow_;
-    saved.unreachable = true;
-    lower_statement(s);
-    flow_ = saved;
-    return;
-  }
+  if (flow_.unreachable.count(&s)) report(Severity::Warning, s, "this statement is never executed");
   switch (s.kind) {
   case Stmt::Kind::Let: lower_let(s); break;
   case Stmt::Kind::Assign: lower_assign(s); break;
@@ -1474,12 +1440,8 @@ void KernelLowering::lower_statement(const Stmt &s) {
       return;
     }
     b_.bra(s.kind == Stmt::Kind::Break ? loops_.back().break_label : loops_.back().continue_label);
-    flow_.unreachable = true;
     break;
-  case Stmt::Kind::Return:
-    b_.emit(Opcode::Exit, Type::None, {});
-    flow_.unreachable = true;
-    break;
+  case Stmt::Kind::Return: b_.emit(Opcode::Exit, Type::None, {}); break;
   case Stmt::Kind::Barrier: b_.emit(Opcode::BarSync, Type::None, {isa::N(0)}); break;
   case Stmt::Kind::ExprStmt: {
     TempScope scope(*this);
@@ -1514,7 +1476,6 @@ std::optional<isa::Kernel> KernelLowering::run() {
       unsigned idx = b_.scalar(p.name, storage);
       Var *v = declare(p, p.name, p.type);
       b_.emit(Opcode::Param, storage, {isa::R(v->reg), Operand::param(idx)});
-      flow_.assigned.insert(p.name);
     }
   }
   lower_body(decl_.body);
