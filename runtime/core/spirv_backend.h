@@ -13,13 +13,13 @@
 #include "library_plan.h"
 #include "recent_cache.h"
 
+#include "bundle_file.h"
 #include "descriptor_module.h"
 #include "hologram/artifact/bundle.h"
 #include "hologram/codegen/cpu_abi.h"
 #include "hologram/codegen/spirv_abi.h"
 #include "hologram/interp/interpreter.h"
 #include "hologram/isa/text.h"
-#include "hologram/support/file_io.h"
 
 #include <algorithm>
 #include <bit>
@@ -76,13 +76,7 @@ public:
   LibraryPathCounts library_path_counts() const override { return paths_.snapshot(); }
 
   ModuleHandle load_module(const std::string &path) override {
-    auto bytes = read_file(path);
-    if (!bytes) throw Error(ErrorCode::InvalidModule, bytes.message());
-    auto read = artifact::read_bundle(std::move(*bytes));
-    if (!read)
-      throw Error(ErrorCode::InvalidModule,
-                  "'" + path + "' is not a valid bundle: " + read.message());
-    artifact::Bundle &bundle = *read;
+    artifact::Bundle bundle = read_bundle_file(path);
     return load_payloads("bundle '" + path + "'", path, std::move(bundle.module), bundle.payloads,
                          bundle.options.targets);
   }

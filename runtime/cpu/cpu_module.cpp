@@ -1,5 +1,6 @@
 // Loading, dispatch and launch of compiled CPU modules (see cpu_module.h).
 #include "cpu_module.h"
+#include "../core/bundle_file.h"
 #include "../core/descriptor_module.h"
 #include "../core/launch_args.h"
 #include "small_array.h"
@@ -11,7 +12,6 @@
 #include "hologram/isa/text.h"
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/runtime/error.h"
-#include "hologram/support/file_io.h"
 #include "thread_pool.h"
 
 #include <algorithm>
@@ -387,13 +387,7 @@ std::shared_ptr<CpuModule> CpuModule::open_shared_object(const std::string &dl_p
 }
 
 std::shared_ptr<CpuModule> CpuModule::load_bundle(const std::string &path) {
-  auto bytes = read_file(path);
-  if (!bytes) throw Error(ErrorCode::InvalidModule, bytes.message());
-  auto read = artifact::read_bundle(std::move(*bytes));
-  if (!read)
-    throw Error(ErrorCode::InvalidModule,
-                "'" + path + "' is not a valid bundle: " + read.message());
-  artifact::Bundle &bundle = *read;
+  artifact::Bundle bundle = read_bundle_file(path);
   const auto *cpu = bundle.find_payload(artifact::kPayloadCpu);
   if (!cpu) {
     std::string targets;
