@@ -149,8 +149,8 @@ void add(const std::string &name, std::function<void()> body, RowCheck check, do
 constexpr double kEps = 1.1920928955078125e-07; // f32
 
 /// Element-wise reference within `ulps` f32 roundings of its magnitude.
-Expected elementwise(size_t n, const std::function<double(size_t)> &f, double ulps) {
-  Expected e;
+Tolerances elementwise(size_t n, const std::function<double(size_t)> &f, double ulps) {
+  Tolerances e;
   for (size_t i = 0; i < n; ++i) {
     e.want.push_back(f(i));
     e.tol.push_back(ulps * kEps * std::fabs(e.want.back()));
@@ -159,8 +159,8 @@ Expected elementwise(size_t n, const std::function<double(size_t)> &f, double ul
 }
 
 /// C = A B for m x m row-major matrices, each element within m * eps of its |products|.
-Expected gemm_reference(const std::vector<float> &a, const std::vector<float> &b, size_t m) {
-  Expected e;
+Tolerances gemm_reference(const std::vector<float> &a, const std::vector<float> &b, size_t m) {
+  Tolerances e;
   e.want.assign(m * m, 0);
   e.tol.assign(m * m, 0);
   for (size_t i = 0; i < m; ++i)
@@ -199,10 +199,10 @@ void register_backend(const std::string &backend, const isa::Module &peers,
     for (const char *k : {"vector_add", "saxpy", "sum_partial", "gemm", "empty"})
       glsl[k] = b->load_module(glsl_bundle(peers, k));
   auto x = data(kN), y = data(kN, 1);
-  auto sums =
-      std::make_shared<Expected>(elementwise(kN, [&](size_t i) { return double{x[i]} + y[i]; }, 1));
+  auto sums = std::make_shared<Tolerances>(
+      elementwise(kN, [&](size_t i) { return double{x[i]} + y[i]; }, 1));
   auto saxpys =
-      std::make_shared<Expected>(elementwise(kN, [&](size_t i) { return 0.5 * x[i] + y[i]; }, 2));
+      std::make_shared<Tolerances>(elementwise(kN, [&](size_t i) { return 0.5 * x[i] + y[i]; }, 2));
   const auto [total, total_tol] = sum_reference(x);
   auto bx = b->allocate_buffer(kN * 4), by = b->allocate_buffer(kN * 4),
        bc = b->allocate_buffer(kN * 4), partial = b->allocate_buffer(256 * 4),
@@ -288,7 +288,7 @@ void register_backend(const std::string &backend, const isa::Module &peers,
     KernelArg args[] = {KernelArg::buffer(ga), KernelArg::buffer(gb), KernelArg::buffer(gc),
                         KernelArg::u32(m)};
     const double flops = 2.0 * m * m * m;
-    auto want = std::make_shared<Expected>(gemm_reference(a, bb, m));
+    auto want = std::make_shared<Tolerances>(gemm_reference(a, bb, m));
     // C, and A and B unchanged: a gemm that writes its inputs is wrong whatever C says.
     auto gemm_check = [=](std::function<void()> run) -> RowCheck {
       return [=] {
@@ -362,7 +362,7 @@ void register_backend(const std::string &backend, const isa::Module &peers,
     add("dispatch/empty" + o, cl_empty, launched(cl_empty));
     for (uint32_t m : {256u, 512u}) {
       auto av = data(size_t{m} * m), bv = data(size_t{m} * m, 1);
-      auto want = std::make_shared<Expected>(gemm_reference(av, bv, m));
+      auto want = std::make_shared<Tolerances>(gemm_reference(av, bv, m));
       cl_mem a = peer->buffer(av), bb = peer->buffer(bv),
              c = peer->buffer(std::vector<float>(size_t{m} * m));
       auto cl_gemm = [=] { peer->run("gemm", m, m, 16, 16, a, bb, c, m); };

@@ -128,10 +128,10 @@ void add_halide(const std::string &prefix, const std::string &impl,
 }
 
 /// A workload's reference, computed on first use and shared by all its rows.
-using Reference = std::function<const Expected &()>;
-Reference once(std::function<Expected()> compute) {
-  auto cache = std::make_shared<std::optional<Expected>>();
-  return [=]() -> const Expected & {
+using Reference = std::function<const Tolerances &()>;
+Reference once(std::function<Tolerances()> compute) {
+  auto cache = std::make_shared<std::optional<Tolerances>>();
+  return [=]() -> const Tolerances & {
     if (!*cache) *cache = compute();
     return **cache;
   };
@@ -152,8 +152,8 @@ RowCheck outputs(
 }
 
 /// Element-wise reference: want[i] = f(i), within `rel` of its magnitude (and `abs`).
-Expected elementwise(size_t n, const std::function<double(size_t)> &f, double rel, double abs) {
-  Expected e;
+Tolerances elementwise(size_t n, const std::function<double(size_t)> &f, double rel, double abs) {
+  Tolerances e;
   e.want.resize(n);
   e.tol.resize(n);
   for (size_t i = 0; i < n; ++i) {
@@ -450,7 +450,7 @@ void register_rows() {
        g = shared(data(cols, 0.5f, 1.5f));
   const double bytes = 8.0 * rows * cols;
   auto softmax_ref = once([=] {
-    Expected e;
+    Tolerances e;
     for (size_t r = 0; r < rows; ++r) {
       const float *row = x->data() + r * cols;
       double mx = -INFINITY, s = 0;
@@ -464,7 +464,7 @@ void register_rows() {
     return e;
   });
   auto rmsnorm_ref = once([=] {
-    Expected e;
+    Tolerances e;
     for (size_t r = 0; r < rows; ++r) {
       const float *row = x->data() + r * cols;
       double sq = 0;
@@ -512,7 +512,7 @@ void register_rows() {
       [=](const std::function<void()> &f) { return outputs(y, f, rmsnorm_ref); }, bytes, 0);
   auto beta = shared(data(cols, -0.5f, 0.5f, 3));
   auto layernorm_ref = once([=] {
-    Expected e;
+    Tolerances e;
     for (size_t r = 0; r < rows; ++r) {
       const float *row = x->data() + r * cols;
       double mean = 0, var = 0;
@@ -548,7 +548,7 @@ void register_attention() {
        v = shared(data(seq * d, -1, 1, 6)), out = shared(std::vector<float>(seq * d));
   auto scratch = shared(std::vector<float>(seq));
   auto ref = once([=] {
-    Expected e;
+    Tolerances e;
     for (size_t i = 0; i < seq; ++i) {
       std::vector<double> p(i + 1);
       double mx = -INFINITY, sum = 0;
@@ -598,7 +598,7 @@ void register_gemm() {
     auto u = static_cast<uint32_t>(n);
     // C = A B (row-major), each element within n * eps of the sum of its |products|.
     auto ref = once([=] {
-      Expected e;
+      Tolerances e;
       e.want.assign(n * n, 0);
       e.tol.assign(n * n, 0);
       for (size_t i = 0; i < n; ++i)
@@ -646,7 +646,7 @@ void register_gemv() {
   auto u = static_cast<uint32_t>(n);
   // y = A x, each element within n * eps of the sum of its |products|.
   auto ref = once([=] {
-    Expected e;
+    Tolerances e;
     for (size_t i = 0; i < n; ++i) {
       double acc = 0, mag = 0;
       for (size_t k = 0; k < n; ++k) {
@@ -749,7 +749,7 @@ void register_transformer() {
         double scale = 0;
         for (int i = 0; i < model->c.vocab_size; ++i)
           scale = std::max(scale, std::fabs(double{want[i]}));
-        Expected e;
+        Tolerances e;
         std::vector<float> mine(got.begin(), got.end()), theirs(want, want + model->c.vocab_size);
         for (int i = 0; i < model->c.vocab_size; ++i) {
           e.want.push_back(hologram_side ? theirs[i] : mine[i]);

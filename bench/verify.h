@@ -17,14 +17,14 @@
 #include <vector>
 
 /// Expected values with a tolerance each: |got - want| <= tol.
-struct Expected {
+struct Tolerances {
   std::vector<double> want, tol;
 };
 
 /// "" when every element of `got` is within tolerance of `expected`, else the first mismatches.
 template <typename T>
 inline std::string mismatches_of(const std::string &what, std::span<const T> got,
-                                 const Expected &expected) {
+                                 const Tolerances &expected) {
   if (got.size() != expected.want.size())
     return what + ": " + std::to_string(got.size()) + " values, expected " +
            std::to_string(expected.want.size());
@@ -44,11 +44,11 @@ inline std::string mismatches_of(const std::string &what, std::span<const T> got
   return out;
 }
 inline std::string mismatches(const std::string &what, std::span<const float> got,
-                              const Expected &expected) {
+                              const Tolerances &expected) {
   return mismatches_of(what, got, expected);
 }
 inline std::string mismatches(const std::string &what, std::span<const double> got,
-                              const Expected &expected) {
+                              const Tolerances &expected) {
   return mismatches_of(what, got, expected);
 }
 

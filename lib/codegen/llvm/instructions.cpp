@@ -171,13 +171,17 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
       const size_t grows = src(inst, 1, t).uni ? 2 : 1;
       const int64_t stride = affinity_.step_of(ops[grows].index, t)->stride;
       Value *x0 = b_.CreateExtractElement(src(inst, grows, t).v, uint64_t{0});
-      // %gid itself cannot wrap: the runtime refuses launches of 2^62 lanes or more
-      // (cpu_module.cpp), so its last lane is its first plus w - 1, with no overflow, and
-      // LLVM may fold the two ends' tests into one.
+      // A value that stays below 2^63 - stride (w - 1) cannot wrap within the chunk (the value
+      // ranges: %gid among them, as the runtime refuses launches of 2^62 lanes or more), so
+      // its last lane is its first plus stride (w - 1) with no overflow, and LLVM may fold the
+      // two ends' tests into one.
       const isa::Operand &g = ops[grows];
       const bool gid = g.kind == isa::OperandKind::Reg && g.index == special_reg(Special::Gid);
-      Value *xw = b_.CreateAdd(x0, u64c(static_cast<uint64_t>(stride) * (w_ - 1)), "", gid, gid);
-      Value *ordered = gid                ? b_.getTrue()
+      const uint64_t span = static_cast<uint64_t>(stride) * (w_ - 1);
+      const bool no_wrap = stride > 0 && g.kind == isa::OperandKind::Reg &&
+                           ranges_.adds_without_wrap(g.index, t, span);
+      Value *xw = b_.CreateAdd(x0, u64c(span), "", no_wrap, no_wrap);
+      Value *ordered = no_wrap            ? b_.getTrue()
                        : is_signed_int(t) ? b_.CreateICmpSLE(x0, xw)
                                           : b_.CreateICmpULE(x0, xw);
       const V y = src(inst, 3 - grows, t);

@@ -11,6 +11,7 @@
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/opt/lane_affinity.h"
 #include "hologram/opt/lane_analysis.h"
+#include "hologram/opt/value_ranges.h"
 #include "hologram/support/unreachable.h"
 #include "lowering.h"
 
@@ -64,7 +65,7 @@ public:
                  const CpuTarget &target, const CpuOptions &opts)
       : m_(m), c_(m.getContext()), abi_(abi), k_(k), kernel_index_(kernel_index), target_(target),
         opts_(opts), b_(c_), w_(target.width), a_(opt::analyse_lanes(k)),
-        affinity_(k, a_.cfg, a_.uniformity) {}
+        affinity_(k, a_.cfg, a_.uniformity), ranges_(k) {}
 
   LoweredKernel run(const std::string &symbol) {
     if (opts_.debug_info) begin_debug_info();
@@ -396,6 +397,9 @@ private:
   unsigned w_;
   opt::LaneAnalysis a_;
   opt::LaneAffinity affinity_;
+  /// Value ranges under the CPU backend's launch limits (cpu_module.cpp refuses launches
+  /// beyond them), which are opt::LaunchLimits' defaults.
+  opt::ValueRanges ranges_;
 
   std::unique_ptr<llvm::DIBuilder> di_;
   llvm::DIFile *di_file_ = nullptr;
