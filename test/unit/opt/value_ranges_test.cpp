@@ -91,7 +91,7 @@ TEST(ValueRanges, JoinDefinitionsAndWidenWhatLoopsGrow) {
   EXPECT_EQ(range(v, 4, isa::Type::U32), (R{0, 2 * ((uint64_t{1} << 30) - 1)}));
   EXPECT_EQ(range(v, 5, isa::Type::U32), (R{0, 0xffffffffu}));
   EXPECT_EQ(range(v, 6), (R{2, 39}));
-  EXPECT_EQ(range(v, 7), (R{0, ~uint64_t{0}})); // 1 - 40 wraps
+  EXPECT_EQ(range(v, 7), (R{0, ~uint64_t{0}}));                // 1 - 40 wraps
   EXPECT_EQ(range(v, 8, isa::Type::U32), (R{0, 0xffffffffu})); // past 2^32 - 1: wraps in u32
   EXPECT_FALSE(v.adds_without_wrap(2, isa::Type::U64, 1));
 }
