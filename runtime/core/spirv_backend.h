@@ -492,10 +492,12 @@ private:
                       "application does not link (link Hologram::jit, or load a bundle "
                       "compiled by hologram-cc)");
     auto compiled = jit->compile_spirv(m, compile_target());
-    if (!compiled)
-      throw Error(compiled.status().code() == ErrorCode::Internal ? ErrorCode::Internal
-                                                                  : ErrorCode::InvalidProgram,
-                  compiled.status().describe());
+    if (!compiled) {
+      const Status st = compiled.status();
+      throw Error(st.code() == ErrorCode::Internal ? ErrorCode::Internal
+                                                   : ErrorCode::InvalidProgram,
+                  st.describe());
+    }
     const codegen::SpirvModule &spirv = *compiled;
     const std::string where = "the module of kernel '" + kernel.name + "'";
     auto c = programs(m.kernels, spirv.kernels, spirv.words, where).at(kernel.name);

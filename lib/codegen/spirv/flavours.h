@@ -41,7 +41,7 @@ private:
   Id signed_rem(Id ty, Id a, Id divisor) override;
   Id status_word(uint32_t i) override;
   Id atlas_word(Id index32) override;
-  Buffer buffer_as(uint32_t p, Type t) override;
+  Id buffer_view(const Buffer &buf, Id elem, uint32_t stride) override;
   Id buffer_elements(uint32_t p, const Buffer &buf, unsigned size) override;
   Id buffer_element(const Buffer &buf, Id index64) override;
   Id pool_bytes(uint32_t p) override;
@@ -131,7 +131,7 @@ private:
   Id signed_rem(Id ty, Id a, Id divisor) override { return op(Op::OpSRem, ty, {a, divisor}); }
   Id status_word(uint32_t i) override;
   Id atlas_word(Id index32) override;
-  Buffer buffer_as(uint32_t p, Type t) override;
+  Id buffer_view(const Buffer &buf, Id elem, uint32_t stride) override;
   Id buffer_elements(uint32_t p, const Buffer &buf, unsigned size) override;
   Id buffer_element(const Buffer &buf, Id index64) override;
   Id pool_bytes(uint32_t p) override { return buffer_bytes_.at(p); }

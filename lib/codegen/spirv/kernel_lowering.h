@@ -142,9 +142,9 @@ protected:
   virtual Id status_word(uint32_t i) = 0;
   /// A pointer to u64 word `index32` of the Atlas state buffer.
   virtual Id atlas_word(Id index32) = 0;
-  /// Buffer p as an array of t's bits: itself, or for a register address that reads it with
-  /// another width, a view of it.
-  virtual Buffer buffer_as(uint32_t p, Type t) = 0;
+  /// `buf` as an array of `elem` (`stride` bytes each) for a register address that reads it
+  /// with another width: Vulkan's view of its binding, OpenCL's pointer reinterpreted.
+  virtual Id buffer_view(const Buffer &buf, Id elem, uint32_t stride) = 0;
   /// The number of `size`-byte elements of buffer p (u64), for bounds checks.
   virtual Id buffer_elements(uint32_t p, const Buffer &buf, unsigned size) = 0;
   /// A pointer to element `index64` of `buf`.
@@ -434,6 +434,8 @@ protected:
     Id ok = 0;  ///< bool, or 0 when always fine
   };
 
+  /// Buffer p as an array of t's bits: itself, or a view of it (buffer_view).
+  Buffer buffer_as(uint32_t p, Type t);
   Place buffer_place(const Instruction &inst, const Address &a, Type t);
 
   /// Loads bits of memory type t and turns them into the register form.

@@ -78,6 +78,13 @@ auto KernelLowering::through_register(const Instruction &inst, const Address &a,
   return type ? load(type, result) : 0;
 }
 
+auto KernelLowering::buffer_as(uint32_t p, Type t) -> Buffer {
+  const Buffer &buf = buffers_.at(p);
+  Id elem = mem_int(t);
+  if (elem == buf.elem) return buf;
+  return {buffer_view(buf, elem, type_size(t)), elem};
+}
+
 auto KernelLowering::buffer_place(const Instruction &inst, const Address &a, Type t) -> Place {
   uint32_t p = a.base_id;
   const Buffer buf = buffer_as(p, t);

@@ -160,6 +160,17 @@ Expected<SpirvKernelInfo> lower_one(spirv::Builder &b, const std::string &source
   }
 }
 
+/// Device library kernels lowered into `b`, their reflection appended to `out`.
+Status lower_library_kernels(spirv::Builder &b, const std::vector<isa::Kernel> &kernels,
+                             const SpirvOptions &options, SpirvModule &out) {
+  for (const auto &k : kernels) {
+    auto info = lower_one(b, "<SPIR-V device library>", k, options, true);
+    if (!info) return info.status();
+    out.kernels.push_back(std::move(*info));
+  }
+  return Status::ok();
+}
+
 /// The words of a lowered module, validated, optimised at options.opt_level and validated
 /// again.
 Status finish_module(spirv::Builder &b, const SpirvOptions &options, SpirvModule &out) {
@@ -230,11 +241,7 @@ Expected<SpirvModule> compile_spirv(const isa::Module &module, const SpirvOption
     if (!info) return info.status();
     out.kernels.push_back(std::move(*info));
   }
-  for (const auto &k : *library) {
-    auto info = lower_one(b, "<SPIR-V device library>", k, options, true);
-    if (!info) return info.status();
-    out.kernels.push_back(std::move(*info));
-  }
+  if (auto st = lower_library_kernels(b, *library, options, out); !st) return st;
   if (auto st = finish_module(b, options, out); !st) return st;
   return out;
 }
@@ -243,11 +250,7 @@ Expected<SpirvModule> compile_spirv_library(const std::vector<isa::Kernel> &kern
                                             const SpirvOptions &options) {
   spirv::Builder b = start_module(options);
   SpirvModule out;
-  for (const auto &k : kernels) {
-    auto info = lower_one(b, "<SPIR-V device library>", k, options, true);
-    if (!info) return info.status();
-    out.kernels.push_back(std::move(*info));
-  }
+  if (auto st = lower_library_kernels(b, kernels, options, out); !st) return st;
   if (auto st = finish_module(b, options, out); !st) return st;
   return out;
 }

@@ -220,11 +220,8 @@ auto OpenClLowering::atlas_word(Id index32) -> Id {
             {atlas_, index32});
 }
 
-auto OpenClLowering::buffer_as(uint32_t p, Type t) -> Buffer {
-  const Buffer &buf = buffers_.at(p);
-  Id elem = mem_int(t);
-  if (elem == buf.elem) return buf;
-  return {bitcast(b_.t_pointer(SC::CrossWorkgroup, elem), buf.var), elem};
+auto OpenClLowering::buffer_view(const Buffer &buf, Id elem, uint32_t) -> Id {
+  return bitcast(b_.t_pointer(SC::CrossWorkgroup, elem), buf.var);
 }
 
 auto OpenClLowering::buffer_elements(uint32_t p, const Buffer &, unsigned size) -> Id {

@@ -140,11 +140,8 @@ auto VulkanLowering::atlas_word(Id index32) -> Id {
   return op(Op::OpAccessChain, b_.t_pointer(SC::StorageBuffer, u64t()), {atlas_, cu32(0), index32});
 }
 
-auto VulkanLowering::buffer_as(uint32_t p, Type t) -> Buffer {
-  const Buffer &buf = buffers_.at(p);
-  Id elem = mem_int(t);
-  if (elem == buf.elem) return buf;
-  return {view(buf.var, elem, type_size(t)), elem};
+auto VulkanLowering::buffer_view(const Buffer &buf, Id elem, uint32_t stride) -> Id {
+  return view(buf.var, elem, stride);
 }
 
 auto VulkanLowering::buffer_elements(uint32_t, const Buffer &buf, unsigned) -> Id {
