@@ -80,12 +80,18 @@ TEST(Encoding, HashChangesWithContentAndOptions) {
   EXPECT_NE(isa::content_hash(a, o), isa::content_hash(a, t));
 }
 
-TEST(Encoding, DamagedInputIsRejected) {
-  auto bytes = isa::encode_module(parse_ok(kProgram));
+/// Every proper prefix of `bytes` is refused by `decode`.
+template <typename Decode>
+void expect_every_truncation_refused(const std::vector<uint8_t> &bytes, Decode decode) {
   for (size_t cut = 0; cut < bytes.size(); ++cut) {
     std::vector<uint8_t> part(bytes.begin(), bytes.begin() + cut);
-    EXPECT_FALSE(isa::decode_module(part)) << "cut at " << cut;
+    EXPECT_FALSE(decode(part)) << "cut at " << cut;
   }
+}
+
+TEST(Encoding, DamagedInputIsRejected) {
+  auto bytes = isa::encode_module(parse_ok(kProgram));
+  expect_every_truncation_refused(bytes, [](auto part) { return isa::decode_module(part); });
   auto bad = bytes;
   bad[0] = 'X';
   EXPECT_NE(isa::decode_module(bad).message().find("magic"), std::string::npos);
@@ -114,10 +120,8 @@ TEST(Encoding, WithLocationsRoundTripsTheLocations) {
 
 TEST(Encoding, WithLocationsRefusesDamagedInput) {
   auto bytes = isa::encode_module_with_locations(parse_ok(kProgram));
-  for (size_t cut = 0; cut < bytes.size(); ++cut) {
-    std::vector<uint8_t> part(bytes.begin(), bytes.begin() + cut);
-    EXPECT_FALSE(isa::decode_module_with_locations(part)) << "cut at " << cut;
-  }
+  expect_every_truncation_refused(
+      bytes, [](auto part) { return isa::decode_module_with_locations(part); });
   auto bad = bytes;
   bad.push_back(0);
   auto trailing = isa::decode_module_with_locations(bad);
