@@ -32,6 +32,8 @@
 #include "hl_softmax_rows_serial.h"
 #include "hl_sum.h"
 #include "hl_sum_serial.h"
+#include "hl_swiglu.h"
+#include "hl_swiglu_serial.h"
 #include "hl_tanh.h"
 #include "hl_tanh_serial.h"
 #include "hl_vector_add.h"
@@ -397,6 +399,38 @@ void register_maps_and_sums() {
              peer_log,
              {{"halide", hl_log, hl_log_serial},
               {"halide_fast_log_relaxed", hl_log_fast_log, hl_log_fast_log_serial}});
+  }
+  {
+    // y = silu(x)·g over 2^22 elements (three arrays of 16 MiB, beyond the caches): hologram's
+    // two operations form an element-wise chain and run fused; the peers are one loop.
+    const size_t n = size_t{1} << 22;
+    auto x = shared(data(n, -8, 8)), g = shared(data(n, -2, 2, 1));
+    auto y = shared(std::vector<float>(n));
+    auto u = static_cast<uint32_t>(n);
+    const std::string prefix = "swiglu/4194304/";
+    auto ref = once([=] {
+      return elementwise(
+          n, [=](size_t i) { return (*x)[i] / (1 + std::exp(-double{(*x)[i]})) * (*g)[i]; }, 1e-5,
+          1e-7);
+    });
+    auto row = [&](const std::string &impl, std::function<void()> body, bool one = false) {
+      add(prefix + impl, body, outputs(y, body, ref), 12.0 * n, 0, one);
+    };
+    auto ours = [=] { check(swiglu(x->data(), g->data(), y->data(), u, nullptr)); };
+    row("hologram_1t", ours, true);
+    row("hologram_mt", ours);
+    row("clang_O3_fastmath_1t", [=] { peer_swiglu(x->data(), g->data(), y->data(), n); });
+    row("clang_O3_fastmath_mt", [=] {
+      split(n, [&](size_t lo, size_t hi) {
+        peer_swiglu(x->data() + lo, g->data() + lo, y->data() + lo, hi - lo);
+      });
+    });
+    add_halide(
+        prefix, "halide",
+        [=, hx = halide_view(x), hg = halide_view(g), hy = halide_view(y)](bool par) mutable {
+          halide_check(par ? hl_swiglu(hx, hg, hy) : hl_swiglu_serial(hx, hg, hy));
+        },
+        [=](const std::function<void()> &f) { return outputs(y, f, ref); }, 12.0 * n, 0);
   }
   {
     const size_t n = size_t{1} << 24;

@@ -23,6 +23,10 @@ void peer_silu(const float *x, float *y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::exp(-x[i]));
 }
 
+void peer_swiglu(const float *x, const float *g, float *y, size_t n) {
+  for (size_t i = 0; i < n; ++i) y[i] = x[i] / (1.0f + std::exp(-x[i])) * g[i];
+}
+
 void peer_gelu(const float *x, float *y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * 0.70710678f));
 }

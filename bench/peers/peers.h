@@ -23,6 +23,7 @@ void peer_sigmoid(const float *x, float *y, size_t n);
 void peer_exp(const float *x, float *y, size_t n);
 void peer_log(const float *x, float *y, size_t n);
 void peer_silu(const float *x, float *y, size_t n);
+void peer_swiglu(const float *x, const float *g, float *y, size_t n);
 void peer_gelu(const float *x, float *y, size_t n);
 void peer_tanh(const float *x, float *y, size_t n);
 void peer_sin(const float *x, float *y, size_t n);

@@ -8,13 +8,13 @@ namespace hologram::isa {
 
 namespace {
 using namespace types;
-constexpr uint8_t L = kFlagLaunchLevel, M = kFlagReadsMemory, S = kFlagWritesMemory,
-                  T = kFlagTerminator, B = kFlagBarrier, V = kFlagLaneVarying, E = kFlagEffect,
-                  C = kFlagCommutative;
+constexpr uint16_t L = kFlagLaunchLevel, M = kFlagReadsMemory, S = kFlagWritesMemory,
+                   T = kFlagTerminator, B = kFlagBarrier, V = kFlagLaneVarying, E = kFlagEffect,
+                   C = kFlagCommutative, W = kFlagElementwise, R = kFlagReduces;
 
 constexpr std::array<OpcodeInfo, kNumOpcodes> kTable = {{
 #define HG_OPCODE(id, mn, fam, types, sub, sig, flags, names)                                      \
-  {Opcode::id, #id, mn, OpFamily::fam, types, SubKind::sub, sig, static_cast<uint8_t>(flags)},
+  {Opcode::id, #id, mn, OpFamily::fam, types, SubKind::sub, sig, static_cast<uint16_t>(flags)},
 #include "hologram/isa/opcodes.def"
 }};
 
@@ -66,6 +66,21 @@ constexpr bool names_match_signatures() {
 static_assert(names_match_signatures(),
               "opcodes.def: operand names must be one distinct name per signature character");
 
+/// An element-wise (W) or reducing (R) row has what running it range by range needs: it is
+/// whole-launch, not both, counts its elements in a u64 register named `n`, has only whole
+/// buffers (no `none`, no pools) and no literals, and a result register exactly when it
+/// reduces (isa::elementwise_chains and the CPU runtime's fused chains rely on it).
+constexpr bool counts_elements(const OpcodeInfo &row) {
+  const detail::OperandNames &names = kNames[static_cast<size_t>(row.opcode)];
+  const std::string_view sig = row.signature;
+  bool has_n = false;
+  for (size_t i = 0; i < names.count; ++i)
+    has_n = has_n || (names.names[i] == "n" && sig[i] == 'w');
+  return row.launch_level() && !(row.elementwise() && row.reduces()) && has_n &&
+         sig.find_first_of("oqinkr") == std::string_view::npos &&
+         (sig.front() == 'd') == row.reduces();
+}
+
 /// The flags agree with the signatures: the two sources of a commutative instruction have one
 /// role, a lane-varying result is a result, a whole-launch instruction transfers no control, and
 /// the control family is exactly the instructions that end a block, and the whole-launch
@@ -84,6 +99,7 @@ constexpr bool flags_match_signatures() {
     if (row.launch_level() !=
         (row.family == OpFamily::HigherOrder || row.family == OpFamily::Library))
       return false;
+    if ((row.elementwise() || row.reduces()) && !counts_elements(row)) return false;
   }
   return true;
 }

@@ -68,8 +68,8 @@ std::string subs_text(SubKind kind) {
 }
 
 /// The flags column in words.
-std::string properties_text(uint8_t flags) {
-  static constexpr std::array<std::pair<uint8_t, std::string_view>, 8> kWords = {{
+std::string properties_text(uint16_t flags) {
+  static constexpr std::array<std::pair<uint16_t, std::string_view>, 10> kWords = {{
       {kFlagLaunchLevel, "whole-launch"},
       {kFlagReadsMemory, "reads memory"},
       {kFlagWritesMemory, "writes memory"},
@@ -78,6 +78,8 @@ std::string properties_text(uint8_t flags) {
       {kFlagLaneVarying, "lane-varying result"},
       {kFlagEffect, "side effect"},
       {kFlagCommutative, "commutative"},
+      {kFlagElementwise, "element-wise"},
+      {kFlagReduces, "reduces"},
   }};
   std::string s;
   for (const auto &[flag, word] : kWords)

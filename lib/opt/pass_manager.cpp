@@ -11,7 +11,7 @@ namespace hologram::opt {
 
 namespace {
 
-constexpr std::array<Pass, 7> kPasses = {{
+constexpr std::array<Pass, 8> kPasses = {{
     {"constant-fold", "constant folding and propagation within blocks", 1, fold_constants},
     {"copy-propagation", "reads of a copy read its source", 1, propagate_copies},
     {"cse", "common pure computations computed once", 2, eliminate_common_subexpressions},
@@ -21,6 +21,10 @@ constexpr std::array<Pass, 7> kPasses = {{
      reduce_strength},
     {"memory-forwarding", "loads of bytes this lane just stored or loaded read the register", 2,
      forward_memory},
+    {"fuse-elementwise",
+     "pure instructions between element-wise whole-launch operations moved in front of them, "
+     "so the operations form one chain that runs fused",
+     2, gather_elementwise_chains},
     {"dce", "pure instructions whose results nothing reads removed", 1, eliminate_dead_code},
 }};
 

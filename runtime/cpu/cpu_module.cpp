@@ -158,23 +158,17 @@ struct LaunchContext {
   ErrorCode op_code = ErrorCode::LaunchFailed;
 };
 
-int32_t launch_op(const hg_cpu_launch *launch, uint32_t kernel, uint32_t inst, const uint64_t *regs,
-                  uint64_t *result) {
+int32_t launch_op(const hg_cpu_launch *launch, uint32_t kernel, uint32_t first, uint32_t count,
+                  const uint64_t *regs, uint64_t *result) {
   auto *cx = static_cast<LaunchContext *>(launch->runtime);
   const isa::Kernel &k = cx->module->isa().kernels.at(kernel);
-  const isa::Instruction &in = k.insts.at(inst);
-  auto reg = [&](isa::Reg r) -> uint64_t {
-    for (size_t i = 0; i < in.operands.size(); ++i)
-      if (in.operands[i].kind == isa::OperandKind::Reg && in.operands[i].index == r) return regs[i];
-    return 0;
-  };
-  Status st = run_cpu_launch_op(k, in, cx->args, reg, *result,
-                                CpuLibraryEnv{cx->module->library_level(), cx->paths});
-  if (st) return 0;
+  LaunchOpsOutcome out = run_cpu_launch_ops(k, first, count, cx->args, regs, *result,
+                                            CpuLibraryEnv{cx->module->library_level(), cx->paths});
+  if (out.status) return 0;
   std::lock_guard lock(cx->error_mutex);
-  cx->op_error = st.message();
-  cx->op_code = st.code();
-  return 1;
+  cx->op_error = out.status.message();
+  cx->op_code = out.status.code();
+  return static_cast<int32_t>(out.failed - first + 1);
 }
 
 uint64_t convert(uint64_t bits, uint32_t dst, uint32_t src) {

@@ -6,8 +6,11 @@
 // Operands are read by their names in the instruction table (Operands<Op>), never by position.
 #include "library.h"
 
+#include "library_operands.h"
+
 #include "gemm_kernel.h"
 #include "hologram/isa/attention_operands.h"
+#include "hologram/isa/elementwise.h"
 #include "hologram/isa/gemm_operands.h"
 #include "hologram/isa/numeric.h"
 #include "hologram/support/unreachable.h"
@@ -21,61 +24,7 @@
 
 namespace hologram::runtime {
 
-namespace {
-
-using isa::LaunchOpcode;
-
-using isa::Opcode;
-using RegFn = std::function<uint64_t(isa::Reg)>;
-__extension__ typedef unsigned __int128 Wide;
-
-/// Position of operand `name` of Op in the instruction table; a name the table does not give
-/// Op does not compile.
-template <Opcode Op> consteval size_t at(std::string_view name) {
-  return isa::operand_index(Op, name);
-}
-
-template <typename T> T scalar_of(uint64_t bits) {
-  if constexpr (std::is_same_v<T, float>)
-    return isa::bits_to_f32(bits);
-  else
-    return isa::bits_to_f64(bits);
-}
-
-/// The operands of one whole-launch instruction, by position from at<Op>(name).
-struct Operands {
-  const isa::Instruction &in;
-  std::span<const CpuArg> args;
-  const RegFn &reg;
-  int level; ///< the x86 level of the vectorised kernels (2, 3 or 4)
-
-  /// The value of a register operand.
-  [[nodiscard]] uint64_t u(size_t pos) const { return reg(in.operands[pos].index); }
-  template <typename T> [[nodiscard]] T scalar(size_t pos) const { return scalar_of<T>(u(pos)); }
-  /// A literal flag (transA, causal).
-  [[nodiscard]] bool flag(size_t pos) const { return in.operands[pos].imm != 0; }
-  /// Whether buffer operand `pos` (or an absent `none`) holds `elems` elements of T.
-  template <typename T> [[nodiscard]] bool holds(size_t pos, Wide elems) const {
-    const auto &o = in.operands[pos];
-    return o.kind != isa::OperandKind::Param || Wide{args[o.index].size} >= elems * sizeof(T);
-  }
-  /// The memory of buffer operand `pos`; null for `none`.
-  template <typename T> [[nodiscard]] T *data(size_t pos) const {
-    const auto &o = in.operands[pos];
-    return o.kind == isa::OperandKind::Param ? static_cast<T *>(args[o.index].data) : nullptr;
-  }
-};
-
-/// What the runtime needs to run one whole-launch instruction, and what it reports back: the
-/// schedule that ran (Backend::library_path_counts) and the instruction's result.
-struct OpRun {
-  const isa::Kernel &k;
-  Operands ops;
-  uint64_t &result;
-  std::string_view path = "reference";
-
-  [[nodiscard]] const isa::Instruction &in() const { return ops.in; }
-};
+namespace library {
 
 std::vector<interp::ArgValue> values_of(const isa::Kernel &k, std::span<const CpuArg> args) {
   std::vector<interp::ArgValue> v;
@@ -87,6 +36,135 @@ std::vector<interp::ArgValue> values_of(const isa::Kernel &k, std::span<const Cp
   }
   return v;
 }
+
+uint64_t parts_of(uint64_t n, uint64_t grain) {
+  return std::clamp<uint64_t>(n / std::max<uint64_t>(grain, 1), 1, uint64_t{cpu_threads()} * 4);
+}
+
+void ranges(uint64_t n, uint64_t grain, const std::function<void(uint64_t, uint64_t)> &body) {
+  const uint64_t parts = parts_of(n, grain);
+  parallel_for(parts, [&](size_t p) { body(n * p / parts, n * (p + 1) / parts); });
+}
+
+uint64_t combine(const isa::Instruction &in, uint64_t a, uint64_t b) {
+  auto op = static_cast<isa::ReduceOp>(in.sub);
+  auto fold = [&](auto x, auto y) -> decltype(x) {
+    switch (op) {
+    case isa::ReduceOp::Add: return static_cast<decltype(x)>(x + y);
+    case isa::ReduceOp::Mul: return static_cast<decltype(x)>(x * y);
+    case isa::ReduceOp::Min:
+      if constexpr (std::is_floating_point_v<decltype(x)>)
+        return std::fmin(x, y);
+      else
+        return std::min(x, y);
+    case isa::ReduceOp::Max:
+      if constexpr (std::is_floating_point_v<decltype(x)>)
+        return std::fmax(x, y);
+      else
+        return std::max(x, y);
+    }
+    return x;
+  };
+  switch (in.type) {
+  case isa::Type::F32: return isa::f32_bits(fold(isa::bits_to_f32(a), isa::bits_to_f32(b)));
+  case isa::Type::F64: return isa::f64_bits(fold(isa::bits_to_f64(a), isa::bits_to_f64(b)));
+  case isa::Type::I8:
+    return static_cast<uint8_t>(fold(static_cast<int8_t>(a), static_cast<int8_t>(b)));
+  case isa::Type::I16:
+    return static_cast<uint16_t>(fold(static_cast<int16_t>(a), static_cast<int16_t>(b)));
+  case isa::Type::I32:
+    return static_cast<uint32_t>(fold(static_cast<int32_t>(a), static_cast<int32_t>(b)));
+  case isa::Type::I64:
+    return static_cast<uint64_t>(fold(static_cast<int64_t>(a), static_cast<int64_t>(b)));
+  case isa::Type::U8:
+    return static_cast<uint8_t>(fold(static_cast<uint8_t>(a), static_cast<uint8_t>(b)));
+  case isa::Type::U16:
+    return static_cast<uint16_t>(fold(static_cast<uint16_t>(a), static_cast<uint16_t>(b)));
+  case isa::Type::U32:
+    return static_cast<uint32_t>(fold(static_cast<uint32_t>(a), static_cast<uint32_t>(b)));
+  case isa::Type::BF16:
+  case isa::Type::F16:
+  case isa::Type::None:
+  case isa::Type::Pred:
+  case isa::Type::U64: return fold(a, b);
+  }
+  unreachable_enum("Type");
+}
+
+template <typename T> RangeFn elementwise_range(const Operands &o) {
+  using enum isa::Opcode;
+  using isa::LaunchOpcode;
+  const uint64_t n = o.reg(isa::element_count_register(o.in));
+  for (size_t pos : isa::chain_buffer_operands(o.in))
+    if (!o.holds<T>(pos, n)) return {};
+  const int level = o.level;
+  // f32 exp, sigmoid and silu are evaluated in f32 vectors (docs/isa.md gives their bounds);
+  // the others in f64 vectors rounded once, as the reference evaluates them.
+  auto unary = [&](size_t dst, size_t src, MapKind kind) -> RangeFn {
+    T *y = o.data<T>(dst);
+    const T *x = o.data<T>(src);
+    return
+        [=](uint64_t lo, uint64_t hi) { HG_LEVEL_CALL(level, map, kind, x + lo, y + lo, hi - lo); };
+  };
+  switch (isa::as_launch(o.in.op)) {
+  case LaunchOpcode::Map:
+    return unary(at<Map>("dst"), at<Map>("src"), map_kind(static_cast<isa::MapUnaryOp>(o.in.sub)));
+  case LaunchOpcode::Silu: return unary(at<Silu>("y"), at<Silu>("x"), MapKind::Silu);
+  case LaunchOpcode::Gelu: return unary(at<Gelu>("y"), at<Gelu>("x"), MapKind::Gelu);
+  case LaunchOpcode::GeluTanh:
+    return unary(at<GeluTanh>("y"), at<GeluTanh>("x"), MapKind::GeluTanh);
+  case LaunchOpcode::Map2: {
+    T *y = o.data<T>(at<Map2>("dst"));
+    const T *a = o.data<T>(at<Map2>("a")), *b = o.data<T>(at<Map2>("b"));
+    const auto kind = static_cast<MapKind2>(o.in.sub);
+    return [=](uint64_t lo, uint64_t hi) {
+      HG_LEVEL_CALL(level, map2, kind, a + lo, b + lo, y + lo, hi - lo);
+    };
+  }
+  case LaunchOpcode::Axpy: {
+    T *y = o.data<T>(at<Axpy>("y"));
+    const T *x = o.data<T>(at<Axpy>("x"));
+    const T alpha = o.scalar<T>(at<Axpy>("alpha"));
+    return [=](uint64_t lo, uint64_t hi) {
+      HG_LEVEL_CALL(level, axpy, y + lo, x + lo, hi - lo, alpha);
+    };
+  }
+  case LaunchOpcode::ReduceAll:
+  case LaunchOpcode::Gemm:
+  case LaunchOpcode::Gemv:
+  case LaunchOpcode::BatchedGemm:
+  case LaunchOpcode::Softmax:
+  case LaunchOpcode::LogSoftmax:
+  case LaunchOpcode::LayerNorm:
+  case LaunchOpcode::RmsNorm:
+  case LaunchOpcode::Rope:
+  case LaunchOpcode::Attention:
+  case LaunchOpcode::Conv2d:
+  case LaunchOpcode::Dot: return {}; // not element-wise
+  }
+  unreachable_enum("LaunchOpcode");
+}
+template RangeFn elementwise_range<float>(const Operands &o);
+template RangeFn elementwise_range<double>(const Operands &o);
+
+} // namespace library
+
+namespace {
+
+using namespace library;
+using isa::LaunchOpcode;
+using isa::Opcode;
+
+/// What the runtime needs to run one whole-launch instruction, and what it reports back: the
+/// schedule that ran (Backend::library_path_counts) and the instruction's result.
+struct OpRun {
+  const isa::Kernel &k;
+  Operands ops;
+  uint64_t &result;
+  std::string_view path = "reference";
+
+  [[nodiscard]] const isa::Instruction &in() const { return ops.in; }
+};
 
 /// The reference implementation over the whole operation.
 Status run_reference(OpRun &r) {
@@ -136,52 +214,6 @@ std::optional<Split> split_of(const isa::Instruction &in) {
   case LaunchOpcode::Axpy: return std::nullopt;
   }
   unreachable_enum("LaunchOpcode");
-}
-
-/// Combines partial results of a reduction of type t.
-uint64_t combine(const isa::Instruction &in, uint64_t a, uint64_t b) {
-  auto op = static_cast<isa::ReduceOp>(in.sub);
-  auto fold = [&](auto x, auto y) -> decltype(x) {
-    switch (op) {
-    case isa::ReduceOp::Add: return static_cast<decltype(x)>(x + y);
-    case isa::ReduceOp::Mul: return static_cast<decltype(x)>(x * y);
-    case isa::ReduceOp::Min:
-      if constexpr (std::is_floating_point_v<decltype(x)>)
-        return std::fmin(x, y);
-      else
-        return std::min(x, y);
-    case isa::ReduceOp::Max:
-      if constexpr (std::is_floating_point_v<decltype(x)>)
-        return std::fmax(x, y);
-      else
-        return std::max(x, y);
-    }
-    return x;
-  };
-  switch (in.type) {
-  case isa::Type::F32: return isa::f32_bits(fold(isa::bits_to_f32(a), isa::bits_to_f32(b)));
-  case isa::Type::F64: return isa::f64_bits(fold(isa::bits_to_f64(a), isa::bits_to_f64(b)));
-  case isa::Type::I8:
-    return static_cast<uint8_t>(fold(static_cast<int8_t>(a), static_cast<int8_t>(b)));
-  case isa::Type::I16:
-    return static_cast<uint16_t>(fold(static_cast<int16_t>(a), static_cast<int16_t>(b)));
-  case isa::Type::I32:
-    return static_cast<uint32_t>(fold(static_cast<int32_t>(a), static_cast<int32_t>(b)));
-  case isa::Type::I64:
-    return static_cast<uint64_t>(fold(static_cast<int64_t>(a), static_cast<int64_t>(b)));
-  case isa::Type::U8:
-    return static_cast<uint8_t>(fold(static_cast<uint8_t>(a), static_cast<uint8_t>(b)));
-  case isa::Type::U16:
-    return static_cast<uint16_t>(fold(static_cast<uint16_t>(a), static_cast<uint16_t>(b)));
-  case isa::Type::U32:
-    return static_cast<uint32_t>(fold(static_cast<uint32_t>(a), static_cast<uint32_t>(b)));
-  case isa::Type::BF16:
-  case isa::Type::F16:
-  case isa::Type::None:
-  case isa::Type::Pred:
-  case isa::Type::U64: return fold(a, b);
-  }
-  unreachable_enum("Type");
 }
 
 Status run_split(OpRun &r, const Split &s) {
@@ -300,17 +332,6 @@ double cpu_sum(const double *x, const double *y, uint64_t n, int level) {
 
 namespace {
 
-/// Ranges of [0, n) for the thread pool: at least `grain` units each, at most 4 per thread.
-uint64_t parts_of(uint64_t n, uint64_t grain) {
-  return std::clamp<uint64_t>(n / std::max<uint64_t>(grain, 1), 1, uint64_t{cpu_threads()} * 4);
-}
-
-/// Runs body(lo, hi) over ranges of [0, n) on the thread pool.
-void ranges(uint64_t n, uint64_t grain, const std::function<void(uint64_t, uint64_t)> &body) {
-  const uint64_t parts = parts_of(n, grain);
-  parallel_for(parts, [&](size_t p) { body(n * p / parts, n * (p + 1) / parts); });
-}
-
 /// softmax, log_softmax, rmsnorm and layernorm of f32 rows: f32 vectors with compensated sums,
 /// within the bounds of docs/isa.md (library_accuracy.h); rows spread over the thread pool.
 template <Opcode Op> const char *fast_rows(const Operands &o) {
@@ -365,58 +386,6 @@ template <typename T> const char *fast_rope(const Operands &o) {
   ranges(rows, 16384 / std::max<uint64_t>(dim, 1), [&](uint64_t lo, uint64_t hi) {
     HG_LEVEL_CALL(o.level, rope_rows, y + lo * dim, x + lo * dim, cs + lo * half, sn + lo * half,
                   hi - lo, dim);
-  });
-  return "vector";
-}
-
-/// axpy of f32/f64, vectorised and spread over the thread pool.
-template <typename T> const char *fast_axpy(const Operands &o) {
-  constexpr Opcode Op = Opcode::Axpy;
-  const uint64_t n = o.u(at<Op>("n"));
-  if (!o.holds<T>(at<Op>("y"), n) || !o.holds<T>(at<Op>("x"), n)) return nullptr;
-  T *y = o.data<T>(at<Op>("y"));
-  const T *x = o.data<T>(at<Op>("x"));
-  const T alpha = o.scalar<T>(at<Op>("alpha"));
-  ranges(n, 16384, [&](uint64_t lo, uint64_t hi) {
-    HG_LEVEL_CALL(o.level, axpy, y + lo, x + lo, hi - lo, alpha);
-  });
-  return "vector";
-}
-
-/// map, silu, gelu and gelu_tanh of f32/f64: vectorised and spread over the thread pool. f32
-/// exp, sigmoid and silu are evaluated in f32 vectors (docs/isa.md gives their bounds); the
-/// others in f64 vectors rounded once, as the reference evaluates them.
-template <typename T, Opcode Op> const char *fast_unary(const Operands &o, MapKind kind) {
-  constexpr bool map = Op == Opcode::Map;
-  const uint64_t n = o.u(at<Op>("n"));
-  size_t dst = 0, src = 0;
-  if constexpr (map) {
-    dst = at<Op>("dst");
-    src = at<Op>("src");
-  } else {
-    dst = at<Op>("y");
-    src = at<Op>("x");
-  }
-  if (!o.holds<T>(dst, n) || !o.holds<T>(src, n)) return nullptr;
-  T *y = o.data<T>(dst);
-  const T *x = o.data<T>(src);
-  ranges(n, 16384, [&](uint64_t lo, uint64_t hi) {
-    HG_LEVEL_CALL(o.level, map, kind, x + lo, y + lo, hi - lo);
-  });
-  return "vector";
-}
-
-/// map2 of f32/f64, vectorised and spread over the thread pool.
-template <typename T> const char *fast_map2(const Operands &o) {
-  constexpr Opcode Op = Opcode::Map2;
-  const uint64_t n = o.u(at<Op>("n"));
-  if (!o.holds<T>(at<Op>("dst"), n) || !o.holds<T>(at<Op>("a"), n) || !o.holds<T>(at<Op>("b"), n))
-    return nullptr;
-  T *y = o.data<T>(at<Op>("dst"));
-  const T *a = o.data<T>(at<Op>("a")), *b = o.data<T>(at<Op>("b"));
-  const auto kind = static_cast<MapKind2>(o.in.sub);
-  ranges(n, 16384, [&](uint64_t lo, uint64_t hi) {
-    HG_LEVEL_CALL(o.level, map2, kind, a + lo, b + lo, y + lo, hi - lo);
   });
   return "vector";
 }
@@ -650,12 +619,16 @@ template <typename T> const char *fast_library(const Operands &o) {
   using enum Opcode;
   switch (isa::as_launch(o.in.op)) {
   case LaunchOpcode::Map:
-    return fast_unary<T, Map>(o, map_kind(static_cast<isa::MapUnaryOp>(o.in.sub)));
-  case LaunchOpcode::Silu: return fast_unary<T, Silu>(o, MapKind::Silu);
-  case LaunchOpcode::Gelu: return fast_unary<T, Gelu>(o, MapKind::Gelu);
-  case LaunchOpcode::GeluTanh: return fast_unary<T, GeluTanh>(o, MapKind::GeluTanh);
-  case LaunchOpcode::Map2: return fast_map2<T>(o);
-  case LaunchOpcode::Axpy: return fast_axpy<T>(o);
+  case LaunchOpcode::Silu:
+  case LaunchOpcode::Gelu:
+  case LaunchOpcode::GeluTanh:
+  case LaunchOpcode::Map2:
+  case LaunchOpcode::Axpy: {
+    const RangeFn range = elementwise_range<T>(o);
+    if (!range) return nullptr;
+    ranges(o.reg(isa::element_count_register(o.in)), 16384, range);
+    return "vector";
+  }
   case LaunchOpcode::Rope: return fast_rope<T>(o);
   case LaunchOpcode::Gemv: return fast_gemv<T>(o);
   case LaunchOpcode::Attention: return fast_attention<T>(o);

@@ -268,6 +268,7 @@ template <typename T> Case pointwise_case() {
     d.arrays["iry"] = d.arrays["rx"];
     d.arrays["sums"] = Array::of(type_of<T>(), std::vector<T>(3));
     d.scalars["n"] = n;
+    d.scalars["n_again"] = n;
     d.scalars["rows"] = rows;
     d.scalars["dim"] = dim;
     d.scalars["alpha"] = bits_of(alpha);
@@ -334,6 +335,58 @@ template <typename T> Case pointwise_case() {
   c.device_paths = {"map:per-item",  "map2:per-item",        "silu:per-item",
                     "gelu:per-item", "gelu_tanh:per-item",   "axpy:per-item",
                     "rope:per-item", "reduce_all:two-stage", "dot:two-stage"};
+  return c;
+}
+
+template <typename T> Case chain_case() {
+  const uint32_t n = 40000;
+  const T alpha = static_cast<T>(2.5);
+  Case c = fast_case("fast_chain_" + suffix<T>(), "chain_" + suffix<T>());
+  c.inputs = [=](CaseData &d) {
+    Random r(9);
+    d.arrays["h"] = values<T>(r, n, -6, 6);
+    d.arrays["g"] = values<T>(r, n, -2, 2);
+    d.arrays["x"] = values<T>(r, n, -3, 3);
+    d.arrays["u"] = values<T>(r, n, -2, 2);
+    for (const char *o : {"t", "v", "w"}) d.arrays[o] = Array::of(type_of<T>(), std::vector<T>(n));
+    d.arrays["sums"] = Array::of(type_of<T>(), std::vector<T>(3));
+    d.scalars["n"] = n;
+    d.scalars["alpha"] = bits_of(alpha);
+  };
+  c.reference = [=](CaseData &d, std::vector<Check> &checks) {
+    auto h = d.array<T>("h"), g = d.array<T>("g"), x = d.array<T>("x"), u = d.array<T>("u");
+    LD sum = 0, mag = 0, dot = 0, dmag = 0, mx = -INFINITY;
+    for (uint32_t i = 0; i < n; ++i) {
+      const LD hv = h[i], e = std::exp(LD{x[i]});
+      h[i] = static_cast<T>(hv / (1 + std::exp(-hv)) * LD{g[i]});
+      d.array<T>("t")[i] = static_cast<T>(e);
+      const LD uv = LD{u[i]} - e + LD{alpha} * e;
+      u[i] = static_cast<T>(uv);
+      d.array<T>("v")[i] = -x[i];
+      d.array<T>("w")[i] = std::fabs(x[i]);
+      sum += uv;
+      mag += std::fabs(uv);
+      dot += -LD{x[i]} * LD{g[i]};
+      dmag += std::fabs(LD{x[i]} * LD{g[i]});
+      mx = std::max(mx, std::fabs(LD{x[i]}));
+    }
+    auto sums = d.array<T>("sums");
+    sums[0] = static_cast<T>(sum);
+    sums[1] = static_cast<T>(dot);
+    sums[2] = static_cast<T>(mx);
+    for (auto &check : checks)
+      if (check.name == "sums")
+        check.tol.abs = static_cast<double>(n * eps<T>() * std::max(mag, dmag));
+  };
+  // silu and exp within the SPEC's bounds; u = (u - e^x) + alpha·e^x, |e^x| < 21, within the
+  // bound of e^x scaled by 1 + |alpha| and a rounding of each operation.
+  const double e = eps<T>();
+  c.checks = {{"h", {8, 8 * e}}, {"t", {4, 0}}, {"u", {4, 256 * e}},
+              {"v", {0, 0}},     {"w", {0, 0}}, {"sums", {}}};
+  c.cpu_paths = {"silu:fused", "map2:fused",       "map:fused",
+                 "axpy:fused", "reduce_all:fused", "dot:fused"};
+  c.device_paths = {"silu:per-item", "map2:per-item",        "map:per-item",
+                    "axpy:per-item", "reduce_all:two-stage", "dot:two-stage"};
   return c;
 }
 
@@ -490,6 +543,7 @@ template <typename T> void typed_cases(std::vector<Case> &out) {
   out.push_back(gemv_case<T>());
   out.push_back(rows_case<T>());
   out.push_back(pointwise_case<T>());
+  out.push_back(chain_case<T>());
   out.push_back(attention_case<T>());
   out.push_back(conv2d_case<T>());
 }

@@ -126,6 +126,8 @@ int main(int argc, char **argv) {
             [](const In &p, Var x) { return 1.0f / (1.0f + fast_exp(-p[0](x))); });
   pointwise(dir, "hl_silu", {a}, {},
             [](const In &p, Var x) { return p[0](x) / (1.0f + exp(-p[0](x))); });
+  pointwise(dir, "hl_swiglu", {a, b}, {},
+            [](const In &p, Var x) { return p[0](x) / (1.0f + exp(-p[0](x))) * p[1](x); });
   pointwise(dir, "hl_gelu", {a}, {}, [](const In &p, Var x) {
     return 0.5f * p[0](x) * (1.0f + erf(p[0](x) * 0.70710678f));
   });

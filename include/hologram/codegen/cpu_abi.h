@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a layout below changes; the runtime refuses objects of another version. */
-#define HG_CPU_ABI_VERSION 6u
+#define HG_CPU_ABI_VERSION 7u
 
 /** What went wrong inside generated code (hg_cpu_error.kind). */
 enum hg_cpu_error_kind {
@@ -47,11 +47,15 @@ typedef struct hg_cpu_error {
 
 struct hg_cpu_launch;
 
-/** Runs one whole-launch instruction (SPEC §3.8) for generated code: `regs[i]` holds the bits
- * of operand i when it is a register; `result` receives the value of reduce_all/dot. Returns 0,
- * or nonzero after recording the message in the runtime. */
+/** Runs whole-launch instructions [first, first + count) of a kernel (SPEC §3.8) for generated
+ * code: one instruction, or an element-wise chain (hologram/isa/elementwise.h) that the runtime
+ * may fuse. `regs` holds the operands of the instructions one after another, the bits of each
+ * that is a register; `result` receives the value of a last reduce_all/dot. Returns 0, or,
+ * after recording the message in the runtime, 1 + the position in the run of the instruction
+ * that failed. */
 typedef int32_t (*hg_cpu_launch_op_fn)(const struct hg_cpu_launch *launch, uint32_t kernel,
-                                       uint32_t inst, const uint64_t *regs, uint64_t *result);
+                                       uint32_t first, uint32_t count, const uint64_t *regs,
+                                       uint64_t *result);
 /** Converts `bits` of ISA type `src` to ISA type `dst` (f16/bf16 conversions whose source is
  * not f32); types are hologram::isa::Type values. */
 typedef uint64_t (*hg_cpu_convert_fn)(uint64_t bits, uint32_t dst, uint32_t src);

@@ -200,7 +200,7 @@ enum class MapUnaryOp : uint8_t {
 enum class MapBinaryOp : uint8_t { Add, Sub, Mul, Div, Min, Max, Pow, Atan2 };
 
 /// Instruction flags from the table (the letters of its flags column).
-enum OpFlag : uint8_t {
+enum OpFlag : uint16_t {
   kFlagLaunchLevel = 1,   ///< L: whole-launch operation: the kernel runs once per launch
   kFlagReadsMemory = 2,   ///< M
   kFlagWritesMemory = 4,  ///< S
@@ -209,12 +209,15 @@ enum OpFlag : uint8_t {
   kFlagLaneVarying = 32,  ///< V: the result differs between lanes whatever the operands
   kFlagEffect = 64,       ///< E: an effect beyond the destinations and memory
   kFlagCommutative = 128, ///< C: the first two sources may be swapped
+  kFlagElementwise = 256, ///< W: element i of its outputs depends only on element i of its
+                          ///< inputs, over `n` elements (a whole-launch operation)
+  kFlagReduces = 512,     ///< R: folds `n` elements of its buffers into its result
 };
 
 /// The flags that make an instruction more than a function of its sources.
-inline constexpr uint8_t kImpureFlags = kFlagLaunchLevel | kFlagReadsMemory | kFlagWritesMemory |
-                                        kFlagTerminator | kFlagBarrier | kFlagLaneVarying |
-                                        kFlagEffect;
+inline constexpr uint16_t kImpureFlags = kFlagLaunchLevel | kFlagReadsMemory | kFlagWritesMemory |
+                                         kFlagTerminator | kFlagBarrier | kFlagLaneVarying |
+                                         kFlagEffect;
 
 /// The role of one operand, as written in a signature string of opcodes.def.
 enum class OperandRole : char {
@@ -250,7 +253,7 @@ struct OpcodeInfo {
   TypeSet types; ///< accepted instruction types; empty = no type suffix
   SubKind sub;
   std::string_view signature;
-  uint8_t flags;
+  uint16_t flags;
 
   [[nodiscard]] constexpr size_t num_operands() const { return signature.size(); }
   [[nodiscard]] constexpr OperandRole role(size_t i) const {
@@ -265,6 +268,11 @@ struct OpcodeInfo {
   }
   [[nodiscard]] constexpr bool lane_varying() const { return flags & kFlagLaneVarying; }
   [[nodiscard]] constexpr bool commutative() const { return flags & kFlagCommutative; }
+  /// Element-wise over `n` elements: runs range by range, and may be fused with its neighbours
+  /// (isa::elementwise_chains).
+  [[nodiscard]] constexpr bool elementwise() const { return flags & kFlagElementwise; }
+  /// Folds `n` elements into its result: it may end an element-wise chain.
+  [[nodiscard]] constexpr bool reduces() const { return flags & kFlagReduces; }
   /// Pure: the destinations depend only on the sources; nothing else happens.
   [[nodiscard]] constexpr bool pure() const { return (flags & kImpureFlags) == 0; }
 };

@@ -51,6 +51,7 @@ bool eliminate_common_subexpressions(isa::Kernel &k); ///< CSE of pure instructi
 bool hoist_loop_invariants(isa::Kernel &k);           ///< LICM
 bool reduce_strength(isa::Kernel &k);                 ///< induction-variable products
 bool forward_memory(isa::Kernel &k);                  ///< store-to-load forwarding
+bool gather_elementwise_chains(isa::Kernel &k);       ///< element-wise operations adjacent
 bool eliminate_dead_code(isa::Kernel &k);             ///< DCE
 
 } // namespace hologram::opt

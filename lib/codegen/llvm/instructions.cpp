@@ -344,7 +344,7 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
   case Opcode::Attention:
   case Opcode::Conv2d:
   case Opcode::Dot:
-  case Opcode::Axpy: emit_launch_op(inst); return;
+  case Opcode::Axpy: emit_launch_ops(cur_, 1); return;
   }
   throw LoweringError("unhandled opcode");
 }
@@ -517,31 +517,39 @@ V KernelLowering::convert_scalar_helper(V x, Type dst, Type src) {
   return {out, false};
 }
 
-void KernelLowering::emit_launch_op(const Instruction &inst) {
-  // Whole-launch kernels run as one lane; the runtime's library runs the operation with
-  // every thread and the best vector code for the machine.
-  const auto &row = inst.info();
-  auto *regs = entry_alloca(llvm::ArrayType::get(i64(), std::max<size_t>(1, inst.operands.size())));
-  for (size_t i = 0; i < inst.operands.size(); ++i) {
-    const Operand &op = inst.operands[i];
-    Value *bits = u64c(0);
-    if (op.kind == OperandKind::Reg && i < row.num_operands()) {
-      const Type t = read_type(inst, row.role(i));
-      if (t != Type::None) {
-        V v = get(op.index, t);
-        bits = bits64(lane_of(v, 0), t);
+void KernelLowering::emit_launch_ops(uint32_t first, uint32_t count) {
+  // Whole-launch kernels run as one lane; the runtime's library runs the operations with
+  // every thread and the best vector code for the machine. The operands of the instructions
+  // follow each other in one array.
+  size_t total = 0;
+  for (uint32_t i = first; i < first + count; ++i) total += k_.insts[i].operands.size();
+  auto *regs = entry_alloca(llvm::ArrayType::get(i64(), std::max<size_t>(1, total)));
+  size_t slot = 0;
+  for (uint32_t i = first; i < first + count; ++i) {
+    const Instruction &inst = k_.insts[i];
+    const auto &row = inst.info();
+    for (size_t j = 0; j < inst.operands.size(); ++j, ++slot) {
+      const Operand &op = inst.operands[j];
+      Value *bits = u64c(0);
+      if (op.kind == OperandKind::Reg && j < row.num_operands()) {
+        const Type t = read_type(inst, row.role(j));
+        if (t != Type::None) bits = bits64(lane_of(get(op.index, t), 0), t);
       }
+      b_.CreateStore(bits, b_.CreateConstGEP2_64(regs->getAllocatedType(), regs, 0, slot));
     }
-    b_.CreateStore(bits, b_.CreateConstGEP2_64(regs->getAllocatedType(), regs, 0, i));
   }
   auto *result = entry_alloca(i64());
   b_.CreateStore(u64c(0), result);
   Value *fn = load_field(abi_.launch, launch_, LLaunchOp, ptr());
-  auto *fty = llvm::FunctionType::get(i32(), {ptr(), i32(), i32(), ptr(), ptr()}, false);
-  Value *st = b_.CreateCall(fty, fn, {launch_, u32c(kernel_index_), u32c(cur_), regs, result});
-  fail_if(b_.CreateICmpNE(st, u32c(0)), HG_CPU_ERR_LAUNCH_OP, cur_, nullptr);
-  if (inst.op == Opcode::ReduceAll || inst.op == Opcode::Dot)
-    set(inst, 0, inst.type, {from_bits64(b_.CreateLoad(i64(), result), inst.type), true});
+  auto *fty = llvm::FunctionType::get(i32(), {ptr(), i32(), i32(), i32(), ptr(), ptr()}, false);
+  Value *st = b_.CreateCall(fty, fn,
+                            {launch_, u32c(kernel_index_), u32c(first), u32c(count), regs, result});
+  // A nonzero status is one more than the position in the run of the instruction that failed.
+  fail_if(b_.CreateICmpNE(st, u32c(0)), HG_CPU_ERR_LAUNCH_OP,
+          b_.CreateAdd(u32c(first), b_.CreateSub(st, u32c(1))), nullptr, 0, 0);
+  const Instruction &last = k_.insts[first + count - 1];
+  if (last.info().reduces())
+    set(last, 0, last.type, {from_bits64(b_.CreateLoad(i64(), result), last.type), true});
 }
 
 void KernelLowering::emit_call(const Instruction &inst) {

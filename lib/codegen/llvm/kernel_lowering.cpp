@@ -594,7 +594,12 @@ auto KernelLowering::emit_block_body(const opt::LaneBlock &bb) -> void {
     cur_ = i;
     set_location(k_.insts[i]);
     try {
-      emit_instruction(k_.insts[i]);
+      if (const uint32_t chain = chain_length_[i]; chain > 1) {
+        emit_launch_ops(i, chain);
+        i += chain - 1;
+      } else {
+        emit_instruction(k_.insts[i]);
+      }
     } catch (const LoweringError &e) {
       if (e.loc.line != 0) throw;
       throw LoweringError(e.what(), k_.insts[i].loc);

@@ -8,6 +8,7 @@
 #include "hologram/codegen/cpu_abi.h"
 #include "hologram/isa/accesses.h"
 #include "hologram/isa/atlas.h"
+#include "hologram/isa/elementwise.h"
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/opt/lane_affinity.h"
 #include "hologram/opt/lane_analysis.h"
@@ -65,7 +66,9 @@ public:
                  const CpuTarget &target, const CpuOptions &opts)
       : m_(m), c_(m.getContext()), abi_(abi), k_(k), kernel_index_(kernel_index), target_(target),
         opts_(opts), b_(c_), w_(target.width), a_(opt::analyse_lanes(k)),
-        affinity_(k, a_.cfg, a_.uniformity), ranges_(k) {}
+        affinity_(k, a_.cfg, a_.uniformity), ranges_(k), chain_length_(k.insts.size(), 1) {
+    for (const ElementwiseChain &c : elementwise_chains(k)) chain_length_[c.first] = c.count;
+  }
 
   LoweredKernel run(const std::string &symbol) {
     if (opts_.debug_info) begin_debug_info();
@@ -368,7 +371,9 @@ private:
   void emit_atomic(const Instruction &inst);
   void emit_atlas(const Instruction &inst);
   void emit_reduce_mem(const Instruction &inst);
-  void emit_launch_op(const Instruction &inst);
+  /// Whole-launch instructions [first, first + count): one call into the runtime, which runs
+  /// an element-wise chain (isa::elementwise_chains) fused when its arrays allow.
+  void emit_launch_ops(uint32_t first, uint32_t count);
   void emit_pool_alloc(const Instruction &inst);
   void emit_call(const Instruction &inst);
   void emit_ret();
@@ -400,6 +405,8 @@ private:
   /// Value ranges under the CPU backend's launch limits (cpu_module.cpp refuses launches
   /// beyond them), which are opt::LaunchLimits' defaults.
   opt::ValueRanges ranges_;
+  /// Per instruction: the length of the element-wise chain it starts, else 1.
+  std::vector<uint32_t> chain_length_;
 
   std::unique_ptr<llvm::DIBuilder> di_;
   llvm::DIFile *di_file_ = nullptr;

@@ -218,6 +218,84 @@ TEST(Passes, RandomCircuitsKeepTheirDataEffectWhenTheirStepsFuse) {
   EXPECT_GT(fused, circuits / 3); // forwarding had work to do in many of them
 }
 
+/// A random whole-launch kernel: element-wise operations on three i32 arrays of 64 elements,
+/// counting in r0 or r1 (each 64 or 48, from %n or %m), with pure instructions between them
+/// that read parameters, redefine the counts or compute a scale, and reductions whose values
+/// are stored: the shapes fuse-elementwise gathers into chains, and the ones it must not.
+std::string random_elementwise_program(std::mt19937 &rng) {
+  std::string s =
+      ".kernel k\n.param %a0 : buffer<i32> readwrite\n"
+      ".param %a1 : buffer<i32> readwrite\n.param %a2 : buffer<i32> readwrite\n"
+      ".param %out : buffer<i32> readwrite\n.param %n : u64\n.param %m : u64\n"
+      "  param.u64 r0, %n\n  param.u64 r1, %m\n  mov.imm.u64 r9, 0\n  mov.imm.u64 r8, 0\n";
+  auto arr = [&] { return "%a" + std::to_string(rng() % 3); };
+  auto count = [&] { return rng() % 2 ? std::string("r0") : std::string("r1"); };
+  const char *unary[] = {"neg", "abs", "relu"};
+  const char *binary[] = {"add", "sub", "mul", "min", "max"};
+  const int length = 4 + static_cast<int>(rng() % 12);
+  for (int i = 0; i < length; ++i) {
+    switch (rng() % 6) {
+    case 0:
+    case 1:
+      s += std::string("  map.") + unary[rng() % 3] + ".i32 " + arr() + ", " + arr() + ", " +
+           count() + "\n";
+      break;
+    case 2:
+      s += std::string("  map2.") + binary[rng() % 5] + ".i32 " + arr() + ", " + arr() + ", " +
+           arr() + ", " + count() + "\n";
+      break;
+    case 3: s += "  param.u64 " + count() + (rng() % 2 ? ", %n\n" : ", %m\n"); break;
+    case 4: s += "  add.u64 r8, r8, " + count() + "\n"; break;
+    default:
+      s += "  reduce_all.add.i32 r5, " + arr() + ", " + count() +
+           "\n  st.i32 [%out + r9*4], r5\n  mov.imm.u64 r9, " + std::to_string(rng() % 8) + "\n";
+    }
+  }
+  return s;
+}
+
+TEST(Passes, RandomElementwiseProgramsKeepTheirDataEffectWhenTheirChainsGather) {
+  std::mt19937 rng(20261126);
+  int gathered = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const std::string text = random_elementwise_program(rng);
+    DiagnosticEngine diags;
+    auto m = isa::parse_module(text, "random.hasm", diags);
+    ASSERT_TRUE(m && isa::verify_module(*m, diags)) << diags.to_string() << "\n" << text;
+    auto run_on = [&](const isa::Kernel &k) {
+      std::vector<int32_t> arrays[4];
+      for (int a = 0; a < 4; ++a)
+        for (int i = 0; i < 64; ++i) arrays[a].push_back((i * 37 + a * 11) % 41 - 20);
+      std::vector<interp::ArgValue> args;
+      for (auto &a : arrays) args.push_back(interp::ArgValue::buffer_of(a));
+      args.push_back(interp::ArgValue::scalar(64));
+      args.push_back(interp::ArgValue::scalar(48));
+      interp::AtlasState atlas;
+      auto st = interp::run_kernel(k, LaunchConfig::linear(1), args, atlas);
+      EXPECT_TRUE(st) << st.message();
+      std::vector<int32_t> all;
+      for (auto &a : arrays) all.insert(all.end(), a.begin(), a.end());
+      return all;
+    };
+    const auto before = run_on(m->kernels[0]);
+    isa::Kernel moved = m->kernels[0];
+    if (opt::gather_elementwise_chains(moved)) {
+      ++gathered;
+      isa::Module check{m->source_name, {moved}};
+      ASSERT_TRUE(isa::verify_module(check, diags)) << diags.to_string();
+      ASSERT_EQ(run_on(moved), before) << "fuse-elementwise changed the result of\n"
+                                       << text << "\ninto\n"
+                                       << isa::print_module(check);
+    }
+    isa::Module o = *m;
+    ASSERT_TRUE(opt::optimize(o, opt::PassOptions{}, diags)) << diags.to_string() << "\n" << text;
+    ASSERT_EQ(run_on(o.kernels[0]), before) << "-O2 changed the result of\n"
+                                            << text << "\ninto\n"
+                                            << isa::print_module(o);
+  }
+  EXPECT_GT(gathered, 50); // the pass had instructions to move in many programs
+}
+
 TEST(Passes, PipelinesAndRegistry) {
   EXPECT_TRUE(opt::pipeline(0).empty());
   std::vector<std::string_view> o1, o2;
@@ -225,7 +303,8 @@ TEST(Passes, PipelinesAndRegistry) {
   for (const auto *p : opt::pipeline(2)) o2.push_back(p->name);
   EXPECT_EQ(o1, (std::vector<std::string_view>{"constant-fold", "copy-propagation", "dce"}));
   EXPECT_EQ(o2, (std::vector<std::string_view>{"constant-fold", "copy-propagation", "cse", "licm",
-                                               "strength-reduce", "memory-forwarding", "dce"}));
+                                               "strength-reduce", "memory-forwarding",
+                                               "fuse-elementwise", "dce"}));
   EXPECT_EQ(opt::pipeline(3).size(), o2.size());
   for (const auto &p : opt::all_passes()) EXPECT_EQ(opt::find_pass(p.name), &p);
   EXPECT_EQ(opt::find_pass("no-such-pass"), nullptr);
