@@ -141,6 +141,7 @@ auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
     bbs_.push_back(BasicBlock::Create(c_, "b" + std::to_string(a_.order[r]), fn_));
   bb_of_.resize(a_.blocks.size());
   for (uint32_t r = 0; r < a_.order.size(); ++r) bb_of_[a_.order[r]] = bbs_[r];
+  plan_predication();
   full_bb_.assign(a_.blocks.size(), nullptr);
   for (uint32_t r = 0; r < a_.order.size(); ++r)
     if (version_for_full_chunks(a_.blocks[a_.order[r]]))
@@ -162,6 +163,7 @@ auto KernelLowering::create_allocas() -> void {
   }
   pc_ = b_.CreateAlloca(vec(i32()), nullptr, "pc");
   mask_ = b_.CreateAlloca(vec(i1()), nullptr, "mask");
+  branch_mask_ = b_.CreateAlloca(vec(i1()), nullptr, "branch.mask");
   if (a_.has_calls) {
     stack_ = b_.CreateAlloca(llvm::ArrayType::get(i32(), kMaxCallDepth * w_), nullptr, "stack");
     sp_ = b_.CreateAlloca(vec(i32()), nullptr, "sp");
@@ -610,7 +612,38 @@ auto KernelLowering::emit_block_body(const opt::LaneBlock &bb) -> void {
   jump(bb.fallthrough);
 }
 
+auto KernelLowering::plan_predication() -> void {
+  predicated_.assign(a_.blocks.size(), false);
+  if (a_.has_calls) return;
+  std::vector<uint32_t> preds(a_.blocks.size(), 0);
+  for (const opt::LaneBlock &bb : a_.blocks)
+    for (uint32_t s : bb.succs)
+      if (s != opt::kExitBlock) ++preds[s];
+  for (uint32_t b = 0; b < a_.blocks.size(); ++b) {
+    const opt::LaneBlock &bb = a_.blocks[b];
+    if (a_.divergent[b] || bb.end == bb.begin) continue;
+    const Instruction &last = k_.insts[bb.end - 1];
+    if (last.op != Opcode::Bra || !last.guard.present) continue;
+    const uint32_t f = bb.fallthrough, t = a_.target_block(k_, last.operands[0]);
+    if (f == opt::kExitBlock || t == opt::kExitBlock || f == t || preds[f] != 1) continue;
+    const opt::LaneBlock &fb = a_.blocks[f];
+    if (fb.fallthrough != t || fb.end == fb.begin || a_.exits_at(k_, t)) continue;
+    bool maskable = true;
+    for (uint32_t i = fb.begin; i < fb.end && maskable; ++i) {
+      const OpcodeInfo &row = k_.insts[i].info();
+      maskable = !row.ends_lane_block() && !row.launch_level();
+    }
+    predicated_[f] = maskable;
+  }
+}
+
 auto KernelLowering::jump(uint32_t target) -> void {
+  if (predicated_[a_.block_of[cur_]]) {
+    // The end of a predicated block: every lane of the branch in front of it goes on.
+    b_.CreateStore(b_.CreateLoad(vec(i1()), branch_mask_), mask_);
+    b_.CreateBr(bb_of(target));
+    return;
+  }
   if (!divergent_ && !a_.has_barriers && !a_.has_calls && a_.exits_at(k_, target)) {
     b_.CreateRet(u32c(0)); // every live lane of the chunk is here, and all finish
     return;
@@ -643,8 +676,26 @@ auto KernelLowering::monotone_in_chunk(const Instruction &set) const -> bool {
 
 auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optional<Ends> ends)
     -> void {
+  if (taken == other) { // a branch to the next instruction: every lane goes on there
+    jump(taken);
+    return;
+  }
   if (cond.uni && !divergent_) {
     b_.CreateCondBr(cond.v, bb_of(taken), bb_of(other));
+    return;
+  }
+  if (other != opt::kExitBlock && predicated_[other]) {
+    // If-conversion (plan_predication): the lanes that do not branch run `other` under their
+    // own mask; all go on to `taken` after it.
+    Value *mask = lane_mask();
+    b_.CreateStore(mask, branch_mask_);
+    Value *c = splat(cond);
+    Value *run = b_.CreateAnd(mask, b_.CreateNot(c));
+    BasicBlock *some = BasicBlock::Create(c_, "predicated", fn_);
+    b_.CreateCondBr(b_.CreateOrReduce(run), some, bb_of(taken));
+    b_.SetInsertPoint(some);
+    b_.CreateStore(run, mask_);
+    b_.CreateBr(bb_of(other));
     return;
   }
   if (ends && !divergent_) {

@@ -232,6 +232,15 @@ private:
 
   void emit_block_body(const opt::LaneBlock &bb);
 
+  /// If-conversion of the simplest divergent region: a block every live lane runs that ends
+  /// in a lane-varying `bra p, @T`, whose fallthrough F has no other way in, runs only
+  /// instructions that can run under a mask, and falls through into T. F then runs under
+  /// the mask of the lanes that do not branch and T follows directly with the mask of the
+  /// branch: no lane waits in the dispatcher, and the kernel stays straight-line code (a
+  /// dispatcher loop around every block made register allocation grow faster than the
+  /// kernel). Marks such blocks F in predicated_.
+  void plan_predication();
+
   /// An unconditional transfer to `target` of every active lane.
   void jump(uint32_t target);
 
@@ -407,6 +416,11 @@ private:
   opt::ValueRanges ranges_;
   /// Per instruction: the length of the element-wise chain it starts, else 1.
   std::vector<uint32_t> chain_length_;
+  /// Per block: it runs under the mask of a predicated branch (plan_predication).
+  std::vector<bool> predicated_;
+  /// The mask of the branch in front of a predicated block, restored after it (such blocks
+  /// hold no branch, so they never nest).
+  llvm::AllocaInst *branch_mask_ = nullptr;
 
   std::unique_ptr<llvm::DIBuilder> di_;
   llvm::DIFile *di_file_ = nullptr;

@@ -8,6 +8,7 @@
 #include "hologram/runtime/backend.h"
 #include "hologram/runtime/cpu.h"
 #include "hologram/support/file_io.h"
+#include "test_util.h"
 
 #include <gtest/gtest.h>
 
@@ -15,6 +16,8 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
+#include <random>
 #include <thread>
 #include <unistd.h>
 
@@ -433,6 +436,102 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
       b->unload_module(m);
     }
     std::filesystem::remove(path);
+  }
+}
+
+/// A random kernel of i32 arithmetic per lane with if-then regions: `bra` on a lane-varying
+/// predicate over one to four instructions (arithmetic, loads, stores), the shape the x86 back
+/// end runs under a mask without its dispatcher; sometimes a branch to the next instruction,
+/// or one over a region the dispatcher must schedule (a second branch inside it).
+std::string random_if_then_kernel(std::mt19937 &rng) {
+  auto reg = [&] { return "r" + std::to_string(2 + rng() % 6); };
+  const char *ops[] = {"add", "sub", "mul", "xor", "min", "max"};
+  auto arith = [&] {
+    return std::string("  ") + ops[rng() % 6] + ".i32 " + reg() + ", " + reg() + ", " + reg() +
+           "\n";
+  };
+  // Each lane owns eight elements of y, from element r10 = 8·%gid.
+  std::string s = ".kernel k\n.param %x : buffer<i32> read\n.param %y : buffer<i32> readwrite\n"
+                  "  mov.imm.u64 r11, 8\n  mul.u64 r10, %gid, r11\n  ld.i32 r2, [%x + %gid*4]\n";
+  for (int r = 3; r <= 7; ++r)
+    s += "  mov.imm.i32 r" + std::to_string(r) + ", " + std::to_string(int(rng() % 200) - 100) +
+         "\n  add.i32 r" + std::to_string(r) + ", r" + std::to_string(r) + ", r2\n";
+  const int regions = 2 + static_cast<int>(rng() % 6);
+  for (int k = 0; k < regions; ++k) {
+    for (int i = static_cast<int>(rng() % 3); i > 0; --i) s += arith();
+    const std::string label = "@L" + std::to_string(k);
+    s += "  setlt.i32 p" + std::to_string(k % 4) + ", " + reg() + ", " + reg() + "\n";
+    s += std::string("  bra ") + (rng() % 2 ? "!" : "") + "p" + std::to_string(k % 4) + " " +
+         label + "\n";
+    const int body = static_cast<int>(rng() % 5); // 0: a branch to the next instruction
+    for (int i = 0; i < body; ++i) {
+      switch (rng() % 4) {
+      case 0: s += "  ld.i32 " + reg() + ", [%x + %gid*4]\n"; break;
+      case 1:
+        s +=
+            "  st.i32 [%y + r10*4 + " + std::to_string(24 + 4 * (rng() % 2)) + "], " + reg() + "\n";
+        break;
+      default: s += arith();
+      }
+    }
+    if (body > 0 && rng() % 5 == 0) // a branch inside: the dispatcher's case
+      s += "  setgt.i32 p3, " + reg() + ", " + reg() + "\n  bra p3 " + label + "\n" + arith();
+    s += label + ":\n";
+  }
+  for (int r = 2; r <= 7; ++r)
+    s +=
+        "  st.i32 [%y + r10*4 + " + std::to_string(4 * (r - 2)) + "], r" + std::to_string(r) + "\n";
+  return s + "  exit\n";
+}
+
+TEST(CpuModules, RandomIfThenRegionsMatchTheInterpreter) {
+  // Masked regions at every level and -O level, in full and partial chunks (blocks of 20
+  // lanes), against the interpreter, which runs every lane on its own.
+  IsaGuard isa;
+  std::mt19937 rng(20261126);
+  auto cpu = create_backend(Preference::parse("cpu"));
+  auto interp = create_backend(Preference::parse("interp"));
+  std::vector<std::string> levels = {"v2"};
+  if (has_v3()) levels.push_back("v3");
+  if (has_v4()) levels.push_back("v4");
+  const uint32_t lanes = 60;
+  std::vector<int32_t> x(lanes);
+  for (auto &v : x) v = static_cast<int32_t>(rng() % 200) - 100;
+  LaunchConfig config;
+  config.grid = {3, 1, 1};
+  config.block = {20, 1, 1};
+  auto run = [&](Backend &b, const std::function<void(std::span<const KernelArg>)> &go) {
+    auto bx = b.allocate_buffer(lanes * 4), by = b.allocate_buffer(lanes * 32);
+    b.write<int32_t>(bx, x);
+    b.write<int32_t>(by, std::vector<int32_t>(lanes * 8, 7));
+    KernelArg args[] = {KernelArg::buffer(bx), KernelArg::buffer(by)};
+    go(args);
+    auto y = b.read<int32_t>(by);
+    b.free_buffer(bx);
+    b.free_buffer(by);
+    return y;
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    const std::string text = random_if_then_kernel(rng);
+    auto m = test::parse_ok(text);
+    const auto want = run(*interp, [&](std::span<const KernelArg> args) {
+      interp->execute_program(m.kernels[0], config, args);
+    });
+    for (unsigned opt : {0u, 2u}) {
+      driver::CpuOutputOptions o;
+      for (const std::string &level : levels) o.targets.push_back("x86-64-" + level);
+      o.opt_level = opt;
+      const std::string path = compile_text(text.c_str(), o);
+      for (const std::string &level : levels) {
+        runtime::set_cpu_isa(level);
+        auto mod = cpu->load_module(path);
+        const auto got = run(
+            *cpu, [&](std::span<const KernelArg> args) { cpu->launch(mod, "k", config, args); });
+        EXPECT_EQ(got, want) << "-O" << opt << " at " << level << ":\n" << text;
+        cpu->unload_module(mod);
+      }
+      std::filesystem::remove(path);
+    }
   }
 }
 
