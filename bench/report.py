@@ -199,7 +199,8 @@ def compile_section(data):
         "## Compile time",
         "",
         f"- date: {data['context'].get('date')}",
-        "- a straight-line f32 kernel of N instructions with a lane-varying branch every 50, "
+        "- a straight-line f32 kernel of N instructions with a lane-varying branch every 50 "
+        "around an instruction whose result is stored (so -O2 keeps every branch), "
         "compiled in-process as `hologram-cc -O2` does: parse, verify, the -O2 ISA pipeline, "
         "then an x86-64-v3 object or Vulkan 1.1 SPIR-V (bench/compile_bench.cpp)",
         "- growth = time at 16k / time at 4k; linear is 4x, the goal at most 5x",

@@ -13,6 +13,7 @@
 
 #include <fstream>
 #include <optional>
+#include <random>
 #include <sstream>
 
 #include <bit>
@@ -180,6 +181,49 @@ template <typename T> bool cmp(const std::string &cc, T a, T b) {
                            lit(b) + "\n  set" + cc + "." + t +
                            " p0, r1, r2\n  mov.imm.u32 r3, 1\n  mov.imm.u32 r4, 0\n"
                            "  sel.u32 r5, p0, r3, r4\n  st.u32 [%out], r5\n")[0] != 0;
+}
+
+/// A random kernel of i32 arithmetic per lane with if-then regions: `bra` on a lane-varying
+/// predicate over one to four instructions (arithmetic, loads, stores), the shape the x86 back
+/// end runs under a mask without its dispatcher and the Vulkan one folds into the block in
+/// front when it is pure; sometimes a branch to the next instruction,
+/// or one over a region the dispatcher must schedule (a second branch inside it).
+inline std::string random_if_then_kernel(std::mt19937 &rng, uint32_t lanes) {
+  auto reg = [&] { return "r" + std::to_string(2 + rng() % 6); };
+  const char *ops[] = {"add", "sub", "mul", "xor", "min", "max"};
+  auto arith = [&] {
+    return std::string("  ") + ops[rng() % 6] + ".i32 " + reg() + ", " + reg() + ", " + reg() +
+           "\n";
+  };
+  // Each lane owns eight elements of y: element k·lanes + %gid for k = 0..7.
+  auto slot = [&](uint32_t k) { return "[%y + %gid*4 + " + std::to_string(4 * lanes * k) + "]"; };
+  std::string s = ".kernel k\n.param %x : buffer<i32> read\n.param %y : buffer<i32> readwrite\n"
+                  "  ld.i32 r2, [%x + %gid*4]\n";
+  for (int r = 3; r <= 7; ++r)
+    s += "  mov.imm.i32 r" + std::to_string(r) + ", " + std::to_string(int(rng() % 200) - 100) +
+         "\n  add.i32 r" + std::to_string(r) + ", r" + std::to_string(r) + ", r2\n";
+  const int regions = 2 + static_cast<int>(rng() % 6);
+  for (int k = 0; k < regions; ++k) {
+    for (int i = static_cast<int>(rng() % 3); i > 0; --i) s += arith();
+    const std::string label = "@L" + std::to_string(k);
+    s += "  setlt.i32 p" + std::to_string(k % 4) + ", " + reg() + ", " + reg() + "\n";
+    s += std::string("  bra ") + (rng() % 2 ? "!" : "") + "p" + std::to_string(k % 4) + " " +
+         label + "\n";
+    const int body = static_cast<int>(rng() % 5); // 0: a branch to the next instruction
+    for (int i = 0; i < body; ++i) {
+      switch (rng() % 4) {
+      case 0: s += "  ld.i32 " + reg() + ", [%x + %gid*4]\n"; break;
+      case 1: s += "  st.i32 " + slot(6 + rng() % 2) + ", " + reg() + "\n"; break;
+      default: s += arith();
+      }
+    }
+    if (body > 0 && rng() % 5 == 0) // a branch inside: the dispatcher's case
+      s += "  setgt.i32 p3, " + reg() + ", " + reg() + "\n  bra p3 " + label + "\n" + arith();
+    s += label + ":\n";
+  }
+  for (int r = 2; r <= 7; ++r)
+    s += "  st.i32 " + slot(static_cast<uint32_t>(r - 2)) + ", r" + std::to_string(r) + "\n";
+  return s + "  exit\n";
 }
 
 } // namespace hologram::test

@@ -78,6 +78,17 @@ private:
   /// Emits the items of a region (-1: the function body) into the open block.
   void emit_region(int region);
   void emit_loop(int l);
+  /// If-conversion: the blocks of this function that run folded into the block in front of
+  /// them (marked in folded_). A block F qualifies when a guarded `bra p, @T` ends the only
+  /// block that enters it, F falls through into T, and F holds a few pure instructions
+  /// (no memory, no control, no division under -fcheck-div): the branch then runs F for
+  /// every lane and keeps F's results where p holds (OpSelect), and T follows in the same
+  /// block. A region of straight-line code with such branches stays one block, which GPUs
+  /// run without divergence and SPIRV-Tools' validator and optimiser, whose time grows
+  /// faster than the number of blocks, see as one.
+  void find_foldable(uint32_t entry);
+  std::vector<bool> folded_;
+  static constexpr uint32_t kMaxFolded = 16; ///< instructions in a folded block at most
 
   Id push_ = 0;
   std::map<uint32_t, uint32_t> push_member_; ///< scalar parameter -> push constant member

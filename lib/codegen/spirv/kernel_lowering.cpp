@@ -192,6 +192,10 @@ auto KernelLowering::structured_loop(const std::function<Id()> &condition,
 }
 
 auto KernelLowering::if_then(Id c, const std::function<void()> &then) -> void {
+  if (c == b_.c_bool(true)) { // known to hold (ieq of a value and itself): no construct
+    then();
+    return;
+  }
   Id t = b_.fresh(), m = b_.fresh();
   b_.op_void(Op::OpSelectionMerge, {m, 0});
   b_.terminate(Op::OpBranchConditional, {c, t, m});

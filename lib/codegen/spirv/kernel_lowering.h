@@ -194,7 +194,8 @@ protected:
 
   Id op(Op o, Id t, const Words &w);
   Id sel(Id t, Id c, Id a, Id bv) { return op(Op::OpSelect, t, {c, a, bv}); }
-  Id ieq(Id a, Id bv) { return op(Op::OpIEqual, boolt(), {a, bv}); }
+  /// a == bv; the constant true when both are one value (a constant, or one SSA value).
+  Id ieq(Id a, Id bv) { return a == bv ? b_.c_bool(true) : op(Op::OpIEqual, boolt(), {a, bv}); }
   Id ine(Id a, Id bv) { return op(Op::OpINotEqual, boolt(), {a, bv}); }
   Id land(Id a, Id bv) { return op(Op::OpLogicalAnd, boolt(), {a, bv}); }
   Id lor(Id a, Id bv) { return op(Op::OpLogicalOr, boolt(), {a, bv}); }

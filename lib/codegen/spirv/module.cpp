@@ -171,8 +171,7 @@ Status lower_library_kernels(spirv::Builder &b, const std::vector<isa::Kernel> &
   return Status::ok();
 }
 
-/// The words of a lowered module, validated, optimised at options.opt_level and validated
-/// again.
+/// The words of a lowered module, optimised at options.opt_level and validated.
 Status finish_module(spirv::Builder &b, const SpirvOptions &options, SpirvModule &out) {
   out.words = b.finish(version_word(options.target.env));
   // OpenCL has 64-bit atomics as extensions (cl_khr_int64_*_atomics) that a SPIR-V 1.0
@@ -184,34 +183,47 @@ Status finish_module(spirv::Builder &b, const SpirvOptions &options, SpirvModule
     for (const auto &f : k.requires_features)
       if (f == "int64_atomics" && options.target.env == SpirvEnv::OpenCL1_2)
         env = SPV_ENV_UNIVERSAL_1_0;
-  if (auto st = validate_in(out.words, env, options.target.name); !st) {
+  auto lowering_error = [&](const Status &st) -> Status {
     auto dis = disassemble_spirv(out.words);
     return {ErrorCode::Internal, st.message() + "\n" + (dis ? *dis : dis.message())};
+  };
+  // At -O0 the module is validated as lowered. Otherwise spirv-opt validates its input itself
+  // (Optimizer::Run does by default, and refuses an invalid module before any pass runs), so
+  // validating it here as well only repeated that work, which grows faster than the module;
+  // its output is validated below. When either fails, the module as lowered is validated
+  // again to say whether the lowering or the optimiser made it invalid.
+  if (options.opt_level == 0) {
+    if (auto st = validate_in(out.words, env, options.target.name); !st) return lowering_error(st);
+    return Status::ok();
   }
-  if (options.opt_level > 0) {
-    spvtools::Optimizer opt(env);
-    Messages m;
-    opt.SetMessageConsumer(m.consumer());
-    std::vector<std::string> flags;
-    if (options.target.is_vulkan() && options.opt_level >= 3) {
-      opt.RegisterPerformancePasses();
-    } else if (options.target.is_vulkan()) {
-      for (std::string_view f : kShaderPasses) flags.emplace_back(f);
-    } else {
-      // The performance passes without the loop unroller, which crashes on Kernel modules in
-      // SPIRV-Tools 2023.1 (merge-blocks after a full unroll). Most passes leave Kernel
-      // modules alone (they need Shader); the OpenCL compiler does the real work.
-      for (std::string_view f : kKernelPasses) flags.emplace_back(f);
-    }
-    if (!flags.empty() && !opt.RegisterPassesFromFlags(flags))
-      return {ErrorCode::Internal, "spirv-opt rejects its pass list:\n" + m.text};
-    std::vector<uint32_t> optimised;
-    if (!opt.Run(out.words.data(), out.words.size(), &optimised))
-      return {ErrorCode::Internal, "spirv-opt failed:\n" + m.text};
-    out.words = std::move(optimised);
-    if (auto st = validate_in(out.words, env, options.target.name); !st)
-      return {ErrorCode::Internal, "after spirv-opt: " + st.message()};
+  spvtools::Optimizer opt(env);
+  Messages m;
+  opt.SetMessageConsumer(m.consumer());
+  std::vector<std::string> flags;
+  if (options.target.is_vulkan() && options.opt_level >= 3) {
+    opt.RegisterPerformancePasses();
+  } else if (options.target.is_vulkan()) {
+    for (std::string_view f : kShaderPasses) flags.emplace_back(f);
+  } else {
+    // The performance passes without the loop unroller, which crashes on Kernel modules in
+    // SPIRV-Tools 2023.1 (merge-blocks after a full unroll). Most passes leave Kernel
+    // modules alone (they need Shader); the OpenCL compiler does the real work.
+    for (std::string_view f : kKernelPasses) flags.emplace_back(f);
   }
+  if (!flags.empty() && !opt.RegisterPassesFromFlags(flags))
+    return {ErrorCode::Internal, "spirv-opt rejects its pass list:\n" + m.text};
+  std::vector<uint32_t> optimised;
+  if (!opt.Run(out.words.data(), out.words.size(), &optimised)) {
+    if (auto lowered = validate_in(out.words, env, options.target.name); !lowered)
+      return lowering_error(lowered);
+    return {ErrorCode::Internal, "spirv-opt failed:\n" + m.text};
+  }
+  if (auto st = validate_in(optimised, env, options.target.name); !st) {
+    if (auto lowered = validate_in(out.words, env, options.target.name); !lowered)
+      return lowering_error(lowered);
+    return {ErrorCode::Internal, "after spirv-opt: " + st.message()};
+  }
+  out.words = std::move(optimised);
   return Status::ok();
 }
 

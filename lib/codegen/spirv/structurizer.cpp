@@ -52,6 +52,30 @@ auto VulkanLowering::find_loops(uint32_t entry) -> void {
   }
 }
 
+auto VulkanLowering::find_foldable(uint32_t entry) -> void {
+  folded_.assign(cfg_.blocks.size(), false);
+  std::vector<bool> folding(cfg_.blocks.size(), false);
+  for (uint32_t bb : rpo_) {
+    const isa::BasicBlock &b = cfg_.blocks[bb];
+    if (b.end == b.begin || folding[bb]) continue; // a folded block's branch stays a branch
+    const Instruction &last = k_.insts[b.end - 1];
+    if (last.op != Opcode::Bra || !last.guard.present || b.succs.size() != 2) continue;
+    const uint32_t t = b.succs[0], f = b.succs[1];
+    if (t == f || !in_fn_[f] || f == entry) continue;
+    const isa::BasicBlock &fb = cfg_.blocks[f];
+    if (fb.preds.size() != 1 || fb.succs.size() != 1 || fb.succs[0] != t || fb.ends_in_exit ||
+        fb.end == fb.begin || fb.end - fb.begin > kMaxFolded || innermost_[f] != innermost_[bb])
+      continue;
+    bool pure = true;
+    for (uint32_t i = fb.begin; i < fb.end && pure; ++i) {
+      const Instruction &inst = k_.insts[i];
+      const bool divides = inst.op == Opcode::Div || inst.op == Opcode::Rem;
+      pure = inst.info().pure() && !(divides && o_.check_div);
+    }
+    folded_[f] = folding[f] = pure;
+  }
+}
+
 auto VulkanLowering::emit_region(int region) -> void {
   bool first = true;
   for (uint32_t bb : rpo_) {
@@ -68,6 +92,7 @@ auto VulkanLowering::emit_region(int region) -> void {
       child = l;
     }
     if (region >= 0 && !loops_[static_cast<size_t>(region)].body.count(bb)) continue;
+    if (folded_[bb]) continue; // emitted by the branch in front of it
     auto emit_item = [&] {
       if (child >= 0)
         emit_loop(child);

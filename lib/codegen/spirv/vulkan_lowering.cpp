@@ -29,6 +29,7 @@ auto VulkanLowering::begin_function(uint32_t entry, bool) -> void {
 auto VulkanLowering::emit_body(uint32_t entry) -> void {
   cur_ = b_.local_variable(u32t());
   find_loops(entry);
+  find_foldable(entry);
   emit_region(-1);
 }
 
@@ -37,7 +38,33 @@ auto VulkanLowering::go_to(uint32_t block) -> void {
 }
 
 auto VulkanLowering::branch(Id c, uint32_t then_bb, uint32_t else_bb) -> void {
-  b_.store_local(cur_, sel(u32t(), c, cu32(then_bb), cu32(else_bb)));
+  if (!folded_[else_bb]) {
+    b_.store_local(cur_, sel(u32t(), c, cu32(then_bb), cu32(else_bb)));
+    return;
+  }
+  // If-conversion (find_foldable): else_bb runs here for every lane; where c holds, the
+  // registers it writes keep the values they had.
+  std::vector<isa::RegAccess> defs, all;
+  const isa::BasicBlock &f = cfg_.blocks[else_bb];
+  for (uint32_t i = f.begin; i < f.end; ++i) {
+    isa::instruction_defs(k_.insts[i], defs);
+    for (const isa::RegAccess &d : defs)
+      if (std::none_of(all.begin(), all.end(), [&](const isa::RegAccess &a) {
+            return a.pred == d.pred && a.reg == d.reg && (a.pred || a.type == d.type);
+          }))
+        all.push_back(d);
+  }
+  std::vector<Id> before;
+  for (const isa::RegAccess &d : all)
+    before.push_back(d.pred ? read_pred(d.reg) : read_reg(d.reg, d.type));
+  emit_block(else_bb); // ends by going to then_bb, the block it falls through into
+  for (size_t i = 0; i < all.size(); ++i) {
+    const isa::RegAccess &d = all[i];
+    if (d.pred)
+      write_pred(d.reg, sel(boolt(), c, before[i], read_pred(d.reg)));
+    else
+      write_reg(d.reg, d.type, sel(rep(d.type), c, before[i], read_reg(d.reg, d.type)));
+  }
 }
 
 auto VulkanLowering::push_u32(uint32_t member) -> Id {

@@ -439,51 +439,6 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
   }
 }
 
-/// A random kernel of i32 arithmetic per lane with if-then regions: `bra` on a lane-varying
-/// predicate over one to four instructions (arithmetic, loads, stores), the shape the x86 back
-/// end runs under a mask without its dispatcher; sometimes a branch to the next instruction,
-/// or one over a region the dispatcher must schedule (a second branch inside it).
-std::string random_if_then_kernel(std::mt19937 &rng) {
-  auto reg = [&] { return "r" + std::to_string(2 + rng() % 6); };
-  const char *ops[] = {"add", "sub", "mul", "xor", "min", "max"};
-  auto arith = [&] {
-    return std::string("  ") + ops[rng() % 6] + ".i32 " + reg() + ", " + reg() + ", " + reg() +
-           "\n";
-  };
-  // Each lane owns eight elements of y, from element r10 = 8·%gid.
-  std::string s = ".kernel k\n.param %x : buffer<i32> read\n.param %y : buffer<i32> readwrite\n"
-                  "  mov.imm.u64 r11, 8\n  mul.u64 r10, %gid, r11\n  ld.i32 r2, [%x + %gid*4]\n";
-  for (int r = 3; r <= 7; ++r)
-    s += "  mov.imm.i32 r" + std::to_string(r) + ", " + std::to_string(int(rng() % 200) - 100) +
-         "\n  add.i32 r" + std::to_string(r) + ", r" + std::to_string(r) + ", r2\n";
-  const int regions = 2 + static_cast<int>(rng() % 6);
-  for (int k = 0; k < regions; ++k) {
-    for (int i = static_cast<int>(rng() % 3); i > 0; --i) s += arith();
-    const std::string label = "@L" + std::to_string(k);
-    s += "  setlt.i32 p" + std::to_string(k % 4) + ", " + reg() + ", " + reg() + "\n";
-    s += std::string("  bra ") + (rng() % 2 ? "!" : "") + "p" + std::to_string(k % 4) + " " +
-         label + "\n";
-    const int body = static_cast<int>(rng() % 5); // 0: a branch to the next instruction
-    for (int i = 0; i < body; ++i) {
-      switch (rng() % 4) {
-      case 0: s += "  ld.i32 " + reg() + ", [%x + %gid*4]\n"; break;
-      case 1:
-        s +=
-            "  st.i32 [%y + r10*4 + " + std::to_string(24 + 4 * (rng() % 2)) + "], " + reg() + "\n";
-        break;
-      default: s += arith();
-      }
-    }
-    if (body > 0 && rng() % 5 == 0) // a branch inside: the dispatcher's case
-      s += "  setgt.i32 p3, " + reg() + ", " + reg() + "\n  bra p3 " + label + "\n" + arith();
-    s += label + ":\n";
-  }
-  for (int r = 2; r <= 7; ++r)
-    s +=
-        "  st.i32 [%y + r10*4 + " + std::to_string(4 * (r - 2)) + "], r" + std::to_string(r) + "\n";
-  return s + "  exit\n";
-}
-
 TEST(CpuModules, RandomIfThenRegionsMatchTheInterpreter) {
   // Masked regions at every level and -O level, in full and partial chunks (blocks of 20
   // lanes), against the interpreter, which runs every lane on its own.
@@ -512,7 +467,7 @@ TEST(CpuModules, RandomIfThenRegionsMatchTheInterpreter) {
     return y;
   };
   for (int trial = 0; trial < 20; ++trial) {
-    const std::string text = random_if_then_kernel(rng);
+    const std::string text = test::random_if_then_kernel(rng, lanes);
     auto m = test::parse_ok(text);
     const auto want = run(*interp, [&](std::span<const KernelArg> args) {
       interp->execute_program(m.kernels[0], config, args);

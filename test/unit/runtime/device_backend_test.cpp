@@ -16,6 +16,7 @@
 #include <bit>
 #include <cstdlib>
 #include <numeric>
+#include <random>
 #include <thread>
 
 using namespace hologram;
@@ -704,6 +705,37 @@ TEST_P(DeviceBackend, EightThreadsAllocateCopyLaunchAndFreeAtOnce) {
   for (auto &th : threads) th.join();
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(launches.load(), 96);
+}
+
+TEST_P(DeviceBackend, RandomIfThenRegionsMatchTheInterpreter) {
+  // Branches over short regions: folded into the block in front (pure regions, Vulkan) or
+  // kept as branches (regions with loads, stores or a second branch), in blocks of 20 lanes,
+  // against the interpreter.
+  auto b = start();
+  auto interp = create_backend(Preference::parse("interp"));
+  std::mt19937 rng(20261127);
+  const uint32_t lanes = 60;
+  std::vector<int32_t> x(lanes);
+  for (auto &v : x) v = static_cast<int32_t>(rng() % 200) - 100;
+  LaunchConfig config;
+  config.grid = {3, 1, 1};
+  config.block = {20, 1, 1};
+  auto run = [&](Backend &on, const isa::Kernel &k) {
+    auto bx = on.allocate_buffer(lanes * 4), by = on.allocate_buffer(lanes * 32);
+    on.write<int32_t>(bx, x);
+    on.write<int32_t>(by, std::vector<int32_t>(lanes * 8, 7));
+    KernelArg args[] = {KernelArg::buffer(bx), KernelArg::buffer(by)};
+    on.execute_program(k, config, args);
+    auto y = on.read<int32_t>(by);
+    on.free_buffer(bx);
+    on.free_buffer(by);
+    return y;
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    const std::string text = test::random_if_then_kernel(rng, lanes);
+    auto m = test::parse_ok(text);
+    EXPECT_EQ(run(*b, m.kernels[0]), run(*interp, m.kernels[0])) << text;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(SpirvBackends, DeviceBackend, ::testing::Values("vulkan", "opencl"),
