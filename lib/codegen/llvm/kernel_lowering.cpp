@@ -687,13 +687,19 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
   if (other != opt::kExitBlock && predicated_[other]) {
     // If-conversion (plan_predication): the lanes that do not branch run `other` under their
     // own mask; all go on to `taken` after it.
+    // A short region runs without a test (under a mask that may have no lane left: its
+    // loads and stores then touch nothing), which costs less than a branch; a longer one only
+    // when some lane runs it.
     Value *mask = lane_mask();
     b_.CreateStore(mask, branch_mask_);
     Value *c = splat(cond);
     Value *run = b_.CreateAnd(mask, b_.CreateNot(c));
-    BasicBlock *some = BasicBlock::Create(c_, "predicated", fn_);
-    b_.CreateCondBr(b_.CreateOrReduce(run), some, bb_of(taken));
-    b_.SetInsertPoint(some);
+    const opt::LaneBlock &region = a_.blocks[other];
+    if (region.end - region.begin > kMaxUntested) {
+      BasicBlock *some = BasicBlock::Create(c_, "predicated", fn_);
+      b_.CreateCondBr(b_.CreateOrReduce(run), some, bb_of(taken));
+      b_.SetInsertPoint(some);
+    }
     b_.CreateStore(run, mask_);
     b_.CreateBr(bb_of(other));
     return;

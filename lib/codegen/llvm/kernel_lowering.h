@@ -418,6 +418,8 @@ private:
   std::vector<uint32_t> chain_length_;
   /// Per block: it runs under the mask of a predicated branch (plan_predication).
   std::vector<bool> predicated_;
+  /// Predicated blocks of at most this many instructions run without testing for a lane.
+  static constexpr uint32_t kMaxUntested = 8;
   /// The mask of the branch in front of a predicated block, restored after it (such blocks
   /// hold no branch, so they never nest).
   llvm::AllocaInst *branch_mask_ = nullptr;
