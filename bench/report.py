@@ -221,12 +221,21 @@ def compile_section(data):
         "its loads and stores (quadratic), nine runs of aggressive dead-code elimination went "
         "over the whole module, and its working set outgrew the 32 MiB L3 between 4k and 16k "
         "(16k took 7.3x the time of 4k). The lowering now writes registers as SSA values with "
-        "phis, calls one fma function, and -O2 runs a short pass list (docs/spirv.md). x86 is "
-        "not fixed: the lowering and LLVM's function passes grow about linearly; code "
-        "generation of one function that holds every block of the kernel does not (llc "
-        "-time-passes: the register coalescer grows 5x from 4k to 16k). The row measured 4.9x "
-        "to 6.7x in the runs of the day (one 16k sample each; `hologram-cc` as a process: 3.9x "
-        "to 4.8x).",
+        "phis, calls one fma function, and -O2 runs a short pass list (docs/spirv.md). "
+        "Until 2026-11-26 the kernel's branch regions were dead code (the register they add "
+        "to was never stored) and -O2 removed them; the kernel now stores it. With its "
+        "branches kept, x86 took 8x as long at 16k as at 4k (hologram-cc: 1.05-1.22 s and "
+        "9.1-9.4 s): every block sat in the loop of the divergence scheduler, and LLVM's "
+        "register coalescer and allocator grew faster than the kernel (llc -time-passes). "
+        "A branch over a short straight run now runs that run under a mask "
+        "(if-conversion, docs/design.md), so the kernel is straight-line code, and the SLP "
+        "vectoriser, which found nothing in SPMD code and grew 9x, is off. SPIR-V folds such "
+        "a run into the block in front when it is pure (OpSelect; the module is one block), "
+        "and spirv-opt's own validation of its input is no longer repeated before it. What "
+        "grows faster than the kernel now is LLVM's SROA and instcombine (5x) and "
+        "SPIRV-Tools' validator and optimiser. On this machine runs of the same binary "
+        "differ by up to 2x (x86 at 4k: 272 to 573 ms on 2026-11-26); the growth of the "
+        "day's runs was 4.2x-6.0x (x86) and 4.2x-5.4x (Vulkan).",
         "",
     ]
     if small:
@@ -437,6 +446,29 @@ def main():
         "",
         "Rows behind their peer, and why:",
         "",
+        "- **The machine of the run of 2026-11-26.** An AMD EPYC of family 25, model 1 (Zen 3)",
+        "  with AVX2 and FMA but no AVX-512, so every hologram row runs its x86-64-v3 code.",
+        "  The tables before it (this file's history, 2026-11-25) came from an AVX-512 machine",
+        "  whose v4 code put the maps at 1.2-1.4x Halide. Its noise: exp_map hologram 1t took",
+        "  592 to 968 µs in runs of the same binary that day, Halide's 374 to 505.",
+        "- **The maps at v3 (exp, sigmoid, silu, gelu, sin, log).** llvm-mca (znver3) puts",
+        "  exp_map's path for a full chunk at 49 instructions, 10 cycles per 8 lanes, against",
+        "  Halide's 57 instructions, 14.3 cycles per 16. Of hologram's, 19 to 26 are the chunk",
+        "  loop's own: whether the chunk is full, the block's decision on the bound check and",
+        "  the alignment test of a streaming store, which LLVM moves out of the loop at v4 (it",
+        "  unswitches it there) but not at v3. Raising LLVM's unswitch threshold to 300 took",
+        "  them out (vector_add 2^16 1t 11.2 µs against Halide's 10.2-10.7, saxpy 8.0",
+        "  against 8.4) but tripled the compile time of a small kernel (33 to 114 ms), so it",
+        "  was not taken; the driver's own loop over full chunks (the chunk told it is full)",
+        "  was within the noise. exp's scale by 2^k is two multiplications, so that a",
+        "  subnormal result is rounded once; Halide's is one.",
+        "- **swiglu** (y = silu(x)·g, 2^22, out of cache). hologram's silu and map2.mul form an",
+        "  element-wise chain and run fused, each 8 KiB range through both: in alternating runs",
+        "  with the same kernel's chain broken by a fence between the two, 6.97 against 8.12 ms",
+        "  1t and 4.12 against 4.68 mt. What is left is the library's f32 silu at v3 (a row",
+        "  of its own would show it) and the load streams: hologram reads x and g range by range,",
+        "  Halide's loop reads them as two continuous streams.",
+        "- **softmax_rows 1t at v3.** Not examined on this machine yet; at v4 the row was 1.2x.",
         "- **vector_add and saxpy at 2^10 to 2^16, 1t.** An empty launch through the generated",
         "  header costs about 40 ns (the launch overhead table), which the plain loop does not",
         "  pay: at 2^10 that is most of the gap. A block whose lanes are all in bounds now runs",
@@ -465,6 +497,12 @@ def main():
         "- **silu_map.** x/(1 + e^(-x)) on the inline exp, as sigmoid_map. It ran at 0.8-0.9",
         "  of Halide while every chunk tested its own bound; 1.1-1.2 since that test is made",
         "  once per block.",
+        "- **gemm at v3.** Until 2026-11-26 the micro-kernel's vector type had the element's",
+        "  alignment, and GCC copied every B load through the stack in 16-byte halves and kept",
+        "  the accumulators in memory: 9.5 GFLOP/s at v3, gemm 512 1t 28 ms against OpenBLAS's",
+        "  3.4 (0.12-0.14x in the first run of that day). With natural alignment, the",
+        "  accumulators in registers, the k loop unrolled four times and the C tile prefetched:",
+        "  0.84-0.94x at 1t. A's packing copies element by element; there is no assembly kernel.",
         "- **gemm.** Panels of depth 512 since 2026-11-24 evening (C is read and written half",
         "  as often as at 256): 1024 1t 23.4-24.3 ms before, 21.4-22.8 after, in alternating",
         "  runs. The packed micro-kernel (6x32 at AVX-512) is written in C++ vector",
@@ -500,7 +538,8 @@ def main():
         "  this machine's noise of their peers (the same rows were ahead in other runs of the day).",
         "- **transformer.** Both sides read all 60.8 MB of f32 weights once per token (99 % of",
         "  it in matrix-vector products), so both run at the memory's bandwidth: about 19 GB/s",
-        "  on one thread and 25 to 28 GB/s on two. Side by side on 2026-11-24 the ratio was 0.84",
+        "  on one thread and 25 to 28 GB/s on two (on the AVX2 machine of 2026-11-26 the row was",
+        "  0.85-1.01 across the day's runs). Side by side on 2026-11-24 the ratio was 0.84",
         "  to 1.04 at 1t and 0.91 to 1.02 at mt between runs. Issue 19's goal of 1.5x cannot be",
         "  met with the same f32 weights; it needs fewer bytes per token (f16 or bf16 weights,",
         "  which the ISA stores, would halve them, but then the logits differ from the f32",
