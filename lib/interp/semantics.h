@@ -22,21 +22,11 @@ using isa::Type;
 using isa::from_bits;
 using isa::to_bits;
 using isa::with_type;
+using isa::wrap_add;
+using isa::wrap_mul;
+using isa::wrap_sub;
 
 template <typename T> using U = std::make_unsigned_t<T>;
-
-template <typename T> T wrap_add(T a, T b) {
-  return static_cast<T>(static_cast<U<T>>(static_cast<U<T>>(a) + static_cast<U<T>>(b)));
-}
-template <typename T> T wrap_sub(T a, T b) {
-  return static_cast<T>(static_cast<U<T>>(static_cast<U<T>>(a) - static_cast<U<T>>(b)));
-}
-template <typename T> T wrap_mul(T a, T b) {
-  // Promote to at least unsigned int so the multiplication itself cannot overflow a signed int.
-  using P = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, U<T>>;
-  return static_cast<T>(static_cast<U<T>>(static_cast<P>(static_cast<U<T>>(a)) *
-                                          static_cast<P>(static_cast<U<T>>(b))));
-}
 
 template <typename T> T int_div(T a, T b) {
   if (b == 0) return 0;

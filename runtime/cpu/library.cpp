@@ -51,18 +51,15 @@ uint64_t combine(const isa::Instruction &in, uint64_t a, uint64_t b) {
   auto op = static_cast<isa::ReduceOp>(in.sub);
   auto fold = [&](auto x, auto y) -> decltype(x) {
     using T = decltype(x);
-    // Integers wrap (SPEC §3.4): their sums and products are taken in an unsigned type at
-    // least as wide as int, where wrapping is defined, and narrowed back.
-    using Wrap = std::conditional_t<sizeof(T) <= 4, uint32_t, uint64_t>;
     switch (op) {
     case isa::ReduceOp::Add:
       if constexpr (std::is_integral_v<T>)
-        return static_cast<T>(static_cast<Wrap>(x) + static_cast<Wrap>(y));
+        return isa::wrap_add(x, y);
       else
         return x + y;
     case isa::ReduceOp::Mul:
       if constexpr (std::is_integral_v<T>)
-        return static_cast<T>(static_cast<Wrap>(x) * static_cast<Wrap>(y));
+        return isa::wrap_mul(x, y);
       else
         return x * y;
     case isa::ReduceOp::Min:
