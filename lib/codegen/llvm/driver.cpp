@@ -52,8 +52,11 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   }
   Value *next_block = b_.CreateAdd(b, u64c(1));
 
-  auto call_chunk = [&](Value *c, Value *state) {
-    return b_.CreateCall(chunk, {launch, worker, b, bx, by, bz, b_.CreateTrunc(c, i32()), state});
+  // A block of whole chunks has only full chunks (the chunk function's block_whole_).
+  Value *whole = b_.CreateICmpEQ(b_.CreateURem(lanes, u64c(w_)), u64c(0), "block.whole");
+  auto call_chunk = [&](Value *c, Value *state, Value *is_whole) {
+    return b_.CreateCall(
+        chunk, {launch, worker, b, bx, by, bz, b_.CreateTrunc(c, i32()), state, is_whole});
   };
   auto fail = [&](Value *kind, Value *inst, Value *lane) {
     Value *err = b_.CreateStructGEP(abi_.worker, worker, WError);
@@ -70,26 +73,41 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   };
 
   if (!a_.has_barriers) {
-    // Every chunk of the block runs to completion in turn.
-    BasicBlock *body = b_.GetInsertBlock();
-    BasicBlock *head = BasicBlock::Create(c_, "chunk", f);
-    BasicBlock *run = BasicBlock::Create(c_, "chunk.run", f);
-    BasicBlock *ok = BasicBlock::Create(c_, "chunk.ok", f);
-    BasicBlock *bad = BasicBlock::Create(c_, "chunk.failed", f);
+    // Every chunk of the block runs to completion in turn. In a small kernel, blocks of whole
+    // chunks take a loop of their own, in which the inlined chunk knows that every chunk is
+    // full: no test per chunk for it.
     BasicBlock *next = BasicBlock::Create(c_, "block.next", f);
-    b_.CreateBr(head);
-    b_.SetInsertPoint(head);
-    auto *c = b_.CreatePHI(i64(), 2, "chunk");
-    c->addIncoming(u64c(0), body);
-    b_.CreateCondBr(b_.CreateICmpULT(c, chunks), run, next);
-    b_.SetInsertPoint(run);
-    Value *r = call_chunk(c, llvm::ConstantPointerNull::get(ptr()));
-    b_.CreateCondBr(b_.CreateICmpEQ(r, b_.getInt32(0)), ok, bad);
-    b_.SetInsertPoint(bad);
-    b_.CreateRet(r);
-    b_.SetInsertPoint(ok);
-    c->addIncoming(b_.CreateAdd(c, u64c(1)), ok);
-    b_.CreateBr(head);
+    auto chunk_loop = [&](Value *is_whole) {
+      BasicBlock *pre = b_.GetInsertBlock();
+      BasicBlock *head = BasicBlock::Create(c_, "chunk", f);
+      BasicBlock *run = BasicBlock::Create(c_, "chunk.run", f);
+      BasicBlock *ok = BasicBlock::Create(c_, "chunk.ok", f);
+      BasicBlock *bad = BasicBlock::Create(c_, "chunk.failed", f);
+      b_.CreateBr(head);
+      b_.SetInsertPoint(head);
+      auto *c = b_.CreatePHI(i64(), 2, "chunk");
+      c->addIncoming(u64c(0), pre);
+      b_.CreateCondBr(b_.CreateICmpULT(c, chunks), run, next);
+      b_.SetInsertPoint(run);
+      Value *r = call_chunk(c, llvm::ConstantPointerNull::get(ptr()), is_whole);
+      b_.CreateCondBr(b_.CreateICmpEQ(r, b_.getInt32(0)), ok, bad);
+      b_.SetInsertPoint(bad);
+      b_.CreateRet(r);
+      b_.SetInsertPoint(ok);
+      c->addIncoming(b_.CreateAdd(c, u64c(1)), ok);
+      b_.CreateBr(head);
+    };
+    if (k_.insts.size() <= kMaxWholeBlockLoop) {
+      BasicBlock *whole_loop = BasicBlock::Create(c_, "block.whole", f);
+      BasicBlock *part_loop = BasicBlock::Create(c_, "block.part", f);
+      b_.CreateCondBr(whole, whole_loop, part_loop);
+      b_.SetInsertPoint(whole_loop);
+      chunk_loop(b_.getTrue());
+      b_.SetInsertPoint(part_loop);
+      chunk_loop(b_.getFalse());
+    } else {
+      chunk_loop(whole);
+    }
     b_.SetInsertPoint(next);
     b->addIncoming(next_block, next);
     b_.CreateBr(block_head);
@@ -108,7 +126,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     BasicBlock *next = BasicBlock::Create(c_, "block.next", f);
     b_.CreateBr(phase);
     b_.SetInsertPoint(phase);
-    Value *r0 = call_chunk(u64c(0), scratch);
+    Value *r0 = call_chunk(u64c(0), scratch, whole);
     b_.CreateCondBr(b_.CreateICmpSLT(r0, b_.getInt32(0)), bad, first_ok);
     b_.SetInsertPoint(bad);
     auto *failed = b_.CreatePHI(i32(), 2);
@@ -121,7 +139,8 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     c->addIncoming(u64c(1), first_ok);
     b_.CreateCondBr(b_.CreateICmpULT(c, chunks), run, end_phase);
     b_.SetInsertPoint(run);
-    Value *r = call_chunk(c, b_.CreateGEP(i8(), scratch, {b_.CreateMul(c, u64c(state_size))}));
+    Value *r =
+        call_chunk(c, b_.CreateGEP(i8(), scratch, {b_.CreateMul(c, u64c(state_size))}), whole);
     BasicBlock *run_tail = b_.GetInsertBlock();
     BasicBlock *check = BasicBlock::Create(c_, "phase.check", f);
     b_.CreateCondBr(b_.CreateICmpSLT(r, b_.getInt32(0)), bad, check);

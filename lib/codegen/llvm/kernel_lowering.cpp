@@ -114,7 +114,7 @@ auto KernelLowering::set_location(const Instruction &inst) -> void {
 
 auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
   auto *fty = llvm::FunctionType::get(
-      i32(), {ptr(), ptr(), i64(), i32(), i32(), i32(), i32(), ptr()}, false);
+      i32(), {ptr(), ptr(), i64(), i32(), i32(), i32(), i32(), ptr(), i1()}, false);
   fn_ = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, name, m_);
   if (!a_.has_barriers) fn_->addFnAttr(llvm::Attribute::AlwaysInline);
   fn_->addParamAttr(0, llvm::Attribute::NoAlias);
@@ -128,6 +128,7 @@ auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
   bz_ = arg++;
   chunk_ = arg++;
   state_ = arg++;
+  block_whole_ = arg++;
 
   entry_ = BasicBlock::Create(c_, "entry", fn_);
   b_.SetInsertPoint(entry_);
@@ -207,9 +208,8 @@ auto KernelLowering::emit_specials() -> void {
                             b_.CreateICmpEQ(b_.CreateURem(bdx_, u32c(w_)), u32c(0)), "rows.whole");
   lane_lin_ = b_.CreateAdd(splat(b_.CreateMul(chunk_, u32c(w_))), iota32(), "lane.linear");
   valid_ = b_.CreateICmpULT(lane_lin_, splat(lanes_), "valid");
-  // A block of whole chunks has only full chunks: a test that does not change from chunk to
-  // chunk, which LLVM hoists out of the driver's chunk loop (and unswitches it on).
-  block_whole_ = b_.CreateICmpEQ(b_.CreateURem(lanes_, u32c(w_)), u32c(0), "block.whole");
+  // A block of whole chunks (block_whole_, from the driver, which runs such blocks in a loop
+  // of its own where it is a constant) has only full chunks.
   chunk_full_ = b_.CreateOr(
       block_whole_, b_.CreateICmpULE(b_.CreateMul(b_.CreateAdd(chunk_, u32c(1)), u32c(w_)), lanes_),
       "chunk.full");
