@@ -251,7 +251,17 @@ def compile_section(data):
         ]
         for (how, target), t in small.items():
             lines.append(f"| {how.replace('_', ' ')} | {target} | {t:.1f} |")
-        lines.append("")
+        lines += [
+            "",
+            "Since 2026-11-26 the x86 driver runs blocks of whole chunks in a loop of their own "
+            "(docs/design.md), and LLVM now unswitches and unrolls it at x86-64-v3 as it did at "
+            "v4, so this kernel's v3 compile costs what v4's did: in alternating in-process runs "
+            "24-31 ms before and 38-47 ms after, and the first `execute_program` below 27-29 ms "
+            "before and 41-51 ms after, at the edge of its goal. That is the price of full "
+            "blocks with no test per chunk (the vector_add and saxpy rows at 2^10 to 2^16). "
+            "Kernels of more than 256 instructions keep one loop.",
+            "",
+        ]
     if runtime:
         lines += [
             "### Compiling at run time",
@@ -459,8 +469,11 @@ def main():
         "  unswitches it there) but not at v3. Raising LLVM's unswitch threshold to 300 took",
         "  them out (vector_add 2^16 1t 11.2 µs against Halide's 10.2-10.7, saxpy 8.0",
         "  against 8.4) but tripled the compile time of a small kernel (33 to 114 ms), so it",
-        "  was not taken; the driver's own loop over full chunks (the chunk told it is full)",
-        "  was within the noise. exp's scale by 2^k is two multiplications, so that a",
+        "  was not taken. Since the evening of 2026-11-26 the driver runs blocks of whole",
+        "  chunks in a loop of their own, with the chunk told that it is full: the fullness",
+        "  test is gone from every chunk, and LLVM unswitches that loop at v3 for small bodies",
+        "  (vector_add, saxpy) but not for exp's, where the block's decision and the alignment",
+        "  test stay in the chunk. exp's scale by 2^k is two multiplications, so that a",
         "  subnormal result is rounded once; Halide's is one.",
         "- **swiglu** (y = silu(x)·g, 2^22, out of cache). hologram's silu and map2.mul form an",
         "  element-wise chain and run fused, each 8 KiB range through both: in alternating runs",
@@ -473,7 +486,14 @@ def main():
         "  header costs about 40 ns (the launch overhead table), which the plain loop does not",
         "  pay: at 2^10 that is most of the gap. A block whose lanes are all in bounds now runs",
         "  its chunks back to back with no test (the bound check is decided once per block;",
-        "  at v4 the loop is unrolled four times, like the plain loop's; docs/design.md). With",
+        "  the loop is unrolled four times, like the plain loop's; docs/design.md). Until",
+        "  2026-11-26 that held at v4 only: at v3 LLVM kept one chunk loop with about twenty",
+        "  scalar instructions of tests per chunk. The driver now runs blocks of whole chunks",
+        "  in a loop of their own; alternating runs of the old and new bench binaries on this",
+        "  AVX2 machine: vector_add 2^10 1t 0.26-0.50 to 0.19-0.36 µs, saxpy 2^12 1t 0.70-1.10",
+        "  to 0.49-0.80, saxpy 2^16 1t 11.6-16.5 to 9.6-10.5, sigmoid_map 1t 1245-1306 to",
+        "  871-1132 (whose exp keeps a per-chunk test: LLVM's cost model does not unswitch a",
+        "  body that large). With",
         "  the same arrays in a harness of its own (2026-11-24), a saxpy 2^12 call took 380 ns",
         "  (38 of them an empty launch) against 258 ns for the plain loop, although the two",
         "  inner loops are the same instructions (the loop's order of loads and stores and the",
@@ -527,7 +547,10 @@ def main():
         "  of a read-modify-write, as its peers do. vector_add, whose output is only written,",
         "  stores non-temporally at this size (docs/design.md, \"Non-temporal stores\").",
         "- **stream_triad 1t against `stream_nt`.** Both write with non-temporal stores; the",
-        "  two measured 6.1 to 7.3 ms each across runs of the day, within this machine's noise.",
+        "  two measured 6.1 to 7.3 ms each across runs of 2026-11-25, within this machine's",
+        "  noise. On the evening of 2026-11-26 memory was slower and noisier: in three",
+        "  alternating rounds of that row alone hologram took 16.2-19.8 ms, `stream_nt`",
+        "  14.0-16.2 and clang's loop 14.8-18.7.",
         "- **sin_f64_map over [-8, 8].** hologram reduces by π/2 for every argument below 2^19",
         "  (four-part Cody-Waite in double-double) and evaluates both the sine and the cosine",
         "  polynomial of the quadrant for each lane, then picks one: about 70 vector instructions",
