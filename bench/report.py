@@ -239,7 +239,7 @@ def compile_section(data):
         "table, which gave Vulkan 6.7x (4k 69 to 107 ms, 16k 318 to 712 ms against the afternoon "
         "run, with no change to the SPIR-V path; memory was slow that evening, see the triad "
         "note). The goal of 5x is therefore not met reliably: perf shows no single step that "
-        "grows (our CSE and lane-analysis transfer, malloc, and SPIRV-Tools' validator and "
+        "grows (our copy propagation's transfer function and CSE, malloc, and SPIRV-Tools' validator and "
         "def-use manager lead at 2-6 % each at 16k).",
         "",
     ]
