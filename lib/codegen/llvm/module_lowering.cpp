@@ -338,9 +338,10 @@ private:
         llvm::OptimizationLevel::O3};
     auto level = levels[std::min(opts_.opt_level, 3u)];
     // The driver's chunk loop tests, in every chunk, conditions that hold for the whole block
-    // (the block is a whole number of chunks; a bound check on %gid agrees at its first and
-    // last lane): LLVM unswitches the loop on them at -O3 only. -O2 does it too, so that full
-    // blocks run a loop with no test in it.
+    // (a bound check on %gid agrees at its first and last lane; in a kernel too large for the
+    // driver's loop of its own for blocks of whole chunks, also whether the block is a whole
+    // number of chunks): LLVM unswitches the loop on them at -O3 only. -O2 does it too, so
+    // that full blocks run a loop with no test in it.
     if (level == llvm::OptimizationLevel::O2)
       pb.registerLateLoopOptimizationsEPCallback(
           [](llvm::LoopPassManager &lpm, llvm::OptimizationLevel) {
