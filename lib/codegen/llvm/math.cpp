@@ -160,8 +160,10 @@ LogArgument log_argument(MathIR &m, llvm::Value *x, bool normal) {
   if (sub) x = b.CreateSelect(sub, b.CreateFMul(x, m.f(std::ldexp(1.0, up))), x);
   // Adding one - bits(√½) carries into the exponent exactly when the mantissa is >= √2's.
   llvm::Value *ix = b.CreateAdd(m.bits(x), m.i(one - sqrt_half));
-  llvm::Value *k = b.CreateSub(b.CreateAShr(ix, m.i(mant)), m.i(d ? 1023 : 127));
-  if (sub) k = b.CreateSub(k, b.CreateSelect(sub, m.i(up), m.i(0)));
+  // The exponent's bias, and for a scaled subnormal the scaling too, in one constant.
+  const int64_t bias = d ? 1023 : 127;
+  llvm::Value *k = b.CreateSub(b.CreateAShr(ix, m.i(mant)),
+                               sub ? b.CreateSelect(sub, m.i(bias + up), m.i(bias)) : m.i(bias));
   llvm::Value *mf =
       m.from_bits(b.CreateAdd(b.CreateAnd(ix, m.i((int64_t{1} << mant) - 1)), m.i(sqrt_half)));
   return {b.CreateSIToFP(k, x->getType()), b.CreateFSub(mf, m.f(1.0))};

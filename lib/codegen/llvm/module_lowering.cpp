@@ -10,6 +10,7 @@
 
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/PassInstrumentation.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -327,7 +328,16 @@ private:
     // faster than the kernel (a ninth of -O2 at 16,000 instructions).
     pto.LoopVectorization = false;
     pto.SLPVectorization = false;
-    llvm::PassBuilder pb(tm_.get(), pto);
+    // Reassociate rewrites a chain of integer adds as one tree placed at its root: a register
+    // that a kernel adds to under a branch every few instructions (a count, an offset) then
+    // has all its addends computed where they were and summed at the end of the block, each
+    // one live across everything between, spilled by the hundred in a long kernel. The
+    // optimiser's own passes already fold what reassociation would expose in index
+    // arithmetic, so the CPU pipeline skips it.
+    llvm::PassInstrumentationCallbacks pic;
+    pic.registerShouldRunOptionalPassCallback(
+        [](llvm::StringRef pass, llvm::Any) { return pass != "ReassociatePass"; });
+    llvm::PassBuilder pb(tm_.get(), pto, std::nullopt, &pic);
     pb.registerModuleAnalyses(mam);
     pb.registerCGSCCAnalyses(cgam);
     pb.registerFunctionAnalyses(fam);
