@@ -207,9 +207,14 @@ std::vector<NaturalLoop> natural_loops(const Cfg &cfg) {
   const auto n = cfg.blocks.size();
   for (uint32_t entry : cfg.function_entries) {
     const auto idom = dominators(cfg, entry);
-    for (uint32_t b : reverse_post_order(cfg, entry))
+    const auto rpo = reverse_post_order(cfg, entry);
+    // A block dominates only blocks after it in reverse post-order, so an edge forward in
+    // that order is no back edge; only the others need the walk up the dominator tree.
+    std::vector<uint32_t> position(n, 0);
+    for (uint32_t i = 0; i < rpo.size(); ++i) position[rpo[i]] = i;
+    for (uint32_t b : rpo)
       for (uint32_t h : cfg.blocks[b].succs) {
-        if (!dominates(idom, h, b)) continue;
+        if (position[h] > position[b] || !dominates(idom, h, b)) continue;
         auto it = std::find_if(loops.begin(), loops.end(),
                                [&](const NaturalLoop &l) { return l.header == h; });
         if (it == loops.end()) {

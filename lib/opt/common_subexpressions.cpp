@@ -8,7 +8,8 @@
 #include "kernel_edit.h"
 
 #include <algorithm>
-#include <map>
+#include <unordered_map>
+#include <utility>
 
 namespace hologram::opt {
 
@@ -24,6 +25,15 @@ bool shareable(const Instruction &inst, const std::vector<RegAccess> &defs) {
   return inst.op != Opcode::Mov && inst.op != Opcode::MovImm && inst.op != Opcode::Param;
 }
 
+/// Hashes a value-numbering key.
+struct KeyHash {
+  size_t operator()(const std::vector<uint64_t> &key) const {
+    uint64_t h = 0x9e3779b97f4a7c15;
+    for (uint64_t w : key) h = (h ^ w) * 0x100000001b3;
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+};
+
 } // namespace
 
 bool eliminate_common_subexpressions(Kernel &k) {
@@ -35,29 +45,31 @@ bool eliminate_common_subexpressions(Kernel &k) {
     Reg reg;
     uint32_t version;
   };
+  // The key of a shareable instruction: opcode, types and sub-operation, then per source its
+  // kind and index and the version of the register it names (or its literal). Built in one
+  // buffer; the table copies it only for an instruction it keeps.
+  std::vector<uint64_t> key;
   for (const BasicBlock &block : cfg.blocks) {
-    std::map<std::vector<uint64_t>, Value> available;
+    std::unordered_map<std::vector<uint64_t>, Value, KeyHash> available;
     for (uint32_t i = block.begin; i < block.end; ++i) {
       Instruction &inst = k.insts[i];
       instruction_defs(inst, defs);
-      std::vector<uint64_t> key;
       const bool share = shareable(inst, defs);
       if (share) {
         key = {static_cast<uint64_t>(inst.op), static_cast<uint64_t>(inst.type),
                static_cast<uint64_t>(inst.type2), inst.sub};
-        std::vector<std::pair<uint64_t, uint64_t>> sources;
         for (size_t j = 1; j < inst.operands.size(); ++j) {
           const Operand &o = inst.operands[j];
           const bool reg = o.kind == OperandKind::Reg;
           const uint64_t v = reg && !is_special(o.index) ? version[o.index] : 0;
-          sources.push_back(
-              {(uint64_t{static_cast<uint8_t>(o.kind)} << 32) | o.index, reg ? v : o.imm});
+          key.push_back((uint64_t{static_cast<uint8_t>(o.kind)} << 32) | o.index);
+          key.push_back(reg ? v : o.imm);
         }
-        if (inst.info().commutative() && sources.size() >= 2 && sources[1] < sources[0])
-          std::swap(sources[0], sources[1]);
-        for (const auto &[what, value] : sources) {
-          key.push_back(what);
-          key.push_back(value);
+        // Sources 1 and 2 of a commutative instruction in a fixed order (pairs at 4 and 6).
+        if (inst.info().commutative() && inst.operands.size() >= 3 &&
+            std::pair(key[6], key[7]) < std::pair(key[4], key[5])) {
+          std::swap(key[4], key[6]);
+          std::swap(key[5], key[7]);
         }
       }
       const Reg dst = defs.empty() ? 0 : defs[0].reg;
