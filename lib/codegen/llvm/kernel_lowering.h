@@ -437,6 +437,8 @@ private:
   Value *stream_bytes_ = nullptr; ///< hg_cpu_launch.stream_bytes
   /// The smallest element size of a store that may stream (for the driver's sfence).
   std::optional<uint64_t> stream_size_;
+  /// A store streams only if its vector is a multiple of this (and it is aligned to the whole
+  /// vector, up to 64 bytes).
   static constexpr uint64_t kStreamAlign = 16;
   Value *chunk_full_ = nullptr;  ///< every lane of this chunk is in the block
   Value *block_whole_ = nullptr; ///< the block's lanes are a whole number of chunks

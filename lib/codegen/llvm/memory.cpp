@@ -3,6 +3,9 @@
 // and pool allocation (kernel_lowering.h).
 #include "kernel_lowering.h"
 
+#include <algorithm>
+#include <bit>
+
 namespace hologram::codegen::detail {
 
 // ---------------------------------------------------------------------------------------------
@@ -203,14 +206,17 @@ auto KernelLowering::store(Type t, const Access &acc, V v, bool streams) -> void
 
 auto KernelLowering::store_maybe_streaming(Value *val, Value *p0, uint64_t size) -> void {
   Value *big = launch_streams(stream_bytes_, launch_lanes(), size);
+  // Aligned to the whole vector (up to a cache line), so that one movntps writes it: at 16
+  // bytes, a 32- or 64-byte vector would go out as two or four 16-byte stores.
+  const uint64_t align = std::min<uint64_t>(std::bit_floor(w_ * size), 64);
   Value *aligned =
-      b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(p0, i64()), u64c(kStreamAlign - 1)), u64c(0));
+      b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(p0, i64()), u64c(align - 1)), u64c(0));
   BasicBlock *stream = BasicBlock::Create(c_, "st.stream", fn_);
   BasicBlock *cached = BasicBlock::Create(c_, "st.cached", fn_);
   BasicBlock *done = BasicBlock::Create(c_, "st.done", fn_);
   b_.CreateCondBr(b_.CreateAnd(big, aligned), stream, cached);
   b_.SetInsertPoint(stream);
-  llvm::StoreInst *nt = b_.CreateAlignedStore(val, p0, llvm::Align(kStreamAlign));
+  llvm::StoreInst *nt = b_.CreateAlignedStore(val, p0, llvm::Align(align));
   nt->setMetadata(llvm::LLVMContext::MD_nontemporal,
                   llvm::MDNode::get(c_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
   b_.CreateBr(done);
