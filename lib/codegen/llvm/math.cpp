@@ -111,12 +111,29 @@ llvm::Value *call_library(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpc
 
 /// e^x: k = round(x log2 e), r = x - k ln2 in two steps (Cody-Waite), e^r by its polynomial,
 /// scaled by 2^k once. The clamps keep k in range and let NaN through to the arithmetic.
+/// When every lane's |x| is small enough that e^x and 2^k are normal numbers (k within
+/// [-125, 127] for f32, [-1021, 1023] for f64), the clamps change nothing and 2^k is one
+/// power of two: that path skips the clamps and multiplies once, with the same result.
 llvm::Value *emit_exp(MathIR &m, llvm::Value *x) {
   const bool d = m.f64();
-  x = d ? m.clamp(x, cpu_math::f64::kExpLowest, cpu_math::f64::kExpHighest)
-        : m.clamp(x, exp_f32::kLowest, exp_f32::kHighest);
-  MathIR::ExpReduced e = m.exp_reduce(x);
-  return m.scale(m.exp_reduced(e.r), e.kf, e.k);
+  auto general = [&] {
+    llvm::Value *c = d ? m.clamp(x, cpu_math::f64::kExpLowest, cpu_math::f64::kExpHighest)
+                       : m.clamp(x, exp_f32::kLowest, exp_f32::kHighest);
+    MathIR::ExpReduced e = m.exp_reduce(c);
+    return m.scale(m.exp_reduced(e.r), e.kf, e.k);
+  };
+  if (m.scales_in_one_instruction()) return general();
+  llvm::IRBuilder<> &b = m.builder();
+  // Ordered: a NaN lane takes the general path.
+  llvm::Value *normal = m.all(b.CreateFCmpOLE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
+                                              m.f(d ? 708.0 : 86.5)));
+  return m.unless_rare(
+      normal,
+      [&] {
+        MathIR::ExpReduced e = m.exp_reduce(x);
+        return b.CreateFMul(m.exp_reduced(e.r), m.pow2(e.k));
+      },
+      general);
 }
 
 /// 2^x: k = round(x), r = x - k (exact), 2^r = e^y with y = r ln2, scaled by 2^k. For f32, y
