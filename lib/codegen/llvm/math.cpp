@@ -125,8 +125,8 @@ llvm::Value *emit_exp(MathIR &m, llvm::Value *x) {
   if (m.scales_in_one_instruction()) return general();
   llvm::IRBuilder<> &b = m.builder();
   // Ordered: a NaN lane takes the general path.
-  llvm::Value *normal = m.all(b.CreateFCmpOLE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
-                                              m.f(d ? 708.0 : 86.5)));
+  llvm::Value *normal = m.all(
+      b.CreateFCmpOLE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), m.f(d ? 708.0 : 86.5)));
   return m.unless_rare(
       normal,
       [&] {

@@ -63,9 +63,8 @@ std::string kernels() {
   std::string text;
   for (const char *t : {"f32", "f64"})
     for (const auto &op : kOps) {
-      if (&op != std::find_if(std::begin(kOps), std::end(kOps), [&](const MathOp &o) {
-            return !std::strcmp(o.name, op.name);
-          }))
+      if (&op != std::find_if(std::begin(kOps), std::end(kOps),
+                              [&](const MathOp &o) { return !std::strcmp(o.name, op.name); }))
         continue; // a second range of an operation: the same kernel
       std::string s = std::strcmp(t, "f32") ? "8" : "4";
       text += std::string(".kernel ") + op.name + "_" + t + "\n.param %x : buffer<" + t +
