@@ -37,7 +37,10 @@ done
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 "$build/bench/hologram-gpu-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
   --benchmark_out="$build/gpu-bench.json" --benchmark_out_format=json --benchmark_format=console
+# Compile times: each row the fastest of 8 repetitions, interleaved at random so that a slow
+# minute of a shared machine does not fall on one size only (bench/report.py).
 "$build/bench/hologram-compile-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
+  --benchmark_repetitions=8 --benchmark_enable_random_interleaving=true \
   --benchmark_out="$build/compile-bench.json" --benchmark_out_format=json \
   --benchmark_format=console
 python3 "$root/bench/report.py" "$build/bench.json" "$build/gpu-bench.json" \
