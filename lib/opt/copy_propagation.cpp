@@ -28,7 +28,10 @@ struct Copy {
 /// only at the held copies (few in real kernels), not at every register.
 class Copies {
 public:
-  [[nodiscard]] const Copy *find(Reg r) const { return held(r) ? &copy_[r] : nullptr; }
+  /// The copy r holds, if any (a special register holds none).
+  [[nodiscard]] const Copy *find(Reg r) const {
+    return !is_special(r) && held(r) ? &copy_[r] : nullptr;
+  }
 
   void add(Reg dst, Copy c) {
     copy_[dst] = c;
@@ -72,7 +75,6 @@ private:
 
 /// Reads rB for a read of r as `t` when r holds a copy of rB of that type.
 bool rewrite(Reg &r, Type t, const Copies &copies) {
-  if (is_special(r)) return false;
   const Copy *c = copies.find(r);
   if (!c || c->type != t) return false;
   r = c->src;
