@@ -8,6 +8,7 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
 
 namespace hologram::conformance {
 
@@ -811,29 +812,27 @@ std::vector<Case> all_cases() {
   return cases;
 }
 
-uint64_t ulp_distance(float a, float b) {
-  if (std::isnan(a) && std::isnan(b)) return 0;
-  if (a == b) return 0;
-  if (std::isnan(a) || std::isnan(b)) return UINT64_MAX;
-  auto key = [](float f) {
-    auto u = std::bit_cast<int32_t>(f);
-    return u < 0 ? static_cast<int64_t>(INT32_MIN) - u : static_cast<int64_t>(u);
-  };
-  int64_t d = key(a) - key(b);
-  return static_cast<uint64_t>(d < 0 ? -d : d);
+const driver::CompiledInput &compiled(const std::string &file, unsigned opt_level) {
+  static std::map<std::pair<std::string, unsigned>, driver::CompiledInput> cache;
+  auto it = cache.find({file, opt_level});
+  if (it != cache.end()) return it->second;
+  std::string path = std::string(HOLOGRAM_CONFORMANCE_DIR) + "/" + file;
+  auto kind = driver::kind_from_extension(path);
+  DiagnosticEngine diags;
+  diags.set_warnings_as_errors(true);
+  driver::FrontendOptions fo;
+  fo.opt_level = opt_level;
+  auto in = kind ? driver::compile_input(path, *kind, fo, diags) : std::nullopt;
+  if (!in) throw std::runtime_error("cannot compile " + path + ":\n" + diags.to_string());
+  return cache.emplace(std::pair{file, opt_level}, std::move(*in)).first->second;
 }
 
-uint64_t ulp_distance(double a, double b) {
-  if (std::isnan(a) && std::isnan(b)) return 0;
-  if (a == b) return 0;
-  if (std::isnan(a) || std::isnan(b)) return UINT64_MAX;
-  __extension__ typedef __int128 Wide;
-  auto key = [](double f) {
-    Wide u = std::bit_cast<int64_t>(f);
-    return u < 0 ? Wide{INT64_MIN} - u : u;
-  };
-  Wide d = key(a) - key(b);
-  return static_cast<uint64_t>(d < 0 ? -d : d);
+const isa::Kernel &case_kernel(const Case &c, unsigned opt_level) {
+  const auto &in = compiled(c.file, opt_level);
+  const isa::Kernel *kernel =
+      c.kernel.empty() ? &in.module.kernels.at(0) : in.module.find_kernel(c.kernel);
+  if (!kernel) throw std::runtime_error("no kernel " + c.kernel + " in " + c.file);
+  return *kernel;
 }
 
 Status InterpRunner::run(const isa::Kernel &kernel, const LaunchConfig &launch, CaseData &data) {

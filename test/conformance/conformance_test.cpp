@@ -9,10 +9,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <memory>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 
 using namespace hologram;
@@ -55,106 +57,6 @@ std::vector<std::unique_ptr<Runner>> make_runners() {
   return runners;
 }
 
-/// The optimisation levels the corpus runs at: as written, and through the -O2 pipeline.
-constexpr unsigned kOptLevels[] = {0, 2};
-
-/// Compiled corpus files, by path and -O level (each is compiled once).
-const driver::CompiledInput &compiled(const std::string &file, unsigned opt_level) {
-  static std::map<std::pair<std::string, unsigned>, driver::CompiledInput> cache;
-  auto it = cache.find({file, opt_level});
-  if (it != cache.end()) return it->second;
-  std::string path = std::string(HOLOGRAM_CONFORMANCE_DIR) + "/" + file;
-  auto kind = driver::kind_from_extension(path);
-  DiagnosticEngine diags;
-  diags.set_warnings_as_errors(true);
-  driver::FrontendOptions fo;
-  fo.opt_level = opt_level;
-  auto in = kind ? driver::compile_input(path, *kind, fo, diags) : std::nullopt;
-  if (!in) throw std::runtime_error("cannot compile " + path + ":\n" + diags.to_string());
-  return cache.emplace(std::pair{file, opt_level}, std::move(*in)).first->second;
-}
-
-std::string format_value(Type t, const std::byte *p) {
-  std::ostringstream os;
-  switch (t) {
-  case Type::F32: {
-    float f;
-    std::memcpy(&f, p, 4);
-    os.precision(9);
-    os << f;
-    break;
-  }
-  case Type::F64: {
-    double f;
-    std::memcpy(&f, p, 8);
-    os.precision(17);
-    os << f;
-    break;
-  }
-  case Type::U8: os << static_cast<unsigned>(*reinterpret_cast<const uint8_t *>(p)); break;
-  case Type::I32: os << *reinterpret_cast<const int32_t *>(p); break;
-  case Type::BF16:
-  case Type::F16:
-  case Type::I16:
-  case Type::I64:
-  case Type::I8:
-  case Type::None:
-  case Type::Pred:
-  case Type::U16:
-  case Type::U32:
-  case Type::U64: os << *reinterpret_cast<const uint32_t *>(p); break;
-  }
-  return os.str();
-}
-
-/// Compares one output; returns "" or a description of the first mismatches.
-std::string compare(const Check &check, Type type, std::span<const std::byte> got,
-                    std::span<const std::byte> want) {
-  unsigned size = isa::type_size(type);
-  size_t n = std::min(got.size() / size, check.count);
-  std::vector<size_t> order_g(n), order_w(n);
-  for (size_t i = 0; i < n; ++i) order_g[i] = order_w[i] = i;
-  auto value = [&](std::span<const std::byte> s, size_t i) { return s.data() + i * size; };
-  if (check.unordered) {
-    auto by_value = [&](std::span<const std::byte> s) {
-      return [&, s](size_t a, size_t b) {
-        if (type == Type::F32) {
-          float x, y;
-          std::memcpy(&x, value(s, a), 4);
-          std::memcpy(&y, value(s, b), 4);
-          return x < y;
-        }
-        return std::memcmp(value(s, a), value(s, b), size) < 0;
-      };
-    };
-    std::sort(order_g.begin(), order_g.end(), by_value(got));
-    std::sort(order_w.begin(), order_w.end(), by_value(want));
-  }
-  std::ostringstream errors;
-  int shown = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const std::byte *g = value(got, order_g[i]), *w = value(want, order_w[i]);
-    bool ok;
-    if (type == Type::F32) {
-      float gf, wf;
-      std::memcpy(&gf, g, 4);
-      std::memcpy(&wf, w, 4);
-      ok = ulp_distance(gf, wf) <= check.tol.ulps || std::fabs(double{gf} - wf) <= check.tol.abs;
-    } else if (type == Type::F64) {
-      double gd, wd;
-      std::memcpy(&gd, g, 8);
-      std::memcpy(&wd, w, 8);
-      ok = ulp_distance(gd, wd) <= check.tol.ulps || std::fabs(gd - wd) <= check.tol.abs;
-    } else {
-      ok = std::memcmp(g, w, size) == 0;
-    }
-    if (!ok && shown++ < 5)
-      errors << "  " << check.name << "[" << order_g[i] << "] = " << format_value(type, g)
-             << ", expected " << format_value(type, w) << "\n";
-  }
-  return errors.str();
-}
-
 /// The schedules of a run as "gemm:packed, softmax:rows".
 std::string keys_of(const std::set<std::string> &keys) {
   std::string s;
@@ -166,14 +68,9 @@ std::string keys_of(const std::set<std::string> &keys) {
 /// the CPU gemm once overwrote B) fails here whatever the outputs say.
 void expect_read_only_unchanged(const Case &c, const Runner &runner, const isa::Kernel &kernel,
                                 const CaseData &given, const CaseData &got) {
-  for (const auto &p : kernel.params) {
-    if (p.kind == isa::ParamKind::Scalar || p.access != isa::Access::Read) continue;
-    const auto before = given.arrays.find(p.name), after = got.arrays.find(p.name);
-    if (before == given.arrays.end() || after == got.arrays.end()) continue;
-    EXPECT_TRUE(before->second.bytes == after->second.bytes)
-        << c.name << " on " << runner.name() << ": read-only parameter %" << p.name
-        << " changed during the launch";
-  }
+  for (const auto &name : changed_read_only(kernel.params, given, got))
+    ADD_FAILURE() << c.name << " on " << runner.name() << ": read-only parameter %" << name
+                  << " changed during the launch";
 }
 
 /// The schedules the run took must be exactly those the case names for this kind of backend.
@@ -198,10 +95,7 @@ TEST_P(Conformance, MatchesReference) {
   static const auto runners = make_runners();
   const Case &c = cases[std::get<0>(GetParam())];
   Runner &runner = *runners[std::get<1>(GetParam())];
-  const auto &in = compiled(c.file, kOptLevels[std::get<2>(GetParam())]);
-  const isa::Kernel *kernel =
-      c.kernel.empty() ? &in.module.kernels.at(0) : in.module.find_kernel(c.kernel);
-  ASSERT_NE(kernel, nullptr) << "no kernel " << c.kernel << " in " << c.file;
+  const isa::Kernel *kernel = &case_kernel(c, kOptLevels[std::get<2>(GetParam())]);
 
   if (auto why = runner.unsupported(*kernel); !why.empty())
     GTEST_SKIP() << runner.name() << " cannot run this kernel yet: " << why;
@@ -218,20 +112,7 @@ TEST_P(Conformance, MatchesReference) {
   expect_read_only_unchanged(c, runner, *kernel, given, data);
   expect_paths(c, runner);
   for (const auto &check : checks) {
-    std::string diff;
-    // "cK" names class K of a circuit's boundary pool, unless the case has an array so named.
-    if (!data.arrays.contains(check.name) && check.name.size() > 1 && check.name[0] == 'c' &&
-        std::isdigit(static_cast<unsigned char>(check.name[1]))) {
-      uint32_t k = static_cast<uint32_t>(std::stoul(check.name.substr(1)));
-      auto bytes = [&](CaseData &d) {
-        return std::span<const std::byte>(d.boundary.data() + uint64_t{k} * atlas::kClassBytes,
-                                          atlas::kClassBytes);
-      };
-      diff = compare(check, Type::F32, bytes(data), bytes(expected));
-    } else {
-      auto &got = data.arrays.at(check.name);
-      diff = compare(check, got.type, got.bytes, expected.arrays.at(check.name).bytes);
-    }
+    const std::string diff = compare_check(check, data, expected);
     EXPECT_TRUE(diff.empty()) << c.name << " on " << runner.name() << ":\n" << diff;
   }
 }
@@ -289,3 +170,16 @@ TEST(ConformanceCorpus, JsonFilesMatchTheirPythonSources) {
 }
 
 } // namespace
+
+int main(int argc, char **argv) {
+  // hologram-conformance --export DIR: the corpus for hologram-conformance-run (case_file.h).
+  if (argc >= 2 && std::string_view(argv[1]) == "--export") {
+    if (argc != 3) {
+      std::fprintf(stderr, "usage: %s --export DIR\n", argv[0]);
+      return 2;
+    }
+    return export_corpus(argv[2]);
+  }
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
+}

@@ -51,7 +51,7 @@ Status CpuRunner::run(const isa::Kernel &kernel, const LaunchConfig &launch, Cas
     auto info = backend->module_info(module);
     if (info.variant != level_)
       return {ErrorCode::Internal, "the dispatcher chose " + info.variant + ", not " + level_};
-    if (auto st = run_with_backend(*backend, kernel, data,
+    if (auto st = run_with_backend(*backend, kernel.params, data,
                                    [&](std::span<const KernelArg> args) {
                                      backend->launch(module, kernel.name, launch, args);
                                    });

@@ -4,6 +4,7 @@
 // compiled backends join through the same interface.
 #pragma once
 
+#include "case_data.h"
 #include "hologram/driver/driver.h"
 #include "hologram/interp/interpreter.h"
 #include "hologram/isa/atlas.h"
@@ -19,53 +20,6 @@
 #include <vector>
 
 namespace hologram::conformance {
-
-using isa::Type;
-
-/// A typed array argument.
-struct Array {
-  Type type = Type::F32;
-  std::vector<std::byte> bytes;
-  template <typename T> std::span<T> as() {
-    return {reinterpret_cast<T *>(bytes.data()), bytes.size() / sizeof(T)};
-  }
-  template <typename T> static Array of(Type t, std::vector<T> v) {
-    Array a;
-    a.type = t;
-    a.bytes.resize(v.size() * sizeof(T));
-    std::memcpy(a.bytes.data(), v.data(), a.bytes.size());
-    return a;
-  }
-};
-
-/// Inputs and outputs of one run: arrays (buffers and pools) and scalars by parameter name, and the
-/// boundary pool (classes) for circuits.
-struct CaseData {
-  std::map<std::string, Array> arrays;
-  std::map<std::string, uint64_t> scalars;
-  std::vector<std::byte> boundary = std::vector<std::byte>(atlas::kBoundaryPoolBytes);
-  template <typename T> std::span<T> array(const std::string &name) {
-    return arrays.at(name).as<T>();
-  }
-  std::span<float> klass(uint32_t c) {
-    return {reinterpret_cast<float *>(boundary.data() + uint64_t{c} * atlas::kClassBytes),
-            atlas::kClassBytes / sizeof(float)};
-  }
-};
-
-/// How close a result must be: bit-exact, within `ulps` units in the last place, or within
-/// an absolute bound (set by the reference for floating-point sums).
-struct Tolerance {
-  uint32_t ulps = 0;
-  double abs = 0;
-};
-
-struct Check {
-  std::string name; ///< array parameter, or "cK" for class K of a circuit
-  Tolerance tol;
-  size_t count = SIZE_MAX; ///< compare only the first `count` elements
-  bool unordered = false;  ///< compare as multisets (results whose order depends on atomics)
-};
 
 struct Case {
   std::string name;
@@ -108,13 +62,19 @@ public:
   Status run(const isa::Kernel &kernel, const LaunchConfig &launch, CaseData &data) override;
 };
 
-/// Copies a case's arrays, scalars and boundary pool into `backend`, calls `launch` with the
-/// arguments, and copies the arrays and the boundary pool back.
-Status run_with_backend(Backend &backend, const isa::Kernel &kernel, CaseData &data,
-                        const std::function<void(std::span<const KernelArg>)> &launch);
-
 /// Every case of the corpus.
 std::vector<Case> all_cases();
+/// The optimisation levels the corpus runs at: as written, and through the -O2 pipeline.
+inline constexpr unsigned kOptLevels[] = {0, 2};
+/// Corpus file `file` (relative to test/conformance) compiled at `opt_level`, once per
+/// process; throws when it does not compile.
+const driver::CompiledInput &compiled(const std::string &file, unsigned opt_level);
+/// The kernel case `c` runs, from its file compiled at `opt_level`; throws when there is none.
+const isa::Kernel &case_kernel(const Case &c, unsigned opt_level);
+/// Writes every case at every level of kOptLevels to `dir` (case_file.h): the bundles of
+/// their kernels for every target, inputs and expected outputs. Progress and errors go to
+/// standard error; 0 on success, 1 when anything could not be written.
+int export_corpus(const std::string &dir);
 /// The cases for the rules of SPEC §3.4 (semantics_cases.cpp).
 void semantics_cases(std::vector<Case> &out);
 /// Library operations with sizes as parameters (semantics_cases.cpp).
@@ -145,9 +105,5 @@ public:
 private:
   uint64_t s_;
 };
-
-/// ULP distance between two floats (0 for equal values and for two NaNs).
-uint64_t ulp_distance(float a, float b);
-uint64_t ulp_distance(double a, double b);
 
 } // namespace hologram::conformance
