@@ -27,6 +27,9 @@ if(HOLOGRAM_ENABLE_TESTS)
   find_package(Python3 REQUIRED COMPONENTS Interpreter)
   find_program(HOLOGRAM_LIT lit.py HINTS /usr/lib/llvm-19/build/utils/lit REQUIRED)
   find_program(HOLOGRAM_FILECHECK FileCheck HINTS ${LLVM_TOOLS_BINARY_DIR} REQUIRED NO_DEFAULT_PATH)
+  # NVIDIA's PTX assembler, where the CUDA toolkit is installed: the PTX golden tests assemble
+  # what they check with it (test/lit/codegen/ptx). Not a build dependency.
+  find_program(HOLOGRAM_PTXAS ptxas HINTS /usr/local/cuda/bin)
 endif()
 if(HOLOGRAM_ENABLE_BENCH)
   find_package(benchmark CONFIG REQUIRED)

@@ -6,6 +6,7 @@
 #include "hologram/artifact/header.h"
 #include "hologram/codegen/cpu.h"
 #include "hologram/codegen/cpu_abi.h"
+#include "hologram/codegen/ptx.h"
 #include "hologram/codegen/spirv.h"
 #include "hologram/driver/spirv_output.h"
 
@@ -133,12 +134,13 @@ Status check_target_names(const std::vector<std::string> &names, bool x86_only) 
         return {ErrorCode::InvalidArgument, "--target: " + t.message()};
       continue;
     }
-    if (codegen::parse_spirv_target(name)) continue;
+    if (codegen::parse_spirv_target(name) || codegen::parse_ptx_target(name)) continue;
     if (codegen::is_cpu_target_name(name) && codegen::parse_cpu_target(name)) continue;
     return {ErrorCode::InvalidArgument,
             "--target: unknown target '" + name +
                 "' (x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name such as skylake; "
-                "vulkan1.1, vulkan1.2, vulkan1.3; opencl1.2, opencl2.0, opencl3.0)"};
+                "vulkan1.1, vulkan1.2, vulkan1.3; opencl1.2, opencl2.0, opencl3.0; cuda-sm_70, "
+                "cuda-sm_75, cuda-sm_80, cuda-sm_86, cuda-sm_89, cuda-sm_90)"};
   }
   return Status::ok();
 }
@@ -151,7 +153,7 @@ constexpr std::pair<std::string_view, std::string_view> kOutputExtensions[] = {
     {".hgb", "bundle"}, {".s", "asm"},
     {".ll", "llvm"},    {".bc", "bc"},
     {".spv", "spirv"},  {".spvasm", "spirv-asm"},
-    {".hasm", "isa"},
+    {".ptx", "ptx"},    {".hasm", "isa"},
 };
 
 } // namespace
@@ -167,10 +169,9 @@ Expected<std::string> emit_from_extension(std::string_view path) {
   std::string known;
   for (const auto &[e, kind] : kOutputExtensions)
     known += (known.empty() ? "" : ", ") + std::string(e) + " " + std::string(kind);
-  return Status{ErrorCode::InvalidArgument,
-                "cannot tell what to write to '" + std::string(path) + "' from its extension '" +
-                    std::string(ext) + "' (" + known + "); use --emit=KIND" +
-                    (ext == ".ptx" ? " (hologram-cc has no CUDA back end yet, so no PTX)" : "")};
+  return Status{ErrorCode::InvalidArgument, "cannot tell what to write to '" + std::string(path) +
+                                                "' from its extension '" + std::string(ext) +
+                                                "' (" + known + "); use --emit=KIND"};
 }
 
 bool is_cpu_emit(std::string_view emit) {
@@ -225,6 +226,10 @@ Expected<std::string> emit_cpu_output(const isa::Module &module, const CpuOutput
       spirv_targets.push_back(*st);
       continue;
     }
+    if (codegen::is_ptx_target_name(name))
+      return Status{ErrorCode::InvalidArgument,
+                    "target '" + name + "': --emit=" + std::string(emit) +
+                        " does not carry PTX yet; --emit=ptx writes it for one CUDA target"};
     if (!codegen::is_cpu_target_name(name))
       return Status{ErrorCode::InvalidArgument,
                     "target '" + name + "': --emit=" + std::string(emit) +

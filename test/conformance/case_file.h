@@ -6,6 +6,9 @@
 //
 // DIR/index.json   {"format": kExportFormat, "compiler": version, "cases": [name, ...]}
 // DIR/bundles/     one bundle (.hgb) per kernel and -O level, shared by the cases that use it
+// DIR/ptx/         NAME.ptx next to each bundle whose kernel the CUDA back end lowers, for
+//                  cuda-sm_80 (bundles do not carry PTX yet; a kernel it does not lower has
+//                  the reason under "cuda-sm_80" in its level's `unsupported`)
 // DIR/cases/       NAME.cbor per case: the ExportedCase below in CBOR (RFC 8949), arrays as
 //                  byte strings; of the boundary pool only the classes that are not all zero;
 //                  of the expected outputs only what the checks read. The data is the same at

@@ -2,6 +2,7 @@
 // of the suite, as a bundle of its kernel for every target and a case file.
 #include "case_file.h"
 #include "harness.h"
+#include "hologram/codegen/ptx.h"
 #include "hologram/codegen/spirv.h"
 #include "hologram/driver/cpu_output.h"
 #include "hologram/support/file_io.h"
@@ -58,6 +59,31 @@ Expected<std::string> bundle_of(const isa::Kernel &kernel, const std::string &so
   return driver::emit_cpu_output(m, o, "bundle");
 }
 
+/// The CUDA target the export writes PTX for (the bundles do not carry PTX yet).
+constexpr const char *kPtxTarget = "cuda-sm_80";
+
+/// DIR/ptx/NAME.ptx for the bundle `bundle` (bundles/NAME.hgb) when the CUDA back end lowers
+/// `kernel`; else its reason in `unsupported`.
+void write_ptx(const isa::Kernel &kernel, const std::string &source, const std::string &dir,
+               const std::string &bundle, std::map<std::string, std::string> &unsupported) {
+  isa::Module m;
+  m.source_name = source;
+  m.kernels.push_back(kernel);
+  codegen::PtxOptions o;
+  o.target = *codegen::parse_ptx_target(kPtxTarget);
+  auto ptx = codegen::compile_ptx(m, o);
+  if (!ptx) {
+    if (ptx.status().code() != ErrorCode::InvalidProgram)
+      throw std::runtime_error(ptx.status().describe());
+    unsupported[kPtxTarget] = ptx.status().describe();
+    return;
+  }
+  const std::string name = std::filesystem::path(bundle).stem().string() + ".ptx";
+  if (Status st = write_file_atomic((std::filesystem::path(dir) / "ptx" / name).string(), *ptx);
+      !st)
+    throw std::runtime_error(st.describe());
+}
+
 } // namespace
 
 int export_corpus(const std::string &dir) {
@@ -65,6 +91,7 @@ int export_corpus(const std::string &dir) {
   std::error_code ec;
   fs::create_directories(fs::path(dir) / "bundles", ec);
   if (!ec) fs::create_directories(fs::path(dir) / "cases", ec);
+  if (!ec) fs::create_directories(fs::path(dir) / "ptx", ec);
   if (ec) {
     std::fprintf(stderr, "hologram-conformance: cannot create %s: %s\n", dir.c_str(),
                  ec.message().c_str());
@@ -87,6 +114,7 @@ int export_corpus(const std::string &dir) {
           Status st =
               bytes ? write_file_atomic((fs::path(dir) / bundle).string(), *bytes) : bytes.status();
           if (!st) throw std::runtime_error(st.describe());
+          write_ptx(kernel, c.file, dir, bundle, unsupported);
           made = bundles.emplace(bundle, std::move(unsupported)).first;
         }
         e.levels.push_back({level, bundle, made->second});

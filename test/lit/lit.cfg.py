@@ -16,6 +16,10 @@ config.substitutions.append(("%hologram-info", os.path.join(config.hologram_tool
 config.substitutions.append(("%hologram-py2json", "python3 " + os.path.join(config.hologram_src_root, "tools", "hologram-py2json", "hologram-py2json.py")))
 config.substitutions.append(("%corpus", os.path.join(config.hologram_src_root, "test", "conformance", "kernels")))
 config.substitutions.append(("%examples", os.path.join(config.hologram_src_root, "examples")))
+# PTX is assembled by NVIDIA's ptxas where the CUDA toolkit is installed (feature "ptxas").
+if config.ptxas and os.path.exists(config.ptxas):
+    config.available_features.add("ptxas")
+    config.substitutions.append(("%ptxas", config.ptxas))
 config.environment["PATH"] = os.pathsep.join([config.llvm_tools_dir, config.environment.get("PATH", "")])
 # Programs the tools compile at run time are cached in the build tree, not the user's cache.
 config.environment["HOLOGRAM_CACHE_DIR"] = os.path.join(config.test_exec_root, "compile-cache")

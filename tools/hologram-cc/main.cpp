@@ -3,6 +3,7 @@
 #include "hologram/artifact/compile_cache.h"
 #include "hologram/driver/cpu_output.h"
 #include "hologram/driver/driver.h"
+#include "hologram/driver/ptx_output.h"
 #include "hologram/driver/spirv_output.h"
 #include "hologram/isa/text.h"
 #include "hologram/opt/pass_manager.h"
@@ -92,14 +93,16 @@ int run(int argc, char **argv) {
       app.add_option("--emit", emit,
                      "what to produce: isa, canonical (circuits), llvm, bc, asm, obj, static, "
                      "shared, header, bundle (.hgb), manifest (a bundle's JSON manifest), spirv, "
-                     "spirv-asm (default: from the output's extension, ISA text for standard "
-                     "output or a name without one)")
+                     "spirv-asm, ptx (default: from the output's extension, ISA text for "
+                     "standard output or a name without one)")
           ->check(CLI::IsMember({"isa", "canonical", "llvm", "bc", "asm", "obj", "static", "shared",
-                                 "header", "bundle", "manifest", "spirv", "spirv-asm"}));
+                                 "header", "bundle", "manifest", "spirv", "spirv-asm", "ptx"}));
   auto *target_opt = app.add_option(
       "--target", targets,
       "comma-separated targets: x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name; for "
-      "spirv and spirv-asm one of vulkan1.1, vulkan1.2, vulkan1.3 (default vulkan1.1)");
+      "spirv and spirv-asm one of vulkan1.1, vulkan1.2, vulkan1.3 (default vulkan1.1); for ptx "
+      "one of cuda-sm_70, cuda-sm_75, cuda-sm_80, cuda-sm_86, cuda-sm_89, cuda-sm_90 (default "
+      "cuda-sm_80)");
   app.add_flag("-g", debug, "debug line tables pointing at the source");
   app.add_flag("--ffast-math", fast_math, "allow fast, less exact floating point (-ffast-math)");
   app.add_flag("--fbounds-check", bounds_check,
@@ -305,6 +308,19 @@ int run(int argc, char **argv) {
     so.block = block;
     auto out = produce("hologram-cc --emit=" + emit, so.targets,
                        [&] { return driver::emit_spirv_output(all, so, emit); });
+    if (!out) return failed(out.status());
+    text = std::move(*out);
+  } else if (driver::is_ptx_emit(emit)) {
+    driver::PtxOutputOptions po;
+    po.targets = target_opt->count() > 0 ? driver::split_target_list(targets)
+                                         : std::vector<std::string>{"cuda-sm_80"};
+    po.opt_level = opt_level;
+    po.fast_math = fast_math;
+    po.bounds_check = bounds_check;
+    po.check_div = check_div;
+    po.block = block;
+    auto out = produce("hologram-cc --emit=ptx", po.targets,
+                       [&] { return driver::emit_ptx_output(all, po); });
     if (!out) return failed(out.status());
     text = std::move(*out);
   } else {

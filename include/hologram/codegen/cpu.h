@@ -23,7 +23,7 @@ struct CpuTarget {
   std::vector<std::string> features; ///< what the dispatcher checks before running it
 };
 
-/// Whether `name` names a CPU target (rather than a Vulkan or OpenCL one).
+/// Whether `name` names a CPU target (rather than a Vulkan, OpenCL or CUDA one).
 bool is_cpu_target_name(std::string_view name);
 /// Parses an x86 target name; InvalidArgument when LLVM does not know it or it lacks SSE4.1.
 Expected<CpuTarget> parse_cpu_target(std::string_view name);

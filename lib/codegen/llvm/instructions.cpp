@@ -68,87 +68,47 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
     set(inst, 0, t, min_max(inst.op == Opcode::Min, t, src(inst, 1, t), src(inst, 2, t)));
     return;
   case Opcode::Shl:
-  case Opcode::Shr: {
-    const unsigned bits = type_size(t) * 8;
-    V amount = src(inst, 2, Type::U32);
-    V r = lift({src(inst, 1, t), amount}, [&](auto &v) {
-      Value *s = b_.CreateAnd(v[1], llvm::ConstantInt::get(v[1]->getType(), bits - 1));
-      s = b_.CreateZExtOrTrunc(s, v[0]->getType());
-      if (inst.op == Opcode::Shl) return b_.CreateShl(v[0], s);
-      return is_signed_int(t) ? b_.CreateAShr(v[0], s) : b_.CreateLShr(v[0], s);
-    });
-    set(inst, 0, t, r);
+  case Opcode::Shr:
+    set(inst, 0, t, lift({src(inst, 1, t), src(inst, 2, Type::U32)}, [&](auto &v) {
+          return ops_.shift(inst.op == Opcode::Shl, t, v[0], v[1]);
+        }));
     return;
-  }
   case Opcode::Not:
     set(inst, 0, t, lift({src(inst, 1, t)}, [&](auto &v) { return b_.CreateNot(v[0]); }));
     return;
-  case Opcode::Mad: {
-    V r = lift({src(inst, 1, t), src(inst, 2, t), src(inst, 3, t)}, [&](auto &v) -> Value * {
-      if (is_fp(t)) return b_.CreateFAdd(b_.CreateFMul(v[0], v[1]), v[2]); // two roundings
-      return b_.CreateAdd(b_.CreateMul(v[0], v[1]), v[2]);
-    });
-    set(inst, 0, t, r);
+  case Opcode::Mad:
+    set(inst, 0, t, lift({src(inst, 1, t), src(inst, 2, t), src(inst, 3, t)}, [&](auto &v) {
+          return ops_.mad(t, v[0], v[1], v[2]);
+        }));
     return;
-  }
   case Opcode::Fma:
-  case Opcode::Fms: {
-    V r = lift({src(inst, 1, t), src(inst, 2, t), src(inst, 3, t)}, [&](auto &v) -> Value * {
-      Value *c = inst.op == Opcode::Fms ? b_.CreateFNeg(v[2]) : v[2];
-      return b_.CreateIntrinsic(llvm::Intrinsic::fma, {v[0]->getType()}, {v[0], v[1], c});
-    });
-    set(inst, 0, t, r);
+  case Opcode::Fms:
+    set(inst, 0, t, lift({src(inst, 1, t), src(inst, 2, t), src(inst, 3, t)}, [&](auto &v) {
+          return ops_.fma(inst.op == Opcode::Fms, v[0], v[1], v[2]);
+        }));
     return;
-  }
   case Opcode::Clamp: {
     V lo = min_max(false, t, src(inst, 1, t), src(inst, 2, t));
     set(inst, 0, t, min_max(true, t, lo, src(inst, 3, t)));
     return;
   }
-  case Opcode::Lerp: {
-    V r = lift({src(inst, 1, t), src(inst, 2, t), src(inst, 3, t)}, [&](auto &v) {
-      return b_.CreateFAdd(v[0], b_.CreateFMul(b_.CreateFSub(v[1], v[0]), v[2]));
-    });
-    set(inst, 0, t, r);
-    return;
-  }
-  case Opcode::Abs: {
-    V r = lift({src(inst, 1, t)}, [&](auto &v) -> Value * {
-      if (is_fp(t)) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v[0]);
-      if (!is_signed_int(t)) return v[0];
-      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, v[0], b_.getFalse());
-    });
-    set(inst, 0, t, r);
-    return;
-  }
-  case Opcode::Neg:
-    set(inst, 0, t, lift({src(inst, 1, t)}, [&](auto &v) -> Value * {
-          return is_fp(t) ? b_.CreateFNeg(v[0]) : b_.CreateNeg(v[0]);
+  case Opcode::Lerp:
+    set(inst, 0, t, lift({src(inst, 1, t), src(inst, 2, t), src(inst, 3, t)}, [&](auto &v) {
+          return ops_.lerp(v[0], v[1], v[2]);
         }));
+    return;
+  case Opcode::Abs:
+    set(inst, 0, t, lift({src(inst, 1, t)}, [&](auto &v) { return ops_.abs(t, v[0]); }));
+    return;
+  case Opcode::Neg:
+    set(inst, 0, t, lift({src(inst, 1, t)}, [&](auto &v) { return ops_.neg(t, v[0]); }));
     return;
   case Opcode::Rcp:
-    set(inst, 0, t, lift({src(inst, 1, t)}, [&](auto &v) {
-          return b_.CreateFDiv(llvm::ConstantFP::get(v[0]->getType(), 1.0), v[0]);
-        }));
+    set(inst, 0, t, lift({src(inst, 1, t)}, [&](auto &v) { return ops_.rcp(v[0]); }));
     return;
-  case Opcode::Sign: {
-    V r = lift({src(inst, 1, t)}, [&](auto &v) -> Value * {
-      llvm::Type *ty = v[0]->getType();
-      Value *zero = llvm::Constant::getNullValue(ty);
-      if (is_fp(t)) {
-        Value *pos = b_.CreateFCmpOGT(v[0], zero), *neg = b_.CreateFCmpOLT(v[0], zero);
-        return b_.CreateSelect(pos, llvm::ConstantFP::get(ty, 1.0),
-                               b_.CreateSelect(neg, llvm::ConstantFP::get(ty, -1.0), v[0]));
-      }
-      Value *one = llvm::ConstantInt::get(ty, 1);
-      if (!is_signed_int(t)) return b_.CreateSelect(b_.CreateICmpNE(v[0], zero), one, zero);
-      return b_.CreateSelect(b_.CreateICmpSGT(v[0], zero), one,
-                             b_.CreateSelect(b_.CreateICmpSLT(v[0], zero),
-                                             llvm::ConstantInt::getSigned(ty, -1), zero));
-    });
-    set(inst, 0, t, r);
+  case Opcode::Sign:
+    set(inst, 0, t, lift({src(inst, 1, t)}, [&](auto &v) { return ops_.sign(t, v[0]); }));
     return;
-  }
   case Opcode::Floor:
   case Opcode::Ceil:
   case Opcode::Round:
@@ -350,143 +310,29 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
 }
 
 V KernelLowering::binary(BinaryOp op, Type t, V x, V y) {
-  if ((op == BinaryOp::Div || op == BinaryOp::Rem) && !is_fp(t)) {
-    // Division by zero gives 0 and MIN / -1 gives MIN (MIN rem -1 gives 0): the divisor is
-    // replaced by 1 where the hardware would trap, and the quotient by 0 where it was zero.
-    if (opts_.check_div) {
-      V zero = lift({y}, [&](auto &v) {
-        return b_.CreateICmpEQ(v[0], llvm::Constant::getNullValue(v[0]->getType()));
-      });
-      fail_if(active(zero.v), HG_CPU_ERR_DIV_ZERO, cur_, nullptr);
-    }
-    return lift({x, y}, [&](auto &v) -> Value * {
-      llvm::Type *ty = v[0]->getType();
-      Value *zero = llvm::Constant::getNullValue(ty), *one = llvm::ConstantInt::get(ty, 1);
-      Value *by_zero = b_.CreateICmpEQ(v[1], zero);
-      Value *d = b_.CreateSelect(by_zero, one, v[1]);
-      if (is_signed_int(t)) {
-        unsigned bits = ty->getScalarSizeInBits();
-        Value *min = llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(bits));
-        Value *overflow = b_.CreateAnd(b_.CreateICmpEQ(v[0], min),
-                                       b_.CreateICmpEQ(d, llvm::Constant::getAllOnesValue(ty)));
-        d = b_.CreateSelect(overflow, one, d);
-      }
-      Value *q = op == BinaryOp::Div
-                     ? (is_signed_int(t) ? b_.CreateSDiv(v[0], d) : b_.CreateUDiv(v[0], d))
-                     : (is_signed_int(t) ? b_.CreateSRem(v[0], d) : b_.CreateURem(v[0], d));
-      return b_.CreateSelect(by_zero, zero, q);
+  if ((op == BinaryOp::Div || op == BinaryOp::Rem) && !is_fp(t) && opts_.check_div) {
+    V zero = lift({y}, [&](auto &v) {
+      return b_.CreateICmpEQ(v[0], llvm::Constant::getNullValue(v[0]->getType()));
     });
+    fail_if(active(zero.v), HG_CPU_ERR_DIV_ZERO, cur_, nullptr);
   }
-  return lift({x, y}, [&](auto &v) -> Value * {
-    const bool fp = is_fp(t);
-    switch (op) {
-    case BinaryOp::Add: return fp ? b_.CreateFAdd(v[0], v[1]) : b_.CreateAdd(v[0], v[1]);
-    case BinaryOp::Sub: return fp ? b_.CreateFSub(v[0], v[1]) : b_.CreateSub(v[0], v[1]);
-    case BinaryOp::Mul: return fp ? b_.CreateFMul(v[0], v[1]) : b_.CreateMul(v[0], v[1]);
-    case BinaryOp::Div: return b_.CreateFDiv(v[0], v[1]);
-    case BinaryOp::Rem: return b_.CreateFRem(v[0], v[1]);
-    case BinaryOp::And: return b_.CreateAnd(v[0], v[1]);
-    case BinaryOp::Or: return b_.CreateOr(v[0], v[1]);
-    case BinaryOp::Xor: return b_.CreateXor(v[0], v[1]);
-    }
-    unreachable_enum("BinaryOp");
-  });
+  return lift({x, y}, [&](auto &v) { return ops_.binary(op, t, v[0], v[1]); });
 }
 
 V KernelLowering::min_max(bool is_min, Type t, V x, V y) {
-  return lift({x, y}, [&](auto &v) -> Value * {
-    if (!is_fp(t)) {
-      auto id = is_signed_int(t) ? (is_min ? llvm::Intrinsic::smin : llvm::Intrinsic::smax)
-                                 : (is_min ? llvm::Intrinsic::umin : llvm::Intrinsic::umax);
-      return b_.CreateBinaryIntrinsic(id, v[0], v[1]);
-    }
-    // IEEE minNum/maxNum, with -0 below +0: for equal operands combine the sign bits.
-    Value *r = b_.CreateBinaryIntrinsic(is_min ? llvm::Intrinsic::minnum : llvm::Intrinsic::maxnum,
-                                        v[0], v[1]);
-    llvm::Type *ty = v[0]->getType();
-    llvm::Type *ity =
-        ty->isVectorTy()
-            ? static_cast<llvm::Type *>(llvm::VectorType::get(
-                  b_.getIntNTy(ty->getScalarSizeInBits()), llvm::cast<llvm::VectorType>(ty)))
-            : b_.getIntNTy(ty->getScalarSizeInBits());
-    Value *xa = b_.CreateBitCast(v[0], ity), *xb = b_.CreateBitCast(v[1], ity);
-    Value *both = b_.CreateBitCast(is_min ? b_.CreateOr(xa, xb) : b_.CreateAnd(xa, xb), ty);
-    return b_.CreateSelect(b_.CreateFCmpOEQ(v[0], v[1]), both, r);
-  });
+  return lift({x, y}, [&](auto &v) { return ops_.min_max(is_min, t, v[0], v[1]); });
 }
 
 V KernelLowering::compare(CmpCode cc, Type t, V x, V y) {
-  using P = llvm::CmpInst::Predicate;
-  P p;
-  if (is_fp(t)) {
-    static constexpr P kFloat[] = {P::FCMP_OEQ, P::FCMP_ONE, P::FCMP_OLT, P::FCMP_OLE,
-                                   P::FCMP_OGT, P::FCMP_OGE, P::FCMP_UEQ, P::FCMP_UNE,
-                                   P::FCMP_ULT, P::FCMP_ULE, P::FCMP_UGT, P::FCMP_UGE};
-    p = kFloat[static_cast<int>(cc)];
-  } else {
-    const bool s = is_signed_int(t);
-    static constexpr P kInt[] = {P::ICMP_EQ,  P::ICMP_NE,  P::ICMP_ULT,
-                                 P::ICMP_ULE, P::ICMP_UGT, P::ICMP_UGE};
-    static constexpr P kSigned[] = {P::ICMP_EQ,  P::ICMP_NE,  P::ICMP_SLT,
-                                    P::ICMP_SLE, P::ICMP_SGT, P::ICMP_SGE};
-    p = (s ? kSigned : kInt)[static_cast<int>(cc) % 6];
-  }
-  return lift({x, y}, [&](auto &v) { return b_.CreateCmp(p, v[0], v[1]); });
+  return lift({x, y}, [&](auto &v) { return ops_.compare(cc, t, v[0], v[1]); });
 }
 
 V KernelLowering::convert(V x, Type dst, Type src) {
-  if (dst == src) return x;
-  auto shape = [&](llvm::Type *elem, const V &like) -> llvm::Type * {
-    return like.uni ? elem : vec(elem);
+  // The conversions to f16/bf16 that LLVM cannot round once call the runtime's.
+  auto narrow = [&](Value *v, Type d, Type s) {
+    return convert_scalar_helper({v, !v->getType()->isVectorTy()}, d, s).v;
   };
-  auto fmt = [&](Type t) -> llvm::Type * { return scalar_type(t); };
-  // Widen f16/bf16 sources to f32 exactly.
-  if (src == Type::F16) {
-    V h{b_.CreateBitCast(x.v, shape(b_.getHalfTy(), x)), x.uni};
-    return convert({b_.CreateFPExt(h.v, shape(b_.getFloatTy(), x)), x.uni}, dst, Type::F32);
-  }
-  if (src == Type::BF16) {
-    Value *w = b_.CreateShl(b_.CreateZExt(x.v, shape(i32(), x)), 16);
-    return convert({b_.CreateBitCast(w, shape(b_.getFloatTy(), x)), x.uni}, dst, Type::F32);
-  }
-  if (dst == Type::F16 || dst == Type::BF16) {
-    // Narrow sources that f32 holds exactly convert through f32; the others through the
-    // runtime's exact conversion (one rounding, as the SPEC requires).
-    const bool exact_in_f32 = src == Type::F32 || (!is_fp(src) && type_size(src) <= 2);
-    if (!exact_in_f32) return convert_scalar_helper(x, dst, src);
-    V f = convert(x, Type::F32, src);
-    Value *bits = b_.CreateBitCast(f.v, shape(i32(), f));
-    Value *isnan = b_.CreateFCmpUNO(f.v, f.v);
-    Value *sign = b_.CreateTrunc(b_.CreateLShr(b_.CreateAnd(bits, 0x80000000u), 16),
-                                 shape(b_.getInt16Ty(), f));
-    Value *out;
-    if (dst == Type::F16) {
-      out = b_.CreateBitCast(b_.CreateFPTrunc(f.v, shape(b_.getHalfTy(), f)),
-                             shape(b_.getInt16Ty(), f));
-      out = b_.CreateSelect(isnan, b_.CreateOr(sign, 0x7e00), out);
-    } else { // round to nearest even on the bits
-      Value *lsb = b_.CreateAnd(b_.CreateLShr(bits, 16), 1);
-      Value *rounded = b_.CreateLShr(
-          b_.CreateAdd(bits, b_.CreateAdd(lsb, llvm::ConstantInt::get(bits->getType(), 0x7fff))),
-          16);
-      out = b_.CreateTrunc(rounded, shape(b_.getInt16Ty(), f));
-      out = b_.CreateSelect(isnan, b_.CreateOr(sign, 0x7fc0), out);
-    }
-    return {out, f.uni};
-  }
-  llvm::Type *to = shape(fmt(dst), x);
-  const bool from_fp = is_fp(src), to_fp = is_fp(dst);
-  if (from_fp && to_fp)
-    return {type_size(dst) > type_size(src) ? b_.CreateFPExt(x.v, to) : b_.CreateFPTrunc(x.v, to),
-            x.uni};
-  if (from_fp) { // truncate toward zero, saturate, NaN -> 0
-    auto id = is_signed_int(dst) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
-    return {b_.CreateIntrinsic(id, {to, x.v->getType()}, {x.v}), x.uni};
-  }
-  if (to_fp)
-    return {is_signed_int(src) ? b_.CreateSIToFP(x.v, to) : b_.CreateUIToFP(x.v, to), x.uni};
-  if (type_size(dst) < type_size(src)) return {b_.CreateTrunc(x.v, to), x.uni};
-  return {is_signed_int(src) ? b_.CreateSExt(x.v, to) : b_.CreateZExt(x.v, to), x.uni};
+  return {ops_.convert(x.v, dst, src, narrow), x.uni};
 }
 
 Value *KernelLowering::bits64(Value *v, Type t) {

@@ -25,37 +25,6 @@ AbiTypes::AbiTypes(llvm::LLVMContext &c) {
 // ---------------------------------------------------------------------------------------------
 // Types and constants
 
-auto KernelLowering::scalar_type(Type t) -> llvm::Type * {
-  switch (t) {
-  case Type::I8:
-  case Type::U8: return i8();
-  case Type::I16:
-  case Type::U16:
-  case Type::F16:
-  case Type::BF16: return b_.getInt16Ty();
-  case Type::I32:
-  case Type::U32: return i32();
-  case Type::I64:
-  case Type::U64: return i64();
-  case Type::F32: return b_.getFloatTy();
-  case Type::F64: return b_.getDoubleTy();
-  case Type::Pred: return i1();
-  case Type::None: throw LoweringError("no LLVM type for ISA type " + std::string(type_name(t)));
-  }
-  unreachable_enum("Type");
-}
-
-auto KernelLowering::constant(Type t, uint64_t bits) -> Value * {
-  llvm::Type *ty = scalar_type(t);
-  if (t == Type::F32)
-    return llvm::ConstantFP::get(
-        c_, llvm::APFloat(llvm::APFloat::IEEEsingle(), llvm::APInt(32, bits & 0xffffffffu)));
-  if (t == Type::F64)
-    return llvm::ConstantFP::get(c_,
-                                 llvm::APFloat(llvm::APFloat::IEEEdouble(), llvm::APInt(64, bits)));
-  return llvm::ConstantInt::get(ty, bits);
-}
-
 auto KernelLowering::iota32() -> Value * {
   std::vector<llvm::Constant *> c;
   for (unsigned i = 0; i < w_; ++i) c.push_back(b_.getInt32(i));

@@ -15,6 +15,7 @@
 #include "hologram/opt/value_ranges.h"
 #include "hologram/support/unreachable.h"
 #include "lowering.h"
+#include "value_ops.h"
 
 #include <llvm/IR/DIBuilder.h>
 #include <llvm/IR/Intrinsics.h>
@@ -94,10 +95,10 @@ private:
   llvm::VectorType *vec(llvm::Type *t) { return llvm::FixedVectorType::get(t, w_); }
 
   /// Registers of f16/bf16 hold their 16 storage bits.
-  llvm::Type *scalar_type(Type t);
+  llvm::Type *scalar_type(Type t) { return ops_.scalar_type(t); }
   static bool is_fp(Type t) { return t == Type::F32 || t == Type::F64; }
 
-  Value *constant(Type t, uint64_t bits);
+  Value *constant(Type t, uint64_t bits) { return ops_.constant(t, bits); }
   Value *u32c(uint64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
   Value *u64c(uint64_t v) { return b_.getInt64(v); }
   Value *splat(Value *s) { return b_.CreateVectorSplat(w_, s); }
@@ -366,7 +367,7 @@ private:
 
   void emit_instruction(const Instruction &inst);
   /// The two-operand instructions that map onto one LLVM binary operator.
-  enum class BinaryOp { Add, Sub, Mul, Div, Rem, And, Or, Xor };
+  using BinaryOp = ValueOps::BinaryOp;
   V binary(BinaryOp op, Type t, V x, V y);
   void set_binary(const Instruction &inst, BinaryOp op);
   V fold(ReduceOp op, Type t, V acc, V x);
@@ -408,6 +409,7 @@ private:
   const CpuTarget &target_;
   const CpuOptions &opts_;
   llvm::IRBuilder<> b_;
+  ValueOps ops_{b_};
   unsigned w_;
   opt::LaneAnalysis a_;
   opt::LaneAffinity affinity_;

@@ -249,7 +249,6 @@ auto KernelLowering::lane_of(const V &v, unsigned j) -> Value * {
 void KernelLowering::emit_atomic(const Instruction &inst) {
   const Type t = inst.type;
   llvm::Type *ty = scalar_type(t);
-  llvm::Type *ity = b_.getIntNTy(type_size(t) * 8);
   Access acc = resolve(inst.operands[1].addr);
   check_bounds(acc, type_size(t));
   V val = src(inst, 2, t);
@@ -258,49 +257,9 @@ void KernelLowering::emit_atomic(const Instruction &inst) {
   b_.CreateStore(llvm::Constant::getNullValue(vec(ty)), result);
   auto op = static_cast<AtomicOp>(inst.sub);
   for_each_active_lane([&](unsigned j) {
-    Value *off = lane_of(acc.off, j);
-    Value *p = pointer(acc, off);
-    Value *old;
-    if (inst.op == Opcode::AtomCas) {
-      auto *x =
-          b_.CreateAtomicCmpXchg(p, lane_of(val, j), lane_of(cmp, j), llvm::MaybeAlign(),
-                                 llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
-      old = b_.CreateExtractValue(x, 0);
-    } else if (is_fp(t) && (op == AtomicOp::Min || op == AtomicOp::Max)) {
-      // No hardware form with minNum semantics: a compare-exchange loop.
-      BasicBlock *pre = b_.GetInsertBlock();
-      BasicBlock *loop = BasicBlock::Create(c_, "atom.loop", fn_);
-      BasicBlock *done = BasicBlock::Create(c_, "atom.done", fn_);
-      Value *init = b_.CreateAlignedLoad(ity, p, llvm::Align(type_size(t)));
-      llvm::cast<llvm::LoadInst>(init)->setAtomic(llvm::AtomicOrdering::Monotonic);
-      b_.CreateBr(loop);
-      b_.SetInsertPoint(loop);
-      auto *cur = b_.CreatePHI(ity, 2);
-      cur->addIncoming(init, pre);
-      V now{b_.CreateBitCast(cur, ty), true};
-      V next = min_max(op == AtomicOp::Min, t, now, {lane_of(val, j), true});
-      auto *x =
-          b_.CreateAtomicCmpXchg(p, cur, b_.CreateBitCast(next.v, ity), llvm::MaybeAlign(),
-                                 llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
-      cur->addIncoming(b_.CreateExtractValue(x, 0), loop);
-      b_.CreateCondBr(b_.CreateExtractValue(x, 1), done, loop);
-      b_.SetInsertPoint(done);
-      old = b_.CreateBitCast(cur, ty);
-    } else {
-      using B = llvm::AtomicRMWInst::BinOp;
-      B bop = B::Xchg;
-      switch (op) {
-      case AtomicOp::Add: bop = is_fp(t) ? B::FAdd : B::Add; break;
-      case AtomicOp::Min: bop = is_signed_int(t) ? B::Min : B::UMin; break;
-      case AtomicOp::Max: bop = is_signed_int(t) ? B::Max : B::UMax; break;
-      case AtomicOp::And: bop = B::And; break;
-      case AtomicOp::Or: bop = B::Or; break;
-      case AtomicOp::Xor: bop = B::Xor; break;
-      case AtomicOp::Xchg: bop = B::Xchg; break;
-      }
-      old = b_.CreateAtomicRMW(bop, p, lane_of(val, j), llvm::MaybeAlign(),
-                               llvm::AtomicOrdering::Monotonic);
-    }
+    Value *p = pointer(acc, lane_of(acc.off, j));
+    Value *old = ops_.atomic(inst.op == Opcode::AtomCas, op, t, p, lane_of(val, j),
+                             inst.op == Opcode::AtomCas ? lane_of(cmp, j) : nullptr);
     Value *r = b_.CreateLoad(vec(ty), result);
     b_.CreateStore(b_.CreateInsertElement(r, old, uint64_t{j}), result);
   });

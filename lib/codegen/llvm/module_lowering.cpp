@@ -399,7 +399,7 @@ private:
 } // namespace
 
 bool is_cpu_target_name(std::string_view name) {
-  return !(name.starts_with("vulkan") || name.starts_with("opencl"));
+  return !(name.starts_with("vulkan") || name.starts_with("opencl") || name.starts_with("cuda"));
 }
 
 Expected<CpuTarget> parse_cpu_target(std::string_view name) {

@@ -1,0 +1,64 @@
+// The semantics of SPEC §3.4 on LLVM values, shared by the x86 lowering (SPMD on SIMD, where a
+// value is a scalar for a uniform register or a vector of lanes) and the PTX lowering (SIMT, a
+// scalar per thread): every operation here works on scalars and vectors alike. Integer
+// division by zero yields 0 and MIN / -1 yields MIN, shift amounts are reduced modulo the
+// width, min/max are IEEE minNum/maxNum with -0 below +0, float->int conversions truncate and
+// saturate with NaN -> 0, f16/bf16 are their 16 storage bits.
+#pragma once
+
+#include "hologram/isa/program.h"
+
+#include <llvm/IR/IRBuilder.h>
+
+#include <functional>
+
+namespace hologram::codegen::detail {
+
+class ValueOps {
+public:
+  explicit ValueOps(llvm::IRBuilder<> &b) : b_(b) {}
+
+  enum class BinaryOp { Add, Sub, Mul, Div, Rem, And, Or, Xor };
+
+  /// The LLVM scalar type of a register of ISA type t (f16/bf16: their 16 storage bits;
+  /// Pred: i1).
+  llvm::Type *scalar_type(isa::Type t);
+  /// A constant of type t from literal bits.
+  llvm::Value *constant(isa::Type t, uint64_t bits);
+
+  /// x op y of type t.
+  llvm::Value *binary(BinaryOp op, isa::Type t, llvm::Value *x, llvm::Value *y);
+  llvm::Value *min_max(bool is_min, isa::Type t, llvm::Value *x, llvm::Value *y);
+  llvm::Value *compare(isa::CmpCode cc, isa::Type t, llvm::Value *x, llvm::Value *y);
+  /// shl or shr of x by `amount` (u32) reduced modulo the width.
+  llvm::Value *shift(bool left, isa::Type t, llvm::Value *x, llvm::Value *amount);
+  /// abs, neg, sign, rcp.
+  llvm::Value *abs(isa::Type t, llvm::Value *x);
+  llvm::Value *neg(isa::Type t, llvm::Value *x);
+  llvm::Value *sign(isa::Type t, llvm::Value *x);
+  llvm::Value *rcp(llvm::Value *x);
+  /// x * y + z with two roundings for floats (mad), or rounded once (fma; fms subtracts z).
+  llvm::Value *mad(isa::Type t, llvm::Value *x, llvm::Value *y, llvm::Value *z);
+  llvm::Value *fma(bool subtract, llvm::Value *x, llvm::Value *y, llvm::Value *z);
+  llvm::Value *lerp(llvm::Value *a, llvm::Value *b, llvm::Value *t);
+
+  /// The atomic `aop` (or, with `cas`, a compare-exchange of `val` where the memory holds
+  /// `cmp`) on the t at `p`, relaxed (monotonic): the value the memory held. Float min and max
+  /// are a compare-exchange loop with minNum semantics (no hardware has that form).
+  llvm::Value *atomic(bool cas, isa::AtomicOp aop, isa::Type t, llvm::Value *p, llvm::Value *val,
+                      llvm::Value *cmp);
+
+  /// A conversion the target cannot do exactly in LLVM IR: to f16/bf16 from a source f32
+  /// does not hold exactly (f64, 32- and 64-bit integers), rounded once.
+  using NarrowHelper = std::function<llvm::Value *(llvm::Value *x, isa::Type dst, isa::Type src)>;
+  /// x of type src converted to dst.
+  llvm::Value *convert(llvm::Value *x, isa::Type dst, isa::Type src, const NarrowHelper &narrow);
+
+private:
+  /// `elem` in the shape of `like` (a scalar, or a vector of its lanes).
+  llvm::Type *shaped(llvm::Type *elem, llvm::Value *like);
+
+  llvm::IRBuilder<> &b_;
+};
+
+} // namespace hologram::codegen::detail

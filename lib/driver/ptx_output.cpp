@@ -1,0 +1,40 @@
+// See ptx_output.h.
+#include "hologram/driver/ptx_output.h"
+
+#include "hologram/codegen/ptx.h"
+
+namespace hologram::driver {
+
+namespace {
+constexpr const char *kCudaTargets = "cuda-sm_70, cuda-sm_75, cuda-sm_80, cuda-sm_86, cuda-sm_89 "
+                                     "or cuda-sm_90";
+} // namespace
+
+bool is_ptx_emit(std::string_view emit) {
+  return emit == "ptx";
+}
+
+Expected<std::string> emit_ptx_output(const isa::Module &module, const PtxOutputOptions &o) {
+  if (o.targets.size() != 1)
+    return Status{ErrorCode::InvalidArgument,
+                  std::string("--emit=ptx writes one module: name exactly one target (") +
+                      kCudaTargets + ")"};
+  auto target = codegen::parse_ptx_target(o.targets[0]);
+  if (!target)
+    return Status{ErrorCode::InvalidArgument, "--emit=ptx needs a CUDA target, not '" +
+                                                  o.targets[0] + "' (" + kCudaTargets + ")"};
+  const char *option = o.bounds_check ? "--fbounds-check"
+                       : o.check_div  ? "--fcheck-div"
+                       : o.block[0]   ? "--block"
+                                      : nullptr;
+  if (option)
+    return Status{ErrorCode::InvalidArgument,
+                  std::string(option) + " is not supported by the CUDA back end yet"};
+  codegen::PtxOptions po;
+  po.target = *target;
+  po.opt_level = o.opt_level;
+  po.fast_math = o.fast_math;
+  return codegen::compile_ptx(module, po);
+}
+
+} // namespace hologram::driver
