@@ -23,18 +23,17 @@ Expected<std::string> emit_ptx_output(const isa::Module &module, const PtxOutput
   if (!target)
     return Status{ErrorCode::InvalidArgument, "--emit=ptx needs a CUDA target, not '" +
                                                   o.targets[0] + "' (" + kCudaTargets + ")"};
-  const char *option = o.bounds_check ? "--fbounds-check"
-                       : o.check_div  ? "--fcheck-div"
-                       : o.block[0]   ? "--block"
-                                      : nullptr;
-  if (option)
-    return Status{ErrorCode::InvalidArgument,
-                  std::string(option) + " is not supported by the CUDA back end yet"};
+  if (o.block[0])
+    return Status{ErrorCode::InvalidArgument, "--block is not supported by the CUDA back end yet"};
   codegen::PtxOptions po;
   po.target = *target;
   po.opt_level = o.opt_level;
   po.fast_math = o.fast_math;
-  return codegen::compile_ptx(module, po);
+  po.bounds_check = o.bounds_check;
+  po.check_div = o.check_div;
+  auto m = codegen::compile_ptx(module, po);
+  if (!m) return m.status();
+  return std::move(m->text);
 }
 
 } // namespace hologram::driver

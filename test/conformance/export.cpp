@@ -79,7 +79,8 @@ void write_ptx(const isa::Kernel &kernel, const std::string &source, const std::
     return;
   }
   const std::string name = std::filesystem::path(bundle).stem().string() + ".ptx";
-  if (Status st = write_file_atomic((std::filesystem::path(dir) / "ptx" / name).string(), *ptx);
+  if (Status st =
+          write_file_atomic((std::filesystem::path(dir) / "ptx" / name).string(), ptx->text);
       !st)
     throw std::runtime_error(st.describe());
 }

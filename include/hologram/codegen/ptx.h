@@ -2,9 +2,13 @@
 // (SPEC §9.4): one SIMT thread per lane, every kernel an `.entry` of the same name.
 //
 // Kernel parameters, in the kernel's order: a buffer or pool is a global pointer followed by
-// its size in bytes (u64); a scalar is its value (f16/bf16 as their 16 bits). Shared memory is
-// one dynamic array in address space 3: the launch gives the kernel's static bytes plus its
-// own. The code reads the launch geometry from PTX's special registers (%tid, %ntid, %ctaid,
+// its size in bytes (u64); a scalar is its value (f16/bf16 as their 16 bits). Then, each only
+// where PtxKernelInfo says the kernel has it, in this order: the status buffer (u32 words of
+// spirv_status, zeroed before the launch and read after it: the first failure of the launch),
+// the Atlas boundary pool, the Atlas state (spirv_status::kAtlasWords u64: resonance as f64
+// bits, then the phase advance) and the phase at launch start (u32). Shared memory is one
+// dynamic array in address space 3: the launch gives the kernel's static bytes plus its own.
+// The code reads the launch geometry from PTX's special registers (%tid, %ntid, %ctaid,
 // %nctaid).
 //
 // This is the first step of the CUDA back end (issue 16): an instruction it does not lower yet
@@ -17,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace hologram::codegen {
 
@@ -38,11 +43,30 @@ struct PtxOptions {
   PtxTarget target;
   unsigned opt_level = 2;
   bool fast_math = false;
+  bool bounds_check = false; ///< -fbounds-check: an access outside its region fails the launch
+  bool check_div = false;    ///< -fcheck-div: integer division by zero fails the launch
 };
 
-/// The PTX text of a verified module. The same input and options give byte-identical output.
-/// An instruction the back end does not lower is InvalidProgram at that instruction; a
-/// failure of the back end itself is Internal.
-Expected<std::string> compile_ptx(const isa::Module &module, const PtxOptions &options);
+/// How a runtime launches one kernel of a PTX module.
+struct PtxKernelInfo {
+  std::string name; ///< the .entry
+  std::vector<isa::Param> params;
+  uint32_t static_shared_bytes = 0; ///< `.shared N`: the launch adds its own bytes
+  // The parameters after the kernel's own (header comment), in this order:
+  bool has_status = false;   ///< u32* status words; the launch fails when word 0 is not 0
+  bool has_boundary = false; ///< u8* the boundary pool (atlas::kBoundaryPoolBytes)
+  bool has_atlas = false;    ///< u64* the Atlas state
+  bool has_phase = false;    ///< u32 the phase at launch start
+};
+
+struct PtxModule {
+  std::string text; ///< PTX
+  std::vector<PtxKernelInfo> kernels;
+};
+
+/// The PTX of a verified module and how to launch each kernel. The same input and options give
+/// byte-identical output. An instruction the back end does not lower is InvalidProgram at that
+/// instruction; a failure of the back end itself is Internal.
+Expected<PtxModule> compile_ptx(const isa::Module &module, const PtxOptions &options);
 
 } // namespace hologram::codegen

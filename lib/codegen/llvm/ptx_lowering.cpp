@@ -11,14 +11,18 @@
 // misaligned into narrower ones: the ISA has no alignment requirement.
 #include "hologram/codegen/ptx.h"
 
+#include "hologram/codegen/spirv_abi.h"
+#include "hologram/isa/atlas.h"
 #include "hologram/isa/cfg.h"
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/support/unreachable.h"
 #include "lowering.h"
 #include "value_ops.h"
 
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/MDBuilder.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -45,7 +49,7 @@ using llvm::Value;
 const char *kPtxTriple = "nvptx64-nvidia-cuda";
 
 /// Address space numbers of NVPTX.
-constexpr unsigned kGlobal = 1, kShared = 3;
+constexpr unsigned kGlobal = 1, kShared = 3, kConstant = 4;
 
 /// A buffer's first byte is at least this aligned: cuMemAlloc aligns to 256 bytes, and a
 /// view starts at a multiple of the device's view alignment, which the CUDA backend sets to
@@ -84,7 +88,8 @@ public:
       : m_(m), c_(m.getContext()), k_(k), o_(o), b_(c_), ops_(b_), cfg_(isa::build_cfg(k)),
         math_(math_target()) {}
 
-  void run() {
+  PtxKernelInfo run() {
+    plan();
     std::vector<llvm::Type *> params;
     for (const auto &p : k_.params) {
       if (p.kind == isa::ParamKind::Scalar) {
@@ -94,6 +99,9 @@ public:
         params.push_back(b_.getInt64Ty());
       }
     }
+    for (bool hidden : {info_.has_status, info_.has_boundary, info_.has_atlas})
+      if (hidden) params.push_back(b_.getPtrTy(kGlobal));
+    if (info_.has_phase) params.push_back(i32());
     auto *fty = llvm::FunctionType::get(b_.getVoidTy(), params, false);
     fn_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, k_.name, m_);
     fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
@@ -109,10 +117,21 @@ public:
       } else {
         a.value = &*arg++;
         a.bytes = &*arg++;
+        a.bytes->setName(p.name + ".bytes");
       }
       a.value->setName(p.name);
       args_.push_back(a);
     }
+    auto hidden = [&](bool has, const char *name) -> Value * {
+      if (!has) return nullptr;
+      Value *v = &*arg++;
+      v->setName(name);
+      return v;
+    };
+    status_ = hidden(info_.has_status, "hg.status");
+    boundary_ = hidden(info_.has_boundary, "hg.boundary");
+    atlas_ = hidden(info_.has_atlas, "hg.atlas");
+    phase_ = hidden(info_.has_phase, "hg.phase");
     entry_ = BasicBlock::Create(c_, "entry", fn_);
     for (size_t i = 0; i < cfg_.blocks.size(); ++i)
       bbs_.push_back(BasicBlock::Create(c_, "b" + std::to_string(i), fn_));
@@ -122,6 +141,7 @@ public:
     b_.SetInsertPoint(entry_);
     b_.CreateBr(cfg_.blocks.empty() ? exit_ : bbs_[0]);
     for (uint32_t i = 0; i < cfg_.blocks.size(); ++i) emit_block(i);
+    return info_;
   }
 
 private:
@@ -135,6 +155,67 @@ private:
 
   [[noreturn]] void unsupported(const isa::Instruction &inst, const std::string &what) {
     throw Unsupported("the CUDA back end does not lower " + what + " yet", inst.loc);
+  }
+
+  /// What the kernel needs beyond its parameters (PtxKernelInfo).
+  void plan() {
+    info_.name = k_.name;
+    info_.params = k_.params;
+    info_.static_shared_bytes = k_.shared_bytes;
+    for (const auto &inst : k_.insts) {
+      // The Atlas instructions check their class, page and byte ranges, as on every backend.
+      if (isa::family_of(inst.op) == isa::OpFamily::Atlas && inst.op != Opcode::PhaseGet &&
+          inst.op != Opcode::PhaseAdv)
+        info_.has_status = true;
+      if (inst.op == Opcode::NbrLd || inst.op == Opcode::NbrSt) info_.has_boundary = true;
+      if (inst.op == Opcode::ResAccum || inst.op == Opcode::PhaseAdv) info_.has_atlas = true;
+      if (inst.op == Opcode::PhaseGet) info_.has_phase = true;
+      if (o_.check_div && (inst.op == Opcode::Div || inst.op == Opcode::Rem) &&
+          isa::is_int(inst.type))
+        info_.has_status = true;
+      for (const auto &opnd : inst.operands) {
+        if (opnd.kind != isa::OperandKind::Addr) continue;
+        if (o_.bounds_check) info_.has_status = true;
+        if (opnd.addr.base == isa::AddrBase::Class || opnd.addr.base == isa::AddrBase::Boundary)
+          info_.has_boundary = true;
+      }
+    }
+  }
+
+  // Failures ----------------------------------------------------------------------------------
+
+  /// Records the launch's first failure when `bad` holds (spirv_status's words: the code,
+  /// the lane, `param`, `offset`, `size`, the instruction); the thread goes on, with the
+  /// access that failed not made.
+  void record_if(Value *bad, uint32_t code, uint32_t param, Value *offset, uint32_t size) {
+    BasicBlock *fail = BasicBlock::Create(c_, "fail", fn_);
+    BasicBlock *first = BasicBlock::Create(c_, "fail.first", fn_);
+    BasicBlock *go_on = BasicBlock::Create(c_, "ok", fn_);
+    b_.CreateCondBr(bad, fail, go_on, llvm::MDBuilder(c_).createUnlikelyBranchWeights());
+    b_.SetInsertPoint(fail);
+    auto word = [&](uint32_t w) { return b_.CreateConstGEP1_32(i32(), status_, w); };
+    auto *prev =
+        b_.CreateAtomicCmpXchg(word(0), b_.getInt32(0), b_.getInt32(code), llvm::MaybeAlign(4),
+                               llvm::AtomicOrdering::Monotonic, llvm::AtomicOrdering::Monotonic);
+    b_.CreateCondBr(b_.CreateExtractValue(prev, 1), first, go_on);
+    b_.SetInsertPoint(first);
+    auto split = [&](Value *v64, uint32_t lo) {
+      b_.CreateStore(b_.CreateTrunc(v64, i32()), word(lo));
+      b_.CreateStore(b_.CreateTrunc(b_.CreateLShr(v64, 32), i32()), word(lo + 1));
+    };
+    split(special(isa::Special::Gid), 1);
+    b_.CreateStore(b_.getInt32(param), word(3));
+    split(b_.CreateZExtOrTrunc(offset, i64()), 4);
+    b_.CreateStore(b_.getInt32(size), word(6));
+    b_.CreateStore(b_.getInt32(cur_), word(7));
+    b_.CreateBr(go_on);
+    b_.SetInsertPoint(go_on);
+  }
+
+  /// v, or limit - 1 after recording that v >= limit (an Atlas range: 0 class, 1 page, 2 byte).
+  Value *in_range(Value *v, uint32_t limit, uint32_t which) {
+    record_if(b_.CreateICmpUGE(v, b_.getInt32(limit)), spirv_status::AtlasRange, which, v, 0);
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, v, b_.getInt32(limit - 1));
   }
 
   // Registers ---------------------------------------------------------------------------------
@@ -254,19 +335,49 @@ private:
     return shared_;
   }
 
-  /// The pointer an address names and the alignment it proves for an access of `size` bytes.
-  std::pair<Value *, llvm::Align> address(const isa::Instruction &inst, const isa::Address &a,
-                                          uint64_t size) {
-    Value *base = nullptr;
+  /// The dynamic shared memory's size in bytes (PTX's %dynamic_smem_size).
+  Value *shared_bytes() {
+    auto *fty = llvm::FunctionType::get(i32(), false);
+    auto *asm_ = llvm::InlineAsm::get(fty, "mov.u32 $0, %dynamic_smem_size;", "=r", false);
+    return b_.CreateZExt(b_.CreateCall(fty, asm_), i64());
+  }
+
+  /// Where an access goes: the pointer, the alignment its address proves, and whether it may
+  /// happen (-fbounds-check; null when not checked).
+  struct Place {
+    Value *ptr;
+    llvm::Align align;
+    Value *ok = nullptr;
+  };
+
+  Place address(const isa::Instruction &inst, const isa::Address &a, uint64_t size) {
+    Value *base = nullptr, *limit = nullptr;
+    uint32_t region = a.base_id;
     switch (a.base) {
     case isa::AddrBase::Param:
-    case isa::AddrBase::Pool: base = args_.at(a.base_id).value; break;
-    case isa::AddrBase::Shared: base = shared(); break;
+    case isa::AddrBase::Pool:
+      base = args_.at(a.base_id).value;
+      limit = args_.at(a.base_id).bytes;
+      break;
+    case isa::AddrBase::Shared:
+      base = shared();
+      limit = o_.bounds_check ? shared_bytes() : nullptr;
+      region = spirv_status::kSharedMemory;
+      break;
     case isa::AddrBase::Class:
-    case isa::AddrBase::Boundary: unsupported(inst, "the Atlas boundary pool");
+      base = b_.CreateConstGEP1_64(b_.getInt8Ty(), boundary_,
+                                   uint64_t{a.base_id} * atlas::kClassBytes);
+      limit = b_.getInt64(atlas::kClassBytes);
+      region = spirv_status::kBoundaryPool;
+      break;
+    case isa::AddrBase::Boundary:
+      base = boundary_;
+      limit = b_.getInt64(atlas::kBoundaryPoolBytes);
+      region = spirv_status::kBoundaryPool;
+      break;
     case isa::AddrBase::Reg: {
       // An address `addr` made: a global pointer as an integer (pool.alloc handles, the other
-      // kind of register address, are not lowered yet).
+      // kind of register address, are not lowered yet). Not bounds-checked, as on x86.
       Value *raw = get(a.base_id, Type::U64);
       base = b_.CreateIntToPtr(raw, b_.getPtrTy(kGlobal));
       break;
@@ -282,7 +393,161 @@ private:
       off = b_.CreateAdd(b_.CreateMul(get(a.index, Type::U64), b_.getInt64(a.scale)), off);
       align = std::min(align, proven(a.scale));
     }
-    return {b_.CreateGEP(b_.getInt8Ty(), base, off), llvm::Align(std::min(align, size))};
+    Place place{b_.CreateGEP(b_.getInt8Ty(), base, off), llvm::Align(std::min(align, size))};
+    if (o_.bounds_check && limit) {
+      // off + size > limit, without overflow: limit < size || off > limit - size.
+      Value *bad = b_.CreateOr(b_.CreateICmpULT(limit, b_.getInt64(size)),
+                               b_.CreateICmpUGT(off, b_.CreateSub(limit, b_.getInt64(size))));
+      record_if(bad, spirv_status::OutOfBounds, region, off, static_cast<uint32_t>(size));
+      place.ok = b_.CreateNot(bad);
+    }
+    (void)inst;
+    return place;
+  }
+
+  /// A load of t at `p` (0 where the access may not happen).
+  Value *load(Type t, const Place &p) {
+    llvm::Type *ty = ops_.scalar_type(t);
+    if (!p.ok) return b_.CreateAlignedLoad(ty, p.ptr, p.align);
+    BasicBlock *pre = b_.GetInsertBlock();
+    BasicBlock *read = BasicBlock::Create(c_, "ld", fn_);
+    BasicBlock *done = BasicBlock::Create(c_, "ld.done", fn_);
+    b_.CreateCondBr(p.ok, read, done);
+    b_.SetInsertPoint(read);
+    Value *v = b_.CreateAlignedLoad(ty, p.ptr, p.align);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    auto *phi = b_.CreatePHI(ty, 2);
+    phi->addIncoming(llvm::Constant::getNullValue(ty), pre);
+    phi->addIncoming(v, read);
+    return phi;
+  }
+
+  void store(const Place &p, Value *v) {
+    if (!p.ok) {
+      b_.CreateAlignedStore(v, p.ptr, p.align);
+      return;
+    }
+    BasicBlock *write = BasicBlock::Create(c_, "st", fn_);
+    BasicBlock *done = BasicBlock::Create(c_, "st.done", fn_);
+    b_.CreateCondBr(p.ok, write, done);
+    b_.SetInsertPoint(write);
+    b_.CreateAlignedStore(v, p.ptr, p.align);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+  }
+
+  // The Atlas instructions (SPEC §4) ----------------------------------------------------------
+
+  /// table[index] from a constant table (index within it).
+  Value *table_lookup(const std::vector<uint32_t> &table, Value *index, const std::string &name) {
+    auto &g = tables_[name];
+    if (!g) {
+      std::vector<llvm::Constant *> c;
+      for (uint32_t v : table) c.push_back(b_.getInt32(v));
+      auto *ty = llvm::ArrayType::get(i32(), c.size());
+      g = new llvm::GlobalVariable(m_, ty, true, llvm::GlobalValue::PrivateLinkage,
+                                   llvm::ConstantArray::get(ty, c), "atlas." + name, nullptr,
+                                   llvm::GlobalValue::NotThreadLocal, kConstant);
+    }
+    return b_.CreateLoad(i32(), b_.CreateGEP(i32(), g, {b_.CreateZExt(index, i64())}));
+  }
+
+  template <typename F> static std::vector<uint32_t> tabulate(uint32_t n, F f) {
+    std::vector<uint32_t> t(n);
+    for (uint32_t i = 0; i < n; ++i) t[i] = f(i);
+    return t;
+  }
+
+  Value *neighbour(Value *c, uint64_t k) {
+    return table_lookup(tabulate(atlas::kNumClasses,
+                                 [k](uint32_t x) {
+                                   auto n = atlas::neighbours(x);
+                                   return n.items[k % n.count];
+                                 }),
+                        c, "neighbour" + std::to_string(k));
+  }
+
+  void emit_atlas(const isa::Instruction &inst) {
+    const auto &opnds = inst.operands;
+    auto klass = [&](size_t i) { return in_range(src(inst, i, Type::U32), atlas::kNumClasses, 0); };
+    switch (isa::as_family<isa::AtlasOpcode>(inst.op)) {
+    case isa::AtlasOpcode::ClsGet:
+      set(inst, 0, Type::U32,
+          table_lookup(tabulate(256, [](uint32_t x) { return atlas::byte_to_class(x); }),
+                       in_range(src(inst, 1, Type::U32), 256, 2), "class_of_byte"));
+      return;
+    case isa::AtlasOpcode::Mirror:
+      set(inst, 0, Type::U32,
+          table_lookup(tabulate(atlas::kNumClasses, atlas::mirror), klass(1), "mirror"));
+      return;
+    case isa::AtlasOpcode::UnityTest:
+      set_pred(opnds[0].index,
+               b_.CreateICmpNE(
+                   table_lookup(tabulate(atlas::kNumClasses,
+                                         [](uint32_t x) { return uint32_t{atlas::is_unity(x)}; }),
+                                klass(1), "unity"),
+                   b_.getInt32(0)));
+      return;
+    case isa::AtlasOpcode::NbrCount:
+      set(inst, 0, Type::U32,
+          table_lookup(
+              tabulate(atlas::kNumClasses, [](uint32_t x) { return atlas::neighbours(x).count; }),
+              klass(1), "degree"));
+      return;
+    case isa::AtlasOpcode::NbrGet:
+      set(inst, 0, Type::U32, neighbour(klass(1), opnds[2].imm));
+      return;
+    case isa::AtlasOpcode::NbrLd:
+    case isa::AtlasOpcode::NbrSt: {
+      const bool is_ld = inst.op == Opcode::NbrLd;
+      const Type t = inst.type;
+      const uint64_t size = isa::type_size(t);
+      Value *n = neighbour(klass(is_ld ? 1 : 0), opnds[is_ld ? 2 : 1].imm);
+      Value *off = get(opnds[is_ld ? 3 : 2].index, Type::U64);
+      // The neighbour's class window: bounds are the window; the offset is from its start.
+      Value *window = b_.CreateMul(b_.CreateZExt(n, i64()), b_.getInt64(atlas::kClassBytes));
+      Place place{b_.CreateGEP(b_.getInt8Ty(), boundary_, b_.CreateAdd(window, off)),
+                  llvm::Align(1)};
+      if (o_.bounds_check) {
+        Value *bad = b_.CreateICmpUGT(off, b_.getInt64(atlas::kClassBytes - size));
+        record_if(bad, spirv_status::OutOfBounds, spirv_status::kBoundaryPool, off,
+                  static_cast<uint32_t>(size));
+        place.ok = b_.CreateNot(bad);
+      }
+      if (is_ld)
+        set(inst, 0, t, load(t, place));
+      else
+        store(place, src(inst, 3, t));
+      return;
+    }
+    case isa::AtlasOpcode::ResAccum: {
+      Value *c = klass(0);
+      b_.CreateAtomicRMW(llvm::AtomicRMWInst::FAdd,
+                         b_.CreateGEP(b_.getDoubleTy(), atlas_, {b_.CreateZExt(c, i64())}),
+                         src(inst, 1, Type::F64), llvm::MaybeAlign(8),
+                         llvm::AtomicOrdering::Monotonic);
+      return;
+    }
+    case isa::AtlasOpcode::PhaseGet: set(inst, 0, Type::U32, phase_); return;
+    case isa::AtlasOpcode::PhaseAdv:
+      // Every thread adds its amount (SPEC §4); the runtime applies the sum at the end.
+      b_.CreateAtomicRMW(
+          llvm::AtomicRMWInst::Add, b_.CreateConstGEP1_32(i64(), atlas_, atlas::kNumClasses),
+          b_.getInt64(opnds[0].imm), llvm::MaybeAlign(8), llvm::AtomicOrdering::Monotonic);
+      return;
+    case isa::AtlasOpcode::BoundMap: {
+      Value *c = klass(1);
+      Value *page = in_range(src(inst, 2, Type::U32), atlas::kPagesPerClass, 1);
+      Value *byte = in_range(src(inst, 3, Type::U32), atlas::kBytesPerPage, 2);
+      set(inst, 0, Type::U64,
+          b_.CreateAdd(b_.CreateAdd(b_.CreateMul(z64(c), b_.getInt64(atlas::kClassBytes)),
+                                    b_.CreateMul(z64(page), b_.getInt64(atlas::kBytesPerPage))),
+                       z64(byte)));
+      return;
+    }
+    }
+    unreachable_enum("AtlasOpcode");
   }
 
   // Control -----------------------------------------------------------------------------------
@@ -303,6 +568,7 @@ private:
     const isa::BasicBlock &bb = cfg_.blocks[i];
     for (uint32_t n = bb.begin; n < bb.end; ++n) {
       const isa::Instruction &inst = k_.insts[n];
+      cur_ = n;
       const bool transfers = isa::info(inst.op).ends_block();
       if (inst.guard.present && transfers && inst.op != Opcode::Bra) {
         // A guarded call, ret, loop or exit: the other threads fall through.
@@ -395,7 +661,12 @@ private:
 
   void binary(const isa::Instruction &inst, detail::ValueOps::BinaryOp op) {
     const Type t = inst.type;
-    set(inst, 0, t, ops_.binary(op, t, src(inst, 1, t), src(inst, 2, t)));
+    Value *x = src(inst, 1, t), *y = src(inst, 2, t);
+    using B = detail::ValueOps::BinaryOp;
+    if (o_.check_div && (op == B::Div || op == B::Rem) && isa::is_int(t))
+      record_if(b_.CreateICmpEQ(y, llvm::Constant::getNullValue(y->getType())),
+                spirv_status::DivisionByZero, 0, b_.getInt64(0), 0);
+    set(inst, 0, t, ops_.binary(op, t, x, y));
   }
 
   void emit(const isa::Instruction &inst, uint32_t block) {
@@ -405,19 +676,14 @@ private:
     switch (inst.op) {
     case Opcode::Ld:
     case Opcode::Lds:
-    case Opcode::PoolLd: {
-      llvm::Type *ty = ops_.scalar_type(t);
-      auto [p, align] = address(inst, opnds[1].addr, isa::type_size(t));
-      set(inst, 0, t, b_.CreateAlignedLoad(ty, p, align));
+    case Opcode::PoolLd:
+      set(inst, 0, t, load(t, address(inst, opnds[1].addr, isa::type_size(t))));
       return;
-    }
     case Opcode::St:
     case Opcode::Sts:
-    case Opcode::PoolSt: {
-      auto [p, align] = address(inst, opnds[0].addr, isa::type_size(t));
-      b_.CreateAlignedStore(src(inst, 1, t), p, align);
+    case Opcode::PoolSt:
+      store(address(inst, opnds[0].addr, isa::type_size(t)), src(inst, 1, t));
       return;
-    }
     case Opcode::Mov: set(inst, 0, t, src(inst, 1, t)); return;
     case Opcode::MovImm: set(inst, 0, t, ops_.constant(t, opnds[1].imm)); return;
     case Opcode::Cvt:
@@ -578,12 +844,32 @@ private:
     case Opcode::Ret: emit_ret(); return;
     case Opcode::Atom:
     case Opcode::AtomCas: {
-      auto [p, align] = address(inst, opnds[1].addr, isa::type_size(t));
-      (void)align; // an atomic is naturally aligned
+      // An atomic is naturally aligned; where -fbounds-check finds it outside its region it
+      // is not made and yields 0.
+      const Place place = address(inst, opnds[1].addr, isa::type_size(t));
       const bool cas = inst.op == Opcode::AtomCas;
-      set(inst, 0, t,
-          ops_.atomic(cas, static_cast<isa::AtomicOp>(inst.sub), t, p, src(inst, 2, t),
-                      cas ? src(inst, 3, t) : nullptr));
+      auto atomic = [&] {
+        return ops_.atomic(cas, static_cast<isa::AtomicOp>(inst.sub), t, place.ptr, src(inst, 2, t),
+                           cas ? src(inst, 3, t) : nullptr);
+      };
+      if (!place.ok) {
+        set(inst, 0, t, atomic());
+        return;
+      }
+      llvm::Type *ty = ops_.scalar_type(t);
+      BasicBlock *pre = b_.GetInsertBlock();
+      BasicBlock *run = BasicBlock::Create(c_, "atom", fn_);
+      BasicBlock *done = BasicBlock::Create(c_, "atom.done", fn_);
+      b_.CreateCondBr(place.ok, run, done);
+      b_.SetInsertPoint(run);
+      Value *old = atomic();
+      BasicBlock *run_end = b_.GetInsertBlock();
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
+      auto *phi = b_.CreatePHI(ty, 2);
+      phi->addIncoming(llvm::Constant::getNullValue(ty), pre);
+      phi->addIncoming(old, run_end);
+      set(inst, 0, t, phi);
       return;
     }
     case Opcode::ClsGet:
@@ -596,7 +882,7 @@ private:
     case Opcode::ResAccum:
     case Opcode::PhaseGet:
     case Opcode::PhaseAdv:
-    case Opcode::BoundMap: unsupported(inst, "the Atlas instructions");
+    case Opcode::BoundMap: emit_atlas(inst); return;
     case Opcode::ReduceReg: {
       // Folds from the identity in register order, exactly as the interpreter does.
       const auto rop = static_cast<isa::ReduceOp>(inst.sub);
@@ -653,6 +939,10 @@ private:
   std::map<std::tuple<bool, isa::Reg, Type>, llvm::AllocaInst *> slots_;
   llvm::GlobalVariable *shared_ = nullptr;
   llvm::AllocaInst *stack_ = nullptr, *sp_ = nullptr;
+  PtxKernelInfo info_;
+  Value *status_ = nullptr, *boundary_ = nullptr, *atlas_ = nullptr, *phase_ = nullptr;
+  std::map<std::string, llvm::GlobalVariable *> tables_;
+  uint32_t cur_ = 0; ///< the instruction being lowered
 };
 
 /// cuda-sm_NN: the architectures and the oldest PTX ISA version each needs.
@@ -673,7 +963,7 @@ std::optional<PtxTarget> parse_ptx_target(std::string_view name) {
   return std::nullopt;
 }
 
-Expected<std::string> compile_ptx(const isa::Module &module, const PtxOptions &options) {
+Expected<PtxModule> compile_ptx(const isa::Module &module, const PtxOptions &options) {
   initialise_nvptx();
   std::string error;
   const llvm::Target *target = llvm::TargetRegistry::lookupTarget(kPtxTriple, error);
@@ -693,6 +983,7 @@ Expected<std::string> compile_ptx(const isa::Module &module, const PtxOptions &o
       module.source_name.empty() ? "module" : module.source_name, ctx);
   m->setTargetTriple(kPtxTriple);
   m->setDataLayout(tm->createDataLayout());
+  PtxModule out;
   for (const auto &k : module.kernels) {
     if (k.is_launch_level())
       return isa::kernel_error(ErrorCode::InvalidProgram, module.source_name, k, k.loc,
@@ -700,7 +991,7 @@ Expected<std::string> compile_ptx(const isa::Module &module, const PtxOptions &o
                                "(target " +
                                    options.target.name + ")");
     try {
-      SimtLowering(*m, k, options).run();
+      out.kernels.push_back(SimtLowering(*m, k, options).run());
     } catch (const Unsupported &e) {
       return isa::kernel_error(ErrorCode::InvalidProgram, module.source_name, k, e.loc,
                                std::string(e.what()) + " (target " + options.target.name + ")");
@@ -736,7 +1027,8 @@ Expected<std::string> compile_ptx(const isa::Module &module, const PtxOptions &o
   if (tm->addPassesToEmitFile(pm, bs, nullptr, llvm::CodeGenFileType::AssemblyFile))
     return Status{ErrorCode::Internal, "LLVM cannot emit PTX"};
   pm.run(*m);
-  return std::string(buffer.str());
+  out.text = std::string(buffer.str());
+  return out;
 }
 
 } // namespace hologram::codegen
