@@ -159,6 +159,11 @@ private:
 
   /// What the kernel needs beyond its parameters (PtxKernelInfo).
   void plan() {
+    for (uint32_t i = 0; i < k_.insts.size(); ++i)
+      if (k_.insts[i].op == Opcode::PoolAlloc) {
+        pool_sites_[i] = scratch_bytes_;
+        scratch_bytes_ += (k_.insts[i].operands[1].imm + 15) & ~uint64_t{15};
+      }
     info_.name = k_.name;
     info_.params = k_.params;
     info_.static_shared_bytes = k_.shared_bytes;
@@ -376,10 +381,9 @@ private:
       region = spirv_status::kBoundaryPool;
       break;
     case isa::AddrBase::Reg: {
-      // An address `addr` made: a global pointer as an integer (pool.alloc handles, the other
-      // kind of register address, are not lowered yet). Not bounds-checked, as on x86.
-      Value *raw = get(a.base_id, Type::U64);
-      base = b_.CreateIntToPtr(raw, b_.getPtrTy(kGlobal));
+      // An address `addr` or pool.alloc made: a generic address (of global memory, or of the
+      // thread's scratch in local memory), 16-byte aligned. Not bounds-checked, as on x86.
+      base = b_.CreateIntToPtr(get(a.base_id, Type::U64), b_.getPtrTy());
       break;
     }
     }
@@ -837,8 +841,10 @@ private:
       unreachable_enum("FenceScope");
     }
 
-    case Opcode::Addr:
-      set(inst, 0, Type::U64, b_.CreatePtrToInt(args_.at(opnds[1].index).value, i64()));
+    case Opcode::Addr: // the buffer's generic address
+      set(inst, 0, Type::U64,
+          b_.CreatePtrToInt(b_.CreateAddrSpaceCast(args_.at(opnds[1].index).value, b_.getPtrTy()),
+                            i64()));
       return;
     case Opcode::Call: emit_call(inst, block); return;
     case Opcode::Ret: emit_ret(); return;
@@ -900,8 +906,18 @@ private:
       return;
     }
     case Opcode::ReduceMem: unsupported(inst, "reduce over memory");
-    case Opcode::PoolAlloc:
-    case Opcode::PoolFree: unsupported(inst, "pool.alloc and pool.free");
+    case Opcode::PoolAlloc: {
+      // Each thread's scratch is local memory: every allocation site has a fixed place in it
+      // (the verifier frees an allocation before its site allocates again), zeroed here.
+      const uint64_t size = opnds[1].imm;
+      if (!scratch_) scratch_ = entry_alloca(llvm::ArrayType::get(b_.getInt8Ty(), scratch_bytes_));
+      scratch_->setAlignment(llvm::Align(kBaseAlign));
+      Value *p = b_.CreateConstGEP1_64(b_.getInt8Ty(), scratch_, pool_sites_.at(cur_));
+      b_.CreateMemSet(p, b_.getInt8(0), size, llvm::MaybeAlign(kBaseAlign));
+      set(inst, 0, Type::U64, b_.CreatePtrToInt(p, i64()));
+      return;
+    }
+    case Opcode::PoolFree: return; // the verifier pairs it with its pool.alloc
     case Opcode::Map:
     case Opcode::Map2:
     case Opcode::ReduceAll:
@@ -942,7 +958,10 @@ private:
   PtxKernelInfo info_;
   Value *status_ = nullptr, *boundary_ = nullptr, *atlas_ = nullptr, *phase_ = nullptr;
   std::map<std::string, llvm::GlobalVariable *> tables_;
-  uint32_t cur_ = 0; ///< the instruction being lowered
+  uint32_t cur_ = 0;                        ///< the instruction being lowered
+  std::map<uint32_t, uint64_t> pool_sites_; ///< pool.alloc: its place in the scratch
+  uint64_t scratch_bytes_ = 0;
+  llvm::AllocaInst *scratch_ = nullptr;
 };
 
 /// cuda-sm_NN: the architectures and the oldest PTX ISA version each needs.
