@@ -8,7 +8,7 @@ set(HOLOGRAM_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/Hologram")
 
 # The runtime, the optional compiler library (jit) and the libraries they link, under the
 # names their in-tree aliases use.
-foreach(lib support isa opt interp artifact spirv_abi codegen_spirv codegen_llvm runtime jit)
+foreach(lib support isa opt interp artifact spirv_abi ptx_abi codegen_spirv codegen_llvm runtime jit)
   set_target_properties(hologram_${lib} PROPERTIES EXPORT_NAME ${lib})
 endforeach()
 set_target_properties(hologram-cc PROPERTIES EXPORT_NAME hologram-cc)
@@ -19,7 +19,8 @@ add_executable(Hologram::hologram-run ALIAS hologram-run)
 add_executable(Hologram::hologram-info ALIAS hologram-info)
 
 install(TARGETS hologram_support hologram_isa hologram_opt hologram_interp hologram_artifact
-                hologram_spirv_abi hologram_codegen_spirv hologram_codegen_llvm hologram_runtime
+                hologram_spirv_abi hologram_ptx_abi hologram_codegen_spirv hologram_codegen_llvm
+                hologram_runtime
                 hologram_jit
                 hologram-cc hologram-run hologram-info
         EXPORT HologramTargets

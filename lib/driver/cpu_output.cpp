@@ -110,6 +110,30 @@ Status add_spirv_payload(const isa::Module &module, const CpuOutputOptions &o,
   return Status::ok();
 }
 
+/// The PTX of one CUDA target, with its reflection (docs/cuda.md).
+Status add_ptx_payload(const isa::Module &module, const CpuOutputOptions &o,
+                       const codegen::PtxTarget &target, artifact::Bundle &b) {
+  if (o.block[0])
+    return {ErrorCode::InvalidArgument,
+            "target '" + target.name + "': --block is not supported by the CUDA back end yet"};
+  codegen::PtxOptions po;
+  po.target = target;
+  po.opt_level = o.opt_level;
+  po.fast_math = o.fast_math;
+  po.bounds_check = o.bounds_check;
+  po.check_div = o.check_div;
+  auto m = codegen::compile_ptx(module, po);
+  if (!m) return m.status();
+  artifact::BundlePayload p;
+  p.name = target.name;
+  p.kind = std::string(artifact::kPayloadPtx);
+  p.targets.push_back({target.name, {"sm_" + std::to_string(target.sm)}});
+  p.reflection = codegen::ptx_reflection_json(m->kernels);
+  p.bytes = std::move(m->text);
+  b.payloads.push_back(std::move(p));
+  return Status::ok();
+}
+
 } // namespace
 
 std::vector<std::string> split_target_list(std::string_view list) {
@@ -219,7 +243,13 @@ Expected<std::string> emit_cpu_output(const isa::Module &module, const CpuOutput
   codegen::CpuOptions co;
   const bool is_bundle = emit == "bundle" || emit == "manifest";
   std::vector<codegen::SpirvTarget> spirv_targets;
+  std::vector<codegen::PtxTarget> ptx_targets;
   for (const auto &name : o.targets) {
+    // CUDA targets go into bundles only (a PTX payload each).
+    if (auto pt = codegen::parse_ptx_target(name); pt && is_bundle) {
+      ptx_targets.push_back(*pt);
+      continue;
+    }
     // SPIR-V targets go into bundles and, next to the x86 code, into objects and libraries
     // (the descriptor carries them for the Vulkan and OpenCL backends).
     if (auto st = codegen::parse_spirv_target(name)) {
@@ -229,7 +259,8 @@ Expected<std::string> emit_cpu_output(const isa::Module &module, const CpuOutput
     if (codegen::is_ptx_target_name(name))
       return Status{ErrorCode::InvalidArgument,
                     "target '" + name + "': --emit=" + std::string(emit) +
-                        " does not carry PTX yet; --emit=ptx writes it for one CUDA target"};
+                        " does not carry PTX; --emit=bundle does, and --emit=ptx writes it for "
+                        "one CUDA target"};
     if (!codegen::is_cpu_target_name(name))
       return Status{ErrorCode::InvalidArgument,
                     "target '" + name + "': --emit=" + std::string(emit) +
@@ -304,6 +335,8 @@ Expected<std::string> emit_cpu_output(const isa::Module &module, const CpuOutput
     }
     for (const auto &t : spirv_targets)
       if (auto st = add_spirv_payload(module, o, t, b); !st) return st;
+    for (const auto &t : ptx_targets)
+      if (auto st = add_ptx_payload(module, o, t, b); !st) return st;
     return emit == "bundle" ? artifact::write_bundle(b) : artifact::bundle_manifest(b);
   }
   if (emit == "static") {

@@ -1,14 +1,14 @@
 // The conformance corpus exported for machines without the compiler (issue 16):
 // `hologram-conformance --export DIR` writes each case, at each -O level of the suite, as a
-// bundle of its kernel for every target and a case file with its launch, inputs, expected
-// outputs, checks and expected schedules; `hologram-conformance-run DIR --backend=NAME`, which
-// links only the runtime, runs them.
+// bundle of its kernel for every target (x86-64-v2/v3/v4, vulkan1.1, opencl1.2, cuda-sm_80) and a
+// case file with its launch, inputs, expected outputs, checks and expected schedules;
+// `hologram-conformance-run DIR --backend=NAME`, which links only the runtime, runs them.
 //
 // DIR/index.json   {"format": kExportFormat, "compiler": version, "cases": [name, ...]}
 // DIR/bundles/     one bundle (.hgb) per kernel and -O level, shared by the cases that use it
-// DIR/ptx/         NAME.ptx next to each bundle whose kernel the CUDA back end lowers, for
-//                  cuda-sm_80 (bundles do not carry PTX yet; a kernel it does not lower has
-//                  the reason under "cuda-sm_80" in its level's `unsupported`)
+// DIR/ptx/         NAME.ptx, the cuda-sm_80 PTX of each bundle that has it, for ptxas (a
+//                  kernel the CUDA back end does not lower has the reason under "cuda-sm_80"
+//                  in its level's `unsupported`)
 // DIR/cases/       NAME.cbor per case: the ExportedCase below in CBOR (RFC 8949), arrays as
 //                  byte strings; of the boundary pool only the classes that are not all zero;
 //                  of the expected outputs only what the checks read. The data is the same at

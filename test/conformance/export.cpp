@@ -19,8 +19,8 @@ namespace hologram::conformance {
 namespace {
 
 /// Every target a bundle of the export carries, unless its back end cannot compile the kernel.
-constexpr const char *kTargets[] = {"x86-64-v2", "x86-64-v3", "x86-64-v4", "vulkan1.1",
-                                    "opencl1.2"};
+constexpr const char *kTargets[] = {"x86-64-v2", "x86-64-v3", "x86-64-v4",
+                                    "vulkan1.1", "opencl1.2", "cuda-sm_80"};
 
 /// "kernels/vector.json", "saxpy", 2 -> "kernels_vector.json.saxpy.O2.hgb"
 std::string bundle_name(const std::string &file, const std::string &kernel, unsigned opt_level) {
@@ -40,15 +40,20 @@ Expected<std::string> bundle_of(const isa::Kernel &kernel, const std::string &so
   driver::CpuOutputOptions o;
   o.targets.clear();
   for (const char *t : kTargets) {
+    Status st;
     if (auto spirv = codegen::parse_spirv_target(t)) {
       codegen::SpirvOptions so;
       so.target = *spirv;
       so.opt_level = 0;
-      Status st = codegen::compile_spirv(m, so).status();
-      if (st.code() == ErrorCode::InvalidProgram) {
-        unsupported[t] = st.describe();
-        continue;
-      }
+      st = codegen::compile_spirv(m, so).status();
+    } else if (auto ptx = codegen::parse_ptx_target(t)) {
+      codegen::PtxOptions po;
+      po.target = *ptx;
+      st = codegen::compile_ptx(m, po).status();
+    }
+    if (st.code() == ErrorCode::InvalidProgram) {
+      unsupported[t] = st.describe();
+      continue;
     }
     o.targets.emplace_back(t);
   }
@@ -59,25 +64,17 @@ Expected<std::string> bundle_of(const isa::Kernel &kernel, const std::string &so
   return driver::emit_cpu_output(m, o, "bundle");
 }
 
-/// The CUDA target the export writes PTX for (the bundles do not carry PTX yet).
-constexpr const char *kPtxTarget = "cuda-sm_80";
-
-/// DIR/ptx/NAME.ptx for the bundle `bundle` (bundles/NAME.hgb) when the CUDA back end lowers
-/// `kernel`; else its reason in `unsupported`.
+/// DIR/ptx/NAME.ptx, the PTX of the bundle `bundle` (bundles/NAME.hgb) for cuda-sm_80, where
+/// the CUDA back end lowers `kernel` (for ptxas, which needs no GPU).
 void write_ptx(const isa::Kernel &kernel, const std::string &source, const std::string &dir,
-               const std::string &bundle, std::map<std::string, std::string> &unsupported) {
+               const std::string &bundle) {
   isa::Module m;
   m.source_name = source;
   m.kernels.push_back(kernel);
   codegen::PtxOptions o;
-  o.target = *codegen::parse_ptx_target(kPtxTarget);
+  o.target = *codegen::parse_ptx_target("cuda-sm_80");
   auto ptx = codegen::compile_ptx(m, o);
-  if (!ptx) {
-    if (ptx.status().code() != ErrorCode::InvalidProgram)
-      throw std::runtime_error(ptx.status().describe());
-    unsupported[kPtxTarget] = ptx.status().describe();
-    return;
-  }
+  if (!ptx) throw std::runtime_error(ptx.status().describe());
   const std::string name = std::filesystem::path(bundle).stem().string() + ".ptx";
   if (Status st =
           write_file_atomic((std::filesystem::path(dir) / "ptx" / name).string(), ptx->text);
@@ -115,7 +112,7 @@ int export_corpus(const std::string &dir) {
           Status st =
               bytes ? write_file_atomic((fs::path(dir) / bundle).string(), *bytes) : bytes.status();
           if (!st) throw std::runtime_error(st.describe());
-          write_ptx(kernel, c.file, dir, bundle, unsupported);
+          if (!unsupported.contains("cuda-sm_80")) write_ptx(kernel, c.file, dir, bundle);
           made = bundles.emplace(bundle, std::move(unsupported)).first;
         }
         e.levels.push_back({level, bundle, made->second});

@@ -84,6 +84,12 @@ int describe_bundle(const std::string &path, std::string bytes, bool json) {
     std::cout << "  " << p.name << ": " << p.kind << ", " << p.bytes.size() << " bytes";
     if (p.abi_version) std::cout << ", CPU ABI " << p.abi_version;
     std::cout << '\n';
+    if (p.kind == artifact::kPayloadPtx) {
+      for (const auto &t : p.targets)
+        std::cout << "    " << t.name << " PTX, for " << join(t.features, " ")
+                  << " and newer; the CUDA driver compiles it\n";
+      continue;
+    }
     if (p.kind == artifact::kPayloadSpirvVulkan || p.kind == artifact::kPayloadSpirvOpenCl) {
       // Device code: what it needs beyond the baseline; `--devices` lists the devices.
       for (const auto &t : p.targets)

@@ -1,6 +1,6 @@
 // Bundles (SPEC §10): one `.hgb` file holding a fixed header, a JSON manifest and payloads
 // (the module's ISA text, a shared object with every CPU variant, a SPIR-V module per Vulkan
-// or OpenCL target with its reflection).
+// or OpenCL target with its reflection, PTX per CUDA target with its reflection).
 //
 // Layout, little-endian:
 //   0  magic "\x89HGB\r\n\x1a\n"        8  u32 format version     12  u32 header size (80)
@@ -34,6 +34,7 @@ inline constexpr std::string_view kPayloadIsa = "isa-binary";
 inline constexpr std::string_view kPayloadCpu = "cpu-shared-object";
 inline constexpr std::string_view kPayloadSpirvVulkan = "spirv-vulkan"; ///< one per Vulkan target
 inline constexpr std::string_view kPayloadSpirvOpenCl = "spirv-opencl"; ///< one per OpenCL target
+inline constexpr std::string_view kPayloadPtx = "ptx-cuda"; ///< one per CUDA target (PTX text)
 
 /// A code variant a payload holds, with the device features it needs.
 struct BundleTarget {
@@ -47,7 +48,8 @@ struct BundlePayload {
   std::string kind;                  ///< kPayloadIsa, kPayloadCpu, kPayloadSpirv*
   uint32_t abi_version = 0;          ///< CPU payloads: the hg_cpu_module_desc ABI version
   std::vector<BundleTarget> targets; ///< the variants inside (CPU: one per x86 target)
-  std::string reflection;            ///< SPIR-V payloads: codegen::spirv_reflection_json
+  /// SPIR-V payloads: codegen::spirv_reflection_json; PTX: codegen::ptx_reflection_json
+  std::string reflection;
   std::string bytes;
 };
 

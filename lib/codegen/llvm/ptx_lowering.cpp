@@ -964,23 +964,7 @@ private:
   llvm::AllocaInst *scratch_ = nullptr;
 };
 
-/// cuda-sm_NN: the architectures and the oldest PTX ISA version each needs.
-struct Arch {
-  unsigned sm, ptx;
-};
-constexpr Arch kArchs[] = {{70, 60}, {75, 63}, {80, 70}, {86, 71}, {89, 78}, {90, 78}};
-
 } // namespace
-
-bool is_ptx_target_name(std::string_view name) {
-  return name.starts_with("cuda");
-}
-
-std::optional<PtxTarget> parse_ptx_target(std::string_view name) {
-  for (const Arch &a : kArchs)
-    if (name == "cuda-sm_" + std::to_string(a.sm)) return PtxTarget{std::string(name), a.sm, a.ptx};
-  return std::nullopt;
-}
 
 Expected<PtxModule> compile_ptx(const isa::Module &module, const PtxOptions &options) {
   initialise_nvptx();
