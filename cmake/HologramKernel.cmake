@@ -11,7 +11,8 @@
 # <target>.hgb, one bundle of all sources, for Backend::load_module; its path is the target's
 # HOLOGRAM_BUNDLE property. Vulkan and OpenCL TARGETS (vulkan1.1, opencl1.2, ...) compile SPIR-V
 # that each object embeds next to its x86 code (Backend::load_linked_module on the vulkan and
-# opencl backends runs it) and the bundle holds. The library links Hologram::runtime. Works
+# opencl backends runs it) and the bundle holds; CUDA TARGETS (cuda-sm_70 ... cuda-sm_90) put
+# PTX in the bundle, so they need BUNDLE. The library links Hologram::runtime. Works
 # with the Ninja and Makefile generators, from a build tree and from an installed package.
 include_guard(GLOBAL)
 
@@ -31,12 +32,16 @@ function(add_hologram_kernel target)
   if(NOT HGK_TARGETS)
     set(HGK_TARGETS x86-64-v2 x86-64-v3 x86-64-v4)
   endif()
-  # x86 targets make the objects' code; Vulkan and OpenCL targets add SPIR-V to them.
+  # x86 targets make the objects' code; Vulkan and OpenCL targets add SPIR-V to them; CUDA
+  # targets (cuda-sm_80, ...) go into the bundle only, as PTX: objects do not carry it.
   set(cpu_targets "")
   set(spirv_targets "")
+  set(cuda_targets "")
   foreach(t IN LISTS HGK_TARGETS)
     if(t MATCHES "^(vulkan|opencl)")
       list(APPEND spirv_targets "${t}")
+    elseif(t MATCHES "^cuda")
+      list(APPEND cuda_targets "${t}")
     else()
       list(APPEND cpu_targets "${t}")
     endif()
@@ -44,6 +49,10 @@ function(add_hologram_kernel target)
   if(NOT cpu_targets)
     message(FATAL_ERROR "${fn}: TARGETS names no x86 target; the library's objects need one "
                         "(x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name)")
+  endif()
+  if(cuda_targets AND NOT HGK_BUNDLE)
+    message(FATAL_ERROR "${fn}: CUDA TARGETS (${cuda_targets}) are PTX in the bundle, which "
+                        "BUNDLE asks for; the library's objects do not carry PTX")
   endif()
   if(NOT HGK_HEADER_DIR)
     set(HGK_HEADER_DIR "${CMAKE_CURRENT_BINARY_DIR}/${target}.include")
@@ -53,6 +62,8 @@ function(add_hologram_kernel target)
   set(work "${CMAKE_CURRENT_BINARY_DIR}/${target}.hologram")
   file(MAKE_DIRECTORY "${header_dir}" "${work}")
   list(JOIN cpu_targets "," header_target_list)
+  set(object_targets ${cpu_targets} ${spirv_targets})
+  list(JOIN object_targets "," object_target_list)
   list(JOIN HGK_TARGETS "," target_list)
   set(cc "$<TARGET_FILE:Hologram::hologram-cc>")
 
@@ -73,7 +84,7 @@ function(add_hologram_kernel target)
     foreach(emit obj header)
       if(emit STREQUAL "obj")
         set(output "${object}")
-        set(targets "${target_list}")
+        set(targets "${object_target_list}")
       else()
         set(output "${header}")
         set(targets "${header_target_list}")

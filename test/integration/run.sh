@@ -50,6 +50,15 @@ if (( text + data > limit )); then
   echo "the application's code and data are $((text + data)) bytes, over $limit"; exit 1
 fi
 
+# The bundle holds the CUDA target's PTX (objects do not carry it).
+info="$build/tools/hologram-info/hologram-info"
+[[ $mode == install ]] && info="$work/prefix/bin/hologram-info"
+"$info" "$work/build/app_kernels.hgb" | grep -q 'cuda-sm_80: ptx-cuda' ||
+  { echo "the bundle has no PTX for cuda-sm_80"; exit 1; }
+if nm "$work/build/app_kernels.hologram/saxpy.o" | grep -q -i ptx; then
+  echo "an object carries PTX"; exit 1
+fi
+
 # The installed compiler is the one used (not the build tree's) when installed.
 if [[ $mode == install ]]; then
   grep -q "$work/prefix/bin/hologram-cc" "$work/build/build.ninja"
