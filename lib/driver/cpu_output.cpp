@@ -8,6 +8,7 @@
 #include "hologram/codegen/cpu_abi.h"
 #include "hologram/codegen/ptx.h"
 #include "hologram/codegen/spirv.h"
+#include "hologram/driver/ptx_output.h"
 #include "hologram/driver/spirv_output.h"
 
 #include "hologram/support/file_io.h"
@@ -113,16 +114,7 @@ Status add_spirv_payload(const isa::Module &module, const CpuOutputOptions &o,
 /// The PTX of one CUDA target, with its reflection (docs/cuda.md).
 Status add_ptx_payload(const isa::Module &module, const CpuOutputOptions &o,
                        const codegen::PtxTarget &target, artifact::Bundle &b) {
-  if (o.block[0])
-    return {ErrorCode::InvalidArgument,
-            "target '" + target.name + "': --block is not supported by the CUDA back end yet"};
-  codegen::PtxOptions po;
-  po.target = target;
-  po.opt_level = o.opt_level;
-  po.fast_math = o.fast_math;
-  po.bounds_check = o.bounds_check;
-  po.check_div = o.check_div;
-  auto m = codegen::compile_ptx(module, po);
+  auto m = compile_ptx_for(module, target, o);
   if (!m) return m.status();
   artifact::BundlePayload p;
   p.name = target.name;

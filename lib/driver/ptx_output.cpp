@@ -23,15 +23,7 @@ Expected<std::string> emit_ptx_output(const isa::Module &module, const PtxOutput
   if (!target)
     return Status{ErrorCode::InvalidArgument, "--emit=ptx needs a CUDA target, not '" +
                                                   o.targets[0] + "' (" + kCudaTargets + ")"};
-  if (o.block[0])
-    return Status{ErrorCode::InvalidArgument, "--block is not supported by the CUDA back end yet"};
-  codegen::PtxOptions po;
-  po.target = *target;
-  po.opt_level = o.opt_level;
-  po.fast_math = o.fast_math;
-  po.bounds_check = o.bounds_check;
-  po.check_div = o.check_div;
-  auto m = codegen::compile_ptx(module, po);
+  auto m = compile_ptx_for(module, *target, o);
   if (!m) return m.status();
   return std::move(m->text);
 }

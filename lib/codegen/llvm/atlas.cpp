@@ -7,13 +7,7 @@ namespace hologram::codegen::detail {
 V KernelLowering::table_lookup(const std::vector<uint32_t> &table, V index,
                                const std::string &name) {
   auto &g = tables_[name];
-  if (!g) {
-    std::vector<llvm::Constant *> c;
-    for (uint32_t v : table) c.push_back(b_.getInt32(v));
-    auto *ty = llvm::ArrayType::get(i32(), c.size());
-    g = new llvm::GlobalVariable(m_, ty, true, llvm::GlobalValue::PrivateLinkage,
-                                 llvm::ConstantArray::get(ty, c), "atlas." + name);
-  }
+  if (!g) g = constant_table(m_, table, name);
   // Clamp the index so inactive lanes never read outside the table.
   const auto last = static_cast<uint32_t>(table.size() - 1);
   return lift({index}, [&](auto &v) -> Value * {

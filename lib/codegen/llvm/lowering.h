@@ -10,6 +10,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace hologram::codegen::detail {
 
@@ -35,6 +36,19 @@ struct LoweredKernel {
   uint32_t state_bytes = 0;         ///< saved state per chunk (barrier kernels)
   uint64_t pool_bytes = 0;          ///< pool.alloc scratch per lane
 };
+
+/// A private constant array of the u32 `values`, "atlas." + `name`, in address space
+/// `address_space` of `m` (the Atlas instructions' tables).
+inline llvm::GlobalVariable *constant_table(llvm::Module &m, const std::vector<uint32_t> &values,
+                                            const std::string &name, unsigned address_space = 0) {
+  llvm::IntegerType *u32 = llvm::Type::getInt32Ty(m.getContext());
+  std::vector<llvm::Constant *> c;
+  for (uint32_t v : values) c.push_back(llvm::ConstantInt::get(u32, v));
+  auto *ty = llvm::ArrayType::get(u32, c.size());
+  return new llvm::GlobalVariable(m, ty, true, llvm::GlobalValue::PrivateLinkage,
+                                  llvm::ConstantArray::get(ty, c), "atlas." + name, nullptr,
+                                  llvm::GlobalValue::NotThreadLocal, address_space);
+}
 
 /// Lowers one verified kernel for one target into `module`.
 LoweredKernel lower_kernel(llvm::Module &module, const AbiTypes &abi, const isa::Kernel &kernel,

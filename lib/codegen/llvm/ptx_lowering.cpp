@@ -446,14 +446,7 @@ private:
   /// table[index] from a constant table (index within it).
   Value *table_lookup(const std::vector<uint32_t> &table, Value *index, const std::string &name) {
     auto &g = tables_[name];
-    if (!g) {
-      std::vector<llvm::Constant *> c;
-      for (uint32_t v : table) c.push_back(b_.getInt32(v));
-      auto *ty = llvm::ArrayType::get(i32(), c.size());
-      g = new llvm::GlobalVariable(m_, ty, true, llvm::GlobalValue::PrivateLinkage,
-                                   llvm::ConstantArray::get(ty, c), "atlas." + name, nullptr,
-                                   llvm::GlobalValue::NotThreadLocal, kConstant);
-    }
+    if (!g) g = detail::constant_table(m_, table, name, kConstant);
     return b_.CreateLoad(i32(), b_.CreateGEP(i32(), g, {b_.CreateZExt(index, i64())}));
   }
 
