@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, compile an example kernel for every x86 target
-# (objects, a static library with its header, a bundle) and every Vulkan and OpenCL target
-# (SPIR-V), run the example kernels on every backend this build has (the reference
+# (objects, a static library with its header, a bundle), every Vulkan and OpenCL target
+# (SPIR-V) and every CUDA target (PTX, assembled by ptxas where the CUDA toolkit is; no backend
+# runs it yet), run the example kernels on every backend this build has (the reference
 # interpreter, compiled x86 code on the CPU backend, SPIR-V on the Vulkan and OpenCL
 # backends), and run the example programs of examples/ (built with add_hologram_kernel).
 set -euo pipefail
@@ -42,7 +43,24 @@ for t in opencl1.2 opencl2.0 opencl3.0; do
   echo "$t: $(stat -c %s "$out/saxpy.$t.spv") bytes of SPIR-V"
 done
 echo
-"$build/tools/hologram-info/hologram-info" "$out/saxpy.hgb"
+echo "== examples/json/saxpy.json compiled for every CUDA target (PTX; docs/cuda.md)"
+ptxas=$(command -v ptxas || true)
+[[ -z $ptxas && -x /usr/local/cuda/bin/ptxas ]] && ptxas=/usr/local/cuda/bin/ptxas
+for sm in 70 75 80 86 89 90; do
+  "$cc" "$root/examples/json/saxpy.json" --target=cuda-sm_$sm -o "$out/saxpy.sm_$sm.ptx"
+  checked="not assembled (no ptxas here)"
+  if [[ -n $ptxas ]]; then
+    # CUDA 13's ptxas no longer targets sm_70; PTX for it assembles for sm_75.
+    gpu=sm_$sm; [[ $sm == 70 ]] && gpu=sm_75
+    "$ptxas" --gpu-name $gpu "$out/saxpy.sm_$sm.ptx" -o "$out/saxpy.sm_$sm.cubin"
+    checked="assembled by ptxas for $gpu"
+  fi
+  echo "cuda-sm_$sm: $(stat -c %s "$out/saxpy.sm_$sm.ptx") bytes of PTX, $checked"
+done
+"$cc" "$root/examples/json/saxpy.json" --target=x86-64-v2,x86-64-v3,vulkan1.1,opencl1.2,cuda-sm_80 \
+  -o "$out/saxpy.all.hgb"
+echo
+"$build/tools/hologram-info/hologram-info" "$out/saxpy.all.hgb"
 echo
 "$build/tools/hologram-info/hologram-info" --devices
 
