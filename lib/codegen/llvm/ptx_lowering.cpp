@@ -355,7 +355,7 @@ private:
     Value *ok = nullptr;
   };
 
-  Place address(const isa::Instruction &inst, const isa::Address &a, uint64_t size) {
+  Place address(const isa::Address &a, uint64_t size) {
     Value *base = nullptr, *limit = nullptr;
     uint32_t region = a.base_id;
     switch (a.base) {
@@ -405,40 +405,37 @@ private:
       record_if(bad, spirv_status::OutOfBounds, region, off, static_cast<uint32_t>(size));
       place.ok = b_.CreateNot(bad);
     }
-    (void)inst;
     return place;
+  }
+
+  /// `body()` where `ok` holds (everywhere when `ok` is null); what it yields, of type `ty`
+  /// unless that is null, is 0 where it did not run.
+  template <typename F> Value *guarded(Value *ok, llvm::Type *ty, F body) {
+    if (!ok) return body();
+    BasicBlock *pre = b_.GetInsertBlock();
+    BasicBlock *run = BasicBlock::Create(c_, "guarded", fn_);
+    BasicBlock *done = BasicBlock::Create(c_, "guarded.done", fn_);
+    b_.CreateCondBr(ok, run, done);
+    b_.SetInsertPoint(run);
+    Value *v = body();
+    BasicBlock *run_end = b_.GetInsertBlock();
+    b_.CreateBr(done);
+    b_.SetInsertPoint(done);
+    if (!ty) return nullptr;
+    auto *phi = b_.CreatePHI(ty, 2);
+    phi->addIncoming(llvm::Constant::getNullValue(ty), pre);
+    phi->addIncoming(v, run_end);
+    return phi;
   }
 
   /// A load of t at `p` (0 where the access may not happen).
   Value *load(Type t, const Place &p) {
     llvm::Type *ty = ops_.scalar_type(t);
-    if (!p.ok) return b_.CreateAlignedLoad(ty, p.ptr, p.align);
-    BasicBlock *pre = b_.GetInsertBlock();
-    BasicBlock *read = BasicBlock::Create(c_, "ld", fn_);
-    BasicBlock *done = BasicBlock::Create(c_, "ld.done", fn_);
-    b_.CreateCondBr(p.ok, read, done);
-    b_.SetInsertPoint(read);
-    Value *v = b_.CreateAlignedLoad(ty, p.ptr, p.align);
-    b_.CreateBr(done);
-    b_.SetInsertPoint(done);
-    auto *phi = b_.CreatePHI(ty, 2);
-    phi->addIncoming(llvm::Constant::getNullValue(ty), pre);
-    phi->addIncoming(v, read);
-    return phi;
+    return guarded(p.ok, ty, [&] { return b_.CreateAlignedLoad(ty, p.ptr, p.align); });
   }
 
   void store(const Place &p, Value *v) {
-    if (!p.ok) {
-      b_.CreateAlignedStore(v, p.ptr, p.align);
-      return;
-    }
-    BasicBlock *write = BasicBlock::Create(c_, "st", fn_);
-    BasicBlock *done = BasicBlock::Create(c_, "st.done", fn_);
-    b_.CreateCondBr(p.ok, write, done);
-    b_.SetInsertPoint(write);
-    b_.CreateAlignedStore(v, p.ptr, p.align);
-    b_.CreateBr(done);
-    b_.SetInsertPoint(done);
+    guarded(p.ok, nullptr, [&] { return b_.CreateAlignedStore(v, p.ptr, p.align); });
   }
 
   // The Atlas instructions (SPEC §4) ----------------------------------------------------------
@@ -578,14 +575,11 @@ private:
       }
       if (inst.guard.present && !transfers) {
         // A guarded instruction runs in the threads whose predicate holds.
-        BasicBlock *run = BasicBlock::Create(c_, "guarded", fn_);
-        BasicBlock *next = BasicBlock::Create(c_, "after", fn_);
         Value *p = get_pred(inst.guard.pred);
-        b_.CreateCondBr(inst.guard.negate ? b_.CreateNot(p) : p, run, next);
-        b_.SetInsertPoint(run);
-        emit(inst, i);
-        b_.CreateBr(next);
-        b_.SetInsertPoint(next);
+        guarded(inst.guard.negate ? b_.CreateNot(p) : p, nullptr, [&]() -> Value * {
+          emit(inst, i);
+          return nullptr;
+        });
       } else {
         emit(inst, i);
       }
@@ -674,13 +668,11 @@ private:
     case Opcode::Ld:
     case Opcode::Lds:
     case Opcode::PoolLd:
-      set(inst, 0, t, load(t, address(inst, opnds[1].addr, isa::type_size(t))));
+      set(inst, 0, t, load(t, address(opnds[1].addr, isa::type_size(t))));
       return;
     case Opcode::St:
     case Opcode::Sts:
-    case Opcode::PoolSt:
-      store(address(inst, opnds[0].addr, isa::type_size(t)), src(inst, 1, t));
-      return;
+    case Opcode::PoolSt: store(address(opnds[0].addr, isa::type_size(t)), src(inst, 1, t)); return;
     case Opcode::Mov: set(inst, 0, t, src(inst, 1, t)); return;
     case Opcode::MovImm: set(inst, 0, t, ops_.constant(t, opnds[1].imm)); return;
     case Opcode::Cvt:
@@ -845,30 +837,12 @@ private:
     case Opcode::AtomCas: {
       // An atomic is naturally aligned; where -fbounds-check finds it outside its region it
       // is not made and yields 0.
-      const Place place = address(inst, opnds[1].addr, isa::type_size(t));
+      const Place place = address(opnds[1].addr, isa::type_size(t));
       const bool cas = inst.op == Opcode::AtomCas;
-      auto atomic = [&] {
-        return ops_.atomic(cas, static_cast<isa::AtomicOp>(inst.sub), t, place.ptr, src(inst, 2, t),
-                           cas ? src(inst, 3, t) : nullptr);
-      };
-      if (!place.ok) {
-        set(inst, 0, t, atomic());
-        return;
-      }
-      llvm::Type *ty = ops_.scalar_type(t);
-      BasicBlock *pre = b_.GetInsertBlock();
-      BasicBlock *run = BasicBlock::Create(c_, "atom", fn_);
-      BasicBlock *done = BasicBlock::Create(c_, "atom.done", fn_);
-      b_.CreateCondBr(place.ok, run, done);
-      b_.SetInsertPoint(run);
-      Value *old = atomic();
-      BasicBlock *run_end = b_.GetInsertBlock();
-      b_.CreateBr(done);
-      b_.SetInsertPoint(done);
-      auto *phi = b_.CreatePHI(ty, 2);
-      phi->addIncoming(llvm::Constant::getNullValue(ty), pre);
-      phi->addIncoming(old, run_end);
-      set(inst, 0, t, phi);
+      set(inst, 0, t, guarded(place.ok, ops_.scalar_type(t), [&] {
+            return ops_.atomic(cas, static_cast<isa::AtomicOp>(inst.sub), t, place.ptr,
+                               src(inst, 2, t), cas ? src(inst, 3, t) : nullptr);
+          }));
       return;
     }
     case Opcode::ClsGet:
