@@ -159,6 +159,28 @@ std::vector<std::string> changed_read_only(const std::vector<isa::Param> &params
   return changed;
 }
 
+LibraryPathCounts paths_added(const LibraryPathCounts &before, const LibraryPathCounts &after) {
+  LibraryPathCounts added;
+  for (const auto &[key, count] : after) {
+    auto it = before.find(key);
+    if (const uint64_t n = count - (it == before.end() ? 0 : it->second); n) added[key] = n;
+  }
+  return added;
+}
+
+std::string check_paths(const std::set<std::string> &want, const LibraryPathCounts &took) {
+  if (want.empty()) return "";
+  std::set<std::string> got;
+  for (const auto &[key, count] : took) got.insert(key);
+  if (got == want) return "";
+  auto text = [](const std::set<std::string> &keys) {
+    std::string s;
+    for (const auto &k : keys) s += (s.empty() ? "" : ", ") + k;
+    return s.empty() ? std::string("none") : s;
+  };
+  return "took " + text(got) + ", expected " + text(want);
+}
+
 Status run_with_backend(Backend &backend, const std::vector<isa::Param> &params, CaseData &data,
                         const std::function<void(std::span<const KernelArg>)> &launch) {
   std::vector<KernelArg> args;

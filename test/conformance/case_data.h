@@ -14,6 +14,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -81,6 +82,14 @@ std::string compare_check(const Check &check, const CaseData &got, const CaseDat
 /// The read-only parameters (access `read`) whose arrays differ between `given` and `got`.
 std::vector<std::string> changed_read_only(const std::vector<isa::Param> &params,
                                            const CaseData &given, const CaseData &got);
+
+/// The schedules a run took on a backend whose counts went from `before` to `after`
+/// (Backend::library_path_counts), with how often each was taken in the run.
+LibraryPathCounts paths_added(const LibraryPathCounts &before, const LibraryPathCounts &after);
+
+/// "" when the schedules a run `took` are exactly `want` (nothing to check when it is empty),
+/// else "took gemm:packed, expected gemm:reference".
+std::string check_paths(const std::set<std::string> &want, const LibraryPathCounts &took);
 
 /// Copies a case's arrays, scalars and boundary pool into `backend` for a kernel with
 /// `params`, calls `launch` with the arguments, and copies the arrays and the boundary pool

@@ -23,12 +23,7 @@ Status DeviceRunner::run(const isa::Kernel &kernel, const LaunchConfig &launch, 
         run_with_backend(*backend_, kernel.params, data, [&](std::span<const KernelArg> args) {
           backend_->execute_program(kernel, launch, args);
         });
-    paths_.clear();
-    for (const auto &[key, count] : backend_->library_path_counts()) {
-      auto it = before.find(key);
-      if (const uint64_t added = count - (it == before.end() ? 0 : it->second); added)
-        paths_[key] = added;
-    }
+    paths_ = paths_added(before, backend_->library_path_counts());
     return st;
   } catch (const Error &e) {
     return {e.code(), e.what()};

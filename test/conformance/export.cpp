@@ -2,6 +2,7 @@
 // of the suite, as a bundle of its kernel for every target and a case file.
 #include "case_file.h"
 #include "harness.h"
+#include "hologram/artifact/bundle.h"
 #include "hologram/codegen/ptx.h"
 #include "hologram/codegen/spirv.h"
 #include "hologram/driver/cpu_output.h"
@@ -64,22 +65,19 @@ Expected<std::string> bundle_of(const isa::Kernel &kernel, const std::string &so
   return driver::emit_cpu_output(m, o, "bundle");
 }
 
-/// DIR/ptx/NAME.ptx, the PTX of the bundle `bundle` (bundles/NAME.hgb) for cuda-sm_80, where
-/// the CUDA back end lowers `kernel` (for ptxas, which needs no GPU).
-void write_ptx(const isa::Kernel &kernel, const std::string &source, const std::string &dir,
-               const std::string &bundle) {
-  isa::Module m;
-  m.source_name = source;
-  m.kernels.push_back(kernel);
-  codegen::PtxOptions o;
-  o.target = *codegen::parse_ptx_target("cuda-sm_80");
-  auto ptx = codegen::compile_ptx(m, o);
-  if (!ptx) throw std::runtime_error(ptx.status().describe());
-  const std::string name = std::filesystem::path(bundle).stem().string() + ".ptx";
-  if (Status st =
-          write_file_atomic((std::filesystem::path(dir) / "ptx" / name).string(), ptx->text);
-      !st)
-    throw std::runtime_error(st.describe());
+/// DIR/ptx/NAME.ptx, the cuda-sm_80 payload of the bundle `bundle` (bundles/NAME.hgb, whose
+/// bytes are `bytes`), where it has one: for ptxas, which needs no GPU.
+void write_ptx(const std::string &dir, const std::string &bundle, const std::string &bytes) {
+  auto b = artifact::read_bundle(bytes);
+  if (!b) throw std::runtime_error(b.status().describe());
+  for (const auto &p : b->payloads) {
+    if (p.kind != artifact::kPayloadPtx || p.name != "cuda-sm_80") continue;
+    const std::string name = std::filesystem::path(bundle).stem().string() + ".ptx";
+    if (Status st =
+            write_file_atomic((std::filesystem::path(dir) / "ptx" / name).string(), p.bytes);
+        !st)
+      throw std::runtime_error(st.describe());
+  }
 }
 
 } // namespace
@@ -112,7 +110,7 @@ int export_corpus(const std::string &dir) {
           Status st =
               bytes ? write_file_atomic((fs::path(dir) / bundle).string(), *bytes) : bytes.status();
           if (!st) throw std::runtime_error(st.describe());
-          if (!unsupported.contains("cuda-sm_80")) write_ptx(kernel, c.file, dir, bundle);
+          write_ptx(dir, bundle, *bytes);
           made = bundles.emplace(bundle, std::move(unsupported)).first;
         }
         e.levels.push_back({level, bundle, made->second});

@@ -22,12 +22,6 @@ using namespace hologram::conformance;
 
 namespace {
 
-std::string keys_of(const std::set<std::string> &keys) {
-  std::string s;
-  for (const auto &k : keys) s += (s.empty() ? "" : ", ") + k;
-  return s.empty() ? "none" : s;
-}
-
 /// The names of index.json's cases; an error when it is not an export of this format.
 Expected<std::vector<std::string>> read_index(const std::string &dir) {
   auto text = read_file(dir + "/index.json");
@@ -59,14 +53,9 @@ std::string run_case(Backend &backend, ModuleHandle module, const ExportedCase &
     why += "  read-only parameter %" + name + " changed during the launch\n";
   const bool cpu = backend.device_info().backend == "cpu";
   const std::set<std::string> &want = cpu ? c.cpu_paths : c.device_paths;
-  if (!want.empty()) {
-    std::set<std::string> got;
-    for (const auto &[key, count] : backend.library_path_counts()) {
-      auto it = before.find(key);
-      if (count > (it == before.end() ? 0 : it->second)) got.insert(key);
-    }
-    if (got != want) why += "  took " + keys_of(got) + ", expected " + keys_of(want) + "\n";
-  }
+  if (auto wrong = check_paths(want, paths_added(before, backend.library_path_counts()));
+      !wrong.empty())
+    why += "  " + wrong + "\n";
   for (const auto &check : c.checks) why += compare_check(check, data, c.expected);
   return why;
 }
