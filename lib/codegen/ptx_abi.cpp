@@ -25,6 +25,13 @@ std::optional<PtxTarget> parse_ptx_target(std::string_view name) {
   return std::nullopt;
 }
 
+std::string ptx_target_names() {
+  std::string out;
+  for (const Arch &a : kArchs)
+    out += (out.empty() ? "" : ", ") + ("cuda-sm_" + std::to_string(a.sm));
+  return out;
+}
+
 std::string ptx_reflection_json(const std::vector<PtxKernelInfo> &kernels) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
   for (const auto &k : kernels)

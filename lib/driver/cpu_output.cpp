@@ -155,8 +155,8 @@ Status check_target_names(const std::vector<std::string> &names, bool x86_only) 
     return {ErrorCode::InvalidArgument,
             "--target: unknown target '" + name +
                 "' (x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name such as skylake; "
-                "vulkan1.1, vulkan1.2, vulkan1.3; opencl1.2, opencl2.0, opencl3.0; cuda-sm_70, "
-                "cuda-sm_75, cuda-sm_80, cuda-sm_86, cuda-sm_89, cuda-sm_90)"};
+                "vulkan1.1, vulkan1.2, vulkan1.3; opencl1.2, opencl2.0, opencl3.0; " +
+                codegen::ptx_target_names() + ")"};
   }
   return Status::ok();
 }

@@ -36,6 +36,8 @@ struct PtxTarget {
 bool is_ptx_target_name(std::string_view name);
 /// Parses cuda-sm_70, sm_75, sm_80, sm_86, sm_89 or sm_90; nullopt otherwise.
 std::optional<PtxTarget> parse_ptx_target(std::string_view name);
+/// Every CUDA target name, for messages: "cuda-sm_70, cuda-sm_75, ..., cuda-sm_90".
+std::string ptx_target_names();
 
 /// How a runtime launches one kernel of a PTX module.
 struct PtxKernelInfo {
