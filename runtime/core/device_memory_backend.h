@@ -1,0 +1,277 @@
+// The base of every backend whose buffers live in device memory (Vulkan, OpenCL, CUDA), with
+// how they run whole-launch kernels: the kernel's scalar code on the host (the interpreter),
+// each whole-launch instruction as the launches of device library kernels its plan makes.
+#pragma once
+
+#include "handle_table.h"
+#include "host_atlas.h"
+#include "launch_args.h"
+#include "library_paths.h"
+#include "library_plan.h"
+
+#include "hologram/interp/interpreter.h"
+
+#include "hologram/codegen/spirv_abi.h"
+
+#include <bit>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace hologram::runtime {
+
+/// What every backend whose buffers live in device memory shares (Vulkan, OpenCL, CUDA):
+/// buffers, views and pools in handle tables, the copies with their range checks, the boundary
+/// pool in device memory and the Atlas state copied in and out around the launches that use it.
+/// `Memory` is the backend's device allocation, or a view of one: `size`, `write(offset, bytes)`,
+/// `read(offset, bytes)`.
+template <typename Memory> class DeviceMemoryBackend : public HostAtlasBackend {
+public:
+  BufferHandle allocate_buffer(uint64_t bytes) override {
+    return {buffers_.insert(allocate(bytes, "buffer"))};
+  }
+  void free_buffer(BufferHandle b) override { buffers_.remove(b.id); }
+  void copy_to_buffer(BufferHandle b, uint64_t offset, std::span<const std::byte> data) override {
+    copy_in(buffers_, "buffer", b.id, offset, data);
+  }
+  void copy_from_buffer(BufferHandle b, uint64_t offset, std::span<std::byte> out) override {
+    copy_out(buffers_, "buffer", b.id, offset, out);
+  }
+  uint64_t buffer_size(BufferHandle b) override { return buffers_.get(b.id)->size; }
+  BufferHandle create_sub_buffer(BufferHandle parent, uint64_t offset, uint64_t bytes) override {
+    auto p = buffers_.get(parent.id);
+    bytes = view_bytes(parent.id, p->size, offset, bytes, view_alignment());
+    return {buffers_.insert(view(p, offset, bytes))};
+  }
+  HostBuffer wrap_host_memory(std::span<std::byte> memory) override {
+    if (memory.empty() || !memory.data())
+      throw Error(ErrorCode::InvalidArgument, "cannot wrap host memory of 0 bytes");
+    bool shared = false;
+    auto m = wrap(memory, shared);
+    return {{buffers_.insert(std::move(m))}, shared};
+  }
+
+  PoolHandle allocate_pool(uint64_t bytes) override {
+    return {pools_.insert(allocate(bytes, "pool"))};
+  }
+  void free_pool(PoolHandle p) override { pools_.remove(p.id); }
+  void copy_to_pool(PoolHandle p, uint64_t offset, std::span<const std::byte> data) override {
+    copy_in(pools_, "pool", p.id, offset, data);
+  }
+  void copy_from_pool(PoolHandle p, uint64_t offset, std::span<std::byte> out) override {
+    copy_out(pools_, "pool", p.id, offset, out);
+  }
+  uint64_t pool_size(PoolHandle p) override { return pools_.get(p.id)->size; }
+
+  LibraryPathCounts library_path_counts() const override { return paths_.snapshot(); }
+
+  // The boundary pool lives in device memory, where kernels with class addresses use it.
+  void copy_to_boundary(uint64_t offset, std::span<const std::byte> data) override {
+    check_range("the boundary pool", 0, atlas::kBoundaryPoolBytes, offset, data.size(), "a copy");
+    boundary()->write(offset, data);
+  }
+  void copy_from_boundary(uint64_t offset, std::span<std::byte> out) override {
+    check_range("the boundary pool", 0, atlas::kBoundaryPoolBytes, offset, out.size(), "a copy");
+    boundary()->read(offset, out);
+  }
+
+protected:
+  /// The Atlas state (SPEC §4) of one launch: kernels that read the phase or touch the state
+  /// buffer run one at a time, under the Atlas lock, with resonance and phase copied in and
+  /// out around them.
+  struct AtlasLaunch {
+    std::unique_lock<std::mutex> lock;
+    bool state = false; ///< binds the state buffer (spirv_status::kAtlasWords u64 words)
+    uint32_t phase = 0; ///< the phase at launch start
+    std::vector<uint64_t> words;
+  };
+  /// `state`: the kernel reads or writes the state buffer; `phase`: it reads the phase.
+  AtlasLaunch begin_atlas(bool state, bool phase) {
+    AtlasLaunch a;
+    a.state = state;
+    if (!a.state && !phase) return a;
+    a.lock = std::unique_lock(atlas_mutex_);
+    a.phase = atlas_.phase;
+    if (a.state) {
+      a.words.assign(codegen::spirv_status::kAtlasWords, 0);
+      std::memcpy(a.words.data(), atlas_.resonance.data(), sizeof(atlas_.resonance));
+    }
+    return a;
+  }
+  /// After a launch that finished: the resonance it accumulated, the phase it advanced.
+  void end_atlas(AtlasLaunch &a) {
+    if (!a.state) return;
+    std::memcpy(atlas_.resonance.data(), a.words.data(), sizeof(atlas_.resonance));
+    atlas_.phase =
+        static_cast<uint32_t>((atlas_.phase + a.words[atlas::kNumClasses]) % atlas::kPhaseModulus);
+  }
+
+  /// A zero-filled device allocation of `bytes` (the device's limits checked).
+  virtual std::shared_ptr<Memory> allocate(uint64_t bytes, const char *what) = 0;
+  /// The bytes [offset, offset + bytes) of `parent` (checked against it and the alignment).
+  virtual std::shared_ptr<Memory> view(const std::shared_ptr<Memory> &parent, uint64_t offset,
+                                       uint64_t bytes) = 0;
+  /// A buffer over host memory: used in place (`shared` set) or a copy of it.
+  virtual std::shared_ptr<Memory> wrap(std::span<std::byte> memory, bool &shared) = 0;
+  /// DeviceInfo::view_alignment.
+  [[nodiscard]] virtual uint64_t view_alignment() const = 0;
+
+  /// The memory of a buffer argument: its buffer, or a view of it.
+  std::shared_ptr<Memory> buffer_arg(const KernelArg &a) {
+    auto m = buffers_.get(a.handle);
+    if (!a.is_view()) return m;
+    return view(m, a.offset, arg_view_bytes(a, m->size, view_alignment()));
+  }
+  /// The size of a buffer argument (a view's size for a view).
+  uint64_t arg_bytes(const KernelArg &a) {
+    return arg_view_bytes(a, buffers_.get(a.handle)->size, view_alignment());
+  }
+  /// The boundary pool in device memory, made on first use.
+  std::shared_ptr<Memory> boundary() {
+    std::lock_guard lock(boundary_mutex_);
+    if (!boundary_) boundary_ = allocate(atlas::kBoundaryPoolBytes, "boundary pool");
+    return boundary_;
+  }
+
+  /// The device library kernels of a module (entry points named codegen::kSpirvLibraryPrefix),
+  /// by name.
+  template <typename Program>
+  using Library = std::map<std::string, std::shared_ptr<Program>, std::less<>>;
+  /// A whole-launch kernel: its scalar code for the host, the device library kernels of its
+  /// module that its instructions launch.
+  template <typename Program> struct HostProgram {
+    isa::Kernel kernel;
+    std::shared_ptr<const Library<Program>> library;
+    std::string where; ///< the module, in messages
+  };
+
+  /// A whole-launch kernel: its code runs once on the host (the interpreter), each
+  /// whole-launch instruction as the device launches of its plan.
+  /// `run(program, launch, args)` runs one launch of a device library kernel.
+  template <typename Program, typename Run>
+  void run_host(const HostProgram<Program> &hp, const LaunchConfig &launch,
+                std::span<const KernelArg> args, Run &&run) {
+    std::vector<interp::ArgValue> iargs;
+    for (const auto &a : args)
+      iargs.push_back(a.kind == KernelArg::Kind::Scalar ? interp::ArgValue::scalar(a.bits)
+                      : a.kind == KernelArg::Kind::Pool ? interp::ArgValue::pool({})
+                                                        : interp::ArgValue::buffer({}));
+    interp::InterpOptions opts;
+    opts.verify = false;
+    opts.launch_op = [&](const isa::Instruction &inst, const std::function<uint64_t(isa::Reg)> &reg,
+                         uint64_t &result) {
+      try {
+        result = run_library_op(hp, inst, reg, args, run);
+      } catch (const Error &e) {
+        return Status{e.code(), e.what()};
+      }
+      return Status::ok();
+    };
+    opts.param_memory = [&](bool store, unsigned p, uint64_t offset, unsigned size,
+                            uint64_t &bits) {
+      auto span = std::as_writable_bytes(std::span(&bits, 1)).first(size);
+      try {
+        // A view's element `offset` is its buffer's at view offset + `offset`: no sub-buffer
+        // is made for one scalar access.
+        const KernelArg &a = args[p];
+        auto m = buffers_.get(a.handle);
+        const uint64_t bytes = arg_view_bytes(a, m->size, view_alignment());
+        if (offset > bytes || size > bytes - offset)
+          return Status{ErrorCode::OutOfBounds,
+                        "out-of-bounds access to %" + hp.kernel.params[p].name + ": offset " +
+                            std::to_string(offset) + ", size " + std::to_string(size) +
+                            ", but it holds " + std::to_string(bytes) + " bytes"};
+        if (store)
+          m->write(a.offset + offset, span);
+        else
+          m->read(a.offset + offset, span);
+      } catch (const Error &e) {
+        return Status{e.code(), e.what()};
+      }
+      return Status::ok();
+    };
+    std::lock_guard lock(atlas_mutex_);
+    if (auto st = interp::run_kernel(hp.kernel, launch, iargs, atlas_, opts); !st)
+      throw Error(st.code(), st.message());
+  }
+
+  template <typename Program, typename Run>
+  uint64_t run_library_op(const HostProgram<Program> &hp, const isa::Instruction &inst,
+                          const std::function<uint64_t(isa::Reg)> &reg,
+                          std::span<const KernelArg> args, Run &run) {
+    LibraryPlan plan;
+    if (auto st = plan_library_op(hp.kernel, inst, reg, plan); !st)
+      throw Error(st.code(), st.message());
+    for (const auto &e : plan.extents) {
+      const auto &p = hp.kernel.params[e.param];
+      uint64_t size = isa::type_size(p.type), bytes = arg_bytes(args[e.param]);
+      bool huge = e.elements > bytes / size;
+      if (huge || e.elements * size > bytes)
+        throw Error(ErrorCode::OutOfBounds,
+                    e.role + " %" + p.name + " needs " +
+                        (e.elements == UINT64_MAX ? std::string("more than 2^64")
+                                                  : std::to_string(e.elements) + " elements") +
+                        ", but the buffer holds " + std::to_string(bytes) + " bytes");
+    }
+    struct Scratch {
+      Backend &b;
+      std::vector<BufferHandle> handles;
+      ~Scratch() {
+        for (auto h : handles) b.free_buffer(h);
+      }
+    } scratch{*this, {}};
+    for (uint64_t bytes : plan.scratch) scratch.handles.push_back(allocate_buffer(bytes));
+    for (const auto &l : plan.launches) {
+      std::vector<KernelArg> kargs;
+      for (const auto &a : l.args)
+        kargs.push_back(a.kind == LibraryArg::Kind::Param ? args[a.index]
+                        : a.kind == LibraryArg::Kind::Scratch
+                            ? KernelArg::buffer(scratch.handles[a.index])
+                            : KernelArg::scalar(a.type, a.bits));
+      auto lib = hp.library->find(l.kernel);
+      if (lib == hp.library->end())
+        throw Error(ErrorCode::InvalidModule,
+                    hp.where + " has no device library kernel '" + l.kernel + "' for '" +
+                        std::string(inst.info().mnemonic) + "' of kernel '" + hp.kernel.name + "'");
+      const auto &prog = lib->second;
+      check_launch_args(prog->kernel, kargs, [&](const KernelArg &a) { return arg_bytes(a); });
+      run(*prog, l.launch, kargs);
+    }
+    paths_.count(inst.op, plan.schedule);
+    if (!plan.has_result) return 0;
+    uint64_t bits = 0;
+    copy_from_buffer(
+        scratch.handles[plan.result_scratch], 0,
+        std::as_writable_bytes(std::span(&bits, 1)).first(isa::type_size(plan.result_type)));
+    if (plan.result_type == isa::Type::F64 && inst.type == isa::Type::F32)
+      bits = std::bit_cast<uint32_t>(static_cast<float>(std::bit_cast<double>(bits)));
+    return bits;
+  }
+
+  HandleTable<Memory> buffers_{"buffer"};
+  HandleTable<Memory> pools_{"pool"};
+
+  LibraryPathCounter paths_;
+
+private:
+  static void copy_in(HandleTable<Memory> &t, const char *what, uint64_t id, uint64_t offset,
+                      std::span<const std::byte> data) {
+    auto m = t.get(id);
+    check_range(what, id, m->size, offset, data.size(), "a copy");
+    m->write(offset, data);
+  }
+  static void copy_out(HandleTable<Memory> &t, const char *what, uint64_t id, uint64_t offset,
+                       std::span<std::byte> out) {
+    auto m = t.get(id);
+    check_range(what, id, m->size, offset, out.size(), "a copy");
+    m->read(offset, out);
+  }
+
+  std::mutex boundary_mutex_;
+  std::shared_ptr<Memory> boundary_;
+};
+
+} // namespace hologram::runtime
