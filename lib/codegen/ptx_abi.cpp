@@ -1,6 +1,8 @@
 // See ptx_abi.h.
 #include "hologram/codegen/ptx_abi.h"
 
+#include "reflection_json.h"
+
 #include <nlohmann/json.hpp>
 
 namespace hologram::codegen {
@@ -34,13 +36,19 @@ std::string ptx_target_names() {
 
 std::string ptx_reflection_json(const std::vector<PtxKernelInfo> &kernels) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto &k : kernels)
+  for (const auto &k : kernels) {
+    if (k.host) {
+      out.push_back({{"name", k.name}, {"host", true}});
+      continue;
+    }
     out.push_back({{"name", k.name},
                    {"static_shared_bytes", k.static_shared_bytes},
                    {"status", k.has_status},
                    {"boundary", k.has_boundary},
                    {"atlas", k.has_atlas},
-                   {"phase", k.has_phase}});
+                   {"phase", k.has_phase},
+                   {"params", reflection::params_json(k.params)}});
+  }
   return out.dump();
 }
 
@@ -52,6 +60,12 @@ Expected<std::vector<PtxKernelInfo>> parse_ptx_reflection(std::string_view json)
     for (const auto &k : j) {
       PtxKernelInfo info;
       info.name = k.at("name").get<std::string>();
+      if (k.value("host", false)) {
+        info.host = true;
+        out.push_back(std::move(info));
+        continue;
+      }
+      info.params = reflection::params_of(k.value("params", nlohmann::json::array()));
       info.static_shared_bytes = k.at("static_shared_bytes").get<uint32_t>();
       info.has_status = k.at("status").get<bool>();
       info.has_boundary = k.at("boundary").get<bool>();

@@ -39,9 +39,13 @@ std::optional<PtxTarget> parse_ptx_target(std::string_view name);
 /// Every CUDA target name, for messages: "cuda-sm_70, cuda-sm_75, ..., cuda-sm_90".
 std::string ptx_target_names();
 
-/// How a runtime launches one kernel of a PTX module.
+/// How a runtime launches one kernel of a PTX module. A whole-launch kernel (`host`) has no
+/// .entry: the runtime runs its scalar code and launches the module's device library kernels
+/// (named codegen::kSpirvLibraryPrefix...; their parameters are here, they have no ISA in the
+/// module) for its whole-launch instructions, as on the SPIR-V backends.
 struct PtxKernelInfo {
-  std::string name; ///< the .entry
+  std::string name;  ///< the .entry
+  bool host = false; ///< a whole-launch kernel: nothing below applies
   std::vector<isa::Param> params;
   uint32_t static_shared_bytes = 0; ///< `.shared N`: the launch adds its own bytes
   // The parameters after the kernel's own (header comment), in this order:
@@ -53,8 +57,7 @@ struct PtxKernelInfo {
 
 /// The reflection of a module's kernels as the JSON array stored in bundle manifests.
 std::string ptx_reflection_json(const std::vector<PtxKernelInfo> &kernels);
-/// Reads what ptx_reflection_json wrote (the parameters come from the manifest's kernels, not
-/// from here); InvalidModule naming what is wrong otherwise.
+/// Reads what ptx_reflection_json wrote; InvalidModule naming what is wrong otherwise.
 Expected<std::vector<PtxKernelInfo>> parse_ptx_reflection(std::string_view json);
 
 } // namespace hologram::codegen

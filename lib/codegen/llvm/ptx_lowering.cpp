@@ -12,6 +12,7 @@
 #include "hologram/codegen/ptx.h"
 
 #include "hologram/codegen/spirv_abi.h"
+#include "hologram/codegen/spirv_library.h"
 #include "hologram/isa/atlas.h"
 #include "hologram/isa/cfg.h"
 #include "hologram/isa/type_dispatch.h"
@@ -953,24 +954,41 @@ Expected<PtxModule> compile_ptx(const isa::Module &module, const PtxOptions &opt
       module.source_name.empty() ? "module" : module.source_name, ctx);
   m->setTargetTriple(kPtxTriple);
   m->setDataLayout(tm->createDataLayout());
+  // Whole-launch kernels run on the host beside the device library kernels their
+  // instructions need (spirv_library.h: kernels in the ISA, shared with the SPIR-V backends).
+  auto library = spirv_library_kernels(module);
+  if (!library) return library.status();
   PtxModule out;
-  for (const auto &k : module.kernels) {
-    if (k.is_launch_level())
-      return isa::kernel_error(ErrorCode::InvalidProgram, module.source_name, k, k.loc,
-                               "the CUDA back end does not lower whole-launch kernels yet "
-                               "(target " +
-                                   options.target.name + ")");
+  auto lower = [&](const isa::Kernel &k, const std::string &source) -> Status {
     try {
       out.kernels.push_back(SimtLowering(*m, k, options).run());
     } catch (const Unsupported &e) {
-      return isa::kernel_error(ErrorCode::InvalidProgram, module.source_name, k, e.loc,
+      return isa::kernel_error(ErrorCode::InvalidProgram, source, k, e.loc,
                                std::string(e.what()) + " (target " + options.target.name + ")");
     } catch (const std::exception &e) {
-      return isa::kernel_error(ErrorCode::Internal, module.source_name, k, k.loc,
+      return isa::kernel_error(ErrorCode::Internal, source, k, k.loc,
                                "the CUDA back end failed on this kernel (target " +
                                    options.target.name + "): " + e.what());
     }
+    return Status::ok();
+  };
+  for (const auto &k : module.kernels) {
+    if (is_spirv_library_kernel(k.name))
+      return isa::kernel_error(ErrorCode::InvalidProgram, module.source_name, k, k.loc,
+                               "kernel name '" + k.name + "' is reserved: names starting with " +
+                                   std::string(kSpirvLibraryPrefix) +
+                                   " are the device library's kernels");
+    if (k.is_launch_level()) {
+      PtxKernelInfo host;
+      host.name = k.name;
+      host.host = true;
+      out.kernels.push_back(std::move(host));
+      continue;
+    }
+    if (auto st = lower(k, module.source_name); !st) return st;
   }
+  for (const auto &k : *library)
+    if (auto st = lower(k, "the device library"); !st) return st;
   std::string verify;
   llvm::raw_string_ostream vs(verify);
   if (llvm::verifyModule(*m, &vs))

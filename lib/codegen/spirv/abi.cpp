@@ -6,6 +6,8 @@
 #include "hologram/isa/opcode.h"
 #include "hologram/isa/type.h"
 
+#include "../reflection_json.h"
+
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -65,29 +67,8 @@ constexpr std::array<std::pair<SpirvKernelArg::Kind, std::string_view>, 11> kArg
     {SpirvKernelArg::Kind::BufferBytes, "buffer_bytes"},
 }};
 
-constexpr std::array<std::pair<isa::ParamKind, std::string_view>, 3> kParamKinds = {{
-    {isa::ParamKind::Buffer, "buffer"},
-    {isa::ParamKind::Pool, "pool"},
-    {isa::ParamKind::Scalar, "scalar"},
-}};
-constexpr std::array<std::pair<isa::Access, std::string_view>, 3> kAccesses = {{
-    {isa::Access::Read, "read"},
-    {isa::Access::Write, "write"},
-    {isa::Access::ReadWrite, "readwrite"},
-}};
-
-template <typename K, size_t N>
-std::string_view kind_name(const std::array<std::pair<K, std::string_view>, N> &table, K k) {
-  for (const auto &[kind, name] : table)
-    if (kind == k) return name;
-  return "?";
-}
-template <typename K, size_t N>
-K kind_of(const std::array<std::pair<K, std::string_view>, N> &table, const std::string &name) {
-  for (const auto &[kind, n] : table)
-    if (n == name) return kind;
-  throw std::runtime_error("unknown kind '" + name + "'");
-}
+using reflection::kind_name;
+using reflection::kind_of;
 
 } // namespace
 
@@ -129,13 +110,7 @@ std::string spirv_reflection_json(const SpirvModule &module) {
         args.push_back({{"kind", kind_name(kArgKinds, a.kind)}, {"param", a.param}});
       j["kernel_args"] = args;
     }
-    nlohmann::ordered_json params = nlohmann::ordered_json::array();
-    for (const auto &p : k.params)
-      params.push_back({{"name", p.name},
-                        {"kind", kind_name(kParamKinds, p.kind)},
-                        {"type", isa::type_name(p.type)},
-                        {"access", kind_name(kAccesses, p.access)}});
-    j["params"] = params;
+    j["params"] = reflection::params_json(k.params);
     if (k.block[0] != 0) j["block"] = k.block;
     j["requires"] = k.requires_features;
     kernels.push_back(j);
@@ -183,18 +158,7 @@ Expected<std::vector<SpirvKernelInfo>> parse_spirv_reflection(std::string_view j
         for (const auto &a : j["kernel_args"])
           k.kernel_args.push_back(
               {kind_of(kArgKinds, a.at("kind").get<std::string>()), a.at("param").get<uint32_t>()});
-      for (const auto &x : j.value("params", nlohmann::json::array())) {
-        isa::Param p;
-        p.name = x.at("name").get<std::string>();
-        p.kind = kind_of(kParamKinds, x.at("kind").get<std::string>());
-        auto type = x.at("type").get<std::string>();
-        auto t = isa::parse_type(type);
-        if (!t && type != isa::type_name(isa::Type::None))
-          throw std::runtime_error("unknown type '" + type + "'");
-        p.type = t.value_or(isa::Type::None);
-        p.access = kind_of(kAccesses, x.at("access").get<std::string>());
-        k.params.push_back(std::move(p));
-      }
+      k.params = reflection::params_of(j.value("params", nlohmann::json::array()));
       if (j.contains("block")) k.block = j["block"].get<std::array<uint32_t, 3>>();
       k.requires_features = j.at("requires").get<std::vector<std::string>>();
       out.push_back(std::move(k));
