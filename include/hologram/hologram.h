@@ -80,7 +80,7 @@ const char *hg_last_error(void);
 /** One backend and device that hg_discover() found, and why it cannot be used when it cannot.
  * Strings are NUL-terminated and cut to their arrays. */
 typedef struct hg_backend_report {
-  char backend[16]; /**< "vulkan", "opencl", "cpu" */
+  char backend[16]; /**< "vulkan", "opencl", "cuda", "cpu" */
   char device[256]; /**< "" when the backend has no device */
   int usable;       /**< 1 or 0 */
   char reason[512]; /**< why not, or a note ("a CPU device: ..."); "" otherwise */

@@ -5,6 +5,7 @@
 #pragma once
 
 #include "hologram/codegen/cpu_abi.h"
+#include "hologram/codegen/ptx.h"
 #include "hologram/codegen/spirv_abi.h"
 #include "hologram/isa/program.h"
 #include "hologram/support/expected.h"
@@ -30,6 +31,10 @@ struct JitCompiler {
   /// $HOLOGRAM_CPU_ISA allow (the best level it runs, by default), optimised at -O2 and
   /// linked in memory by LLVM's ORC JIT (no external linker).
   Expected<JitCpuModule> (*compile_cpu)(const isa::Module &module);
+  /// A verified module as PTX for a CUDA target, with every kernel's launch ABI (their
+  /// parameters are the module's). InvalidProgram at an instruction the back end does not lower.
+  Expected<codegen::PtxModule> (*compile_ptx)(const isa::Module &module,
+                                              const codegen::PtxTarget &target);
 };
 
 } // namespace hologram::runtime

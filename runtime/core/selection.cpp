@@ -1,6 +1,7 @@
 // Backend selection and discovery (SPEC §10). Never a silent fallback: a preference either
 // yields the backend it names or an error listing why each candidate was rejected.
 #include "../cpu/cpu_backend.h"
+#include "../cuda/cuda_backend.h"
 #include "hologram/runtime/backend.h"
 #ifdef HOLOGRAM_HAVE_VULKAN
 #include "../vulkan/vulkan_backend.h"
@@ -17,8 +18,8 @@ namespace hologram {
 namespace {
 
 /// What `auto` tries, in order; "interp" (the reference interpreter) only when named.
-const std::vector<std::string> kAutomatic = {"vulkan", "opencl", "cpu"};
-const std::vector<std::string> kKnown = {"vulkan", "opencl", "cpu", "interp"};
+const std::vector<std::string> kAutomatic = {"vulkan", "opencl", "cuda", "cpu"};
+const std::vector<std::string> kKnown = {"vulkan", "opencl", "cuda", "cpu", "interp"};
 
 /// Why a backend this build does not contain cannot be used.
 std::string absent_reason(const std::string &name) {
@@ -30,6 +31,7 @@ std::string absent_reason(const std::string &name) {
 std::unique_ptr<Backend> start(const std::string &name, bool automatic) {
   if (name == "cpu") return runtime::make_cpu_backend();
   if (name == "interp") return runtime::make_cpu_backend(/*interpret=*/true);
+  if (name == "cuda") return runtime::make_cuda_backend();
 #ifdef HOLOGRAM_HAVE_VULKAN
   if (name == "vulkan") return runtime::make_vulkan_backend(!automatic);
 #endif
@@ -50,7 +52,8 @@ Preference Preference::parse(const std::string &text) {
   while (std::getline(ss, name, ',')) {
     if (std::find(kKnown.begin(), kKnown.end(), name) == kKnown.end())
       throw Error(ErrorCode::InvalidArgument,
-                  "unknown backend '" + name + "' (expected auto, vulkan, opencl, cpu or interp)");
+                  "unknown backend '" + name +
+                      "' (expected auto, vulkan, opencl, cuda, cpu or interp)");
     p.names.push_back(name);
   }
   if (p.names.empty()) throw Error(ErrorCode::InvalidArgument, "empty backend preference");
@@ -82,13 +85,16 @@ std::vector<BackendReport> discover() {
 #else
   out.push_back({"opencl", "", false, absent_reason("opencl")});
 #endif
+  auto cuda_devices = runtime::cuda_devices(error);
+  if (cuda_devices.empty()) out.push_back({"cuda", "", false, error});
+  for (const auto &d : cuda_devices) out.push_back({"cuda", d.name, d.usable, d.reason});
   auto cpu = runtime::cpu_device_info();
   out.push_back({"cpu", cpu.name, true, ""});
   return out;
 }
 
 std::unique_ptr<Backend> create_backend(const Preference &preference) {
-  // auto: a GPU through Vulkan, then through OpenCL, then the CPU backend.
+  // auto: a GPU through Vulkan, then through OpenCL, then through CUDA, then the CPU backend.
   const bool automatic = preference.names.empty();
   std::vector<std::string> order = automatic ? kAutomatic : preference.names;
   std::string rejected;

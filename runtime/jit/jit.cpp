@@ -6,6 +6,7 @@
 
 #include "hologram/artifact/compile_cache.h"
 #include "hologram/codegen/cpu.h"
+#include "hologram/codegen/ptx.h"
 #include "hologram/codegen/spirv.h"
 #include "hologram/opt/pass_manager.h"
 #include "hologram/runtime/cpu.h"
@@ -79,6 +80,45 @@ Expected<codegen::SpirvModule> compile_spirv(const isa::Module &module,
   return unpack(*packed);
 }
 
+/// A PTX module as one string for the cache: the reflection's length (u64), the reflection,
+/// then the text.
+std::string pack(const codegen::PtxModule &m) {
+  std::string reflection = codegen::ptx_reflection_json(m.kernels);
+  uint64_t n = reflection.size();
+  std::string s(reinterpret_cast<const char *>(&n), sizeof n);
+  return s + reflection + m.text;
+}
+
+Expected<codegen::PtxModule> unpack_ptx(std::string_view s) {
+  uint64_t n = 0;
+  if (s.size() >= sizeof n) std::memcpy(&n, s.data(), sizeof n);
+  if (s.size() < sizeof n || n > s.size() - sizeof n)
+    return Status{ErrorCode::Internal, "a cached PTX module is malformed"};
+  auto kernels = codegen::parse_ptx_reflection(s.substr(sizeof n, n));
+  if (!kernels) return kernels.status();
+  codegen::PtxModule m;
+  m.kernels = std::move(*kernels);
+  m.text = std::string(s.substr(sizeof n + n));
+  return m;
+}
+
+Expected<codegen::PtxModule> compile_ptx(const isa::Module &module,
+                                         const codegen::PtxTarget &target) {
+  codegen::PtxOptions options;
+  options.target = target;
+  std::optional<codegen::PtxModule> compiled; // made here: nothing to unpack
+  auto compile = [&]() -> Expected<std::string> {
+    auto m = codegen::compile_ptx(module, options);
+    if (!m) return m.status();
+    compiled = std::move(*m);
+    return pack(*compiled);
+  };
+  auto packed = cached("ptx " + target.name, module, options.opt_level, compile);
+  if (!packed) return packed.status();
+  if (compiled) return std::move(*compiled);
+  return unpack_ptx(*packed);
+}
+
 std::string message_of(llvm::Error e) {
   return llvm::toString(std::move(e));
 }
@@ -140,7 +180,7 @@ Expected<JitCpuModule> compile_cpu(const isa::Module &module) {
   return out;
 }
 
-constexpr JitCompiler kCompiler{&compile_spirv, &compile_cpu};
+constexpr JitCompiler kCompiler{&compile_spirv, &compile_cpu, &compile_ptx};
 
 } // namespace
 

@@ -73,7 +73,7 @@ int main(int argc, char **argv) {
   CLI::App app{"hologram-conformance-run: run an exported conformance corpus on one backend"};
   std::string dir, backend_name, filter;
   app.add_option("dir", dir, "the directory `hologram-conformance --export` wrote")->required();
-  app.add_option("--backend", backend_name, "cpu, vulkan, opencl (as Preference::parse)")
+  app.add_option("--backend", backend_name, "cpu, vulkan, opencl, cuda (as Preference::parse)")
       ->required();
   app.add_option("--filter", filter, "run only the cases whose name contains this text");
   CLI11_PARSE(app, argc, argv);

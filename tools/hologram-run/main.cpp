@@ -5,6 +5,7 @@
 #include "hologram/artifact/bundle.h"
 #include "hologram/artifact/compile_cache.h"
 #include "hologram/codegen/cpu.h"
+#include "hologram/codegen/ptx_abi.h"
 #include "hologram/driver/cpu_output.h"
 #include "hologram/driver/driver.h"
 #include "hologram/interp/interpreter.h"
@@ -204,7 +205,8 @@ Status run_module_file(const std::string &backend, const std::string &path,
 }
 
 /// Compiles the module for `backend` (a shared object for cpu, a bundle with its SPIR-V for
-/// vulkan and opencl) in a temporary directory, then loads and runs it there.
+/// vulkan and opencl, with its PTX for cuda) in a temporary directory, then loads and runs it
+/// there.
 Status run_compiled(const std::string &backend, const isa::Module &module,
                     const isa::Kernel &kernel, const driver::CpuOutputOptions &co,
                     const LaunchConfig &launch, std::vector<interp::ArgValue> &args,
@@ -257,15 +259,16 @@ int run(int argc, char **argv) {
   app.add_option("--kernel", kernel_name, "kernel to run (default: the only one)");
   app.add_option("--backend", backend,
                  "interp (the reference interpreter), cpu (compiled x86 code), vulkan "
-                 "(SPIR-V on the first Vulkan device) or opencl (SPIR-V on the first OpenCL "
-                 "device)")
-      ->check(CLI::IsMember({"interp", "cpu", "vulkan", "opencl"}));
+                 "(SPIR-V on the first Vulkan device), opencl (SPIR-V on the first OpenCL "
+                 "device) or cuda (PTX on the first CUDA device)")
+      ->check(CLI::IsMember({"interp", "cpu", "vulkan", "opencl", "cuda"}));
   std::string target;
   bool bounds_check = true;
   auto *target_opt =
       app.add_option("--target", target,
                      "x86 targets for --backend=cpu (default: the level the CPU backend runs under "
-                     "HOLOGRAM_CPU_ISA, else this CPU's)");
+                     "HOLOGRAM_CPU_ISA, else this CPU's); a CUDA target for --backend=cuda "
+                     "(default: cuda-sm_70, which every device hologram runs JIT-compiles)");
   auto *bounds_opt = app.add_flag(
       "--bounds-check,!--no-bounds-check", bounds_check,
       "check every memory access of a program compiled here, on every backend: an access "
@@ -291,7 +294,8 @@ int run(int argc, char **argv) {
   }
 
   if (target_opt->count() > 0)
-    if (auto st = driver::check_target_names(driver::split_target_list(target), true); !st) {
+    if (auto st = driver::check_target_names(driver::split_target_list(target), backend != "cuda");
+        !st) {
       std::cerr << "hologram-run: error: " << st.message() << '\n';
       return kUsageError;
     }
@@ -444,20 +448,29 @@ int run(int argc, char **argv) {
     for (const auto &pname : prints) (void)array_of(pname);
 
     Status st;
+    const bool device = backend == "vulkan" || backend == "opencl" || backend == "cuda";
     if (backend != "interp" && bundle) {
       st = run_module_file(backend, file, *kernel, launch, args, atlas);
-    } else if ((backend == "vulkan" || backend == "opencl") && (check_div || bounds_check)) {
+    } else if (device && (check_div || bounds_check)) {
       // The checks are compiled in: a bundle for this backend, loaded as it is.
-      if (!target.empty()) throw UsageError{"--target applies to --backend=cpu"};
+      if (!target.empty() && backend != "cuda")
+        throw UsageError{"--target applies to --backend=cpu and --backend=cuda"};
+      if (!target.empty() && !codegen::parse_ptx_target(target))
+        throw UsageError{"--backend=cuda takes one CUDA target (" + codegen::ptx_target_names() +
+                         "), got '" + target + "'"};
       driver::CpuOutputOptions co;
-      co.targets = {backend == "vulkan" ? "vulkan1.1" : "opencl1.2"};
+      co.targets = {backend == "vulkan"   ? "vulkan1.1"
+                    : backend == "opencl" ? "opencl1.2"
+                    : target.empty()      ? "cuda-sm_70"
+                                          : target};
       co.check_div = check_div;
       co.bounds_check = bounds_check;
       co.module_name = driver::kernel_name_from_path(file);
       co.source_name = file;
       co.sources = {file};
       st = run_compiled(backend, *module, *kernel, co, launch, args, atlas);
-    } else if (backend == "vulkan" || backend == "opencl") {
+    } else if (device) {
+      if (!target.empty()) throw UsageError{"--target applies to programs compiled with checks"};
       st = run_on_backend(backend, *kernel, args, atlas,
                           [&](Backend &b, std::span<const KernelArg> kargs) {
                             b.execute_program(*kernel, launch, kargs);

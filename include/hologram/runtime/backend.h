@@ -84,7 +84,7 @@ using LibraryPathCounts = std::map<std::string, uint64_t>;
 enum class DeviceKind { Cpu, Gpu, Other };
 
 struct DeviceInfo {
-  std::string backend; ///< "cpu", "vulkan", "opencl"
+  std::string backend; ///< "cpu", "vulkan", "opencl", "cuda"
   std::string name;    ///< the device's own name
   DeviceKind kind = DeviceKind::Cpu;
   uint32_t compute_units = 0;
@@ -181,8 +181,8 @@ public:
   }
 };
 
-/// What create_backend may choose: "auto" (Vulkan GPU > OpenCL GPU > CPU), or an ordered list
-/// of backend names ("vulkan,cpu"); the first that starts wins. "interp" is the CPU backend
+/// What create_backend may choose: "auto" (Vulkan GPU > OpenCL GPU > CUDA > CPU), or an ordered
+/// list of backend names ("vulkan,cpu"); the first that starts wins. "interp" is the CPU backend
 /// with ISA programs on the reference interpreter; it is chosen only by name.
 struct Preference {
   std::vector<std::string> names; ///< empty: auto
