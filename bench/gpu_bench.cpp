@@ -146,41 +146,6 @@ void add(const std::string &name, std::function<void()> body, RowCheck check, do
   add_checked_row(name, std::move(body), std::move(check), bytes, flops);
 }
 
-constexpr double kEps = 1.1920928955078125e-07; // f32
-
-/// Element-wise reference within `ulps` f32 roundings of its magnitude.
-Tolerances elementwise(size_t n, const std::function<double(size_t)> &f, double ulps) {
-  Tolerances e;
-  for (size_t i = 0; i < n; ++i) {
-    e.want.push_back(f(i));
-    e.tol.push_back(ulps * kEps * std::fabs(e.want.back()));
-  }
-  return e;
-}
-
-/// C = A B for m x m row-major matrices, each element within m * eps of its |products|.
-Tolerances gemm_reference(const std::vector<float> &a, const std::vector<float> &b, size_t m) {
-  Tolerances e;
-  e.want.assign(m * m, 0);
-  e.tol.assign(m * m, 0);
-  for (size_t i = 0; i < m; ++i)
-    for (size_t k = 0; k < m; ++k)
-      for (size_t j = 0; j < m; ++j) {
-        const double t = double{a[i * m + k]} * b[k * m + j];
-        e.want[i * m + j] += t;
-        e.tol[i * m + j] += std::fabs(t);
-      }
-  for (auto &t : e.tol) t *= static_cast<double>(m) * kEps;
-  return e;
-}
-
-/// The sum of x in double and the tolerance a reassociated f32 sum gets here.
-std::pair<double, double> sum_reference(const std::vector<float> &x) {
-  double s = 0, mag = 0;
-  for (float v : x) s += v, mag += std::fabs(v);
-  return {s, 1e-5 * mag};
-}
-
 /// hologram's kernels (and, on Vulkan, the GLSL peers) through the runtime on one backend.
 void register_backend(const std::string &backend, const isa::Module &peers,
                       std::vector<std::shared_ptr<Backend>> &keep) {

@@ -4,6 +4,8 @@
 // every row's check without timing anything.
 #pragma once
 
+#include "tolerances.h"
+
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -15,51 +17,6 @@
 #include <string>
 #include <utility>
 #include <vector>
-
-/// Expected values with a tolerance each: |got - want| <= tol.
-struct Tolerances {
-  std::vector<double> want, tol;
-};
-
-/// "" when every element of `got` is within tolerance of `expected`, else the first mismatches.
-template <typename T>
-inline std::string mismatches_of(const std::string &what, std::span<const T> got,
-                                 const Tolerances &expected) {
-  if (got.size() != expected.want.size())
-    return what + ": " + std::to_string(got.size()) + " values, expected " +
-           std::to_string(expected.want.size());
-  std::string out;
-  size_t bad = 0;
-  for (size_t i = 0; i < got.size(); ++i) {
-    const double g = got[i], w = expected.want[i];
-    if (std::fabs(g - w) <= expected.tol[i]) continue; // NaN never passes
-    if (++bad <= 3) {
-      char line[160];
-      std::snprintf(line, sizeof line, "%s%s[%zu] = %.17g, expected %.17g (tolerance %.3g)",
-                    out.empty() ? "" : "; ", what.c_str(), i, g, w, expected.tol[i]);
-      out += line;
-    }
-  }
-  if (bad > 3) out += "; " + std::to_string(bad - 3) + " more";
-  return out;
-}
-inline std::string mismatches(const std::string &what, std::span<const float> got,
-                              const Tolerances &expected) {
-  return mismatches_of(what, got, expected);
-}
-inline std::string mismatches(const std::string &what, std::span<const double> got,
-                              const Tolerances &expected) {
-  return mismatches_of(what, got, expected);
-}
-
-/// One value against its reference.
-inline std::string mismatch(const std::string &what, double got, double want, double tol) {
-  if (std::fabs(got - want) <= tol) return "";
-  char line[160];
-  std::snprintf(line, sizeof line, "%s = %.9g, expected %.9g (tolerance %.3g)", what.c_str(), got,
-                want, tol);
-  return line;
-}
 
 /// A row's check: runs the row's implementation once and returns "" or what is wrong.
 using RowCheck = std::function<std::string()>;
