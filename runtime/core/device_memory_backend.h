@@ -216,14 +216,15 @@ protected:
                                                   : std::to_string(e.elements) + " elements") +
                         ", but the buffer holds " + std::to_string(bytes) + " bytes");
     }
+    // The plan's scratch: zero-filled buffers, from the cache of those earlier plans gave back.
     struct Scratch {
-      Backend &b;
+      DeviceMemoryBackend &b;
       std::vector<BufferHandle> handles;
       ~Scratch() {
-        for (auto h : handles) b.free_buffer(h);
+        for (auto h : handles) b.give_back_scratch(h);
       }
     } scratch{*this, {}};
-    for (uint64_t bytes : plan.scratch) scratch.handles.push_back(allocate_buffer(bytes));
+    for (uint64_t bytes : plan.scratch) scratch.handles.push_back(take_scratch(bytes));
     for (const auto &l : plan.launches) {
       std::vector<KernelArg> kargs;
       for (const auto &a : l.args)
@@ -251,6 +252,34 @@ protected:
     return bits;
   }
 
+  /// Scratch of `bytes` zero-filled bytes for a library plan, as a buffer: memory an earlier
+  /// plan gave back (zeroed again) where there is some of that size, else a new allocation.
+  BufferHandle take_scratch(uint64_t bytes) {
+    std::shared_ptr<Memory> m;
+    {
+      std::lock_guard lock(scratch_mutex_);
+      if (auto it = scratch_cache_.find(bytes); it != scratch_cache_.end()) {
+        m = std::move(it->second);
+        scratch_cache_.erase(it);
+      }
+    }
+    if (m) {
+      const std::vector<std::byte> zeros(bytes);
+      m->write(0, zeros);
+    } else {
+      m = allocate(bytes, "library scratch");
+    }
+    return {buffers_.insert(std::move(m))};
+  }
+  /// Keeps a plan's scratch for the next plan (small ones, a few of them), else frees it.
+  void give_back_scratch(BufferHandle h) {
+    std::shared_ptr<Memory> m = buffers_.get(h.id);
+    buffers_.remove(h.id);
+    std::lock_guard lock(scratch_mutex_);
+    if (m->size <= kCachedScratchBytes && scratch_cache_.size() < kCachedScratches)
+      scratch_cache_.emplace(m->size, std::move(m));
+  }
+
   HandleTable<Memory> buffers_{"buffer"};
   HandleTable<Memory> pools_{"pool"};
 
@@ -272,6 +301,12 @@ private:
 
   std::mutex boundary_mutex_;
   std::shared_ptr<Memory> boundary_;
+  /// Scratch the device library's plans gave back, by size: allocating and freeing device
+  /// memory for each whole-launch instruction costs more than the small kernels it feeds.
+  static constexpr uint64_t kCachedScratchBytes = uint64_t{1} << 20;
+  static constexpr size_t kCachedScratches = 16;
+  std::mutex scratch_mutex_;
+  std::multimap<uint64_t, std::shared_ptr<Memory>> scratch_cache_;
 };
 
 } // namespace hologram::runtime

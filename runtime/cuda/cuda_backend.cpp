@@ -541,13 +541,21 @@ private:
     check_launch_geometry(k, launch);
     check_launch_args(k, args, [&](const KernelArg &a) { return arg_bytes(a); });
     if (c.device) return run(*c.device, launch, args);
-    run_host(
-        *c.host, launch, args,
-        [&](Program &p, const LaunchConfig &l, std::span<const KernelArg> a) { run(p, l, a); });
+    // The device library's launches follow each other on the thread's stream without a wait
+    // between them (copies through the legacy stream wait for them); one wait at the end.
+    run_host(*c.host, launch, args,
+             [&](Program &p, const LaunchConfig &l, std::span<const KernelArg> a) {
+               run(p, l, a, /*wait=*/false);
+             });
+    gpu_->enter();
+    check(gpu_->api, gpu_->api.stream_synchronize(per_thread_stream()),
+          "whole-launch kernel '" + k.name + "'");
   }
 
-  /// One launch of a device kernel whose arguments were checked.
-  void run(Program &p, const LaunchConfig &launch, std::span<const KernelArg> args) {
+  /// One launch of a device kernel whose arguments were checked; it has finished on return
+  /// unless `wait` is false and nothing of it is read back here (no status, no Atlas state).
+  void run(Program &p, const LaunchConfig &launch, std::span<const KernelArg> args,
+           bool wait = true) {
     const isa::Kernel &k = p.kernel;
     const Candidate &c = gpu_->cand;
     const uint32_t max_threads = p.max_threads ? p.max_threads : c.max_threads;
@@ -619,7 +627,7 @@ private:
                             launch.block.y, launch.block.z, static_cast<unsigned>(shared),
                             per_thread_stream(), params.data(), nullptr),
           "cuLaunchKernel for " + what);
-    check(api, api.stream_synchronize(per_thread_stream()), what);
+    if (wait || status || state) check(api, api.stream_synchronize(per_thread_stream()), what);
     if (status) {
       uint32_t w[codegen::spirv_status::kWords];
       status->read(0, std::as_writable_bytes(std::span(w)));

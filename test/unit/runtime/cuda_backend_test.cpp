@@ -41,6 +41,17 @@ const char *kSaxpy = R"(.kernel saxpy
   exit
 )";
 
+const char *kSum = R"(.kernel total
+.param %x : buffer<f32> read
+.param %out : buffer<f32> write
+.param %n : u32
+  param.u32      r0, %n
+  cvt.u64.u32    r1, r0
+  reduce_all.add.f32 r2, %x, r1
+  mov.imm.u64    r3, 0
+  st.f32         [%out + r3*4], r2
+)";
+
 /// The message of what `f` throws (it must throw hologram::Error with `code`).
 template <typename F> std::string error_of(F &&f, ErrorCode code) {
   try {
@@ -57,9 +68,10 @@ template <typename F> std::string error_of(F &&f, ErrorCode code) {
 class Bundles {
 public:
   Bundles() : dir_(*ScratchDir::create("hologram-cuda-test")) {}
-  std::string make(const std::vector<std::string> &targets, bool bounds_check = false) {
+  std::string make(const std::vector<std::string> &targets, bool bounds_check = false,
+                   const char *text = kSaxpy) {
     DiagnosticEngine diags;
-    auto m = isa::parse_module(kSaxpy, "saxpy.hasm", diags);
+    auto m = isa::parse_module(text, "saxpy.hasm", diags);
     EXPECT_TRUE(m) << diags.to_string();
     driver::CpuOutputOptions o;
     o.targets = targets;
@@ -335,4 +347,24 @@ TEST(CudaFakeGpu, MisuseIsAPreciseError) {
             std::string::npos);
   b->unload_module(m);
   error_of([&] { b->module_info(m); }, ErrorCode::InvalidHandle);
+}
+
+TEST(CudaFakeGpu, WholeLaunchKernelsLaunchTheDeviceLibrary) {
+  auto b = create_backend(Preference::parse("cuda"));
+  Bundles bundles;
+  ModuleHandle m = b->load_module(bundles.make({"cuda-sm_80"}, false, kSum));
+  BufferHandle x = b->allocate_buffer(4096 * 4), out = b->allocate_buffer(4);
+  std::vector<KernelArg> args = {KernelArg::buffer(x), KernelArg::buffer(out),
+                                 KernelArg::u32(4096)};
+  for (int run = 0; run < 2; ++run) { // the second takes its scratch from the cache
+    b->launch(m, "total", LaunchConfig{{1, 1, 1}, {1, 1, 1}, 0}, args);
+    const FakeCudaLaunch &l = last_launch();
+    // The second of the reduction's two stages: one block over the first stage's partials.
+    EXPECT_EQ(l.function, "__hg_reduce_add_f32");
+    EXPECT_EQ(l.grid[0], 1u);
+  }
+  LibraryPathCounts paths = b->library_path_counts();
+  ASSERT_EQ(paths.size(), 1u);
+  EXPECT_EQ(paths.begin()->first.rfind("reduce_all:", 0), 0u) << paths.begin()->first;
+  EXPECT_EQ(paths.begin()->second, 2u);
 }
