@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The main job: install what is missing, build, compile an example kernel for every x86 target
 # (objects, a static library with its header, a bundle), every Vulkan and OpenCL target
-# (SPIR-V) and every CUDA target (PTX, assembled by ptxas where the CUDA toolkit is; no backend
-# runs it yet), run the example kernels on every backend this build has (the reference
-# interpreter, compiled x86 code on the CPU backend, SPIR-V on the Vulkan and OpenCL
-# backends), and run the example programs of examples/ (built with add_hologram_kernel).
+# (SPIR-V) and every CUDA target (PTX, assembled by ptxas where the CUDA toolkit is), run the
+# example kernels on every backend this build has (the reference interpreter, compiled x86 code
+# on the CPU backend, SPIR-V on the Vulkan and OpenCL backends, PTX on the CUDA backend where
+# this machine has an NVIDIA driver and GPU, else the reason it has not), and run the example
+# programs of examples/ (built with add_hologram_kernel).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${HOLOGRAM_BUILD_DIR:-$root/build}
@@ -65,7 +66,18 @@ echo
 "$build/tools/hologram-info/hologram-info" --devices
 
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
-for backend in interp cpu vulkan opencl; do
+backends="interp cpu vulkan opencl"
+# CUDA where discovery finds a usable device; otherwise what it says instead.
+cuda=$("$build/tools/hologram-info/hologram-info" --devices | awk '
+  /^cuda:/ { cuda = 1; next } /^[a-z]+:/ { cuda = 0 } cuda && /usable/ { print "usable"; exit }
+  cuda && /rejected:/ { sub(/^ *rejected: */, ""); print; exit }')
+if [[ $cuda == usable ]]; then
+  backends="$backends cuda"
+else
+  echo
+  echo "== the CUDA backend does not run here: $cuda"
+fi
+for backend in $backends; do
   echo
   echo "== examples/isa/vector_add.hasm on --backend=$backend"
   "$run" "$root/examples/isa/vector_add.hasm" --backend=$backend --global 8 \
