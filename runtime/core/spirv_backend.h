@@ -11,6 +11,7 @@
 #include "launch_args.h"
 #include "library_paths.h"
 #include "library_plan.h"
+#include "loaded_modules.h"
 #include "recent_cache.h"
 
 #include "bundle_file.h"
@@ -78,24 +79,11 @@ public:
     for (uint32_t v = 0; v < desc->num_variants; ++v) targets.push_back(desc->variant_names[v]);
     return load_payloads(what, origin, std::move(parsed), payloads, targets);
   }
-  void unload_module(ModuleHandle m) override { modules_.remove(m.id); }
-  ModuleInfo module_info(ModuleHandle m) override {
-    auto mod = modules_.get(m.id);
-    ModuleInfo info;
-    info.origin = mod->origin;
-    info.variant = mod->variant;
-    for (const auto &k : mod->module.kernels) info.kernels.push_back(k.name);
-    return info;
-  }
+  void unload_module(ModuleHandle m) override { modules_.remove(m); }
+  ModuleInfo module_info(ModuleHandle m) override { return modules_.info(m); }
   void launch(ModuleHandle m, std::string_view kernel, const LaunchConfig &launch,
               std::span<const KernelArg> args) override {
-    auto mod = modules_.get(m.id);
-    auto it = mod->programs.find(std::string(kernel));
-    if (it == mod->programs.end())
-      throw Error(ErrorCode::InvalidArgument, "module #" + std::to_string(m.id) + " ('" +
-                                                  mod->origin + "') has no kernel '" +
-                                                  std::string(kernel) + "'");
-    execute(it->second, launch, args);
+    execute(*modules_.find(m, kernel), launch, args);
   }
 
   void execute_program(const isa::Kernel &kernel, const LaunchConfig &launch,
@@ -189,7 +177,7 @@ private:
                       (refused.empty() ? " (its targets: " + list + ")" : refused) +
                       "; add a target for it to --target (such as " + compile_target().name + ")");
     }
-    auto m = std::make_shared<LoadedModule>();
+    auto m = std::make_shared<typename LoadedModules<Compiled>::Module>();
     m->origin = origin;
     m->variant = best->name;
     m->module = std::move(module);
@@ -201,22 +189,16 @@ private:
     std::vector<uint32_t> words(best->bytes.size() / 4);
     std::memcpy(words.data(), best->bytes.data(), best->bytes.size());
     m->programs = programs(m->module.kernels, *infos, words, where);
-    return {modules_.insert(std::move(m))};
+    return modules_.insert(std::move(m));
   }
-
-  struct LoadedModule {
-    std::string origin, variant;
-    isa::Module module;
-    std::map<std::string, Compiled> programs;
-  };
 
   /// The programs of a module's kernels. A whole-launch kernel has no entry point: its
   /// instructions launch the module's device library kernels, whose parameters come from the
   /// reflection (they have no ISA in the module).
-  std::map<std::string, Compiled> programs(const std::vector<isa::Kernel> &kernels,
-                                           const std::vector<codegen::SpirvKernelInfo> &infos,
-                                           const std::vector<uint32_t> &words,
-                                           const std::string &where) {
+  std::map<std::string, Compiled, std::less<>>
+  programs(const std::vector<isa::Kernel> &kernels,
+           const std::vector<codegen::SpirvKernelInfo> &infos, const std::vector<uint32_t> &words,
+           const std::string &where) {
     auto library = std::make_shared<Library>();
     for (const auto &info : infos) {
       if (!codegen::is_spirv_library_kernel(info.name)) continue;
@@ -230,7 +212,7 @@ private:
       check_features(signature, info);
       library->emplace(info.name, make_program(signature, info, words));
     }
-    std::map<std::string, Compiled> out;
+    std::map<std::string, Compiled, std::less<>> out;
     for (const auto &k : kernels) {
       Compiled c;
       c.kernel = k;
@@ -298,7 +280,7 @@ private:
     return c;
   }
 
-  HandleTable<LoadedModule> modules_{"module"};
+  LoadedModules<Compiled> modules_;
   std::mutex programs_mutex_;
   /// By canonical text: the pipelines of the programs used last (kRecentPrograms of them).
   RecentCache<std::string, Compiled> programs_{kRecentPrograms};

@@ -9,6 +9,7 @@
 #include "../core/device_memory_backend.h"
 #include "../core/jit_hook.h"
 #include "../core/launch_args.h"
+#include "../core/loaded_modules.h"
 #include "../core/recent_cache.h"
 #include "../core/spirv_status.h"
 #include "cuda_driver.h"
@@ -274,16 +275,11 @@ class CudaBackend final : public DeviceMemoryBackend<Memory> {
   using HostProgram = DeviceMemoryBackend::HostProgram<Program>;
   /// A kernel ready to run: one device program, or a whole-launch kernel's host program.
   struct Compiled {
+    isa::Kernel kernel;
     std::shared_ptr<Program> device;
     std::shared_ptr<HostProgram> host;
   };
   using Programs = std::map<std::string, Compiled, std::less<>>;
-  /// What a loaded module holds.
-  struct LoadedModule {
-    std::string origin, variant;
-    isa::Module module;
-    Programs programs;
-  };
 
 public:
   explicit CudaBackend(std::shared_ptr<Gpu> gpu) : gpu_(std::move(gpu)) {}
@@ -335,12 +331,12 @@ public:
     const std::string where = what + ", payload '" + best->name + "'";
     auto infos = codegen::parse_ptx_reflection(best->reflection);
     if (!infos) throw Error(ErrorCode::InvalidModule, where + ": " + infos.message());
-    auto m = std::make_shared<LoadedModule>();
+    auto m = std::make_shared<LoadedModules<Compiled>::Module>();
     m->origin = path;
     m->variant = best->name;
     m->module = std::move(bundle.module);
     m->programs = programs(m->module.kernels, *infos, best->bytes, where);
-    return {modules_.insert(std::move(m))};
+    return modules_.insert(std::move(m));
   }
 
   /// add_hologram_kernel links x86 code and SPIR-V; CUDA targets go to bundles only.
@@ -350,30 +346,17 @@ public:
                 "a linked module holds no code the cuda backend runs: add_hologram_kernel puts "
                 "CUDA targets in its BUNDLE only; load that bundle with load_module");
   }
-  void unload_module(ModuleHandle m) override { modules_.remove(m.id); }
-  ModuleInfo module_info(ModuleHandle m) override {
-    auto mod = modules_.get(m.id);
-    ModuleInfo info;
-    info.origin = mod->origin;
-    info.variant = mod->variant;
-    for (const auto &k : mod->module.kernels) info.kernels.push_back(k.name);
-    return info;
-  }
+  void unload_module(ModuleHandle m) override { modules_.remove(m); }
+  ModuleInfo module_info(ModuleHandle m) override { return modules_.info(m); }
 
   void launch(ModuleHandle m, std::string_view kernel, const LaunchConfig &launch,
               std::span<const KernelArg> args) override {
-    auto mod = modules_.get(m.id);
-    auto it = mod->programs.find(kernel);
-    if (it == mod->programs.end())
-      throw Error(ErrorCode::InvalidArgument, "module #" + std::to_string(m.id) + " ('" +
-                                                  mod->origin + "') has no kernel '" +
-                                                  std::string(kernel) + "'");
-    execute(*mod->module.find_kernel(std::string(kernel)), it->second, launch, args);
+    execute(*modules_.find(m, kernel), launch, args);
   }
 
   void execute_program(const isa::Kernel &kernel, const LaunchConfig &launch,
                        std::span<const KernelArg> args) override {
-    execute(kernel, program(kernel), launch, args);
+    execute(program(kernel), launch, args);
   }
 
   void synchronize() override {
@@ -479,6 +462,7 @@ private:
         throw Error(ErrorCode::InvalidModule,
                     where + " has no entry point for kernel '" + k.name + "'");
       Compiled c;
+      c.kernel = k;
       if (info->host)
         c.host = std::make_shared<HostProgram>(HostProgram{k, library, where});
       else
@@ -536,8 +520,8 @@ private:
     return p;
   }
 
-  void execute(const isa::Kernel &k, const Compiled &c, const LaunchConfig &launch,
-               std::span<const KernelArg> args) {
+  void execute(const Compiled &c, const LaunchConfig &launch, std::span<const KernelArg> args) {
+    const isa::Kernel &k = c.kernel;
     check_launch_geometry(k, launch);
     check_launch_args(k, args, [&](const KernelArg &a) { return arg_bytes(a); });
     if (c.device) return run(*c.device, launch, args);
@@ -659,7 +643,7 @@ private:
   }
 
   std::shared_ptr<Gpu> gpu_;
-  HandleTable<LoadedModule> modules_{"module"};
+  LoadedModules<Compiled> modules_;
   std::mutex loaded_mutex_;
   std::map<std::string, std::weak_ptr<Loaded>> loaded_; ///< by PTX text
   std::mutex programs_mutex_;
