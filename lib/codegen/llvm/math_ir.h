@@ -29,6 +29,7 @@ public:
   }
 
   bool f64() const { return f64_; }
+  const CpuTarget &target() const { return target_; }
   llvm::Value *f(double v) const { return llvm::ConstantFP::get(ty_, v); }
   llvm::Value *i(int64_t v) const {
     return llvm::ConstantInt::get(ity_, static_cast<uint64_t>(v), true);
@@ -224,5 +225,9 @@ enum class Trig { Sin, Cos, Tan };
 llvm::Value *emit_trig_f32(MathIR &m, llvm::Value *x, Trig fn);
 /// sin, cos or tan of f64 for |x| below cpu_math::f64::kSinCosLimit.
 llvm::Value *emit_trig_f64(MathIR &m, llvm::Value *x, Trig fn);
+/// sin, cos or tan of a scalar f32 or f64 of any value without a library call (the PTX
+/// lowering): inline below the limit, beyond it after a Payne–Hanek reduction by 2/π to 256
+/// bits; infinities and NaN give NaN.
+llvm::Value *emit_trig_any(MathIR &m, llvm::Value *x, Trig fn);
 
 } // namespace hologram::codegen::detail

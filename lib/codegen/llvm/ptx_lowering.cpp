@@ -18,6 +18,7 @@
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/support/unreachable.h"
 #include "lowering.h"
+#include "math_ir.h"
 #include "value_ops.h"
 
 #include <llvm/IR/InlineAsm.h>
@@ -786,7 +787,15 @@ private:
       return;
     case Opcode::Sin:
     case Opcode::Cos:
-    case Opcode::Tan: unsupported(inst, "sin, cos and tan (their large-argument reduction)");
+    case Opcode::Tan: {
+      // Inline at every argument: no library to call for large ones (math_trig.cpp).
+      detail::MathIR m(b_, math_, ops_.scalar_type(t));
+      const detail::Trig fn = inst.op == Opcode::Sin   ? detail::Trig::Sin
+                              : inst.op == Opcode::Cos ? detail::Trig::Cos
+                                                       : detail::Trig::Tan;
+      set(inst, 0, t, detail::emit_trig_any(m, src(inst, 1, t), fn));
+      return;
+    }
 
     case Opcode::Bra: {
       BasicBlock *taken = block_of_label(opnds[0]);
