@@ -80,7 +80,7 @@ struct Row {
 
 class Bench {
 public:
-  Bench(Backend &b, ModuleHandle m, const Peers &p, int reps) : b_(b), m_(m), p_(p), reps_(reps) {}
+  Bench(Backend &b, ModuleHandle m, int reps) : b_(b), m_(m), reps_(reps) {}
 
   BufferHandle buffer(const std::vector<float> &v) {
     BufferHandle h = b_.allocate_buffer(v.size() * 4);
@@ -119,7 +119,6 @@ public:
 private:
   Backend &b_;
   ModuleHandle m_;
-  const Peers &p_;
   int reps_;
   std::vector<BufferHandle> keep_;
 };
@@ -180,7 +179,7 @@ int main(int argc, char **argv) {
   const DeviceInfo d = backend->device_info();
   std::printf("hologram: %s (%s), payload %s\npeers: %s\n\n", d.name.c_str(), d.details.c_str(),
               backend->module_info(module).variant.c_str(), peers.describe());
-  Bench bench(*backend, module, peers, reps);
+  Bench bench(*backend, module, reps);
   std::vector<Row> rows;
 
   try {
