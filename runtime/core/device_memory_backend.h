@@ -13,6 +13,8 @@
 
 #include "hologram/codegen/spirv_abi.h"
 
+#include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstring>
 #include <functional>
@@ -203,6 +205,7 @@ protected:
                           const std::function<uint64_t(isa::Reg)> &reg,
                           std::span<const KernelArg> args, Run &run) {
     LibraryPlan plan;
+    plan.reduce_blocks = reduce_blocks();
     if (auto st = plan_library_op(hp.kernel, inst, reg, plan); !st)
       throw Error(st.code(), st.message());
     for (const auto &e : plan.extents) {
@@ -250,6 +253,21 @@ protected:
     if (plan.result_type == isa::Type::F64 && inst.type == isa::Type::F32)
       bits = std::bit_cast<uint32_t>(static_cast<float>(std::bit_cast<double>(bits)));
     return bits;
+  }
+
+  /// The most blocks of a reduction's first stage: kReduceBlocksPerUnit per compute unit, so
+  /// that a large GPU has a block on every unit many times over (loads in flight are what
+  /// such a reduction waits for), at least kMinReduceBlocks.
+  uint32_t reduce_blocks() {
+    uint32_t blocks = reduce_blocks_.load(std::memory_order_relaxed);
+    if (blocks == 0) {
+      const uint64_t units = device_info().compute_units;
+      blocks = static_cast<uint32_t>(
+          std::clamp<uint64_t>(units * codegen::spirv_library::kReduceBlocksPerUnit,
+                               codegen::spirv_library::kMinReduceBlocks, uint64_t{1} << 16));
+      reduce_blocks_.store(blocks, std::memory_order_relaxed);
+    }
+    return blocks;
   }
 
   /// Scratch of `bytes` zero-filled bytes for a library plan, as a buffer: memory an earlier
@@ -305,6 +323,7 @@ private:
   /// memory for each whole-launch instruction costs more than the small kernels it feeds.
   static constexpr uint64_t kCachedScratchBytes = uint64_t{1} << 20;
   static constexpr size_t kCachedScratches = 16;
+  std::atomic<uint32_t> reduce_blocks_{0};
   std::mutex scratch_mutex_;
   std::multimap<uint64_t, std::shared_ptr<Memory>> scratch_cache_;
 };

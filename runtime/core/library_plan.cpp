@@ -20,7 +20,7 @@ namespace hologram::runtime {
 namespace {
 
 using namespace isa;
-using codegen::spirv_library::kMaxReduceBlocks;
+using codegen::spirv_library::kMinReduceBlocks;
 using codegen::spirv_library::kRowBlock;
 using codegen::spirv_library::kTile;
 
@@ -100,7 +100,8 @@ struct Planner {
   /// Two stages over n elements of `src` into scratch `result` (one element).
   void two_stage(const std::string &first, std::vector<LibraryArg> first_args, uint64_t n,
                  const std::string &second, unsigned partial_size) {
-    uint64_t blocks = std::clamp<uint64_t>(ceil_div(n, kRowBlock), 1, kMaxReduceBlocks);
+    uint64_t blocks = std::clamp<uint64_t>(ceil_div(n, kRowBlock), 1,
+                                           std::max(plan.reduce_blocks, kMinReduceBlocks));
     auto partial = static_cast<uint32_t>(plan.scratch.size());
     plan.scratch.push_back(blocks * partial_size);
     auto result = static_cast<uint32_t>(plan.scratch.size());

@@ -37,6 +37,9 @@ struct LibraryExtent {
 
 /// The device launches of one whole-launch instruction, in order.
 struct LibraryPlan {
+  /// In: the most blocks a reduction's first stage may use (at least kMinReduceBlocks): enough
+  /// to keep every compute unit of the device busy (DeviceMemoryBackend sets it).
+  uint32_t reduce_blocks = 0;
   std::vector<LibraryExtent> extents;
   std::vector<uint64_t> scratch; ///< bytes of each zero-filled scratch buffer
   std::vector<LibraryLaunch> launches;

@@ -160,7 +160,9 @@ std::string spirv_library_reduce_kernel(isa::ReduceOp op, isa::Type type);
 namespace spirv_library {
 inline constexpr uint32_t kRowBlock = 256; ///< lanes per row (softmax, norms), per reduction block
 inline constexpr uint32_t kTile = 16;      ///< gemm tile edge
-inline constexpr uint32_t kMaxReduceBlocks = 256; ///< blocks of a reduction's first stage
+/// The most blocks of a reduction's first stage, per compute unit of the device and at least.
+inline constexpr uint32_t kReduceBlocksPerUnit = 16;
+inline constexpr uint32_t kMinReduceBlocks = 256;
 } // namespace spirv_library
 
 } // namespace hologram::codegen

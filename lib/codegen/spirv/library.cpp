@@ -4,9 +4,10 @@
 //
 // Schedules: gemm and batched_gemm use 16x16 tiles staged in shared memory; softmax,
 // log_softmax, layernorm and rmsnorm give each row one block of 256 lanes that reduce in
-// shared memory; reduce_all and dot reduce in two stages (256 blocks, then one); the others
-// give each output element (or row, for gemv and attention) one lane. Sums and products are
-// accumulated in f64 and rounded once, like the reference implementations.
+// shared memory; reduce_all and dot reduce in two stages (16 blocks per compute unit of the device,
+// at least 256, then one); the others give each output element (or row, for gemv and attention) one
+// lane. Sums and products are accumulated in f64 and rounded once, like the reference
+// implementations.
 #include "hologram/codegen/spirv_library.h"
 
 #include "hologram/isa/text.h"
