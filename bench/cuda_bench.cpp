@@ -22,6 +22,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,7 @@ struct Peers {
                          int) = nullptr;
   double (*gemm)(const float *, const float *, float *, unsigned, int) = nullptr;
   double (*empty)(int) = nullptr;
+  double (*copy)(unsigned, int) = nullptr;
 
   explicit Peers(const std::string &path) {
     lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -60,6 +62,7 @@ struct Peers {
     load(rmsnorm_rows, "peer_rmsnorm_rows");
     load(gemm, "peer_gemm");
     load(empty, "peer_empty");
+    load(copy, "peer_copy");
   }
   template <typename F> void load(F &f, const char *name) {
     f = reinterpret_cast<F>(dlsym(lib, name));
@@ -76,6 +79,7 @@ struct Row {
   std::string name, size, peer;
   double hologram = 0, other = 0; ///< seconds
   double bytes = 0, flops = 0;    ///< per run, for the rates
+  double copy_rate = 0;           ///< bytes/s of a device-to-device copy of the same size
 };
 
 class Bench {
@@ -181,10 +185,13 @@ int main(int argc, char **argv) {
               backend->module_info(module).variant.c_str(), peers.describe());
   Bench bench(*backend, module, reps);
   std::vector<Row> rows;
+  std::map<uint32_t, double> copy_rate; ///< bytes per second of a device-to-device copy
 
   try {
     for (uint32_t n : {1u << 20, 1u << 24}) {
       const std::string size = "2^" + std::to_string(std::countr_zero(n));
+      // The device's own copy: what the streaming rows' bandwidth is compared with.
+      copy_rate[n] = 8.0 * n / peers.checked(peers.copy(n, reps), "copy");
       const auto x = bench_data(n, -0.5f, 0.5f), y = bench_data(n, -0.5f, 0.5f, 1);
       const auto add = elementwise(n, [&](size_t i) { return double{x[i]} + y[i]; }, 1);
       const auto axpy = elementwise(n, [&](size_t i) { return std::fma(2.5, x[i], y[i]); }, 1);
@@ -201,6 +208,7 @@ int main(int argc, char **argv) {
         r.other = peers.checked(peers.vector_add(x.data(), y.data(), c.data(), n, reps), r.name);
         check(r.name, "peer", mismatches("c", c, add));
         r.bytes = 12.0 * n;
+        r.copy_rate = copy_rate[n];
         rows.push_back(r);
         bench.release();
       }
@@ -217,6 +225,7 @@ int main(int argc, char **argv) {
         r.other = peers.checked(peers.saxpy(x.data(), yy.data(), 2.5f, n, reps), r.name);
         check(r.name, "peer", mismatches("y", yy, axpy));
         r.bytes = 12.0 * n;
+        r.copy_rate = copy_rate[n];
         rows.push_back(r);
         bench.release();
       }
@@ -233,6 +242,7 @@ int main(int argc, char **argv) {
         r.other = peers.checked(peers.sum(x.data(), n, &got, reps), r.name);
         check(r.name, "peer", mismatch("sum", got, want, tol));
         r.bytes = 4.0 * n;
+        r.copy_rate = copy_rate[n];
         rows.push_back(r);
         bench.release();
       }
@@ -326,10 +336,18 @@ int main(int argc, char **argv) {
   std::printf("|---|---|---|---|---|---|---|\n");
   for (const auto &r : rows) {
     char rate[64] = "";
-    if (r.bytes > 0) std::snprintf(rate, sizeof rate, "%.0f GB/s", r.bytes / r.hologram / 1e9);
+    if (r.bytes > 0 && r.copy_rate > 0)
+      std::snprintf(rate, sizeof rate, "%.0f GB/s (%.0f%% of copy)", r.bytes / r.hologram / 1e9,
+                    100 * r.bytes / r.hologram / r.copy_rate);
+    else if (r.bytes > 0)
+      std::snprintf(rate, sizeof rate, "%.0f GB/s", r.bytes / r.hologram / 1e9);
     if (r.flops > 0) std::snprintf(rate, sizeof rate, "%.2f TFLOP/s", r.flops / r.hologram / 1e12);
     std::printf("| %s | %s | %.1f | %s | %.1f | %.2f | %s |\n", r.name.c_str(), r.size.c_str(),
                 r.hologram * 1e6, r.peer.c_str(), r.other * 1e6, r.other / r.hologram, rate);
   }
+  for (const auto &[n, rate] : copy_rate)
+    std::printf("\ndevice-to-device copy of 2^%d floats (cudaMemcpyAsync): %.0f GB/s",
+                std::countr_zero(n), rate / 1e9);
+  std::printf("\n");
   return 0;
 }

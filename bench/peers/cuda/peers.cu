@@ -201,6 +201,15 @@ double peer_gemm(const float *a, const float *b, float *c, unsigned n, int reps)
   return t;
 }
 
+/// A device-to-device copy of n floats (cudaMemcpyAsync): the bandwidth the streaming rows are
+/// measured against.
+double peer_copy(unsigned n, int reps) {
+  Dev src(n), dst(n);
+  return timed(reps, [&] {
+    cudaMemcpyAsync(dst.p, src.p, size_t(n) * 4, cudaMemcpyDeviceToDevice, nullptr);
+  });
+}
+
 double peer_empty(int reps) {
   return timed(reps, [&] { empty_kernel<<<1, 1>>>(); });
 }
