@@ -10,8 +10,23 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace hologram::runtime {
+
+/// The error for a module (`what`) with no payload `backend` runs: each refused payload with
+/// its reason (`refused`: "; name: why" each), or else the targets it was compiled for, and a
+/// target to add (`suggestion`).
+inline Error no_code_for(const std::string &what, const std::string &backend,
+                         const std::string &refused, const std::vector<std::string> &targets,
+                         const std::string &suggestion) {
+  std::string list;
+  for (const auto &t : targets) list += (list.empty() ? "" : ", ") + t;
+  return Error(ErrorCode::InvalidModule,
+               what + " holds no code the " + backend + " backend runs" +
+                   (refused.empty() ? " (its targets: " + list + ")" : refused) +
+                   "; add a target for it to --target (such as " + suggestion + ")");
+}
 
 template <typename Compiled> class LoadedModules {
 public:

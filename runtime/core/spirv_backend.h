@@ -169,14 +169,7 @@ private:
         best_rank = rank;
       }
     }
-    if (!best) {
-      std::string list;
-      for (const auto &t : targets) list += (list.empty() ? "" : ", ") + t;
-      throw Error(ErrorCode::InvalidModule,
-                  what + " holds no code the " + backend_name() + " backend runs" +
-                      (refused.empty() ? " (its targets: " + list + ")" : refused) +
-                      "; add a target for it to --target (such as " + compile_target().name + ")");
-    }
+    if (!best) throw no_code_for(what, backend_name(), refused, targets, compile_target().name);
     auto m = std::make_shared<typename LoadedModules<Compiled>::Module>();
     m->origin = origin;
     m->variant = best->name;

@@ -320,14 +320,8 @@ public:
         best_sm = t->sm;
       }
     }
-    if (!best) {
-      std::string list;
-      for (const auto &t : bundle.options.targets) list += (list.empty() ? "" : ", ") + t;
-      throw Error(ErrorCode::InvalidModule,
-                  what + " holds no code the cuda backend runs" +
-                      (refused.empty() ? " (its targets: " + list + ")" : refused) +
-                      "; add a target for it to --target (such as " + device_target().name + ")");
-    }
+    if (!best)
+      throw no_code_for(what, "cuda", refused, bundle.options.targets, device_target().name);
     const std::string where = what + ", payload '" + best->name + "'";
     auto infos = codegen::parse_ptx_reflection(best->reflection);
     if (!infos) throw Error(ErrorCode::InvalidModule, where + ": " + infos.message());

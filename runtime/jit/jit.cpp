@@ -21,6 +21,8 @@
 #include <cstring>
 #include <functional>
 #include <mutex>
+#include <optional>
+#include <utility>
 
 namespace hologram::runtime {
 
@@ -38,85 +40,90 @@ Expected<std::string> cached(std::string_view what, const isa::Module &module, u
   return cache.get_or_make(artifact::CompileCache::key(what, module, options), make);
 }
 
-/// A SPIR-V module as one string for the cache: the reflection's length (u64), the
-/// reflection, then the words.
-std::string pack(const codegen::SpirvModule &m) {
-  std::string reflection = codegen::spirv_reflection_json(m);
+/// A compiled module as one string for the cache: its reflection's length (u64), the
+/// reflection, then the code.
+std::string frame(std::string_view reflection, std::string_view code) {
   uint64_t n = reflection.size();
   std::string s(reinterpret_cast<const char *>(&n), sizeof n);
   s += reflection;
-  s.append(reinterpret_cast<const char *>(m.words.data()), m.words.size() * 4);
+  s += code;
   return s;
 }
-/// What pack wrote.
-Expected<codegen::SpirvModule> unpack(std::string_view s) {
+/// The reflection and the code of what frame wrote; Internal naming `what` if it is damaged.
+Expected<std::pair<std::string_view, std::string_view>> unframe(std::string_view s,
+                                                                const char *what) {
   uint64_t n = 0;
   if (s.size() >= sizeof n) std::memcpy(&n, s.data(), sizeof n);
-  if (s.size() < sizeof n || n > s.size() - sizeof n || (s.size() - sizeof n - n) % 4 != 0)
-    return Status{ErrorCode::Internal, "a cached SPIR-V module is malformed"};
-  auto kernels = codegen::parse_spirv_reflection(s.substr(sizeof n, n));
-  if (!kernels) return kernels.status();
-  codegen::SpirvModule m;
-  m.kernels = std::move(*kernels);
-  m.words.resize((s.size() - sizeof n - n) / 4);
-  std::memcpy(m.words.data(), s.data() + sizeof n + n, m.words.size() * 4);
-  return m;
+  if (s.size() < sizeof n || n > s.size() - sizeof n)
+    return Status{ErrorCode::Internal, std::string("a cached ") + what + " module is malformed"};
+  return std::pair{s.substr(sizeof n, n), s.substr(sizeof n + n)};
+}
+
+/// `make()`'s module, through the compile cache under `key` (pack and unpack turn it into the
+/// cache's string and back).
+template <typename M, typename Make, typename Pack, typename Unpack>
+Expected<M> compile_cached(const std::string &key, const isa::Module &module, unsigned opt_level,
+                           Make &&make, Pack &&pack, Unpack &&unpack) {
+  std::optional<M> compiled; // made here: nothing to unpack
+  auto compile = [&]() -> Expected<std::string> {
+    auto m = make();
+    if (!m) return m.status();
+    compiled = std::move(*m);
+    return pack(*compiled);
+  };
+  auto packed = cached(key, module, opt_level, compile);
+  if (!packed) return packed.status();
+  if (compiled) return std::move(*compiled);
+  return unpack(*packed);
 }
 
 Expected<codegen::SpirvModule> compile_spirv(const isa::Module &module,
                                              const codegen::SpirvTarget &target) {
   codegen::SpirvOptions options;
   options.target = target;
-  std::optional<codegen::SpirvModule> compiled; // made here: nothing to unpack
-  auto compile = [&]() -> Expected<std::string> {
-    auto m = codegen::compile_spirv(module, options);
-    if (!m) return m.status();
-    compiled = std::move(*m);
-    return pack(*compiled);
-  };
-  auto packed = cached("spirv " + target.name, module, options.opt_level, compile);
-  if (!packed) return packed.status();
-  if (compiled) return std::move(*compiled);
-  return unpack(*packed);
-}
-
-/// A PTX module as one string for the cache: the reflection's length (u64), the reflection,
-/// then the text.
-std::string pack(const codegen::PtxModule &m) {
-  std::string reflection = codegen::ptx_reflection_json(m.kernels);
-  uint64_t n = reflection.size();
-  std::string s(reinterpret_cast<const char *>(&n), sizeof n);
-  return s + reflection + m.text;
-}
-
-Expected<codegen::PtxModule> unpack_ptx(std::string_view s) {
-  uint64_t n = 0;
-  if (s.size() >= sizeof n) std::memcpy(&n, s.data(), sizeof n);
-  if (s.size() < sizeof n || n > s.size() - sizeof n)
-    return Status{ErrorCode::Internal, "a cached PTX module is malformed"};
-  auto kernels = codegen::parse_ptx_reflection(s.substr(sizeof n, n));
-  if (!kernels) return kernels.status();
-  codegen::PtxModule m;
-  m.kernels = std::move(*kernels);
-  m.text = std::string(s.substr(sizeof n + n));
-  return m;
+  return compile_cached<codegen::SpirvModule>(
+      "spirv " + target.name, module, options.opt_level,
+      [&] { return codegen::compile_spirv(module, options); },
+      [](const codegen::SpirvModule &m) {
+        return frame(codegen::spirv_reflection_json(m),
+                     {reinterpret_cast<const char *>(m.words.data()), m.words.size() * 4});
+      },
+      [](std::string_view s) -> Expected<codegen::SpirvModule> {
+        auto parts = unframe(s, "SPIR-V");
+        if (!parts) return parts.status();
+        auto [reflection, code] = *parts;
+        if (code.size() % 4 != 0)
+          return Status{ErrorCode::Internal, "a cached SPIR-V module is malformed"};
+        auto kernels = codegen::parse_spirv_reflection(reflection);
+        if (!kernels) return kernels.status();
+        codegen::SpirvModule m;
+        m.kernels = std::move(*kernels);
+        m.words.resize(code.size() / 4);
+        std::memcpy(m.words.data(), code.data(), code.size());
+        return m;
+      });
 }
 
 Expected<codegen::PtxModule> compile_ptx(const isa::Module &module,
                                          const codegen::PtxTarget &target) {
   codegen::PtxOptions options;
   options.target = target;
-  std::optional<codegen::PtxModule> compiled; // made here: nothing to unpack
-  auto compile = [&]() -> Expected<std::string> {
-    auto m = codegen::compile_ptx(module, options);
-    if (!m) return m.status();
-    compiled = std::move(*m);
-    return pack(*compiled);
-  };
-  auto packed = cached("ptx " + target.name, module, options.opt_level, compile);
-  if (!packed) return packed.status();
-  if (compiled) return std::move(*compiled);
-  return unpack_ptx(*packed);
+  return compile_cached<codegen::PtxModule>(
+      "ptx " + target.name, module, options.opt_level,
+      [&] { return codegen::compile_ptx(module, options); },
+      [](const codegen::PtxModule &m) {
+        return frame(codegen::ptx_reflection_json(m.kernels), m.text);
+      },
+      [](std::string_view s) -> Expected<codegen::PtxModule> {
+        auto parts = unframe(s, "PTX");
+        if (!parts) return parts.status();
+        auto kernels = codegen::parse_ptx_reflection(parts->first);
+        if (!kernels) return kernels.status();
+        codegen::PtxModule m;
+        m.kernels = std::move(*kernels);
+        m.text = std::string(parts->second);
+        return m;
+      });
 }
 
 std::string message_of(llvm::Error e) {
