@@ -127,6 +127,9 @@ protected:
   virtual Id exact(Id v) = 0;
   /// A GLSL.std.450 function, or its twin in the flavour's extended instruction set.
   virtual Id glsl(Id t, GLSLstd450 f, const Words &w) = 0;
+  /// Whether the flavour's f32 fma rounds once (OpenCL.std's does; GLSL.std.450's need not
+  /// fuse), so that `fma.f32` needs no f64 emulation.
+  virtual bool f32_fma_rounds_once() const = 0;
   // f64 math (math64.h): f64_no_contraction and f64_product_error.
   Id f64_extended(GLSLstd450 fn, Id x) override { return glsl(f64t(), fn, {x}); }
 

@@ -310,7 +310,8 @@ auto KernelLowering::math(MathOpcode o, Type t, Id x) -> Id {
 
 auto KernelLowering::fma(Type t, Id a, Id b, Id c) -> Id {
   Id ty = rep(t);
-  if (o_.fast_math || t == Type::F64) return glsl(ty, GLSLstd450Fma, {a, b, c});
+  if (o_.fast_math || t == Type::F64 || f32_fma_rounds_once())
+    return glsl(ty, GLSLstd450Fma, {a, b, c});
   Id fn = b_.shared_global("fma.f32", [&] {
     Id id = b_.fresh();
     b_.aside([&] {
