@@ -20,6 +20,7 @@ namespace hologram::runtime {
 namespace {
 
 using namespace isa;
+using codegen::spirv_library::kGemmTile;
 using codegen::spirv_library::kMinReduceBlocks;
 using codegen::spirv_library::kRowBlock;
 using codegen::spirv_library::kTile;
@@ -138,7 +139,7 @@ struct Planner {
     need("C", extent(M, N, ldc, sc));
     need("A", extent(a_rows, a_cols, lda, sa));
     need("B", extent(b_rows, b_cols, ldb, sb));
-    uint64_t gx = ceil_div(N, kTile), gy = ceil_div(M, kTile);
+    uint64_t gx = ceil_div(N, kGemmTile), gy = ceil_div(M, kGemmTile);
     if (gx > UINT32_MAX || gy > UINT32_MAX || batch > UINT32_MAX)
       return fail("gemm is too large for one launch");
     LaunchConfig l;

@@ -106,7 +106,7 @@ template <typename T> Case gemm_case(const std::string &name, GemmShape s, bool 
       LD worst = gemm_ref<T>(d.array<T>(kGemmOuts[t]), A, B, batched ? s.batch : 1, s.m, s.n, s.k,
                              static_cast<T>(s.alpha), static_cast<T>(s.beta), s.lda, s.ldb, s.ldc,
                              s.sa, s.sb, s.sc, t & 2, t & 1);
-      checks[t].tol.abs = static_cast<double>((s.k + 2) * eps<T>() * worst);
+      checks[t].tol.abs = static_cast<double>(accuracy::gemm_units(s.k) * (eps<T>() / 2) * worst);
     }
   };
   for (const char *o : kGemmOuts) c.checks.push_back({o, {}});

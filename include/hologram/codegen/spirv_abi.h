@@ -158,8 +158,11 @@ std::string spirv_library_reduce_kernel(isa::ReduceOp op, isa::Type type);
 /// The block sizes the device library kernels are written for; the runtime's plans launch
 /// them so.
 namespace spirv_library {
-inline constexpr uint32_t kRowBlock = 256; ///< lanes per row (softmax, norms), per reduction block
-inline constexpr uint32_t kTile = 16;      ///< gemm tile edge
+inline constexpr uint32_t kRowBlock = 256;  ///< lanes per row (softmax, norms), per reduction block
+inline constexpr uint32_t kTile = 16;       ///< gemm: lanes along each edge of a block
+inline constexpr uint32_t kGemmPerLane = 4; ///< gemm: each lane's rows and columns of C
+/// gemm: the edge of the tile of C a block computes.
+inline constexpr uint32_t kGemmTile = kTile * kGemmPerLane;
 /// The most blocks of a reduction's first stage, per compute unit of the device and at least.
 inline constexpr uint32_t kReduceBlocksPerUnit = 16;
 inline constexpr uint32_t kMinReduceBlocks = 256;

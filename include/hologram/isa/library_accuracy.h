@@ -29,4 +29,12 @@ inline constexpr uint32_t kRmsNormUlps = 16;
 /// and the add of beta cancel.
 inline constexpr double kLayerNormUnits = 16;
 
+/// gemm and batched_gemm: |C - ref| <= gemm_units(K) * u * (|alpha| * sum_k |a_ik * b_kj| +
+/// |beta * c_ij|), u the unit roundoff of the element type (2^-24 for f32): the K products are
+/// summed in the element type (each step rounded once), alpha, beta and C combined and the
+/// result rounded once; K + 1 roundings, counted twice for the blocked sums' other orders.
+inline constexpr double gemm_units(uint64_t k) {
+  return 2 * (static_cast<double>(k) + 2);
+}
+
 } // namespace hologram::isa::accuracy

@@ -2,12 +2,13 @@
 // the Atlas ISA (instantiated per element type). The runtime plans their launches
 // (runtime/core/library_plan.cpp).
 //
-// Schedules: gemm and batched_gemm use 16x16 tiles staged in shared memory; softmax,
-// log_softmax, layernorm and rmsnorm give each row one block of 256 lanes that reduce in
-// shared memory; reduce_all and dot reduce in two stages (16 blocks per compute unit of the device,
-// at least 256, then one); the others give each output element (or row, for gemv and attention) one
-// lane. Sums and products are accumulated in f64 and rounded once, like the reference
-// implementations.
+// Schedules: gemm and batched_gemm give a block of 16x16 lanes a 64x64 tile of C, each lane
+// 4x4 elements accumulated in registers of the element type over panels of A and B staged in
+// shared memory; softmax, log_softmax, layernorm and rmsnorm give each row one block of 256
+// lanes that reduce in shared memory; reduce_all and dot reduce in two stages (16 blocks per
+// compute unit of the device, at least 256, then one); the others give each output element (or
+// row, for gemv and attention) one lane. Other sums and products are accumulated in f64 and
+// rounded once, like the reference implementations. docs/isa.md states each one's error bound.
 #include "hologram/codegen/spirv_library.h"
 
 #include "hologram/isa/text.h"
@@ -150,6 +151,62 @@ std::string with_trees(std::string s, unsigned size, const std::string &type) {
   return replace_all(s, "$TREE_SQ", tree("tsq", "add", type, "r20", "r21"));
 }
 
+/// library/gemm.hasm for element type `t`: the lane's 4x4 accumulators are r100..r115
+/// (row i, column j at r100 + 4i + j), its values of A r120..r123, of B r124..r127.
+std::string gemm_text(Type t) {
+  using spirv_library::kGemmPerLane;
+  using spirv_library::kTile;
+  const std::string ty(type_name(t));
+  const unsigned size = type_size(t);
+  // f32 rows are padded by one element: lanes storing down a panel's column then fall in
+  // different banks. f64 panels stay unpadded, so both fit the 16 KiB every Vulkan device has.
+  const unsigned row = (kTile * kGemmPerLane + (t == Type::F32 ? 1 : 0)) * size;
+  const unsigned panel = kTile * row;
+  auto acc = [](unsigned i, unsigned j) { return "r" + std::to_string(100 + 4 * i + j); };
+  std::string zero, fmas, stores;
+  for (unsigned i = 0; i < kGemmPerLane; ++i)
+    for (unsigned j = 0; j < kGemmPerLane; ++j) {
+      const std::string a = acc(i, j), ij = std::to_string(i) + std::to_string(j);
+      zero += "  mov." + ty + "        " + a + ", r31\n";
+      fmas += "  fma." + ty + "        " + a + ", r" + std::to_string(120 + i) + ", r" +
+              std::to_string(124 + j) + ", " + a + "\n";
+      // Row r51 + 16i, column r52 + 16j: r53, r54.
+      stores +=
+          "  mov.imm.u64    r55, " + std::to_string(kTile * i) + "\n" +
+          "  add.u64        r53, r51, r55\n" + "  mov.imm.u64    r55, " +
+          std::to_string(kTile * j) + "\n" + "  add.u64        r54, r52, r55\n" +
+          "  setlt.u64      p1, r53, r1\n"
+          "  setlt.u64      p2, r54, r2\n"
+          "  pand           p1, p1, p2\n"
+          "  bra !p1        @out_" +
+          ij + "\n" +
+          "  mul.u64        r56, r53, r6\n"
+          "  add.u64        r56, r56, r54\n"
+          "  add.u64        r56, r56, r47\n" +
+          (t == Type::F64 ? "  mov.f64        r57, " + a + "\n"
+                          : "  cvt.f64." + ty + "    r57, " + a + "\n") +
+          "  mul.f64        r57, r48, r57\n"
+          "  bra p7         @store_" +
+          ij + "\n" + "  ld." + ty + "         r58, [%C + r56*" + std::to_string(size) + "]\n" +
+          (t == Type::F64 ? "  mov.f64        r59, r58\n" : "  cvt.f64." + ty + "    r59, r58\n") +
+          "  fma.f64        r57, r49, r59, r57\n"
+          "@store_" +
+          ij + ":\n" +
+          (t == Type::F64 ? "  mov.f64        r64, r57\n" : "  cvt." + ty + ".f64    r64, r57\n") +
+          "  st." + ty + "         [%C + r56*" + std::to_string(size) +
+          "], r64\n"
+          "@out_" +
+          ij + ":\n";
+    }
+  std::string s = kernel_text(library_text("gemm"), t);
+  s = replace_all(s, "$SHARED", std::to_string(2 * panel));
+  s = replace_all(s, "$BPANEL", std::to_string(panel));
+  s = replace_all(s, "$ROW", std::to_string(row));
+  s = replace_all(s, "$ZERO\n", zero);
+  s = replace_all(s, "$FMAS\n", fmas);
+  return replace_all(s, "$STORES\n", stores);
+}
+
 /// The name and text of the kernel(s) an instruction launches.
 struct Needed {
   std::string name, text;
@@ -189,9 +246,7 @@ void needed(const Instruction &inst, std::vector<Needed> &out) {
     reduce(ReduceOp::Add, Type::F64);
     return;
   case LaunchOpcode::Gemm:
-  case LaunchOpcode::BatchedGemm:
-    add(spirv_library_kernel(inst), kernel_text(library_text("gemm"), t));
-    return;
+  case LaunchOpcode::BatchedGemm: add(spirv_library_kernel(inst), gemm_text(t)); return;
   case LaunchOpcode::Gemv:
     add(spirv_library_kernel(inst), kernel_text(library_text("gemv"), t));
     return;
