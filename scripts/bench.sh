@@ -35,7 +35,10 @@ for level in "${levels[@]::${#levels[@]}-1}"; do
     --benchmark_format=console
 done
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
+# Lavapipe's and PoCL's timings move by tens of percent between runs: each row the fastest of 3
+# repetitions, interleaved at random with the others (bench/report.py).
 "$build/bench/hologram-gpu-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
+  --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true \
   --benchmark_out="$build/gpu-bench.json" --benchmark_out_format=json --benchmark_format=console
 # Compile times: each row the fastest of 8 repetitions, interleaved at random so that a slow
 # minute of a shared machine does not fall on one size only (bench/report.py).
