@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <functional>
 #include <optional>
 #include <random>
 #include <sstream>
@@ -221,6 +222,66 @@ inline std::string random_if_then_kernel(std::mt19937 &rng, uint32_t lanes) {
       s += "  setgt.i32 p3, " + reg() + ", " + reg() + "\n  bra p3 " + label + "\n" + arith();
     s += label + ":\n";
   }
+  for (int r = 2; r <= 7; ++r)
+    s += "  st.i32 " + slot(static_cast<uint32_t>(r - 2)) + ", r" + std::to_string(r) + "\n";
+  return s + "  exit\n";
+}
+
+/// A random kernel of i32 arithmetic per lane in nested loops (up to three deep) with
+/// lane-varying trip counts: each loop tests its counter at the top, and its body may continue
+/// (a branch back to its header), break (to the block after it, or after the loop around it),
+/// end the lane (`exit`), store, or hold another loop. Every loop counts down before anything
+/// else, so each ends. The structurisers' case: exits and back edges in the middle of a body.
+inline std::string random_loop_kernel(std::mt19937 &rng, uint32_t lanes) {
+  auto reg = [&] { return "r" + std::to_string(3 + rng() % 5); };
+  const char *ops[] = {"add", "sub", "mul", "xor", "min", "max"};
+  auto arith = [&] {
+    return std::string("  ") + ops[rng() % 6] + ".i32 " + reg() + ", " + reg() + ", " + reg() +
+           "\n";
+  };
+  auto slot = [&](uint32_t k) { return "[%y + %gid*4 + " + std::to_string(4 * lanes * k) + "]"; };
+  auto pred = [&] { return "p" + std::to_string(rng() % 4); };
+  auto test = [&](const std::string &p) {
+    return "  setlt.i32 " + p + ", " + reg() + ", " + reg() + "\n";
+  };
+  std::string s = ".kernel k\n.param %x : buffer<i32> read\n.param %y : buffer<i32> readwrite\n"
+                  "  ld.i32 r2, [%x + %gid*4]\n  mov.imm.i32 r1, 1\n  mov.imm.i32 r0, 0\n";
+  for (int r = 3; r <= 7; ++r)
+    s += "  mov.imm.i32 r" + std::to_string(r) + ", " + std::to_string(int(rng() % 200) - 100) +
+         "\n  add.i32 r" + std::to_string(r) + ", r" + std::to_string(r) + ", r2\n";
+  int next = 0;
+  std::function<void(int, const std::string &)> loop = [&](int depth, const std::string &outer) {
+    const std::string k = std::to_string(next++), head = "@H" + k, end = "@E" + k;
+    const std::string c = "r" + std::to_string(10 + depth), mask = std::to_string(1 + rng() % 7);
+    s += "  mov.imm.i32 r9, " + mask + "\n  and.i32 " + c + ", " + reg() + ", r9\n";
+    s += head + ":\n  setle.i32 p4, " + c + ", r0\n  bra p4 " + end + "\n  sub.i32 " + c + ", " +
+         c + ", r1\n";
+    const int items = 1 + static_cast<int>(rng() % 5);
+    for (int i = 0; i < items; ++i) {
+      const std::string p = pred();
+      switch (rng() % 8) {
+      case 0: s += test(p) + "  bra " + p + " " + head + "\n"; break; // continue
+      case 1: s += test(p) + "  bra " + p + " " + end + "\n"; break;  // break
+      case 2:
+        if (!outer.empty()) s += test(p) + "  bra " + p + " " + outer + "\n"; // break twice
+        break;
+      case 3:
+        if (depth < 2) loop(depth + 1, end);
+        break;
+      case 4: {
+        const std::string skip = "@S" + std::to_string(next++);
+        s += test(p) + "  bra " + p + " " + skip + "\n  st.i32 " + slot(6) + ", " + reg() +
+             "\n  exit\n" + skip + ":\n";
+        break;
+      }
+      case 5: s += "  st.i32 " + slot(7) + ", " + reg() + "\n"; break;
+      default: s += arith();
+      }
+    }
+    s += "  bra " + head + "\n" + end + ":\n" + arith();
+  };
+  const int loops = 1 + static_cast<int>(rng() % 3);
+  for (int l = 0; l < loops; ++l) loop(0, "");
   for (int r = 2; r <= 7; ++r)
     s += "  st.i32 " + slot(static_cast<uint32_t>(r - 2)) + ", r" + std::to_string(r) + "\n";
   return s + "  exit\n";

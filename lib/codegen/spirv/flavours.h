@@ -79,6 +79,9 @@ private:
   /// Emits the items of a region (-1: the function body) into the open block.
   void emit_region(int region);
   void emit_loop(int l);
+  /// The blocks control may go to from an item of a region: block `bb`'s successors, or
+  /// (`child` >= 0) the blocks outside loop `child` its body branches to.
+  void item_targets(uint32_t bb, int child, std::vector<uint32_t> &out) const;
   /// If-conversion: the blocks of this function that run folded into the block in front of
   /// them (marked in folded_). A block F qualifies when a guarded `bra p, @T` ends the only
   /// block that enters it, F falls through into T, and F holds a few pure instructions
@@ -90,6 +93,20 @@ private:
   void find_foldable(uint32_t entry);
   std::vector<bool> folded_;
   static constexpr uint32_t kMaxFolded = 16; ///< instructions in a folded block at most
+
+  /// Where a branch from the block being emitted to `target` goes without `cur`: the
+  /// innermost loop's merge block for an exit (a break) or its continue block for the back
+  /// edge, so that the rest of the loop's body need not test `cur` for it. 0: through `cur`.
+  Id direct_target(uint32_t target) const;
+
+  /// A loop construct being emitted (emit_loop).
+  struct LoopFrame {
+    int loop;
+    Id merge, cont;
+  };
+  std::vector<LoopFrame> frames_;
+  uint32_t emitting_ = UINT32_MAX; ///< the block being emitted (emit_region)
+  bool defer_jumps_ = false;       ///< while a folded block runs inside its branch
 
   Id push_ = 0;
   std::map<uint32_t, uint32_t> push_member_; ///< scalar parameter -> push constant member

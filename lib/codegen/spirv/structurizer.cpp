@@ -1,11 +1,14 @@
 // The Vulkan flavour's structured control flow (flavours.h), region by region: a region (a
 // function body or a natural loop) lists its blocks and child loops in reverse post-order,
 // which is a topological order of the region once its child loops are collapsed (the verifier
-// rejects irreducible graphs). The region's first item runs unconditionally; every later item
-// is a selection construct guarded by `cur == item`, where `cur` names the block control goes
-// to. A loop is a loop construct whose body is its region; it continues while `cur` names its
-// header and breaks otherwise, so exits to any outer block (or outer loop's header) need no
-// further structure.
+// rejects irreducible graphs). The region's first item runs unconditionally; a later item is a
+// selection construct guarded by `cur == item`, where `cur` names the block control goes to,
+// unless it is the only place control can be going (then it runs unguarded: a chain of blocks
+// and loops stays straight-line code). A loop is a loop construct whose body is its region: a
+// block of the loop's own region that leaves it branches to the construct's merge block (a
+// break) or, for the back edge, to its continue block, so the rest of the body runs only for
+// the lanes still in it; an inner loop's exit past this loop goes through `cur`, and the loop
+// continues while `cur` names its header and breaks otherwise.
 #include "flavours.h"
 
 namespace hologram::codegen::spirv {
@@ -76,8 +79,30 @@ auto VulkanLowering::find_foldable(uint32_t entry) -> void {
   }
 }
 
+auto VulkanLowering::item_targets(uint32_t bb, int child, std::vector<uint32_t> &out) const
+    -> void {
+  auto add = [&](uint32_t from) {
+    for (uint32_t s : cfg_.blocks[from].succs) {
+      if (folded_[s]) s = cfg_.blocks[s].succs[0]; // runs inside `from`, then goes on
+      if (child < 0 || !loops_[static_cast<size_t>(child)].body.count(s)) out.push_back(s);
+    }
+  };
+  if (child < 0)
+    add(bb);
+  else
+    for (uint32_t b : loops_[static_cast<size_t>(child)].body) add(b);
+}
+
 auto VulkanLowering::emit_region(int region) -> void {
   bool first = true;
+  // Where control may go after the items emitted so far: the blocks and loops of this region
+  // still to come, and whether it may leave the region (a break, or the loop's back edge).
+  // An item that is the only place control can be going needs no `cur ==` guard: so the
+  // chain of blocks and loops a kernel usually is becomes straight-line code, whose values
+  // (constants above all) the driver's compiler sees without a select on `cur`.
+  std::set<uint32_t> pending;
+  bool may_leave = false;
+  std::vector<uint32_t> targets;
   for (uint32_t bb : rpo_) {
     int inner = innermost_[bb];
     bool is_block = inner == region;
@@ -94,17 +119,35 @@ auto VulkanLowering::emit_region(int region) -> void {
     if (region >= 0 && !loops_[static_cast<size_t>(region)].body.count(bb)) continue;
     if (folded_[bb]) continue; // emitted by the branch in front of it
     auto emit_item = [&] {
-      if (child >= 0)
+      if (child >= 0) {
         emit_loop(child);
-      else
+      } else {
+        emitting_ = bb;
         emit_block(bb);
+        emitting_ = UINT32_MAX;
+      }
     };
     if (first) {
       emit_item();
       first = false;
     } else {
       if (!b_.in_block()) b_.begin_block(b_.fresh()); // unreachable rest of a region
-      if_then(ieq(b_.load_local(u32t(), cur_), cu32(bb)), emit_item);
+      if (!may_leave && pending.size() == 1 && *pending.begin() == bb)
+        emit_item();
+      else
+        if_then(ieq(b_.load_local(u32t(), cur_), cu32(bb)), emit_item);
+    }
+    pending.erase(bb);
+    targets.clear();
+    item_targets(bb, child, targets);
+    for (uint32_t t : targets) {
+      const bool inside = region < 0 || (t != loops_[static_cast<size_t>(region)].header &&
+                                         loops_[static_cast<size_t>(region)].body.count(t));
+      if (inside)
+        pending.insert(t);
+      else if (child >= 0)
+        may_leave = true; // an inner loop's exit past this loop goes through `cur`
+      // else a block of this loop breaks or continues directly (direct_target)
     }
   }
 }
@@ -117,7 +160,9 @@ auto VulkanLowering::emit_loop(int l) -> void {
   b_.op_void(Op::OpLoopMerge, {merge, cont, 0});
   b_.terminate(Op::OpBranch, {body});
   b_.begin_block(body);
+  frames_.push_back({l, merge, cont});
   emit_region(l);
+  frames_.pop_back();
   if (b_.in_block())
     b_.terminate(Op::OpBranchConditional,
                  {ieq(b_.load_local(u32t(), cur_), cu32(header)), cont, merge});

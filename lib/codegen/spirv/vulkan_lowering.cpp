@@ -33,13 +33,36 @@ auto VulkanLowering::emit_body(uint32_t entry) -> void {
   emit_region(-1);
 }
 
+auto VulkanLowering::direct_target(uint32_t target) const -> Id {
+  if (frames_.empty() || defer_jumps_ || emitting_ == UINT32_MAX) return 0;
+  const LoopFrame &f = frames_.back();
+  if (innermost_[emitting_] != f.loop) return 0; // a block of an inner loop's region
+  const Loop &l = loops_[static_cast<size_t>(f.loop)];
+  if (target == l.header) return f.cont;
+  return l.body.count(target) ? 0 : f.merge;
+}
+
 auto VulkanLowering::go_to(uint32_t block) -> void {
   b_.store_local(cur_, cu32(block));
+  if (Id d = direct_target(block)) b_.terminate(Op::OpBranch, {d});
 }
 
 auto VulkanLowering::branch(Id c, uint32_t then_bb, uint32_t else_bb) -> void {
   if (!folded_[else_bb]) {
     b_.store_local(cur_, sel(u32t(), c, cu32(then_bb), cu32(else_bb)));
+    // A break or continue on either side leaves the construct here; the other side goes on
+    // in a new block (SPIR-V needs no selection merge for a branch to a loop's merge block
+    // or continue target).
+    const Id dt = direct_target(then_bb), de = direct_target(else_bb);
+    if (dt != 0 && dt == de) {
+      b_.terminate(Op::OpBranch, {dt});
+    } else if (dt != 0 && de != 0) {
+      b_.terminate(Op::OpBranchConditional, {c, dt, de});
+    } else if (dt != 0 || de != 0) {
+      const Id next = b_.fresh();
+      b_.terminate(Op::OpBranchConditional, {c, dt != 0 ? dt : next, de != 0 ? de : next});
+      b_.begin_block(next);
+    }
     return;
   }
   // If-conversion (find_foldable): else_bb runs here for every lane; where c holds, the
@@ -57,7 +80,9 @@ auto VulkanLowering::branch(Id c, uint32_t then_bb, uint32_t else_bb) -> void {
   std::vector<Id> before;
   for (const isa::RegAccess &d : all)
     before.push_back(d.pred ? read_pred(d.reg) : read_reg(d.reg, d.type));
+  defer_jumps_ = true;
   emit_block(else_bb); // ends by going to then_bb, the block it falls through into
+  defer_jumps_ = false;
   for (size_t i = 0; i < all.size(); ++i) {
     const isa::RegAccess &d = all[i];
     if (d.pred)
@@ -65,6 +90,7 @@ auto VulkanLowering::branch(Id c, uint32_t then_bb, uint32_t else_bb) -> void {
     else
       write_reg(d.reg, d.type, sel(rep(d.type), c, before[i], read_reg(d.reg, d.type)));
   }
+  if (Id d = direct_target(then_bb)) b_.terminate(Op::OpBranch, {d});
 }
 
 auto VulkanLowering::push_u32(uint32_t member) -> Id {

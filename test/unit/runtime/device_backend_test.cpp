@@ -707,6 +707,25 @@ TEST_P(DeviceBackend, EightThreadsAllocateCopyLaunchAndFreeAtOnce) {
   EXPECT_EQ(launches.load(), 96);
 }
 
+/// Runs a kernel of test::random_if_then_kernel or random_loop_kernel over x.size() lanes in
+/// blocks of 20, each lane with its x and eight elements of y (7 each); returns y.
+static std::vector<int32_t> run_random_kernel(Backend &on, const isa::Kernel &k,
+                                              const std::vector<int32_t> &x) {
+  const auto lanes = static_cast<uint32_t>(x.size());
+  LaunchConfig config;
+  config.grid = {lanes / 20, 1, 1};
+  config.block = {20, 1, 1};
+  auto bx = on.allocate_buffer(lanes * 4), by = on.allocate_buffer(lanes * 32);
+  on.write<int32_t>(bx, x);
+  on.write<int32_t>(by, std::vector<int32_t>(lanes * 8, 7));
+  KernelArg args[] = {KernelArg::buffer(bx), KernelArg::buffer(by)};
+  on.execute_program(k, config, args);
+  auto y = on.read<int32_t>(by);
+  on.free_buffer(bx);
+  on.free_buffer(by);
+  return y;
+}
+
 TEST_P(DeviceBackend, RandomIfThenRegionsMatchTheInterpreter) {
   // Branches over short regions: folded into the block in front (pure regions, Vulkan) or
   // kept as branches (regions with loads, stores or a second branch), in blocks of 20 lanes,
@@ -717,22 +736,28 @@ TEST_P(DeviceBackend, RandomIfThenRegionsMatchTheInterpreter) {
   const uint32_t lanes = 60;
   std::vector<int32_t> x(lanes);
   for (auto &v : x) v = static_cast<int32_t>(rng() % 200) - 100;
-  LaunchConfig config;
-  config.grid = {3, 1, 1};
-  config.block = {20, 1, 1};
-  auto run = [&](Backend &on, const isa::Kernel &k) {
-    auto bx = on.allocate_buffer(lanes * 4), by = on.allocate_buffer(lanes * 32);
-    on.write<int32_t>(bx, x);
-    on.write<int32_t>(by, std::vector<int32_t>(lanes * 8, 7));
-    KernelArg args[] = {KernelArg::buffer(bx), KernelArg::buffer(by)};
-    on.execute_program(k, config, args);
-    auto y = on.read<int32_t>(by);
-    on.free_buffer(bx);
-    on.free_buffer(by);
-    return y;
-  };
+  auto run = [&](Backend &on, const isa::Kernel &k) { return run_random_kernel(on, k, x); };
   for (int trial = 0; trial < 20; ++trial) {
     const std::string text = test::random_if_then_kernel(rng, lanes);
+    auto m = test::parse_ok(text);
+    EXPECT_EQ(run(*b, m.kernels[0]), run(*interp, m.kernels[0])) << text;
+  }
+}
+
+TEST_P(DeviceBackend, RandomLoopsMatchTheInterpreter) {
+  // Nested loops whose bodies continue, break one or two levels, or end the lane part way
+  // (the Vulkan structuriser branches to a loop's merge or continue block directly and leaves
+  // the only block control can reach unguarded), in blocks of 20 lanes, against the
+  // interpreter.
+  auto b = start();
+  auto interp = create_backend(Preference::parse("interp"));
+  std::mt19937 rng(20261128);
+  const uint32_t lanes = 60;
+  std::vector<int32_t> x(lanes);
+  for (auto &v : x) v = static_cast<int32_t>(rng() % 200) - 100;
+  auto run = [&](Backend &on, const isa::Kernel &k) { return run_random_kernel(on, k, x); };
+  for (int trial = 0; trial < 30; ++trial) {
+    const std::string text = test::random_loop_kernel(rng, lanes);
     auto m = test::parse_ok(text);
     EXPECT_EQ(run(*b, m.kernels[0]), run(*interp, m.kernels[0])) << text;
   }
