@@ -688,8 +688,7 @@ private:
     // Resolve the arguments; `keep` holds them alive even if another thread frees a handle.
     std::vector<std::shared_ptr<Memory>> keep;
     std::shared_ptr<Memory> status;
-    if (p.info.has_status)
-      status = std::make_shared<Memory>(dev_, codegen::spirv_status::kWords * 4, "status buffer");
+    if (p.info.has_status) status = take_status();
 
     std::shared_ptr<Memory> state;
     auto atlas = begin_atlas(p.info);
@@ -764,18 +763,55 @@ private:
           "clEnqueueNDRangeKernel for kernel '" + k.name + "'");
     // The enqueued kernel holds its arguments: another thread may set them again now.
     launch_lock.unlock();
+    // The status comes back by a read queued behind the kernel (the queue is in order), so
+    // the launch waits once, not for the kernel and then for a read.
+    uint32_t w[codegen::spirv_status::kWords] = {};
+    cl_int read = CL_SUCCESS;
+    if (status) {
+      cl_event rev = nullptr;
+      read =
+          api.clEnqueueReadBuffer(queue, status->mem, CL_FALSE, 0, sizeof(w), w, 0, nullptr, &rev);
+      if (read == CL_SUCCESS) {
+        cl_event both[] = {ev, rev};
+        if (api.clWaitForEvents(2, both) != CL_SUCCESS) api.clFinish(queue); // w is written
+        api.clGetEventInfo(rev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(read), &read, nullptr);
+        read = std::min<cl_int>(read, CL_SUCCESS);
+        api.clReleaseEvent(rev);
+      }
+    }
     dev_->wait(ev, "kernel '" + k.name + "'");
+    check(read, "clEnqueueReadBuffer of the status of kernel '" + k.name + "'");
     for (const auto &m : keep) m->to_host();
     if (status) {
-      uint32_t w[codegen::spirv_status::kWords];
-      status->read(0, std::as_writable_bytes(std::span(w)));
       report_spirv_status(k, w, "the OpenCL backend");
+      give_back_status(std::move(status)); // still zero: nothing went wrong
     }
     if (state) state->read(0, std::as_writable_bytes(std::span(atlas.words)));
     end_atlas(atlas);
   }
 
+  /// A zero-filled status buffer: one an earlier launch left zero, or a new one.
+  std::shared_ptr<Memory> take_status() {
+    {
+      std::lock_guard lock(status_mutex_);
+      if (!idle_status_.empty()) {
+        auto m = std::move(idle_status_.back());
+        idle_status_.pop_back();
+        return m;
+      }
+    }
+    return std::make_shared<Memory>(dev_, codegen::spirv_status::kWords * 4, "status buffer");
+  }
+  /// Keeps a status buffer a launch left zero for the next (a few, for concurrent launches).
+  void give_back_status(std::shared_ptr<Memory> m) {
+    std::lock_guard lock(status_mutex_);
+    if (idle_status_.size() < kIdleStatusBuffers) idle_status_.push_back(std::move(m));
+  }
+  static constexpr size_t kIdleStatusBuffers = 16;
+
   std::shared_ptr<Device> dev_;
+  std::mutex status_mutex_;
+  std::vector<std::shared_ptr<Memory>> idle_status_;
   std::mutex built_mutex_;
   std::map<std::string, std::shared_ptr<Built>> built_; ///< by module words
 };
