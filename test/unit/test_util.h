@@ -184,6 +184,18 @@ template <typename T> bool cmp(const std::string &cc, T a, T b) {
                            "  sel.u32 r5, p0, r3, r4\n  st.u32 [%out], r5\n")[0] != 0;
 }
 
+/// One random i32 operation of three registers that `reg` picks: "  OP.i32 rD, rA, rB\n".
+template <typename Reg> std::string random_i32_op(std::mt19937 &rng, Reg &reg) {
+  const char *ops[] = {"add", "sub", "mul", "xor", "min", "max"};
+  return std::string("  ") + ops[rng() % 6] + ".i32 " + reg() + ", " + reg() + ", " + reg() + "\n";
+}
+
+/// The address of a lane's k-th element of %y in the random kernels below: each lane owns
+/// eight, element k·lanes + %gid for k = 0..7.
+inline std::string lane_slot(uint32_t lanes, uint32_t k) {
+  return "[%y + %gid*4 + " + std::to_string(4 * lanes * k) + "]";
+}
+
 /// A random kernel of i32 arithmetic per lane with if-then regions: `bra` on a lane-varying
 /// predicate over one to four instructions (arithmetic, loads, stores), the shape the x86 back
 /// end runs under a mask without its dispatcher and the Vulkan one folds into the block in
@@ -191,13 +203,8 @@ template <typename T> bool cmp(const std::string &cc, T a, T b) {
 /// or one over a region the dispatcher must schedule (a second branch inside it).
 inline std::string random_if_then_kernel(std::mt19937 &rng, uint32_t lanes) {
   auto reg = [&] { return "r" + std::to_string(2 + rng() % 6); };
-  const char *ops[] = {"add", "sub", "mul", "xor", "min", "max"};
-  auto arith = [&] {
-    return std::string("  ") + ops[rng() % 6] + ".i32 " + reg() + ", " + reg() + ", " + reg() +
-           "\n";
-  };
-  // Each lane owns eight elements of y: element k·lanes + %gid for k = 0..7.
-  auto slot = [&](uint32_t k) { return "[%y + %gid*4 + " + std::to_string(4 * lanes * k) + "]"; };
+  auto arith = [&] { return random_i32_op(rng, reg); };
+  auto slot = [&](uint32_t k) { return lane_slot(lanes, k); };
   std::string s = ".kernel k\n.param %x : buffer<i32> read\n.param %y : buffer<i32> readwrite\n"
                   "  ld.i32 r2, [%x + %gid*4]\n";
   for (int r = 3; r <= 7; ++r)
@@ -234,12 +241,8 @@ inline std::string random_if_then_kernel(std::mt19937 &rng, uint32_t lanes) {
 /// else, so each ends. The structurisers' case: exits and back edges in the middle of a body.
 inline std::string random_loop_kernel(std::mt19937 &rng, uint32_t lanes) {
   auto reg = [&] { return "r" + std::to_string(3 + rng() % 5); };
-  const char *ops[] = {"add", "sub", "mul", "xor", "min", "max"};
-  auto arith = [&] {
-    return std::string("  ") + ops[rng() % 6] + ".i32 " + reg() + ", " + reg() + ", " + reg() +
-           "\n";
-  };
-  auto slot = [&](uint32_t k) { return "[%y + %gid*4 + " + std::to_string(4 * lanes * k) + "]"; };
+  auto arith = [&] { return random_i32_op(rng, reg); };
+  auto slot = [&](uint32_t k) { return lane_slot(lanes, k); };
   auto pred = [&] { return "p" + std::to_string(rng() % 4); };
   auto test = [&](const std::string &p) {
     return "  setlt.i32 " + p + ", " + reg() + ", " + reg() + "\n";

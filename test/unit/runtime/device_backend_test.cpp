@@ -726,22 +726,28 @@ static std::vector<int32_t> run_random_kernel(Backend &on, const isa::Kernel &k,
   return y;
 }
 
+/// `trials` kernels of `generate` (test::random_if_then_kernel or random_loop_kernel) over 60
+/// lanes, each on `b` and on the interpreter, with the same random x.
+static void expect_random_kernels_match(Backend &b, uint32_t seed, int trials,
+                                        std::string (*generate)(std::mt19937 &, uint32_t)) {
+  auto interp = create_backend(Preference::parse("interp"));
+  std::mt19937 rng(seed);
+  const uint32_t lanes = 60;
+  std::vector<int32_t> x(lanes);
+  for (auto &v : x) v = static_cast<int32_t>(rng() % 200) - 100;
+  for (int trial = 0; trial < trials; ++trial) {
+    const std::string text = generate(rng, lanes);
+    auto m = test::parse_ok(text);
+    EXPECT_EQ(run_random_kernel(b, m.kernels[0], x), run_random_kernel(*interp, m.kernels[0], x))
+        << text;
+  }
+}
+
 TEST_P(DeviceBackend, RandomIfThenRegionsMatchTheInterpreter) {
   // Branches over short regions: folded into the block in front (pure regions, Vulkan) or
   // kept as branches (regions with loads, stores or a second branch), in blocks of 20 lanes,
   // against the interpreter.
-  auto b = start();
-  auto interp = create_backend(Preference::parse("interp"));
-  std::mt19937 rng(20261127);
-  const uint32_t lanes = 60;
-  std::vector<int32_t> x(lanes);
-  for (auto &v : x) v = static_cast<int32_t>(rng() % 200) - 100;
-  auto run = [&](Backend &on, const isa::Kernel &k) { return run_random_kernel(on, k, x); };
-  for (int trial = 0; trial < 20; ++trial) {
-    const std::string text = test::random_if_then_kernel(rng, lanes);
-    auto m = test::parse_ok(text);
-    EXPECT_EQ(run(*b, m.kernels[0]), run(*interp, m.kernels[0])) << text;
-  }
+  expect_random_kernels_match(*start(), 20261127, 20, test::random_if_then_kernel);
 }
 
 TEST_P(DeviceBackend, RandomLoopsMatchTheInterpreter) {
@@ -749,18 +755,7 @@ TEST_P(DeviceBackend, RandomLoopsMatchTheInterpreter) {
   // (the Vulkan structuriser branches to a loop's merge or continue block directly and leaves
   // the only block control can reach unguarded), in blocks of 20 lanes, against the
   // interpreter.
-  auto b = start();
-  auto interp = create_backend(Preference::parse("interp"));
-  std::mt19937 rng(20261128);
-  const uint32_t lanes = 60;
-  std::vector<int32_t> x(lanes);
-  for (auto &v : x) v = static_cast<int32_t>(rng() % 200) - 100;
-  auto run = [&](Backend &on, const isa::Kernel &k) { return run_random_kernel(on, k, x); };
-  for (int trial = 0; trial < 30; ++trial) {
-    const std::string text = test::random_loop_kernel(rng, lanes);
-    auto m = test::parse_ok(text);
-    EXPECT_EQ(run(*b, m.kernels[0]), run(*interp, m.kernels[0])) << text;
-  }
+  expect_random_kernels_match(*start(), 20261128, 30, test::random_loop_kernel);
 }
 
 INSTANTIATE_TEST_SUITE_P(SpirvBackends, DeviceBackend, ::testing::Values("vulkan", "opencl"),
