@@ -7,6 +7,7 @@
 
 #include "device_memory_backend.h"
 #include "handle_table.h"
+#include "idle_list.h"
 #include "jit_hook.h"
 #include "launch_args.h"
 #include "library_paths.h"
@@ -141,6 +142,11 @@ protected:
                                               " bytes of launch scratch each is too much");
     return allocate(std::max<uint64_t>(4, lanes * per), "launch scratch");
   }
+
+  /// Zero-filled status buffers that earlier launches left zero (nothing went wrong): a launch
+  /// takes one or makes one, and gives it back when it reports nothing (allocating device
+  /// memory on every launch costs a GPU driver tens of µs).
+  IdleList<std::shared_ptr<Memory>> idle_status_;
 
 private:
   using Library = typename Base::template Library<Program>;

@@ -688,7 +688,10 @@ private:
     // Resolve the arguments; `keep` holds them alive even if another thread frees a handle.
     std::vector<std::shared_ptr<Memory>> keep;
     std::shared_ptr<Memory> status;
-    if (p.info.has_status) status = take_status();
+    if (p.info.has_status)
+      status = idle_status_.take([&] {
+        return std::make_shared<Memory>(dev_, codegen::spirv_status::kWords * 4, "status buffer");
+      });
 
     std::shared_ptr<Memory> state;
     auto atlas = begin_atlas(p.info);
@@ -784,34 +787,13 @@ private:
     for (const auto &m : keep) m->to_host();
     if (status) {
       report_spirv_status(k, w, "the OpenCL backend");
-      give_back_status(std::move(status)); // still zero: nothing went wrong
+      idle_status_.give(std::move(status)); // still zero: nothing went wrong
     }
     if (state) state->read(0, std::as_writable_bytes(std::span(atlas.words)));
     end_atlas(atlas);
   }
 
-  /// A zero-filled status buffer: one an earlier launch left zero, or a new one.
-  std::shared_ptr<Memory> take_status() {
-    {
-      std::lock_guard lock(status_mutex_);
-      if (!idle_status_.empty()) {
-        auto m = std::move(idle_status_.back());
-        idle_status_.pop_back();
-        return m;
-      }
-    }
-    return std::make_shared<Memory>(dev_, codegen::spirv_status::kWords * 4, "status buffer");
-  }
-  /// Keeps a status buffer a launch left zero for the next (a few, for concurrent launches).
-  void give_back_status(std::shared_ptr<Memory> m) {
-    std::lock_guard lock(status_mutex_);
-    if (idle_status_.size() < kIdleStatusBuffers) idle_status_.push_back(std::move(m));
-  }
-  static constexpr size_t kIdleStatusBuffers = 16;
-
   std::shared_ptr<Device> dev_;
-  std::mutex status_mutex_;
-  std::vector<std::shared_ptr<Memory>> idle_status_;
   std::mutex built_mutex_;
   std::map<std::string, std::shared_ptr<Built>> built_; ///< by module words
 };

@@ -827,7 +827,7 @@ private:
 
     // Resolve the arguments; `keep` holds them alive even if another thread frees a handle.
     std::vector<std::shared_ptr<Memory>> keep;
-    std::shared_ptr<Memory> state;
+    std::shared_ptr<Memory> state, status;
     auto atlas = begin_atlas(p.info);
     std::vector<std::byte> push(p.info.push_constant_bytes);
     std::memcpy(push.data(), &launch.grid, 12);
@@ -846,9 +846,13 @@ private:
                                          "Atlas state");
         state->write(0, std::as_bytes(std::span(atlas.words)));
         keep.push_back(state);
-      } else
-        keep.push_back(std::make_shared<Memory>(dev_, codegen::spirv_status::kWords * 4, true,
-                                                "status buffer"));
+      } else {
+        status = idle_status_.take([&] {
+          return std::make_shared<Memory>(dev_, codegen::spirv_status::kWords * 4, true,
+                                          "status buffer");
+        });
+        keep.push_back(status);
+      }
     }
     for (const auto &s : p.info.scalars) {
       uint64_t bits = args[s.param].bits;
@@ -916,7 +920,10 @@ private:
                                 std::min(maxg[2], launch.grid.z - z));
           }
     });
-    if (p.info.has_status) report_status(p, *keep.back());
+    if (status) {
+      report_status(p, *status);
+      idle_status_.give(std::move(status)); // still zero: nothing went wrong
+    }
     if (state) state->read(0, std::as_writable_bytes(std::span(atlas.words)));
     end_atlas(atlas);
   }
