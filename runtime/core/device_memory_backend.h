@@ -5,6 +5,7 @@
 
 #include "handle_table.h"
 #include "host_atlas.h"
+#include "idle_list.h"
 #include "launch_args.h"
 #include "library_paths.h"
 #include "library_plan.h"
@@ -81,6 +82,11 @@ public:
   }
 
 protected:
+  /// Status buffers that earlier launches left zero (nothing went wrong): a launch takes one or
+  /// makes one, and gives it back when it reports nothing (allocating device memory on every
+  /// launch costs a GPU driver tens of µs). At most as many as launches ever ran at once.
+  IdleList<std::shared_ptr<Memory>> idle_status_;
+
   /// The Atlas state (SPEC §4) of one launch: kernels that read the phase or touch the state
   /// buffer run one at a time, under the Atlas lock, with resonance and phase copied in and
   /// out around them.

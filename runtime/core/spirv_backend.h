@@ -104,6 +104,7 @@ protected:
   using Base::copy_from_buffer;
   using Base::end_atlas;
   using Base::free_buffer;
+  using Base::idle_status_;
   using Base::paths_;
   using Base::pools_;
   using Base::view_alignment;
@@ -142,11 +143,6 @@ protected:
                                               " bytes of launch scratch each is too much");
     return allocate(std::max<uint64_t>(4, lanes * per), "launch scratch");
   }
-
-  /// Zero-filled status buffers that earlier launches left zero (nothing went wrong): a launch
-  /// takes one or makes one, and gives it back when it reports nothing (allocating device
-  /// memory on every launch costs a GPU driver tens of µs).
-  IdleList<std::shared_ptr<Memory>> idle_status_;
 
 private:
   using Library = typename Base::template Library<Program>;

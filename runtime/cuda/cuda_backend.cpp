@@ -580,7 +580,8 @@ private:
     }
     std::shared_ptr<Memory> status, state;
     if (p.info.has_status) {
-      status = allocate(codegen::spirv_status::kWords * 4, "status buffer");
+      status = idle_status_.take(
+          [&] { return allocate(codegen::spirv_status::kWords * 4, "status buffer"); });
       values.push_back(status->ptr);
     }
     if (p.info.has_boundary) {
@@ -610,6 +611,7 @@ private:
       uint32_t w[codegen::spirv_status::kWords];
       status->read(0, std::as_writable_bytes(std::span(w)));
       report_spirv_status(k, w, "the CUDA backend");
+      idle_status_.give(std::move(status)); // still zero: nothing went wrong
     }
     if (state) state->read(0, std::as_writable_bytes(std::span(atlas.words)));
     end_atlas(atlas);
