@@ -7,7 +7,6 @@
 
 #include "device_memory_backend.h"
 #include "handle_table.h"
-#include "idle_list.h"
 #include "jit_hook.h"
 #include "launch_args.h"
 #include "library_paths.h"

@@ -152,7 +152,8 @@ std::string with_trees(std::string s, unsigned size, const std::string &type) {
 }
 
 /// library/gemm.hasm for element type `t`: the lane's 4x4 accumulators are r100..r115
-/// (row i, column j at r100 + 4i + j), its values of A r120..r123, of B r124..r127.
+/// (row i, column j at r100 + 4i + j), its values of A r120..r123, of B r124..r127; each
+/// accumulator is stored by a library/gemm_store.hasm fragment.
 std::string gemm_text(Type t) {
   using spirv_library::kGemmPerLane;
   using spirv_library::kTile;
@@ -162,49 +163,26 @@ std::string gemm_text(Type t) {
   // different banks. f64 panels stay unpadded, so both fit the 16 KiB every Vulkan device has.
   const unsigned row = (kTile * kGemmPerLane + (t == Type::F32 ? 1 : 0)) * size;
   const unsigned panel = kTile * row;
-  auto acc = [](unsigned i, unsigned j) { return "r" + std::to_string(100 + 4 * i + j); };
   std::string zero, fmas, stores;
   for (unsigned i = 0; i < kGemmPerLane; ++i)
     for (unsigned j = 0; j < kGemmPerLane; ++j) {
-      const std::string a = acc(i, j), ij = std::to_string(i) + std::to_string(j);
-      zero += "  mov." + ty + "        " + a + ", r31\n";
-      fmas += "  fma." + ty + "        " + a + ", r" + std::to_string(120 + i) + ", r" +
-              std::to_string(124 + j) + ", " + a + "\n";
-      // Row r51 + 16i, column r52 + 16j: r53, r54.
-      stores +=
-          "  mov.imm.u64    r55, " + std::to_string(kTile * i) + "\n" +
-          "  add.u64        r53, r51, r55\n" + "  mov.imm.u64    r55, " +
-          std::to_string(kTile * j) + "\n" + "  add.u64        r54, r52, r55\n" +
-          "  setlt.u64      p1, r53, r1\n"
-          "  setlt.u64      p2, r54, r2\n"
-          "  pand           p1, p1, p2\n"
-          "  bra !p1        @out_" +
-          ij + "\n" +
-          "  mul.u64        r56, r53, r6\n"
-          "  add.u64        r56, r56, r54\n"
-          "  add.u64        r56, r56, r47\n" +
-          (t == Type::F64 ? "  mov.f64        r57, " + a + "\n"
-                          : "  cvt.f64." + ty + "    r57, " + a + "\n") +
-          "  mul.f64        r57, r48, r57\n"
-          "  bra p7         @store_" +
-          ij + "\n" + "  ld." + ty + "         r58, [%C + r56*" + std::to_string(size) + "]\n" +
-          (t == Type::F64 ? "  mov.f64        r59, r58\n" : "  cvt.f64." + ty + "    r59, r58\n") +
-          "  fma.f64        r57, r49, r59, r57\n"
-          "@store_" +
-          ij + ":\n" +
-          (t == Type::F64 ? "  mov.f64        r64, r57\n" : "  cvt." + ty + ".f64    r64, r57\n") +
-          "  st." + ty + "         [%C + r56*" + std::to_string(size) +
-          "], r64\n"
-          "@out_" +
-          ij + ":\n";
+      const std::string acc = "r" + std::to_string(100 + 4 * i + j);
+      zero += "  mov." + ty + "        " + acc + ", r31\n";
+      fmas += "  fma." + ty + "        " + acc + ", r" + std::to_string(120 + i) + ", r" +
+              std::to_string(124 + j) + ", " + acc + "\n";
+      std::string store(library_text("gemm_store"));
+      store = replace_all(store, "@L_", "@c" + std::to_string(i) + std::to_string(j) + "_");
+      store = replace_all(store, "$DI", std::to_string(kTile * i));
+      store = replace_all(store, "$DJ", std::to_string(kTile * j));
+      stores += replace_all(store, "$ACC", acc);
     }
-  std::string s = kernel_text(library_text("gemm"), t);
+  std::string s(library_text("gemm"));
   s = replace_all(s, "$SHARED", std::to_string(2 * panel));
   s = replace_all(s, "$BPANEL", std::to_string(panel));
   s = replace_all(s, "$ROW", std::to_string(row));
   s = replace_all(s, "$ZERO\n", zero);
   s = replace_all(s, "$FMAS\n", fmas);
-  return replace_all(s, "$STORES\n", stores);
+  return kernel_text(replace_all(s, "$STORES\n", stores), t);
 }
 
 /// The name and text of the kernel(s) an instruction launches.
