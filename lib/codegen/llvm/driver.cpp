@@ -33,6 +33,16 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   Value *scratch = b_.CreateLoad(ptr(), b_.CreateStructGEP(abi_.worker, worker, WScratch));
   const uint64_t state_size = a_.has_barriers ? state_type_bytes() : 0;
 
+  // Whether this launch is big enough for a store to stream (its largest element size decides):
+  // a constant in the loops of blocks that go on, so that a smaller launch does not test the
+  // alignment of each chunk's store.
+  Value *launch_lanes = b_.CreateMul(b_.CreateMul(gx, gy), b_.CreateMul(dim(LGrid, 2), lanes));
+  Value *streams = b_.getFalse();
+  if (stream_size_) {
+    Value *limit = b_.CreateLoad(i64(), b_.CreateStructGEP(abi_.launch, launch, LStreamBytes));
+    streams = launch_streams(limit, launch_lanes, *stream_size_);
+  }
+
   BasicBlock *entry = b_.GetInsertBlock();
   BasicBlock *block_head = BasicBlock::Create(c_, "block", f);
   BasicBlock *block_body = BasicBlock::Create(c_, "block.body", f);
@@ -54,9 +64,8 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
 
   // A block of whole chunks has only full chunks (the chunk function's block_whole_).
   Value *whole = b_.CreateICmpEQ(b_.CreateURem(lanes, u64c(w_)), u64c(0), "block.whole");
-  auto call_chunk = [&](Value *c, Value *state, Value *is_whole) {
-    return b_.CreateCall(
-        chunk, {launch, worker, b, bx, by, bz, b_.CreateTrunc(c, i32()), state, is_whole});
+  auto call_chunk = [&](Value *c, Value *state, Value *is_whole, Value *goes_on, Value *may) {
+    return b_.CreateCall(chunk, {launch, worker, b, bx, by, bz, c, state, is_whole, goes_on, may});
   };
   auto fail = [&](Value *kind, Value *inst, Value *lane) {
     Value *err = b_.CreateStructGEP(abi_.worker, worker, WError);
@@ -74,39 +83,75 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
 
   if (!a_.has_barriers) {
     // Every chunk of the block runs to completion in turn. In a small kernel, blocks of whole
-    // chunks take a loop of their own, in which the inlined chunk knows that every chunk is
-    // full: no test per chunk for it.
+    // chunks take loops of their own, in which the inlined chunk knows that every chunk is
+    // full, whether the launch streams, and, once a chunk has returned kChunkGoesOn, that the
+    // block goes on past the first block's bound check: no test per chunk for any of them.
     BasicBlock *next = BasicBlock::Create(c_, "block.next", f);
-    auto chunk_loop = [&](Value *is_whole) {
+    // Chunks [from, chunks); a chunk that returns kChunkGoesOn sends the rest to `goes_on_at`
+    // (a block starting with the phi of the next chunk), if given.
+    auto chunk_loop = [&](Value *from, Value *is_whole, Value *goes_on, Value *may,
+                          llvm::PHINode *goes_on_at) {
       BasicBlock *pre = b_.GetInsertBlock();
       BasicBlock *head = BasicBlock::Create(c_, "chunk", f);
       BasicBlock *run = BasicBlock::Create(c_, "chunk.run", f);
       BasicBlock *ok = BasicBlock::Create(c_, "chunk.ok", f);
       BasicBlock *bad = BasicBlock::Create(c_, "chunk.failed", f);
+      // Counted from 0 to the number of chunks left, so that LLVM knows the trip count (and
+      // unrolls a small body) when `from` is not a constant.
+      Value *left = b_.CreateSub(chunks, from, "chunks.left");
       b_.CreateBr(head);
       b_.SetInsertPoint(head);
-      auto *c = b_.CreatePHI(i64(), 2, "chunk");
-      c->addIncoming(u64c(0), pre);
-      b_.CreateCondBr(b_.CreateICmpULT(c, chunks), run, next);
+      auto *i = b_.CreatePHI(i64(), 2, "chunk.count");
+      i->addIncoming(u64c(0), pre);
+      b_.CreateCondBr(b_.CreateICmpULT(i, left), run, next);
       b_.SetInsertPoint(run);
-      Value *r = call_chunk(c, llvm::ConstantPointerNull::get(ptr()), is_whole);
-      b_.CreateCondBr(b_.CreateICmpEQ(r, b_.getInt32(0)), ok, bad);
+      Value *c = b_.CreateAdd(from, i, "chunk", true, true);
+      Value *r = call_chunk(c, llvm::ConstantPointerNull::get(ptr()), is_whole, goes_on, may);
+      b_.CreateCondBr(b_.CreateICmpSLT(r, b_.getInt32(0)), bad, ok);
       b_.SetInsertPoint(bad);
       b_.CreateRet(r);
       b_.SetInsertPoint(ok);
-      c->addIncoming(b_.CreateAdd(c, u64c(1)), ok);
+      Value *c1 = b_.CreateAdd(c, u64c(1), "", true, true);
+      if (goes_on_at) {
+        BasicBlock *same = BasicBlock::Create(c_, "chunk.same", f);
+        b_.CreateCondBr(b_.CreateICmpEQ(r, b_.getInt32(kChunkGoesOn)), goes_on_at->getParent(),
+                        same);
+        goes_on_at->addIncoming(c1, ok);
+        b_.SetInsertPoint(same);
+      }
+      i->addIncoming(b_.CreateAdd(i, u64c(1), "", true, true), b_.GetInsertBlock());
       b_.CreateBr(head);
+    };
+    // Chunks [from, chunks) of a block of whole chunks, with a loop per streaming decision.
+    auto whole_loops = [&](Value *from, Value *goes_on) {
+      if (!stream_size_) return chunk_loop(from, b_.getTrue(), goes_on, b_.getFalse(), nullptr);
+      BasicBlock *cached = BasicBlock::Create(c_, "whole.cached", f);
+      BasicBlock *streamed = BasicBlock::Create(c_, "whole.streamed", f);
+      b_.CreateCondBr(streams, streamed, cached);
+      b_.SetInsertPoint(cached);
+      chunk_loop(from, b_.getTrue(), goes_on, b_.getFalse(), nullptr);
+      b_.SetInsertPoint(streamed);
+      chunk_loop(from, b_.getTrue(), goes_on, b_.getTrue(), nullptr);
     };
     if (k_.insts.size() <= kMaxWholeBlockLoop) {
       BasicBlock *whole_loop = BasicBlock::Create(c_, "block.whole", f);
       BasicBlock *part_loop = BasicBlock::Create(c_, "block.part", f);
       b_.CreateCondBr(whole, whole_loop, part_loop);
       b_.SetInsertPoint(whole_loop);
-      chunk_loop(b_.getTrue());
+      if (has_goes_on_check_) {
+        BasicBlock *goes_on = BasicBlock::Create(c_, "block.goes.on", f);
+        b_.SetInsertPoint(goes_on);
+        auto *from = b_.CreatePHI(i64(), 2, "chunk.from");
+        whole_loops(from, b_.getTrue());
+        b_.SetInsertPoint(whole_loop);
+        chunk_loop(u64c(0), b_.getTrue(), b_.getFalse(), streams, from);
+      } else {
+        whole_loops(u64c(0), b_.getFalse());
+      }
       b_.SetInsertPoint(part_loop);
-      chunk_loop(b_.getFalse());
+      chunk_loop(u64c(0), b_.getFalse(), b_.getFalse(), streams, nullptr);
     } else {
-      chunk_loop(whole);
+      chunk_loop(u64c(0), whole, b_.getFalse(), streams, nullptr);
     }
     b_.SetInsertPoint(next);
     b->addIncoming(next_block, next);
@@ -126,7 +171,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     BasicBlock *next = BasicBlock::Create(c_, "block.next", f);
     b_.CreateBr(phase);
     b_.SetInsertPoint(phase);
-    Value *r0 = call_chunk(u64c(0), scratch, whole);
+    Value *r0 = call_chunk(u64c(0), scratch, whole, b_.getFalse(), streams);
     b_.CreateCondBr(b_.CreateICmpSLT(r0, b_.getInt32(0)), bad, first_ok);
     b_.SetInsertPoint(bad);
     auto *failed = b_.CreatePHI(i32(), 2);
@@ -139,8 +184,8 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     c->addIncoming(u64c(1), first_ok);
     b_.CreateCondBr(b_.CreateICmpULT(c, chunks), run, end_phase);
     b_.SetInsertPoint(run);
-    Value *r =
-        call_chunk(c, b_.CreateGEP(i8(), scratch, {b_.CreateMul(c, u64c(state_size))}), whole);
+    Value *state = b_.CreateGEP(i8(), scratch, {b_.CreateMul(c, u64c(state_size))});
+    Value *r = call_chunk(c, state, whole, b_.getFalse(), streams);
     BasicBlock *run_tail = b_.GetInsertBlock();
     BasicBlock *check = BasicBlock::Create(c_, "phase.check", f);
     b_.CreateCondBr(b_.CreateICmpSLT(r, b_.getInt32(0)), bad, check);
@@ -174,12 +219,9 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   if (stream_size_) {
     // Non-temporal stores are weakly ordered: fence them before the runtime learns that these
     // blocks are done, when this launch is big enough for any store to have streamed.
-    Value *limit = b_.CreateLoad(i64(), b_.CreateStructGEP(abi_.launch, launch, LStreamBytes));
-    Value *launch_lanes = b_.CreateMul(b_.CreateMul(gx, gy), b_.CreateMul(dim(LGrid, 2), lanes));
-    Value *streamed = launch_streams(limit, launch_lanes, *stream_size_);
     BasicBlock *fence = BasicBlock::Create(c_, "sfence", f);
     BasicBlock *ret = BasicBlock::Create(c_, "return", f);
-    b_.CreateCondBr(streamed, fence, ret);
+    b_.CreateCondBr(streams, fence, ret);
     b_.SetInsertPoint(fence);
     b_.CreateIntrinsic(llvm::Intrinsic::x86_sse_sfence, {}, {});
     b_.CreateBr(ret);

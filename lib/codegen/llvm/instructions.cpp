@@ -156,6 +156,11 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
         ends.block_value = at(first);
         ends.block_agrees =
             b_.CreateAnd(block_whole_, b_.CreateICmpEQ(ends.block_value, at(last)), "block.agrees");
+        const isa::Operand &other = ops[3 - grows];
+        ends.once_per_chunk = first_block_once_ && !a_.has_barriers && a_.block_of[cur_] == 0 &&
+                              (other.kind == isa::OperandKind::Imm ||
+                               (other.kind == isa::OperandKind::Reg &&
+                                same_in_every_chunk({false, other.index, t}, cur_)));
       }
       ends_of_pred_[ops[0].index] = ends;
     }

@@ -83,7 +83,7 @@ auto KernelLowering::set_location(const Instruction &inst) -> void {
 
 auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
   auto *fty = llvm::FunctionType::get(
-      i32(), {ptr(), ptr(), i64(), i32(), i32(), i32(), i32(), ptr(), i1()}, false);
+      i32(), {ptr(), ptr(), i64(), i32(), i32(), i32(), i64(), ptr(), i1(), i1(), i1()}, false);
   fn_ = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, name, m_);
   if (!a_.has_barriers) fn_->addFnAttr(llvm::Attribute::AlwaysInline);
   fn_->addParamAttr(0, llvm::Attribute::NoAlias);
@@ -95,14 +95,18 @@ auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
   bx_ = arg++;
   by_ = arg++;
   bz_ = arg++;
-  chunk_ = arg++;
+  chunk64_ = arg++;
   state_ = arg++;
   block_whole_ = arg++;
+  block_goes_on_ = arg++;
+  may_stream_ = arg++;
 
   entry_ = BasicBlock::Create(c_, "entry", fn_);
   b_.SetInsertPoint(entry_);
   attach_subprogram(fn_);
   create_allocas();
+  // A block has at most 2^30 lanes (the runtime refuses more): the chunk number fits in 32 bits.
+  chunk_ = b_.CreateTrunc(chunk64_, i32(), "chunk", /*IsNUW=*/true, /*IsNSW=*/true);
   emit_specials();
 
   dispatch_ = BasicBlock::Create(c_, "dispatch", fn_);
@@ -111,6 +115,9 @@ auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
     bbs_.push_back(BasicBlock::Create(c_, "b" + std::to_string(a_.order[r]), fn_));
   bb_of_.resize(a_.blocks.size());
   for (uint32_t r = 0; r < a_.order.size(); ++r) bb_of_[a_.order[r]] = bbs_[r];
+  first_block_once_ = std::ranges::none_of(a_.blocks, [](const opt::LaneBlock &bb) {
+    return std::ranges::find(bb.succs, 0u) != bb.succs.end();
+  });
   plan_predication();
   full_bb_.assign(a_.blocks.size(), nullptr);
   for (uint32_t r = 0; r < a_.order.size(); ++r)
@@ -132,6 +139,8 @@ auto KernelLowering::create_allocas() -> void {
     slots_[s] = {slot, uni};
   }
   pc_ = b_.CreateAlloca(vec(i32()), nullptr, "pc");
+  goes_on_ = b_.CreateAlloca(i32(), nullptr, "block.goes.on");
+  b_.CreateStore(u32c(0), goes_on_);
   mask_ = b_.CreateAlloca(vec(i1()), nullptr, "mask");
   branch_mask_ = b_.CreateAlloca(vec(i1()), nullptr, "branch.mask");
   if (a_.has_calls) {
@@ -175,7 +184,8 @@ auto KernelLowering::emit_specials() -> void {
   // block is one row or its rows are whole runs.
   rows_whole_ = b_.CreateOr(b_.CreateICmpEQ(b_.CreateMul(bdy_, bdz_), u32c(1)),
                             b_.CreateICmpEQ(b_.CreateURem(bdx_, u32c(w_)), u32c(0)), "rows.whole");
-  lane_lin_ = b_.CreateAdd(splat(b_.CreateMul(chunk_, u32c(w_))), iota32(), "lane.linear");
+  // A block has at most 2^30 lanes (the runtime refuses more), so no lane's number wraps.
+  lane_lin_ = b_.CreateAdd(splat(chunk_first_lane()), iota32(), "lane.linear", true, true);
   valid_ = b_.CreateICmpULT(lane_lin_, splat(lanes_), "valid");
   // A block of whole chunks (block_whole_, from the driver, which runs such blocks in a loop
   // of its own where it is a constant) has only full chunks.
@@ -227,7 +237,8 @@ auto KernelLowering::special(Special s) -> V {
   case Special::GdimY: return {gy_, true};
   case Special::GdimZ: return {gz_, true};
   case Special::Gid: { // the chunk's first id in scalar arithmetic, then one vector add
-    Value *first = b_.CreateAdd(block_first_gid(), z64(b_.CreateMul(chunk_, u32c(w_))));
+    Value *lane = b_.CreateMul(chunk64_, u64c(w_), "chunk.first", true, true);
+    Value *first = b_.CreateAdd(block_first_gid(), lane);
     return {b_.CreateAdd(splat(first), iota64(1)), false};
   }
   case Special::GidX: return {gid_axis(bx_, bdx_, lx_), false};
@@ -239,6 +250,10 @@ auto KernelLowering::special(Special s) -> V {
   }
   }
   throw LoweringError("unknown special register");
+}
+
+auto KernelLowering::chunk_first_lane() -> Value * {
+  return b_.CreateMul(chunk_, u32c(w_), "chunk.first", true, true);
 }
 
 auto KernelLowering::gid_axis(Value *block, Value *dim, Value *lane) -> Value * {
@@ -344,7 +359,7 @@ auto KernelLowering::emit_dispatcher() -> void {
   BasicBlock *pick = BasicBlock::Create(c_, "pick", fn_);
   b_.CreateCondBr(b_.CreateICmpEQ(next, u32c(kExitPc)), finished, pick);
   b_.SetInsertPoint(finished);
-  b_.CreateRet(u32c(0));
+  finish();
   b_.SetInsertPoint(pick);
   if (a_.has_barriers) {
     BasicBlock *suspend = BasicBlock::Create(c_, "suspend", fn_);
@@ -545,10 +560,8 @@ auto KernelLowering::emit_block(uint32_t block) -> void {
     BasicBlock *part = BasicBlock::Create(c_, "part", fn_);
     // The kernel's first block, when no branch returns to it, starts with the chunk's valid
     // lanes: whether all are valid is a scalar comparison.
-    bool reentered = false;
-    for (const auto &other : a_.blocks)
-      for (uint32_t s : other.succs) reentered = reentered || s == block;
-    Value *all_live = block == 0 && !reentered ? chunk_full_ : b_.CreateAndReduce(lane_mask());
+    Value *all_live =
+        block == 0 && first_block_once_ ? chunk_full_ : b_.CreateAndReduce(lane_mask());
     b_.CreateCondBr(all_live, full, part);
     b_.SetInsertPoint(full);
     full_chunk_ = true;
@@ -614,7 +627,7 @@ auto KernelLowering::jump(uint32_t target) -> void {
     return;
   }
   if (!divergent_ && !a_.has_barriers && !a_.has_calls && a_.exits_at(k_, target)) {
-    b_.CreateRet(u32c(0)); // every live lane of the chunk is here, and all finish
+    finish(); // every live lane of the chunk is here, and all finish
     return;
   }
   // From a full chunk's copy, with every lane still live: straight to the target's copy.
@@ -641,6 +654,37 @@ auto KernelLowering::monotone_in_chunk(const Instruction &set) const -> bool {
   };
   auto uniform = [](const std::optional<opt::LaneStep> &s) { return s && !s->id; };
   return (grows(step(1)) && uniform(step(2))) || (uniform(step(1)) && grows(step(2)));
+}
+
+auto KernelLowering::same_in_every_chunk(const isa::RegAccess &use, uint32_t at) -> bool {
+  if (!use.pred && isa::is_special(use.reg))
+    return !isa::special_varies_in_block(isa::reg_special(use.reg));
+  std::vector<isa::RegAccess> found;
+  for (uint32_t i = at; i-- > a_.blocks[0].begin;) {
+    found.clear();
+    isa::instruction_defs(k_.insts[i], found);
+    if (std::ranges::any_of(
+            found, [&](const isa::RegAccess &d) { return isa::slot_of(d) == isa::slot_of(use); }))
+      return defines_same_in_every_chunk(i);
+  }
+  return false; // read before the first block writes it
+}
+
+auto KernelLowering::defines_same_in_every_chunk(uint32_t i) -> bool {
+  // Each definition is looked at once (a chain of definitions that each read the one before
+  // twice would otherwise be walked once per path).
+  if (auto it = same_in_every_chunk_.find(i); it != same_in_every_chunk_.end()) return it->second;
+  const Instruction &def = k_.insts[i];
+  bool same = def.info().pure();
+  std::vector<isa::RegAccess> uses;
+  isa::instruction_uses(def, uses);
+  for (const isa::RegAccess &u : uses) same = same && same_in_every_chunk(u, i);
+  same_in_every_chunk_[i] = same;
+  return same;
+}
+
+auto KernelLowering::finish() -> void {
+  b_.CreateRet(a_.has_barriers ? u32c(0) : b_.CreateLoad(i32(), goes_on_));
 }
 
 auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optional<Ends> ends)
@@ -677,6 +721,19 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
     // Every lane of the chunk is live: when the ends agree, so do all, with no vector test.
     BasicBlock *all_taken = BasicBlock::Create(c_, "ends.taken", fn_);
     BasicBlock *all_other = BasicBlock::Create(c_, "ends.other", fn_);
+    if (ends->once_per_chunk && a_.block_of[cur_] == 0 &&
+        a_.exits_at(k_, taken) != a_.exits_at(k_, other)) {
+      // The bound check of the kernel's first block (driver.cpp): when the whole block goes
+      // on past it, the chunk says so, and the driver runs the block's other chunks with
+      // block_goes_on_, which takes the way on with no test.
+      const bool on_taken = !a_.exits_at(k_, taken);
+      Value *value = on_taken ? ends->block_value : b_.CreateNot(ends->block_value);
+      b_.CreateStore(b_.CreateZExt(b_.CreateAnd(ends->block_agrees, value), i32()), goes_on_);
+      has_goes_on_check_ = true;
+      BasicBlock *test = BasicBlock::Create(c_, "ends.test", fn_);
+      b_.CreateCondBr(block_goes_on_, on_taken ? all_taken : all_other, test);
+      b_.SetInsertPoint(test);
+    }
     if (ends->block_agrees) {
       // When the whole block agrees, the chunk's ends need not be looked at.
       BasicBlock *whole = BasicBlock::Create(c_, "ends.block", fn_);
@@ -718,7 +775,7 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
     b_.CreateCondBr(b_.CreateOrReduce(staying), bb_of(next), none);
     b_.SetInsertPoint(none);
     if (!a_.has_barriers && !a_.has_calls)
-      b_.CreateRet(u32c(0));
+      finish();
     else
       b_.CreateBr(dispatch_);
     return;

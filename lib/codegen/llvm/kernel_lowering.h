@@ -53,6 +53,9 @@ enum WorkerField { WShared, WSharedSize, WScratch, WScratchSize, WError };
 
 inline constexpr uint32_t kExitPc = 0x7fffffff;  // a lane that has finished
 inline constexpr uint32_t kParkBit = 0x40000000; // a lane waiting at a barrier
+/// A chunk of a kernel without barriers returns this (and not 0) when every lane of its block
+/// goes on past the first block's bound check (KernelLowering::finish).
+inline constexpr int32_t kChunkGoesOn = 1;
 inline constexpr uint32_t kMaxCallDepth = 64;
 
 /// A value that is either uniform (a scalar) or one element per lane (a vector).
@@ -254,17 +257,37 @@ private:
     /// every lane of the block does, in every chunk), and the condition there. Neither
     /// changes from chunk to chunk: LLVM hoists them out of the chunk loop.
     Value *block_agrees = nullptr, *block_value = nullptr;
+    /// The comparison is in the kernel's first block, which runs once per chunk, and its other
+    /// operand has the same value in every chunk of a block (same_in_every_chunk): the
+    /// block's decision there holds for all of its chunks.
+    bool once_per_chunk = false;
 
     /// The ends of the negated condition.
     Ends negated(llvm::IRBuilder<> &b) const {
-      return {b.CreateNot(first), b.CreateNot(last), ordered, block_agrees,
-              block_value ? b.CreateNot(block_value) : nullptr};
+      return {b.CreateNot(first),
+              b.CreateNot(last),
+              ordered,
+              block_agrees,
+              block_value ? b.CreateNot(block_value) : nullptr,
+              once_per_chunk};
     }
   };
 
   /// Whether `set` compares a value that grows with %gid across a chunk against a uniform
   /// one by an ordering, so that its lanes' results change at most once along the chunk.
   bool monotone_in_chunk(const Instruction &set) const;
+  /// The chunk's first lane in the block: chunk * w, which does not wrap (at most 2^30 lanes).
+  Value *chunk_first_lane();
+  /// Whether `use`, read by instruction `at` of the kernel's first block, has the same value
+  /// in every chunk of a block: a block-level special register, or a register that the first
+  /// block computes before `at` by pure instructions from such values, parameters and
+  /// literals (so no load, which another chunk's store could change).
+  bool same_in_every_chunk(const isa::RegAccess &use, uint32_t at);
+  /// Whether instruction `i` of the first block is pure and reads only such values.
+  bool defines_same_in_every_chunk(uint32_t i);
+  /// Returns from the chunk: every lane has finished. For a kernel without barriers, the
+  /// value says whether the block goes on past its first block's bound check (goes_on_).
+  void finish();
 
   /// Active lanes with `cond` go to `taken`, the others to `other`. `ends` (in a full chunk):
   /// the condition in the first and last lanes, which decide whether the lanes agree.
@@ -432,18 +455,28 @@ private:
 
   llvm::Function *fn_ = nullptr;
   Value *launch_ = nullptr, *worker_ = nullptr, *block_linear_ = nullptr;
-  Value *bx_ = nullptr, *by_ = nullptr, *bz_ = nullptr, *chunk_ = nullptr, *state_ = nullptr;
+  Value *bx_ = nullptr, *by_ = nullptr, *bz_ = nullptr, *state_ = nullptr;
+  Value *chunk64_ = nullptr, *chunk_ = nullptr; ///< the chunk's number in the block, and in i32
   Value *gx_ = nullptr, *gy_ = nullptr, *gz_ = nullptr, *bdx_ = nullptr, *bdy_ = nullptr,
         *bdz_ = nullptr, *lanes_ = nullptr;
   Value *rows_whole_ = nullptr;
   Value *stream_bytes_ = nullptr; ///< hg_cpu_launch.stream_bytes
-  /// The smallest element size of a store that may stream (for the driver's sfence).
+  /// The largest element size of a store that may stream: a launch of lanes * size bytes or
+  /// more may stream some store (the driver's may_stream_ and sfence).
   std::optional<uint64_t> stream_size_;
   /// A store streams only if its vector is a multiple of this (and it is aligned to the whole
   /// vector, up to 64 bytes).
   static constexpr uint64_t kStreamAlign = 16;
   Value *chunk_full_ = nullptr;  ///< every lane of this chunk is in the block
   Value *block_whole_ = nullptr; ///< the block's lanes are a whole number of chunks
+  /// The driver knows that every lane of the block goes on past the first block's bound check
+  /// (an earlier chunk of the block returned kChunkGoesOn).
+  Value *block_goes_on_ = nullptr;
+  /// The driver's decision that this launch is big enough for a store to stream (a constant
+  /// in its loops for blocks that go on).
+  Value *may_stream_ = nullptr;
+  /// 1 once the first block's bound check found that the whole block goes on past it.
+  llvm::AllocaInst *goes_on_ = nullptr;
   Value *lane_lin_ = nullptr, *valid_ = nullptr, *lx_ = nullptr, *ly_ = nullptr, *lz_ = nullptr;
   BasicBlock *entry_ = nullptr, *body_entry_ = nullptr, *dispatch_ = nullptr, *exit_all_ = nullptr;
   std::vector<BasicBlock *> bbs_, bb_of_;
@@ -458,10 +491,13 @@ private:
   uint64_t pool_bytes_ = 0;
   uint32_t state_bytes_ = 0;
   bool divergent_ = false;
-  bool full_chunk_ = false; ///< emitting a block's copy for chunks whose lanes are all live
-  std::map<unsigned, Ends> ends_of_pred_; ///< full chunk: predicates whose ends decide
-  uint32_t versioned_ = 0;                ///< instructions emitted twice so far
-  std::vector<BasicBlock *> full_bb_;     ///< per block: the entry of its full-chunk copy, if any
+  bool full_chunk_ = false;        ///< emitting a block's copy for chunks whose lanes are all live
+  bool first_block_once_ = false;  ///< no branch returns to the kernel's first block
+  bool has_goes_on_check_ = false; ///< the chunk may return kChunkGoesOn
+  std::map<uint32_t, bool> same_in_every_chunk_; ///< defines_same_in_every_chunk's answers
+  std::map<unsigned, Ends> ends_of_pred_;        ///< full chunk: predicates whose ends decide
+  uint32_t versioned_ = 0;                       ///< instructions emitted twice so far
+  std::vector<BasicBlock *> full_bb_; ///< per block: the entry of its full-chunk copy, if any
   static constexpr uint32_t kMaxVersioned = 2048;
   /// Kernels of at most this many instructions get a second chunk loop in the driver for
   /// blocks of whole chunks (the chunk is inlined in both; larger kernels keep one copy).

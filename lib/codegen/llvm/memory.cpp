@@ -205,26 +205,49 @@ auto KernelLowering::store(Type t, const Access &acc, V v, bool streams) -> void
 }
 
 auto KernelLowering::store_maybe_streaming(Value *val, Value *p0, uint64_t size) -> void {
-  Value *big = launch_streams(stream_bytes_, launch_lanes(), size);
-  // Aligned to the whole vector (up to a cache line), so that one movntps writes it: at 16
-  // bytes, a 32- or 64-byte vector would go out as two or four 16-byte stores.
-  const uint64_t align = std::min<uint64_t>(std::bit_floor(w_ * size), 64);
-  Value *aligned =
-      b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(p0, i64()), u64c(align - 1)), u64c(0));
-  BasicBlock *stream = BasicBlock::Create(c_, "st.stream", fn_);
+  Value *big = b_.CreateAnd(may_stream_, launch_streams(stream_bytes_, launch_lanes(), size));
+  // Aligned to the whole vector (up to a cache line), one movntps writes it; aligned to 16
+  // bytes only, it goes out as 16-byte movntps. malloc returns large blocks 16 bytes past a
+  // page, so most big arrays are aligned to 16 bytes and no more.
+  const uint64_t bytes = w_ * size, align = std::min<uint64_t>(std::bit_floor(bytes), 64);
+  Value *address = b_.CreatePtrToInt(p0, i64());
+  auto aligned_to = [&](uint64_t a) {
+    return b_.CreateICmpEQ(b_.CreateAnd(address, u64c(a - 1)), u64c(0));
+  };
+  auto stream = [&](Value *v, Value *p, uint64_t a) {
+    llvm::StoreInst *nt = b_.CreateAlignedStore(v, p, llvm::Align(a));
+    nt->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                    llvm::MDNode::get(c_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+  };
+  BasicBlock *streams = BasicBlock::Create(c_, "st.stream", fn_);
   BasicBlock *cached = BasicBlock::Create(c_, "st.cached", fn_);
   BasicBlock *done = BasicBlock::Create(c_, "st.done", fn_);
-  b_.CreateCondBr(b_.CreateAnd(big, aligned), stream, cached);
-  b_.SetInsertPoint(stream);
-  llvm::StoreInst *nt = b_.CreateAlignedStore(val, p0, llvm::Align(align));
-  nt->setMetadata(llvm::LLVMContext::MD_nontemporal,
-                  llvm::MDNode::get(c_, {llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+  b_.CreateCondBr(b_.CreateAnd(big, aligned_to(kStreamAlign)), streams, cached);
+  b_.SetInsertPoint(streams);
+  if (align > kStreamAlign) {
+    BasicBlock *whole = BasicBlock::Create(c_, "st.stream.whole", fn_);
+    BasicBlock *pieces = BasicBlock::Create(c_, "st.stream.pieces", fn_);
+    b_.CreateCondBr(aligned_to(align), whole, pieces);
+    b_.SetInsertPoint(whole);
+    stream(val, p0, align);
+    b_.CreateBr(done);
+    b_.SetInsertPoint(pieces);
+    const unsigned per = static_cast<unsigned>(kStreamAlign / size);
+    for (unsigned first = 0; first < w_; first += per) {
+      llvm::SmallVector<int, 16> lanes;
+      for (unsigned l = first; l < first + per; ++l) lanes.push_back(static_cast<int>(l));
+      stream(b_.CreateShuffleVector(val, lanes), b_.CreateConstGEP1_64(i8(), p0, first * size),
+             kStreamAlign);
+    }
+  } else {
+    stream(val, p0, align);
+  }
   b_.CreateBr(done);
   b_.SetInsertPoint(cached);
   b_.CreateAlignedStore(val, p0, llvm::Align(1));
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
-  stream_size_ = std::min(stream_size_.value_or(size), size);
+  stream_size_ = std::max(stream_size_.value_or(size), size);
 }
 
 auto KernelLowering::launch_streams(Value *limit, Value *lanes, uint64_t size) -> Value * {

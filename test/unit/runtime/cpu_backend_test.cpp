@@ -102,16 +102,20 @@ bool has_v4() {
          runtime::cpu_has_feature("avx512dq") && runtime::cpu_has_feature("avx512vl");
 }
 
-std::vector<float> run_vector_add(Backend &b, ModuleHandle m, uint32_t n) {
+/// c = a + b with a[i] = b[i] = i; c bound `c_offset` bytes into its buffer (which is
+/// 64-byte aligned), so that its stores start at that alignment.
+std::vector<float> run_vector_add(Backend &b, ModuleHandle m, uint32_t n, uint32_t c_offset = 0) {
   std::vector<float> a(n), c(n);
   for (uint32_t i = 0; i < n; ++i) a[i] = static_cast<float>(i);
-  auto ba = b.allocate_buffer(n * 4), bb = b.allocate_buffer(n * 4), bc = b.allocate_buffer(n * 4);
+  auto ba = b.allocate_buffer(n * 4), bb = b.allocate_buffer(n * 4);
+  auto bc = b.allocate_buffer(n * 4 + c_offset);
   b.write<float>(ba, a);
   b.write<float>(bb, a);
-  KernelArg args[] = {KernelArg::buffer(ba), KernelArg::buffer(bb), KernelArg::buffer(bc),
-                      KernelArg::u32(n)};
+  KernelArg args[] = {KernelArg::buffer(ba), KernelArg::buffer(bb),
+                      KernelArg::buffer(bc, c_offset, n * 4), KernelArg::u32(n)};
   b.launch(m, "vector_add", LaunchConfig::linear(n, 64), args);
   c = b.read<float>(bc);
+  c.erase(c.begin(), c.begin() + c_offset / 4);
   b.free_buffer(ba);
   b.free_buffer(bb);
   b.free_buffer(bc);
@@ -334,9 +338,11 @@ TEST(CpuModules, ConcurrentLaunchesFromManyThreads) {
 }
 
 TEST(CpuModules, StreamingStoresWriteEveryElementAtEveryLevel) {
-  // A threshold of one byte makes every full chunk's store to c (which vector_add only writes,
-  // into 64-byte aligned buffers) non-temporal; the chunk that straddles n stays masked. 0
-  // turns streaming off, and 2^40 bytes is more than any of these launches writes.
+  // A threshold of one byte makes every full chunk's store to c (which vector_add only writes)
+  // non-temporal; the chunk that straddles n stays masked. 0 turns streaming off, and 2^40
+  // bytes is more than any of these launches writes. c starts 0, 16, 32 or 4 bytes past a
+  // 64-byte boundary: one movntps per chunk where it is aligned to the whole vector, 16-byte
+  // pieces where it is aligned to 16 bytes only, plain stores where it is not.
   struct StreamGuard {
     ~StreamGuard() { runtime::set_cpu_stream_bytes(std::nullopt); }
   } restore;
@@ -352,12 +358,14 @@ TEST(CpuModules, StreamingStoresWriteEveryElementAtEveryLevel) {
       runtime::set_cpu_stream_bytes(threshold);
       EXPECT_EQ(runtime::cpu_stream_bytes(), threshold);
       auto m = b->load_module(path);
-      for (uint32_t n : {1u, 16u, 1000u, 100003u}) {
-        auto c = run_vector_add(*b, m, n);
-        uint32_t bad = 0;
-        for (uint32_t k = 0; k < n; ++k) bad += c[k] != 2.0f * static_cast<float>(k);
-        EXPECT_EQ(bad, 0u) << level << ", threshold " << threshold << ", n = " << n;
-      }
+      for (uint32_t n : {1u, 16u, 1000u, 100003u})
+        for (uint32_t offset : {0u, 16u, 32u, 4u}) {
+          auto c = run_vector_add(*b, m, n, offset);
+          uint32_t bad = 0;
+          for (uint32_t k = 0; k < n; ++k) bad += c[k] != 2.0f * static_cast<float>(k);
+          EXPECT_EQ(bad, 0u) << level << ", threshold " << threshold << ", n = " << n << ", offset "
+                             << offset;
+        }
       b->unload_module(m);
     }
   runtime::set_cpu_stream_bytes(std::nullopt);
