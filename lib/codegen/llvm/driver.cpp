@@ -84,8 +84,9 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   if (!a_.has_barriers) {
     // Every chunk of the block runs to completion in turn. In a small kernel, blocks of whole
     // chunks take loops of their own, in which the inlined chunk knows that every chunk is
-    // full, whether the launch streams, and, once a chunk has returned kChunkGoesOn, that the
-    // block goes on past the first block's bound check: no test per chunk for any of them.
+    // full, and, where the kernel's first block has a bound check that a chunk's kChunkGoesOn
+    // answers for the block, that the block goes on past it and whether the launch streams:
+    // no test per chunk for any of them.
     BasicBlock *next = BasicBlock::Create(c_, "block.next", f);
     // Chunks [from, chunks); a chunk that returns kChunkGoesOn sends the rest to `goes_on_at`
     // (a block starting with the phi of the next chunk), if given.
@@ -133,21 +134,22 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       b_.SetInsertPoint(streamed);
       chunk_loop(from, b_.getTrue(), goes_on, b_.getTrue(), nullptr);
     };
-    if (k_.insts.size() <= kMaxWholeBlockLoop) {
+    if (k_.insts.size() <= kMaxWholeBlockLoop && has_goes_on_check_) {
+      // Every block starts in one loop; a block of whole chunks whose first chunk returns
+      // kChunkGoesOn goes on in the loops of whole chunks that go on.
+      BasicBlock *goes_on = BasicBlock::Create(c_, "block.goes.on", f);
+      BasicBlock *start = b_.GetInsertBlock();
+      b_.SetInsertPoint(goes_on);
+      auto *from = b_.CreatePHI(i64(), 2, "chunk.from");
+      whole_loops(from, b_.getTrue());
+      b_.SetInsertPoint(start);
+      chunk_loop(u64c(0), whole, b_.getFalse(), streams, from);
+    } else if (k_.insts.size() <= kMaxWholeBlockLoop) {
       BasicBlock *whole_loop = BasicBlock::Create(c_, "block.whole", f);
       BasicBlock *part_loop = BasicBlock::Create(c_, "block.part", f);
       b_.CreateCondBr(whole, whole_loop, part_loop);
       b_.SetInsertPoint(whole_loop);
-      if (has_goes_on_check_) {
-        BasicBlock *goes_on = BasicBlock::Create(c_, "block.goes.on", f);
-        b_.SetInsertPoint(goes_on);
-        auto *from = b_.CreatePHI(i64(), 2, "chunk.from");
-        whole_loops(from, b_.getTrue());
-        b_.SetInsertPoint(whole_loop);
-        chunk_loop(u64c(0), b_.getTrue(), b_.getFalse(), streams, from);
-      } else {
-        whole_loops(u64c(0), b_.getFalse());
-      }
+      chunk_loop(u64c(0), b_.getTrue(), b_.getFalse(), streams, nullptr);
       b_.SetInsertPoint(part_loop);
       chunk_loop(u64c(0), b_.getFalse(), b_.getFalse(), streams, nullptr);
     } else {

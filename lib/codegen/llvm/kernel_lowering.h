@@ -499,8 +499,9 @@ private:
   uint32_t versioned_ = 0;                       ///< instructions emitted twice so far
   std::vector<BasicBlock *> full_bb_; ///< per block: the entry of its full-chunk copy, if any
   static constexpr uint32_t kMaxVersioned = 2048;
-  /// Kernels of at most this many instructions get a second chunk loop in the driver for
-  /// blocks of whole chunks (the chunk is inlined in both; larger kernels keep one copy).
+  /// Kernels of at most this many instructions get more chunk loops in the driver: for blocks
+  /// that go on past the first block's bound check (one, or two when a store may stream), or
+  /// else for blocks of whole chunks; the chunk is inlined in each, larger kernels keep one.
   static constexpr size_t kMaxWholeBlockLoop = 256;
   uint32_t cur_ = 0;
 };
