@@ -15,9 +15,11 @@ build="$root/build-bench"
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHOLOGRAM_ENABLE_BENCH=ON \
   -DHOLOGRAM_ENABLE_TESTS=OFF >/dev/null
 cmake --build "$build" --target hologram-bench hologram-gpu-bench hologram-compile-bench
+# Every CPU row the fastest of 3 repetitions, interleaved at random with the other rows: this
+# shared machine moves a row by tens of percent between runs (bench/report.py).
 "$build/bench/hologram-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
-  --benchmark_format=json --benchmark_out="$build/bench.json" --benchmark_out_format=json \
-  --benchmark_format=console
+  --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true \
+  --benchmark_out="$build/bench.json" --benchmark_out_format=json --benchmark_format=console
 # The rows that must not hide a slow level (issue 15): gemv and softmax again with the
 # dispatcher capped at each lower x86 level this CPU runs (the level is chosen once per
 # process, so each is its own run). report.py puts them in a table per level.
@@ -31,6 +33,7 @@ for level in "${levels[@]::${#levels[@]}-1}"; do
   HOLOGRAM_CPU_ISA=$level "$build/bench/hologram-bench" \
     --benchmark_filter='^(gemv|softmax_rows)/.*/hologram' \
     --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
+    --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true \
     --benchmark_out="$build/bench-$level.json" --benchmark_out_format=json \
     --benchmark_format=console
 done
