@@ -43,6 +43,11 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     streams = launch_streams(limit, launch_lanes, *stream_size_);
   }
 
+  // The first block's coordinates; later blocks count on from them (no division per block).
+  Value *first_row = b_.CreateUDiv(first, gx);
+  Value *bx0 = b_.CreateURem(first, gx), *by0 = b_.CreateURem(first_row, gy);
+  Value *bz0 = b_.CreateUDiv(first_row, gy);
+
   BasicBlock *entry = b_.GetInsertBlock();
   BasicBlock *block_head = BasicBlock::Create(c_, "block", f);
   BasicBlock *block_body = BasicBlock::Create(c_, "block.body", f);
@@ -51,16 +56,36 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   b_.SetInsertPoint(block_head);
   auto *b = b_.CreatePHI(i64(), 2, "block.linear");
   b->addIncoming(first, entry);
+  auto coordinate = [&](Value *start, const char *name) {
+    auto *phi = b_.CreatePHI(i64(), 2, name);
+    phi->addIncoming(start, entry);
+    return phi;
+  };
+  llvm::PHINode *bx64 = coordinate(bx0, "block.x"), *by64 = coordinate(by0, "block.y"),
+                *bz64 = coordinate(bz0, "block.z");
   b_.CreateCondBr(b_.CreateICmpULT(b, end), block_body, done);
 
   b_.SetInsertPoint(block_body);
-  Value *bx = b_.CreateTrunc(b_.CreateURem(b, gx), i32());
-  Value *by = b_.CreateTrunc(b_.CreateURem(b_.CreateUDiv(b, gx), gy), i32());
-  Value *bz = b_.CreateTrunc(b_.CreateUDiv(b, b_.CreateMul(gx, gy)), i32());
+  Value *bx = b_.CreateTrunc(bx64, i32()), *by = b_.CreateTrunc(by64, i32());
+  Value *bz = b_.CreateTrunc(bz64, i32());
   if (k_.shared_bytes > 0 || a_.has_barriers || uses_shared()) {
     b_.CreateMemSet(shared, b_.getInt8(0), shared_size, llvm::MaybeAlign(1));
   }
   Value *next_block = b_.CreateAdd(b, u64c(1));
+  // The next block's coordinates: x + 1, carried into y at the grid's width, and y into z.
+  auto step = [&](Value *v, Value *carry, Value *size) {
+    Value *n = b_.CreateAdd(v, b_.CreateZExt(carry, i64()));
+    Value *wraps = b_.CreateICmpEQ(n, size);
+    return std::pair{b_.CreateSelect(wraps, u64c(0), n), wraps};
+  };
+  auto [next_x, carry_x] = step(bx64, b_.getTrue(), gx);
+  auto [next_y, carry_y] = step(by64, carry_x, gy);
+  Value *next_z = b_.CreateAdd(bz64, b_.CreateZExt(carry_y, i64()));
+  auto next_coordinates = [&](BasicBlock *from) {
+    bx64->addIncoming(next_x, from);
+    by64->addIncoming(next_y, from);
+    bz64->addIncoming(next_z, from);
+  };
 
   // A block of whole chunks has only full chunks (the chunk function's block_whole_).
   Value *whole = b_.CreateICmpEQ(b_.CreateURem(lanes, u64c(w_)), u64c(0), "block.whole");
@@ -157,6 +182,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     }
     b_.SetInsertPoint(next);
     b->addIncoming(next_block, next);
+    next_coordinates(next);
     b_.CreateBr(block_head);
   } else {
     // Phases: every chunk runs until it parks at the barrier (or finishes); all must agree.
@@ -215,6 +241,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     b_.CreateCondBr(b_.CreateICmpEQ(r0, b_.getInt32(0)), next, phase);
     b_.SetInsertPoint(next);
     b->addIncoming(next_block, next);
+    next_coordinates(next);
     b_.CreateBr(block_head);
   }
   b_.SetInsertPoint(done);
