@@ -22,6 +22,19 @@ def cpu_model():
     return platform.processor() or "unknown CPU"
 
 
+def each_run(data):
+    """A benchmark's runs, its aggregates left out, in the order it registered them. Every
+    benchmark ran each row several times, interleaved at random with the other rows (this
+    shared machine moves a row by tens of percent between runs): keep_fastest keeps the
+    fastest (noise only ever adds time)."""
+    return sorted((b for b in data["benchmarks"] if b.get("run_type") != "aggregate"),
+                  key=lambda b: (b.get("family_index", 0), b.get("per_family_instance_index", 0)))
+
+
+def keep_fastest(row, key, t):
+    row[key] = min(t, row.get(key, t))
+
+
 def us(t):
     """A time in µs with enough digits for sub-microsecond rows."""
     return f"{t:.3f}" if t < 1 else f"{t:.2f}" if t < 10 else f"{t:.1f}"
@@ -70,12 +83,10 @@ def level_rows(times, bench_path):
     for path in sorted(glob.glob(os.path.join(os.path.dirname(bench_path), "bench-v*.json"))):
         level = os.path.basename(path)[len("bench-"):-len(".json")]
         with open(path) as f:
-            for b in json.load(f)["benchmarks"]:
-                if b.get("run_type") == "aggregate":
-                    continue
+            for b in each_run(json.load(f)):
                 workload, size, impl = b["name"].split("/")[:3]
-                row = per_level.setdefault((workload, size), OrderedDict())
-                row[(level, impl)] = min(b["real_time"], row.get((level, impl), b["real_time"]))
+                keep_fastest(per_level.setdefault((workload, size), OrderedDict()), (level, impl),
+                             b["real_time"])
     top = best_level()
     rows = []
     for (workload, size), impls in times.items():
@@ -122,20 +133,14 @@ def gpu_section(data):
     """The Vulkan and OpenCL rows: hologram_<backend> against the peers of that backend."""
     times = OrderedDict()
     rates = OrderedDict()
-    # Each row ran several repetitions interleaved at random with the other rows (these CPU
-    # drivers' timings move by tens of percent between runs); the fastest is kept, and the
-    # rows are listed in the order the benchmark registers them.
-    runs = sorted((b for b in data["benchmarks"] if b.get("run_type") != "aggregate"),
-                  key=lambda b: (b.get("family_index", 0), b.get("per_family_instance_index", 0)))
-    for b in runs:
+    for b in each_run(data):
         parts = b["name"].split("/")
         workload, size, impl = parts[0], parts[1], parts[2]
         if workload == "transfer":
             gbs = b.get("bytes_per_second", 0) / 1e9
             rates[(size, impl)] = max(gbs, rates.get((size, impl), gbs))
             continue
-        row = times.setdefault((workload, size), OrderedDict())
-        row[impl] = min(b["real_time"], row.get(impl, b["real_time"]))
+        keep_fastest(times.setdefault((workload, size), OrderedDict()), impl, b["real_time"])
     ctx = data["context"]
     lines = [
         "",
@@ -203,20 +208,16 @@ def compile_section(data):
     times = OrderedDict()
     small = OrderedDict()
     runtime = OrderedDict()
-    # Each row ran several repetitions interleaved at random with the other rows; the fastest
-    # is kept (the noise of a shared machine only ever adds time), in registration order.
-    for b in sorted((b for b in data["benchmarks"] if b.get("run_type") != "aggregate"),
-                    key=lambda b: b.get("family_index", 0)):
+    for b in each_run(data):
         group, what, size = b["name"].split("/")
         t = b["real_time"]
         if group == "compile_small":
-            small[(what, size)] = min(t, small.get((what, size), t))
+            keep_fastest(small, (what, size), t)
         elif group == "runtime_compile":
             best = runtime.get((what, size), (t, None))[0]
             runtime[(what, size)] = (min(t, best), b.get("time_unit", "ns"))
         else:
-            row = times.setdefault(what, OrderedDict())
-            row[int(size)] = min(t, row.get(int(size), t))
+            keep_fastest(times.setdefault(what, OrderedDict()), int(size), t)
     lines = [
         "## Compile time",
         "",
@@ -354,19 +355,14 @@ def main():
     if len(sys.argv) == 5:
         with open(sys.argv[3]) as f:
             compile_data = json.load(f)
-    # Each row ran 3 repetitions interleaved at random with the other rows (bench.sh): the
-    # fastest is kept, in the order the rows were registered.
     times = OrderedDict()
     overhead = OrderedDict()
-    for b in sorted((b for b in data["benchmarks"] if b.get("run_type") != "aggregate"),
-                    key=lambda b: b.get("family_index", 0)):
+    for b in each_run(data):
         workload, size, impl = b["name"].split("/")[:3]
-        t = b["real_time"]
         if workload == "launch_overhead":
-            overhead[(size, impl)] = min(t, overhead.get((size, impl), t))
+            keep_fastest(overhead, (size, impl), b["real_time"])
             continue
-        row = times.setdefault((workload, size), OrderedDict())
-        row[impl] = min(t, row.get(impl, t))
+        keep_fastest(times.setdefault((workload, size), OrderedDict()), impl, b["real_time"])
     ctx = data["context"]
     lines = [
         "# Performance",
