@@ -36,10 +36,10 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   // Whether this launch is big enough for a store to stream (its largest element size decides):
   // a constant in the loops of blocks that go on, so that a smaller launch does not test the
   // alignment of each chunk's store.
-  Value *launch_lanes = b_.CreateMul(b_.CreateMul(gx, gy), b_.CreateMul(dim(LGrid, 2), lanes));
   Value *streams = b_.getFalse();
   if (stream_size_) {
     Value *limit = b_.CreateLoad(i64(), b_.CreateStructGEP(abi_.launch, launch, LStreamBytes));
+    Value *launch_lanes = b_.CreateMul(b_.CreateMul(gx, gy), b_.CreateMul(dim(LGrid, 2), lanes));
     streams = launch_streams(limit, launch_lanes, *stream_size_);
   }
 
@@ -137,12 +137,11 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       b_.SetInsertPoint(bad);
       b_.CreateRet(r);
       b_.SetInsertPoint(ok);
-      Value *c1 = b_.CreateAdd(c, u64c(1), "", true, true);
       if (goes_on_at) {
+        goes_on_at->addIncoming(b_.CreateAdd(c, u64c(1), "", true, true), ok);
         BasicBlock *same = BasicBlock::Create(c_, "chunk.same", f);
         b_.CreateCondBr(b_.CreateICmpEQ(r, b_.getInt32(kChunkGoesOn)), goes_on_at->getParent(),
                         same);
-        goes_on_at->addIncoming(c1, ok);
         b_.SetInsertPoint(same);
       }
       i->addIncoming(b_.CreateAdd(i, u64c(1), "", true, true), b_.GetInsertBlock());

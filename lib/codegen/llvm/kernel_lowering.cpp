@@ -721,8 +721,7 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
     // Every lane of the chunk is live: when the ends agree, so do all, with no vector test.
     BasicBlock *all_taken = BasicBlock::Create(c_, "ends.taken", fn_);
     BasicBlock *all_other = BasicBlock::Create(c_, "ends.other", fn_);
-    if (ends->once_per_chunk && a_.block_of[cur_] == 0 &&
-        a_.exits_at(k_, taken) != a_.exits_at(k_, other)) {
+    if (ends->once_per_chunk && a_.exits_at(k_, taken) != a_.exits_at(k_, other)) {
       // The bound check of the kernel's first block (driver.cpp): when the whole block goes
       // on past it, the chunk says so, and the driver runs the block's other chunks with
       // block_goes_on_, which takes the way on with no test.

@@ -259,7 +259,8 @@ private:
     Value *block_agrees = nullptr, *block_value = nullptr;
     /// The comparison is in the kernel's first block, which runs once per chunk, and its other
     /// operand has the same value in every chunk of a block (same_in_every_chunk): the
-    /// block's decision there holds for all of its chunks.
+    /// block's decision there holds for all of its chunks. (ends_of_pred_ is per block, so
+    /// a branch that sees these ends is in the first block too.)
     bool once_per_chunk = false;
 
     /// The ends of the negated condition.
