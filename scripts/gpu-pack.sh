@@ -32,7 +32,9 @@ awk -v want=" vector_add saxpy sum softmax_rows rmsnorm_rows gemm empty " '
 rm "$out/bench/cuda_bench.hasm"
 strip -o "$out/bench/hologram-cuda-bench" "$build/bench/cuda/hologram-cuda-bench"
 cp "$root/bench/peers/cuda/peers.cu" "$out/bench/"
-loader=$(ldconfig -p | awk '/libvulkan\.so\.1 .*x86-64/ {print $NF; exit}')
+# awk reads all of ldconfig's output: leaving early would end ldconfig with SIGPIPE, which
+# pipefail turns into this script's failure.
+loader=$(ldconfig -p | awk '/libvulkan\.so\.1 .*x86-64/ && !found {print $NF; found = 1}')
 [[ -n $loader ]] && cp -L "$loader" "$out/vulkan-loader/libvulkan.so.1"
 
 cat > "$out/run.sh" <<'EOF'
