@@ -126,6 +126,17 @@ protected:
   virtual std::shared_ptr<Memory> wrap(std::span<std::byte> memory, bool &shared) = 0;
   /// DeviceInfo::view_alignment.
   [[nodiscard]] virtual uint64_t view_alignment() const = 0;
+  /// Zero-fills scratch an earlier plan gave back, before any later launch or copy reads it,
+  /// and after every earlier launch on any thread that may still use it.
+  virtual void zero_scratch(Memory &m) {
+    const std::vector<std::byte> zeros(m.size);
+    m.write(0, zeros);
+  }
+  /// Whether a lane's values stay in registers across a barrier. GPUs and lavapipe keep them;
+  /// PoCL's CPU devices run a work-group as loops over its lanes, split at each barrier, and
+  /// keep what lives across one in memory, where gemm's wide tiles (64 accumulators a lane)
+  /// ran at half the narrow ones' speed (docs/performance.md).
+  [[nodiscard]] virtual bool keeps_registers_across_barriers() const { return true; }
 
   /// The memory of a buffer argument: its buffer, or a view of it.
   std::shared_ptr<Memory> buffer_arg(const KernelArg &a) {
@@ -212,6 +223,8 @@ protected:
                           std::span<const KernelArg> args, Run &run) {
     LibraryPlan plan;
     plan.reduce_blocks = reduce_blocks();
+    plan.compute_units = compute_units();
+    plan.wide_gemm = keeps_registers_across_barriers();
     if (auto st = plan_library_op(hp.kernel, inst, reg, plan); !st)
       throw Error(st.code(), st.message());
     for (const auto &e : plan.extents) {
@@ -265,15 +278,18 @@ protected:
   /// that a large GPU has a block on every unit many times over (loads in flight are what
   /// such a reduction waits for), at least kMinReduceBlocks.
   uint32_t reduce_blocks() {
-    uint32_t blocks = reduce_blocks_.load(std::memory_order_relaxed);
-    if (blocks == 0) {
-      const uint64_t units = device_info().compute_units;
-      blocks = static_cast<uint32_t>(
-          std::clamp<uint64_t>(units * codegen::spirv_library::kReduceBlocksPerUnit,
-                               codegen::spirv_library::kMinReduceBlocks, uint64_t{1} << 16));
-      reduce_blocks_.store(blocks, std::memory_order_relaxed);
+    return static_cast<uint32_t>(
+        std::clamp<uint64_t>(compute_units() * codegen::spirv_library::kReduceBlocksPerUnit,
+                             codegen::spirv_library::kMinReduceBlocks, uint64_t{1} << 16));
+  }
+  /// DeviceInfo::compute_units, asked of the device once.
+  uint64_t compute_units() {
+    uint64_t units = compute_units_.load(std::memory_order_relaxed);
+    if (units == 0) {
+      units = std::max<uint64_t>(1, device_info().compute_units);
+      compute_units_.store(units, std::memory_order_relaxed);
     }
-    return blocks;
+    return units;
   }
 
   /// Scratch of `bytes` zero-filled bytes for a library plan, as a buffer: memory an earlier
@@ -288,8 +304,7 @@ protected:
       }
     }
     if (m) {
-      const std::vector<std::byte> zeros(bytes);
-      m->write(0, zeros);
+      zero_scratch(*m);
     } else {
       m = allocate(bytes, "library scratch");
     }
@@ -329,7 +344,7 @@ private:
   /// memory for each whole-launch instruction costs more than the small kernels it feeds.
   static constexpr uint64_t kCachedScratchBytes = uint64_t{1} << 20;
   static constexpr size_t kCachedScratches = 16;
-  std::atomic<uint32_t> reduce_blocks_{0};
+  std::atomic<uint64_t> compute_units_{0};
   std::mutex scratch_mutex_;
   std::multimap<uint64_t, std::shared_ptr<Memory>> scratch_cache_;
 };

@@ -20,7 +20,6 @@ namespace hologram::runtime {
 namespace {
 
 using namespace isa;
-using codegen::spirv_library::kGemmTile;
 using codegen::spirv_library::kMinReduceBlocks;
 using codegen::spirv_library::kRowBlock;
 using codegen::spirv_library::kTile;
@@ -139,14 +138,24 @@ struct Planner {
     need("C", extent(M, N, ldc, sc));
     need("A", extent(a_rows, a_cols, lda, sa));
     need("B", extent(b_rows, b_cols, ldb, sb));
-    uint64_t gx = ceil_div(N, kGemmTile), gy = ceil_div(M, kGemmTile);
+    // f32's wide tiles where the device allows them, once C has one for each compute unit:
+    // fewer would leave units idle, where the narrow tiles, a quarter the size, still spread
+    // over them.
+    using codegen::spirv_library::kGemmNarrow;
+    using codegen::spirv_library::kGemmWide;
+    const uint64_t wide_tiles =
+        mul_sat(mul_sat(ceil_div(N, kGemmWide.tile()), ceil_div(M, kGemmWide.tile())), batch);
+    const auto shape = inst.type == Type::F32 && plan.wide_gemm && wide_tiles >= plan.compute_units
+                           ? kGemmWide
+                           : kGemmNarrow;
+    uint64_t gx = ceil_div(N, shape.tile()), gy = ceil_div(M, shape.tile());
     if (gx > UINT32_MAX || gy > UINT32_MAX || batch > UINT32_MAX)
       return fail("gemm is too large for one launch");
     LaunchConfig l;
     l.grid = {static_cast<uint32_t>(gx), static_cast<uint32_t>(gy), static_cast<uint32_t>(batch)};
     l.block = {kTile, kTile, 1};
     plan.launches.push_back(
-        {codegen::spirv_library_kernel(inst),
+        {codegen::spirv_library_gemm_kernel(inst.type, shape),
          l,
          {buf("C"), buf("A"), buf("B"), u64(M), u64(N), u64(K), f64(bits_as_f64(g.alpha_bits)),
           f64(bits_as_f64(g.beta_bits)), u64(lda), u64(ldb), u64(ldc), u64(sa), u64(sb), u64(sc),
@@ -304,7 +313,12 @@ struct Planner {
 
 Status plan_library_op(const Kernel &kernel, const Instruction &inst,
                        const std::function<uint64_t(Reg)> &reg, LibraryPlan &plan) {
-  plan = {};
+  // The outputs start empty; the inputs (what the device is) stay.
+  LibraryPlan fresh;
+  fresh.reduce_blocks = plan.reduce_blocks;
+  fresh.compute_units = plan.compute_units;
+  fresh.wide_gemm = plan.wide_gemm;
+  plan = std::move(fresh);
   return Planner{kernel, inst, reg, plan}.run();
 }
 

@@ -40,6 +40,11 @@ struct LibraryPlan {
   /// In: the most blocks a reduction's first stage may use (at least kMinReduceBlocks): enough
   /// to keep every compute unit of the device busy (DeviceMemoryBackend sets it).
   uint32_t reduce_blocks = 0;
+  /// In: the device's compute units (gemm takes its wide tiles when C has one for each).
+  uint64_t compute_units = 0;
+  /// In: whether f32 gemm may take its wide tiles at all: the device keeps a lane's values in
+  /// registers across barriers (DeviceMemoryBackend::keeps_registers_across_barriers).
+  bool wide_gemm = false;
   std::vector<LibraryExtent> extents;
   std::vector<uint64_t> scratch; ///< bytes of each zero-filled scratch buffer
   std::vector<LibraryLaunch> launches;

@@ -551,6 +551,10 @@ private:
     return std::make_shared<Memory>(dev_, memory, shared);
   }
   uint64_t view_alignment() const override { return dev_->cand.view_alignment; }
+  /// A CPU device's work-groups are loops over their work-items (PoCL), split at barriers.
+  bool keeps_registers_across_barriers() const override {
+    return (dev_->cand.type & CL_DEVICE_TYPE_CPU) == 0;
+  }
 
   std::string backend_name() const override { return "opencl"; }
   std::string_view payload_kind() const override { return artifact::kPayloadSpirvOpenCl; }

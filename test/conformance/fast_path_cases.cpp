@@ -536,6 +536,10 @@ template <typename T> void typed_cases(std::vector<Case> &out) {
   // (512, 512 and 76; the second and third accumulate onto C with beta 1).
   out.push_back(gemm_case<T>("fast_gemm_panels",
                              {1, 100, 40, 1100, 1100, 1100, 41, 0, 0, 0, 0.5f, 1.25f}, false));
+  // The device library's tiles (128 rows and columns for f32, 64 for f64): two and three of
+  // them each way, the last ones partial; K ends inside a panel (8 deep for f32, 16 for f64).
+  out.push_back(
+      gemm_case<T>("fast_gemm_tiles", {1, 150, 140, 37, 151, 150, 141, 0, 0, 0, 1, 0.5f}, false));
   // Batches with gaps between the matrices.
   out.push_back(gemm_case<T>(
       "fast_batched_gemm",

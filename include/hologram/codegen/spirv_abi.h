@@ -158,14 +158,30 @@ std::string spirv_library_reduce_kernel(isa::ReduceOp op, isa::Type type);
 /// The block sizes the device library kernels are written for; the runtime's plans launch
 /// them so.
 namespace spirv_library {
-inline constexpr uint32_t kRowBlock = 256;  ///< lanes per row (softmax, norms), per reduction block
-inline constexpr uint32_t kTile = 16;       ///< gemm: lanes along each edge of a block
-inline constexpr uint32_t kGemmPerLane = 4; ///< gemm: each lane's rows and columns of C
-/// gemm: the edge of the tile of C a block computes.
-inline constexpr uint32_t kGemmTile = kTile * kGemmPerLane;
+inline constexpr uint32_t kRowBlock = 256; ///< lanes per row (softmax, norms), per reduction block
+inline constexpr uint32_t kTile = 16;      ///< gemm: lanes along each edge of a block
+/// A shape of the device library's gemm: each lane's rows and columns of C, and the depth
+/// along K of the panels of A and B staged in shared memory.
+struct GemmShape {
+  uint32_t per_lane = 0;
+  uint32_t depth = 0;
+  /// The edge of the tile of C a block (kTile x kTile lanes) computes.
+  [[nodiscard]] constexpr uint32_t tile() const { return kTile * per_lane; }
+};
+/// 4x4 a lane over 64x64 tiles: many blocks for a small C; f64 has only this one, whose
+/// panels (64 x 16 elements each) fit the 16 KiB of shared memory every Vulkan device has.
+inline constexpr GemmShape kGemmNarrow{4, 16};
+/// f32's 8x8 a lane over 128x128 tiles: a step over K loads 16 values from shared memory for
+/// 64 multiply-adds (8 for 16 in the narrow shape). The plans pick it when C has at least a
+/// tile for each compute unit of the device.
+inline constexpr GemmShape kGemmWide{8, 8};
 /// The most blocks of a reduction's first stage, per compute unit of the device and at least.
 inline constexpr uint32_t kReduceBlocksPerUnit = 16;
 inline constexpr uint32_t kMinReduceBlocks = 256;
 } // namespace spirv_library
+
+/// The device library's gemm kernel of `shape` for elements of `type`: kGemmNarrow's is the
+/// one spirv_library_kernel names ("__hg_gemm_f32"), kGemmWide's "__hg_gemm_wide_f32".
+std::string spirv_library_gemm_kernel(isa::Type type, const spirv_library::GemmShape &shape);
 
 } // namespace hologram::codegen

@@ -12,8 +12,10 @@
 #include "hologram/isa/program.h"
 #include "hologram/support/expected.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hologram::codegen {
@@ -27,6 +29,17 @@ Expected<std::vector<isa::Kernel>> spirv_library_kernels(const isa::Module &modu
 /// types (storage types aside) and sub-operations. The build compiles them all for every
 /// SPIR-V target (hologram-spirv-library-check), so none fails in a user's compile.
 Expected<std::vector<isa::Kernel>> spirv_library_all();
+
+/// What a code generator may assume of every launch of a device library kernel and should plan
+/// its registers for: the block the runtime's plans always give it ({0, 0, 0}: they pick one
+/// per launch), and how many of its blocks should fit on a compute unit at once (0: no wish).
+struct LibraryLaunchBounds {
+  std::array<uint32_t, 3> block = {0, 0, 0};
+  uint32_t blocks_per_unit = 0;
+};
+/// The bounds of device library kernel `name`: gemm's blocks of 16x16 lanes, two (wide shape)
+/// or three (narrow) of them on a compute unit, so that its registers leave room for them.
+LibraryLaunchBounds spirv_library_launch_bounds(std::string_view name);
 
 /// A module of `kernels`, which may be device library kernels (compile_spirv refuses their
 /// names in a user's module); for the build's check of the library.

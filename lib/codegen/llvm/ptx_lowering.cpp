@@ -86,9 +86,10 @@ CpuTarget math_target() {
 
 class SimtLowering {
 public:
-  SimtLowering(llvm::Module &m, const isa::Kernel &k, const PtxOptions &o)
-      : m_(m), c_(m.getContext()), k_(k), o_(o), b_(c_), ops_(b_), cfg_(isa::build_cfg(k)),
-        math_(math_target()) {}
+  SimtLowering(llvm::Module &m, const isa::Kernel &k, const PtxOptions &o,
+               const LibraryLaunchBounds &bounds = {})
+      : m_(m), c_(m.getContext()), k_(k), o_(o), bounds_(bounds), b_(c_), ops_(b_),
+        cfg_(isa::build_cfg(k)), math_(math_target()) {}
 
   PtxKernelInfo run() {
     plan();
@@ -108,9 +109,20 @@ public:
     fn_ = llvm::Function::Create(fty, llvm::GlobalValue::ExternalLinkage, k_.name, m_);
     fn_->setCallingConv(llvm::CallingConv::PTX_Kernel);
     auto *annotations = m_.getOrInsertNamedMetadata("nvvm.annotations");
-    annotations->addOperand(
-        llvm::MDNode::get(c_, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(c_, "kernel"),
-                               llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+    auto annotate = [&](const char *key, uint32_t value) {
+      annotations->addOperand(
+          llvm::MDNode::get(c_, {llvm::ValueAsMetadata::get(fn_), llvm::MDString::get(c_, key),
+                                 llvm::ConstantAsMetadata::get(b_.getInt32(value))}));
+    };
+    annotate("kernel", 1);
+    // .maxntid and .minnctapersm: ptxas then keeps the registers within what that many blocks
+    // of that size leave each lane.
+    if (bounds_.block[0]) {
+      annotate("maxntidx", bounds_.block[0]);
+      annotate("maxntidy", bounds_.block[1]);
+      annotate("maxntidz", bounds_.block[2]);
+    }
+    if (bounds_.blocks_per_unit) annotate("minctasm", bounds_.blocks_per_unit);
     auto arg = fn_->arg_begin();
     for (const auto &p : k_.params) {
       Arg a;
@@ -921,6 +933,7 @@ private:
   llvm::LLVMContext &c_;
   const isa::Kernel &k_;
   const PtxOptions &o_;
+  LibraryLaunchBounds bounds_;
   llvm::IRBuilder<> b_;
   detail::ValueOps ops_;
   isa::Cfg cfg_;
@@ -968,9 +981,10 @@ Expected<PtxModule> compile_ptx(const isa::Module &module, const PtxOptions &opt
   auto library = spirv_library_kernels(module);
   if (!library) return library.status();
   PtxModule out;
-  auto lower = [&](const isa::Kernel &k, const std::string &source) -> Status {
+  auto lower = [&](const isa::Kernel &k, const std::string &source,
+                   const LibraryLaunchBounds &bounds = {}) -> Status {
     try {
-      out.kernels.push_back(SimtLowering(*m, k, options).run());
+      out.kernels.push_back(SimtLowering(*m, k, options, bounds).run());
     } catch (const Unsupported &e) {
       return isa::kernel_error(ErrorCode::InvalidProgram, source, k, e.loc,
                                std::string(e.what()) + " (target " + options.target.name + ")");
@@ -997,7 +1011,8 @@ Expected<PtxModule> compile_ptx(const isa::Module &module, const PtxOptions &opt
     if (auto st = lower(k, module.source_name); !st) return st;
   }
   for (const auto &k : *library)
-    if (auto st = lower(k, "the device library"); !st) return st;
+    if (auto st = lower(k, "the device library", spirv_library_launch_bounds(k.name)); !st)
+      return st;
   std::string verify;
   llvm::raw_string_ostream vs(verify);
   if (llvm::verifyModule(*m, &vs))

@@ -175,6 +175,12 @@ std::string spirv_library_reduce_kernel(isa::ReduceOp op, isa::Type type) {
          std::string(isa::type_name(type));
 }
 
+std::string spirv_library_gemm_kernel(isa::Type type, const spirv_library::GemmShape &shape) {
+  const bool wide = shape.per_lane == spirv_library::kGemmWide.per_lane;
+  return std::string(kSpirvLibraryPrefix) + (wide ? "gemm_wide_" : "gemm_") +
+         std::string(isa::type_name(type));
+}
+
 std::string spirv_library_kernel(const isa::Instruction &inst) {
   using isa::LaunchOpcode;
   const std::string p(kSpirvLibraryPrefix), tn(isa::type_name(inst.type));
@@ -188,7 +194,8 @@ std::string spirv_library_kernel(const isa::Instruction &inst) {
     return spirv_library_reduce_kernel(static_cast<isa::ReduceOp>(inst.sub), inst.type);
   case LaunchOpcode::Dot: return family("dot");
   case LaunchOpcode::Gemm:
-  case LaunchOpcode::BatchedGemm: return family("gemm");
+  case LaunchOpcode::BatchedGemm:
+    return spirv_library_gemm_kernel(inst.type, spirv_library::kGemmNarrow);
   case LaunchOpcode::Gemv: return family("gemv");
   case LaunchOpcode::Softmax:
   case LaunchOpcode::LogSoftmax: return family("softmax");

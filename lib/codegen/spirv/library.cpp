@@ -2,13 +2,13 @@
 // the Atlas ISA (instantiated per element type). The runtime plans their launches
 // (runtime/core/library_plan.cpp).
 //
-// Schedules: gemm and batched_gemm give a block of 16x16 lanes a 64x64 tile of C, each lane
-// 4x4 elements accumulated in registers of the element type over panels of A and B staged in
-// shared memory; softmax, log_softmax, layernorm and rmsnorm give each row one block of 256
-// lanes that reduce in shared memory; reduce_all and dot reduce in two stages (16 blocks per
-// compute unit of the device, at least 256, then one); the others give each output element (or
-// row, for gemv and attention) one lane. Other sums and products are accumulated in f64 and
-// rounded once, like the reference implementations. docs/isa.md states each one's error bound.
+// Schedules: gemm and batched_gemm give a block of 16x16 lanes a tile of C, each lane 8x8
+// elements (f32; 4x4 for f64) accumulated in registers of the element type over panels of A
+// and B staged in shared memory; softmax, log_softmax, layernorm and rmsnorm give each row one
+// block of 256 lanes that reduce in shared memory; reduce_all and dot reduce in two stages (16
+// blocks per compute unit of the device, at least 256, then one); the others give each output
+// element (or row, for gemv and attention) one lane. Other sums and products are accumulated in f64
+// and rounded once, like the reference implementations. docs/isa.md states each one's error bound.
 #include "hologram/codegen/spirv_library.h"
 
 #include "hologram/isa/text.h"
@@ -151,37 +151,87 @@ std::string with_trees(std::string s, unsigned size, const std::string &type) {
   return replace_all(s, "$TREE_SQ", tree("tsq", "add", type, "r20", "r21"));
 }
 
-/// library/gemm.hasm for element type `t`: the lane's 4x4 accumulators are r100..r115
-/// (row i, column j at r100 + 4i + j), its values of A r120..r123, of B r124..r127; each
-/// accumulator is stored by a library/gemm_store.hasm fragment.
-std::string gemm_text(Type t) {
-  using spirv_library::kGemmPerLane;
-  using spirv_library::kTile;
+/// library/gemm.hasm for element type `t` in `shape`, each lane P x P elements of C: its
+/// accumulators are r100.. (row i, column j at r100 + P i + j), its values of A r170.., of B
+/// r180..; each accumulator is stored by a library/gemm_store.hasm fragment.
+std::string gemm_text(Type t, const spirv_library::GemmShape &shape) {
+  const unsigned per_lane = shape.per_lane, depth = shape.depth, tile = shape.tile();
   const std::string ty(type_name(t));
   const unsigned size = type_size(t);
-  // f32 rows are padded by one element: lanes storing down a panel's column then fall in
-  // different banks. f64 panels stay unpadded, so both fit the 16 KiB every Vulkan device has.
-  const unsigned row = (kTile * kGemmPerLane + (t == Type::F32 ? 1 : 0)) * size;
-  const unsigned panel = kTile * row;
-  std::string zero, fmas, stores;
-  for (unsigned i = 0; i < kGemmPerLane; ++i)
-    for (unsigned j = 0; j < kGemmPerLane; ++j) {
-      const std::string acc = "r" + std::to_string(100 + 4 * i + j);
+  // f32 rows are padded by four elements: lanes storing down a panel's column (those loading
+  // along K: $BK of them a row) then fall in different banks. f64 panels stay unpadded, so
+  // both fit the 16 KiB every Vulkan device has.
+  const unsigned row = (tile + (t == Type::F32 ? 4 : 0)) * size;
+  const unsigned panel = depth * row;
+  auto reg = [](unsigned r) { return "r" + std::to_string(r); };
+  std::string zero, loads, fmas, stores;
+  // A step's loads: A's values at r41 + 16 i elements, B's at r42 + 16 j (r44, r45 scratch).
+  for (const auto &[base, first] : {std::pair{"r41", 170u}, std::pair{"r42", 180u}})
+    for (unsigned i = 0; i < per_lane; ++i) {
+      loads += "  mov.imm.u64    r45, " + std::to_string(spirv_library::kTile * i * size) + "\n";
+      loads += "  add.u64        r44, " + std::string(base) + ", r45\n";
+      loads += "  lds." + ty + "         " + reg(first + i) + ", [shared + r44]\n";
+    }
+  // A panel's loads and stores: each lane takes `per_step` elements of each operand, rows (or
+  // columns) `lanes_per_k` apart; A's at k r22 + r21 into r72.., B's at r22 + r24 into r76..
+  const unsigned lanes_per_k = spirv_library::kTile * spirv_library::kTile / depth;
+  const unsigned per_step = tile / lanes_per_k;
+  std::string prefetch, panel_stores;
+  struct Operand {
+    const char *name, *k, *x, *base, *limit, *ld, *kmajor, *batch, *shared;
+    unsigned first;
+  };
+  // A is k-major when transposed (p5), B when not (p6).
+  for (const Operand &o :
+       {Operand{"A", "r21", "r20", "r16", "r1", "r4", "p5, r36, r37", "r18", "r25", 72},
+        Operand{"B", "r24", "r23", "r17", "r2", "r5", "p6, r37, r36", "r19", "r27", 76}}) {
+    prefetch += "  add.u64        r32, r22, " + std::string(o.k) + "\n";
+    prefetch += "  setlt.u64      p1, r32, r3\n";
+    for (unsigned q = 0; q < per_step; ++q) {
+      std::string load(library_text("gemm_load"));
+      for (const auto &[from, to] : std::initializer_list<std::pair<const char *, std::string>>{
+               {"$Q", std::to_string(lanes_per_k * q)},
+               {"$X", o.x},
+               {"$BASE", o.base},
+               {"$LIMIT", o.limit},
+               {"$LD", o.ld},
+               {"$KMAJOR", o.kmajor},
+               {"$BATCH", o.batch},
+               {"$DST", reg(o.first + q)},
+               {"$OP", o.name}})
+        load = replace_all(load, from, to);
+      prefetch += load;
+      panel_stores += "  mov.imm.u64    r45, " + std::to_string(lanes_per_k * q * size) + "\n";
+      panel_stores += "  add.u64        r44, " + std::string(o.shared) + ", r45\n";
+      panel_stores += "  sts." + ty + "         [shared + r44], " + reg(o.first + q) + "\n";
+    }
+  }
+  for (unsigned i = 0; i < per_lane; ++i)
+    for (unsigned j = 0; j < per_lane; ++j) {
+      const std::string acc = reg(100 + per_lane * i + j);
       zero += "  mov." + ty + "        " + acc + ", r31\n";
-      fmas += "  fma." + ty + "        " + acc + ", r" + std::to_string(120 + i) + ", r" +
-              std::to_string(124 + j) + ", " + acc + "\n";
+      fmas += "  fma." + ty + "        " + acc + ", " + reg(170 + i) + ", " + reg(180 + j) + ", " +
+              acc + "\n";
       std::string store(library_text("gemm_store"));
-      store = replace_all(store, "@L_", "@c" + std::to_string(i) + std::to_string(j) + "_");
-      store = replace_all(store, "$DI", std::to_string(kTile * i));
-      store = replace_all(store, "$DJ", std::to_string(kTile * j));
+      store = replace_all(store, "@L_", "@c" + std::to_string(i) + "_" + std::to_string(j) + "_");
+      store = replace_all(store, "$DI", std::to_string(spirv_library::kTile * i));
+      store = replace_all(store, "$DJ", std::to_string(spirv_library::kTile * j));
       stores += replace_all(store, "$ACC", acc);
     }
   std::string s(library_text("gemm"));
   s = replace_all(s, "$SHARED", std::to_string(2 * panel));
   s = replace_all(s, "$BPANEL", std::to_string(panel));
   s = replace_all(s, "$ROW", std::to_string(row));
+  s = replace_all(s, "$TILE", std::to_string(tile));
+  s = replace_all(s, "$BK", std::to_string(depth));
+  s = replace_all(s, "$LR", std::to_string(lanes_per_k));
+  s = replace_all(s, "$PREFETCH\n", prefetch);
+  s = replace_all(s, "$PANEL_STORES\n", panel_stores);
+  s = replace_all(s, "$P", std::to_string(per_lane));
   s = replace_all(s, "$ZERO\n", zero);
+  s = replace_all(s, "$LOADS", loads);
   s = replace_all(s, "$FMAS\n", fmas);
+  s = replace_all(s, ".kernel __hg_gemm_$TY", ".kernel " + spirv_library_gemm_kernel(t, shape));
   return kernel_text(replace_all(s, "$STORES\n", stores), t);
 }
 
@@ -224,7 +274,13 @@ void needed(const Instruction &inst, std::vector<Needed> &out) {
     reduce(ReduceOp::Add, Type::F64);
     return;
   case LaunchOpcode::Gemm:
-  case LaunchOpcode::BatchedGemm: add(spirv_library_kernel(inst), gemm_text(t)); return;
+  case LaunchOpcode::BatchedGemm:
+    add(spirv_library_gemm_kernel(t, spirv_library::kGemmNarrow),
+        gemm_text(t, spirv_library::kGemmNarrow));
+    if (t == Type::F32)
+      add(spirv_library_gemm_kernel(t, spirv_library::kGemmWide),
+          gemm_text(t, spirv_library::kGemmWide));
+    return;
   case LaunchOpcode::Gemv:
     add(spirv_library_kernel(inst), kernel_text(library_text("gemv"), t));
     return;
@@ -327,6 +383,19 @@ Expected<std::vector<Kernel>> spirv_library_kernels(const Module &module) {
     if (k.is_launch_level())
       if (auto st = add_kernels_of(module.source_name, k, seen, out); !st) return st;
   return out;
+}
+
+LibraryLaunchBounds spirv_library_launch_bounds(std::string_view name) {
+  // An NVIDIA SM has 65536 registers: two blocks of 256 lanes leave a lane 128 (the wide
+  // shape's 64 accumulators), three leave 85 (the narrow shape's 16). Left alone, ptxas gave
+  // either more than 128, so one block ran on an SM, a quarter of the warps it can hold, too
+  // few to hide the latency of the shared loads.
+  for (const auto &[shape, blocks] :
+       {std::pair{spirv_library::kGemmWide, 2u}, std::pair{spirv_library::kGemmNarrow, 3u}})
+    for (isa::Type t : {isa::Type::F32, isa::Type::F64})
+      if (name == spirv_library_gemm_kernel(t, shape))
+        return {{spirv_library::kTile, spirv_library::kTile, 1}, blocks};
+  return {};
 }
 
 Expected<std::vector<Kernel>> spirv_library_all() {
