@@ -394,6 +394,13 @@ private:
     return m;
   }
   uint64_t view_alignment() const override { return kViewAlignment; }
+  /// On the legacy stream, without waiting: after the launches issued before on every thread's
+  /// stream (a plan gives its scratch back before its own launches end), before those after.
+  void zero_scratch(Memory &m) override {
+    gpu_->enter();
+    check(gpu_->api, gpu_->api.memset_d8_async(m.ptr, 0, m.size, legacy_stream()),
+          "cuMemsetD8Async for library scratch");
+  }
 
   /// The CUDA target execute_program compiles for: the newest this device runs.
   [[nodiscard]] codegen::PtxTarget device_target() const {

@@ -31,6 +31,12 @@ inline constexpr Result kErrorNoDevice = 100;
 inline Stream per_thread_stream() {
   return reinterpret_cast<Stream>(uintptr_t{2});
 }
+/// CU_STREAM_LEGACY: the context's legacy default stream. Its work starts after the work
+/// issued before it to every blocking stream (each thread's default stream among them), and
+/// work issued after it to those streams waits for it.
+inline Stream legacy_stream() {
+  return reinterpret_cast<Stream>(uintptr_t{1});
+}
 
 /// CUdevice_attribute values.
 enum DeviceAttribute : int {
@@ -88,6 +94,8 @@ inline constexpr unsigned kMemHostRegisterDeviceMap = 0x02;
   X(mem_alloc, cuMemAlloc_v2, Result, (DevicePtr * ptr, size_t bytes))                             \
   X(mem_free, cuMemFree_v2, Result, (DevicePtr ptr))                                               \
   X(memset_d8, cuMemsetD8_v2, Result, (DevicePtr ptr, unsigned char value, size_t count))          \
+  X(memset_d8_async, cuMemsetD8Async, Result,                                                      \
+    (DevicePtr ptr, unsigned char value, size_t count, Stream stream))                             \
   X(memcpy_htod, cuMemcpyHtoD_v2, Result, (DevicePtr dst, const void *src, size_t bytes))          \
   X(memcpy_dtoh, cuMemcpyDtoH_v2, Result, (void *dst, DevicePtr src, size_t bytes))                \
   X(mem_host_register, cuMemHostRegister_v2, Result, (void *p, size_t bytes, unsigned flags))      \

@@ -146,6 +146,11 @@ __attribute__((visibility("default"))) Result cuMemsetD8_v2(DevicePtr p, unsigne
   std::memset(reinterpret_cast<void *>(p), v, n);
   return kSuccess;
 }
+__attribute__((visibility("default"))) Result cuMemsetD8Async(DevicePtr p, unsigned char v,
+                                                              size_t n, Stream) {
+  std::memset(reinterpret_cast<void *>(p), v, n);
+  return kSuccess;
+}
 __attribute__((visibility("default"))) Result cuMemcpyHtoD_v2(DevicePtr dst, const void *src,
                                                               size_t n) {
   std::memcpy(reinterpret_cast<void *>(dst), src, n);
