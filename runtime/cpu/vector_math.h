@@ -143,15 +143,17 @@ template <typename V> inline V exp(V x) {
   return exp_in_range(exp_domain(x), V{});
 }
 
-/// exp(x - m) for finite m and x <= m (or NaN): the difference is clamped at kLowestArgument, and
-/// its rounding error is carried into the exponential (TwoSum), so the result is as accurate as exp
-/// of the exact difference.
+/// exp(x - m) for finite m and x <= m (or NaN): the difference's rounding error is carried into
+/// the exponential (TwoSum), so the result is as accurate as exp of the exact difference. A
+/// difference below kLowestArgument gives 0: it is clamped there and its error dropped (an
+/// infinite one's is NaN). The clamp is on the difference, not on x: m + kLowestArgument is m
+/// itself once m is above 2^31, and every x would then count as the maximum.
 template <typename V> inline V exp_below(V x, V m) {
-  x = max(m + splat<V>(kLowestArgument), x);
   const V s = x - m;
   const V bb = s - x;
   const V err = (x - (s - bb)) - (m + bb);
-  return exp_in_range(s, err);
+  const V lowest = splat<V>(kLowestArgument);
+  return exp_in_range(max(lowest, s), s < lowest ? V{} : err);
 }
 
 /// Running sum with compensation: add() costs six adds, one of them on the chain to the next

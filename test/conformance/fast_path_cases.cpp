@@ -552,11 +552,54 @@ template <typename T> void typed_cases(std::vector<Case> &out) {
   out.push_back(conv2d_case<T>());
 }
 
+/// f32 softmax and log_softmax over rows whose exponentials underflow to subnormals and to
+/// zero, hold -inf, or whose differences from the maximum overflow f32: the device library
+/// forms each term from f32's exp of the rounded difference and its rounding error, which
+/// these values must not upset (an infinite difference has a NaN error).
+Case softmax_special_case() {
+  const uint32_t rows = 5, cols = 40;
+  Case c = fast_case("fast_softmax_special_f32", "softmax_special_f32");
+  c.inputs = [=](CaseData &d) {
+    std::vector<float> x(rows * cols);
+    for (uint32_t k = 0; k < cols; ++k) {
+      x[k] = -120.0f * static_cast<float>(k) / (cols - 1); // e^x from 1 down past 2^-149
+      x[cols + k] = k % 7 == 3 ? -INFINITY : 0.25f * static_cast<float>(k);
+      x[2 * cols + k] = k == 5 ? 3e38f : k == 6 ? -3e38f : static_cast<float>(k);
+      x[3 * cols + k] = 1.0f;
+      x[4 * cols + k] = 88.0f - 0.37f * static_cast<float>(k);
+    }
+    d.arrays["x"] = Array::of(Type::F32, x);
+    for (const char *o : {"sm", "lsm"})
+      d.arrays[o] = Array::of(Type::F32, std::vector<float>(rows * cols));
+    d.scalars["rows"] = rows;
+    d.scalars["cols"] = cols;
+  };
+  c.reference = [=](CaseData &d, std::vector<Check> &) {
+    auto x = d.array<float>("x");
+    for (uint32_t r = 0; r < rows; ++r) {
+      auto row = x.subspan(r * cols, cols);
+      LD mx = -INFINITY, sum = 0;
+      for (float v : row) mx = std::max<LD>(mx, v);
+      for (float v : row) sum += std::exp(LD{v} - mx);
+      for (uint32_t k = 0; k < cols; ++k) {
+        d.array<float>("sm")[r * cols + k] = static_cast<float>(std::exp(LD{row[k]} - mx) / sum);
+        d.array<float>("lsm")[r * cols + k] = static_cast<float>(LD{row[k]} - mx - std::log(sum));
+      }
+    }
+  };
+  c.checks = {{"sm", {accuracy::kSoftmaxUlps, 0}},
+              {"lsm", {accuracy::kLogSoftmaxUlps, accuracy::kLogSoftmaxAbs}}};
+  c.cpu_paths = {"softmax:rows", "log_softmax:rows"};
+  c.device_paths = {"softmax:row-block", "log_softmax:row-block"};
+  return c;
+}
+
 } // namespace
 
 void fast_path_cases(std::vector<Case> &out) {
   typed_cases<float>(out);
   typed_cases<double>(out);
+  out.push_back(softmax_special_case());
 }
 
 } // namespace hologram::conformance
