@@ -151,6 +151,45 @@ std::string with_trees(std::string s, unsigned size, const std::string &type) {
   return replace_all(s, "$TREE_SQ", tree("tsq", "add", type, "r20", "r21"));
 }
 
+/// library/softmax.hasm for element type `t`. f64 computes each term e^(x - max) in f64 and
+/// divides it by the sum. f32 computes the term with f32's exp of the exact difference: x - max
+/// rounded to f32 and its rounding error (TwoSum), e^s (1 + err), 0 where e^s is 0 (so that an
+/// infinite difference's NaN error does not enter); the terms are summed in f64, and each
+/// output is the term times 1/sum (in f64, rounded to f32). The f32 bound is in docs/isa.md.
+std::string softmax_text(Type t) {
+  std::string row_setup, term, sum_setup, scale;
+  if (t == Type::F64) {
+    term = "  cvt.f64.f64    r14, r13\n"
+           "  sub.f64        r16, r14, r15\n"
+           "  exp.f64        r17, r16\n";
+    scale = "  div.f64        r24, r17, r21\n";
+  } else {
+    row_setup = "  cvt.f32.f64    r40, r15\n";
+    term = "  sub.f32        r30, r13, r40\n" // s = x - max, rounded
+           "  sub.f32        r31, r30, r13\n" // TwoSum(x, -max): b' = s - x
+           "  sub.f32        r32, r30, r31\n"
+           "  sub.f32        r32, r13, r32\n" // x - (s - b')
+           "  add.f32        r33, r31, r40\n"
+           "  sub.f32        r33, r32, r33\n" // err = (x - (s - b')) + (-max - b')
+           "  exp.f32        r34, r30\n"
+           "  fma.f32        r35, r34, r33, r34\n"
+           "  mov.imm.f32    r36, 0.0\n"
+           "  seteq.f32      p3, r34, r36\n"
+           "  sel.f32        r35, p3, r36, r35\n"
+           "  cvt.f64.f32    r17, r35\n";
+    sum_setup = "  mov.imm.f64    r42, 1.0\n"
+                "  div.f64        r42, r42, r21\n"
+                "  cvt.f32.f64    r43, r42\n";
+    scale = "  mul.f32        r24, r35, r43\n";
+  }
+  std::string s = kernel_text(library_text("softmax"), t);
+  s = replace_all(s, "$ROW_SETUP\n", row_setup);
+  s = replace_all(s, "$TERM\n", term);
+  s = replace_all(s, "$SUM_SETUP\n", sum_setup);
+  s = replace_all(s, "$SCALE\n", scale);
+  return with_trees(s, 8, "f64");
+}
+
 /// library/gemm.hasm for element type `t` in `shape`, each lane P x P elements of C: its
 /// accumulators are r100.. (row i, column j at r100 + P i + j), its values of A r170.., of B
 /// r180..; each accumulator is stored by a library/gemm_store.hasm fragment.
@@ -285,9 +324,7 @@ void needed(const Instruction &inst, std::vector<Needed> &out) {
     add(spirv_library_kernel(inst), kernel_text(library_text("gemv"), t));
     return;
   case LaunchOpcode::Softmax:
-  case LaunchOpcode::LogSoftmax:
-    add(spirv_library_kernel(inst), with_trees(kernel_text(library_text("softmax"), t), 8, "f64"));
-    return;
+  case LaunchOpcode::LogSoftmax: add(spirv_library_kernel(inst), softmax_text(t)); return;
   case LaunchOpcode::LayerNorm:
   case LaunchOpcode::RmsNorm:
     add(spirv_library_kernel(inst), with_trees(kernel_text(library_text("norm"), t), 8, "f64"));
