@@ -152,8 +152,10 @@ def gpu_section(data):
         "- hologram: `hologram-cc bench/kernels/bench.hasm --emit=bundle -O3 "
         "--target=vulkan1.1,opencl1.2`, loaded with `load_module` and run with `launch` "
         "(bench/gpu_bench.cpp); `sum` and `gemm` are whole-launch kernels (reduce_all, gemm) "
-        "run by the device library (two-stage reduction; gemm in 64x64 tiles per block of "
-        "16x16 lanes, 4x4 outputs a lane accumulated in f32 over panels in shared memory)",
+        "run by the device library (two-stage reduction; gemm per block of 16x16 lanes in "
+        "128x128 tiles of 8x8 outputs a lane on Vulkan and 64x64 tiles of 4x4 on PoCL, whose "
+        "work-group loops keep a lane's registers in memory across barriers; accumulated in f32 "
+        "over panels in shared memory, docs/spirv.md)",
         "- glsl_vulkan: the same kernels in GLSL (bench/peers/glsl; glslangValidator -V, "
         "spirv-opt -O), launched through the same Vulkan backend; gemm tiles 16x16 in shared "
         "memory with f32 accumulation, sum in the same two stages",
@@ -181,7 +183,8 @@ def gpu_section(data):
     lines += [
         "",
         "These devices are CPU drivers (Mesa's lavapipe and PoCL) on the same two cores as the",
-        "CPU rows: the ratios compare code generators on them, not GPUs. No GPU was available.",
+        "CPU rows: the ratios compare code generators on them, not GPUs (the CUDA section has",
+        "the GPU rows; Vulkan does not start on that machine, docs/gpu.md).",
         "These drivers' timings move by up to 40 % between runs of the same binary (the Vulkan",
         "sum peer took 28 to 48 ms on 2026-11-27), so a ratio within 0.8 to 1.2 is not a",
         "measured difference, even as the fastest of 3 (on 2026-11-27 saxpy on OpenCL was 1.34x",
