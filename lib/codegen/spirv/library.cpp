@@ -2,9 +2,9 @@
 // the Atlas ISA (instantiated per element type). The runtime plans their launches
 // (runtime/core/library_plan.cpp).
 //
-// Schedules: gemm and batched_gemm give a block of 16x16 lanes a tile of C, each lane 8x8
-// elements (f32; 4x4 for f64) accumulated in registers of the element type over panels of A
-// and B staged in shared memory; softmax, log_softmax, layernorm and rmsnorm give each row one
+// Schedules: gemm and batched_gemm give a block of 16x16 lanes a tile of C, each lane 4x4
+// elements or (f32, kGemmWide) 8x8 accumulated in registers of the element type over panels of
+// A and B staged in shared memory; softmax, log_softmax, layernorm and rmsnorm give each row one
 // block of 256 lanes that reduce in shared memory; reduce_all and dot reduce in two stages (16
 // blocks per compute unit of the device, at least 256, then one); the others give each output
 // element (or row, for gemv and attention) one lane. Other sums and products are accumulated in f64
@@ -198,7 +198,7 @@ std::string gemm_text(Type t, const spirv_library::GemmShape &shape) {
   const std::string ty(type_name(t));
   const unsigned size = type_size(t);
   // f32 rows are padded by four elements: lanes storing down a panel's column (those loading
-  // along K: $BK of them a row) then fall in different banks. f64 panels stay unpadded, so
+  // along K, `depth` of them a row) then fall in different banks. f64 panels stay unpadded, so
   // both fit the 16 KiB every Vulkan device has.
   const unsigned row = (tile + (t == Type::F32 ? 4 : 0)) * size;
   const unsigned panel = depth * row;
