@@ -221,11 +221,12 @@ protected:
   uint64_t run_library_op(const HostProgram<Program> &hp, const isa::Instruction &inst,
                           const std::function<uint64_t(isa::Reg)> &reg,
                           std::span<const KernelArg> args, Run &run) {
+    LibraryDevice device;
+    device.reduce_blocks = reduce_blocks();
+    device.compute_units = compute_units();
+    device.wide_gemm = keeps_registers_across_barriers();
     LibraryPlan plan;
-    plan.reduce_blocks = reduce_blocks();
-    plan.compute_units = compute_units();
-    plan.wide_gemm = keeps_registers_across_barriers();
-    if (auto st = plan_library_op(hp.kernel, inst, reg, plan); !st)
+    if (auto st = plan_library_op(hp.kernel, inst, reg, device, plan); !st)
       throw Error(st.code(), st.message());
     for (const auto &e : plan.extents) {
       const auto &p = hp.kernel.params[e.param];

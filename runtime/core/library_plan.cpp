@@ -41,6 +41,7 @@ struct Planner {
   const Kernel &k;
   const Instruction &inst;
   const std::function<uint64_t(Reg)> &reg;
+  const LibraryDevice &device;
   LibraryPlan &plan;
 
   // Operands by the names of the instruction table (opcodes.def), never by position.
@@ -101,7 +102,7 @@ struct Planner {
   void two_stage(const std::string &first, std::vector<LibraryArg> first_args, uint64_t n,
                  const std::string &second, unsigned partial_size) {
     uint64_t blocks = std::clamp<uint64_t>(ceil_div(n, kRowBlock), 1,
-                                           std::max(plan.reduce_blocks, kMinReduceBlocks));
+                                           std::max(device.reduce_blocks, kMinReduceBlocks));
     auto partial = static_cast<uint32_t>(plan.scratch.size());
     plan.scratch.push_back(blocks * partial_size);
     auto result = static_cast<uint32_t>(plan.scratch.size());
@@ -145,9 +146,10 @@ struct Planner {
     using codegen::spirv_library::kGemmWide;
     const uint64_t wide_tiles =
         mul_sat(mul_sat(ceil_div(N, kGemmWide.tile()), ceil_div(M, kGemmWide.tile())), batch);
-    const auto shape = inst.type == Type::F32 && plan.wide_gemm && wide_tiles >= plan.compute_units
-                           ? kGemmWide
-                           : kGemmNarrow;
+    const auto shape =
+        inst.type == Type::F32 && device.wide_gemm && wide_tiles >= device.compute_units
+            ? kGemmWide
+            : kGemmNarrow;
     uint64_t gx = ceil_div(N, shape.tile()), gy = ceil_div(M, shape.tile());
     if (gx > UINT32_MAX || gy > UINT32_MAX || batch > UINT32_MAX)
       return fail("gemm is too large for one launch");
@@ -312,14 +314,10 @@ struct Planner {
 } // namespace
 
 Status plan_library_op(const Kernel &kernel, const Instruction &inst,
-                       const std::function<uint64_t(Reg)> &reg, LibraryPlan &plan) {
-  // The outputs start empty; the inputs (what the device is) stay.
-  LibraryPlan fresh;
-  fresh.reduce_blocks = plan.reduce_blocks;
-  fresh.compute_units = plan.compute_units;
-  fresh.wide_gemm = plan.wide_gemm;
-  plan = std::move(fresh);
-  return Planner{kernel, inst, reg, plan}.run();
+                       const std::function<uint64_t(Reg)> &reg, const LibraryDevice &device,
+                       LibraryPlan &plan) {
+  plan = {};
+  return Planner{kernel, inst, reg, device, plan}.run();
 }
 
 } // namespace hologram::runtime

@@ -35,16 +35,20 @@ struct LibraryExtent {
   std::string role;      ///< "operand y", ...
 };
 
-/// The device launches of one whole-launch instruction, in order.
-struct LibraryPlan {
-  /// In: the most blocks a reduction's first stage may use (at least kMinReduceBlocks): enough
-  /// to keep every compute unit of the device busy (DeviceMemoryBackend sets it).
+/// What a plan needs to know of the device (DeviceMemoryBackend fills it in).
+struct LibraryDevice {
+  /// The most blocks a reduction's first stage may use (at least kMinReduceBlocks): enough to
+  /// keep every compute unit of the device busy.
   uint32_t reduce_blocks = 0;
-  /// In: the device's compute units (gemm takes its wide tiles when C has one for each).
+  /// The device's compute units (gemm takes its wide tiles when C has one for each).
   uint64_t compute_units = 0;
-  /// In: whether f32 gemm may take its wide tiles at all: the device keeps a lane's values in
+  /// Whether f32 gemm may take its wide tiles at all: the device keeps a lane's values in
   /// registers across barriers (DeviceMemoryBackend::keeps_registers_across_barriers).
   bool wide_gemm = false;
+};
+
+/// The device launches of one whole-launch instruction, in order.
+struct LibraryPlan {
   std::vector<LibraryExtent> extents;
   std::vector<uint64_t> scratch; ///< bytes of each zero-filled scratch buffer
   std::vector<LibraryLaunch> launches;
@@ -56,9 +60,11 @@ struct LibraryPlan {
   std::string schedule = "empty";
 };
 
-/// Plans `inst` (a whole-launch instruction of `kernel`) with register values from `reg`.
-/// LaunchFailed for sizes the operation rejects (as the reference implementation does).
+/// Plans `inst` (a whole-launch instruction of `kernel`) with register values from `reg`, for
+/// `device`. LaunchFailed for sizes the operation rejects (as the reference implementation
+/// does).
 Status plan_library_op(const isa::Kernel &kernel, const isa::Instruction &inst,
-                       const std::function<uint64_t(isa::Reg)> &reg, LibraryPlan &plan);
+                       const std::function<uint64_t(isa::Reg)> &reg, const LibraryDevice &device,
+                       LibraryPlan &plan);
 
 } // namespace hologram::runtime

@@ -38,10 +38,11 @@ LibraryPlan plan_gemm(const char *type, uint64_t m, uint64_t n, uint64_t k, uint
   isa::Module module = test::parse_ok(text);
   const isa::Kernel &kernel = module.kernels.at(0);
   const isa::Instruction &inst = kernel.insts.back();
+  LibraryDevice device;
+  device.reduce_blocks = 256;
+  device.compute_units = units;
+  device.wide_gemm = wide_gemm;
   LibraryPlan plan;
-  plan.reduce_blocks = 256;
-  plan.compute_units = units;
-  plan.wide_gemm = wide_gemm;
   const uint64_t ld = std::max({m, n, k});
   auto reg = [&](isa::Reg r) -> uint64_t {
     switch (r) {
@@ -59,7 +60,7 @@ LibraryPlan plan_gemm(const char *type, uint64_t m, uint64_t n, uint64_t k, uint
     }
     return 0;
   };
-  Status st = plan_library_op(kernel, inst, reg, plan);
+  Status st = plan_library_op(kernel, inst, reg, device, plan);
   EXPECT_TRUE(st) << st.message();
   return plan;
 }
@@ -121,10 +122,12 @@ TEST(LibraryPlan, ReductionsTakeTheBlocksTheDeviceAsksFor) {
   for (auto [n, asked, blocks] : {std::tuple<uint64_t, uint32_t, uint32_t>{1u << 24, 2112, 2112},
                                   {1u << 24, 0, 256},
                                   {1000, 2112, 4}}) {
+    LibraryDevice device;
+    device.reduce_blocks = asked;
     LibraryPlan plan;
-    plan.reduce_blocks = asked;
     ASSERT_TRUE(plan_library_op(
-        kernel, kernel.insts.back(), [&](isa::Reg r) -> uint64_t { return r == 1 ? n : 0; }, plan));
+        kernel, kernel.insts.back(), [&](isa::Reg r) -> uint64_t { return r == 1 ? n : 0; }, device,
+        plan));
     ASSERT_EQ(plan.launches.size(), 2u);
     EXPECT_EQ(plan.launches[0].launch.grid.x, blocks) << n << " elements, " << asked;
     EXPECT_EQ(plan.launches[1].launch.grid.x, 1u);
