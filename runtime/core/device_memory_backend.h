@@ -102,19 +102,21 @@ protected:
     a.state = state;
     if (!a.state && !phase) return a;
     a.lock = std::unique_lock(atlas_mutex_);
-    a.phase = atlas_.phase;
+    interp::AtlasState &atlas = atlas_state();
+    a.phase = atlas.phase;
     if (a.state) {
       a.words.assign(codegen::spirv_status::kAtlasWords, 0);
-      std::memcpy(a.words.data(), atlas_.resonance.data(), sizeof(atlas_.resonance));
+      std::memcpy(a.words.data(), atlas.resonance.data(), sizeof(atlas.resonance));
     }
     return a;
   }
   /// After a launch that finished: the resonance it accumulated, the phase it advanced.
   void end_atlas(AtlasLaunch &a) {
     if (!a.state) return;
-    std::memcpy(atlas_.resonance.data(), a.words.data(), sizeof(atlas_.resonance));
-    atlas_.phase =
-        static_cast<uint32_t>((atlas_.phase + a.words[atlas::kNumClasses]) % atlas::kPhaseModulus);
+    interp::AtlasState &atlas = atlas_state();
+    std::memcpy(atlas.resonance.data(), a.words.data(), sizeof(atlas.resonance));
+    atlas.phase =
+        static_cast<uint32_t>((atlas.phase + a.words[atlas::kNumClasses]) % atlas::kPhaseModulus);
   }
 
   /// A zero-filled device allocation of `bytes` (the device's limits checked).
@@ -213,7 +215,7 @@ protected:
       return Status::ok();
     };
     std::lock_guard lock(atlas_mutex_);
-    if (auto st = interp::run_kernel(hp.kernel, launch, iargs, atlas_, opts); !st)
+    if (auto st = interp::run_kernel(hp.kernel, launch, iargs, atlas_state(), opts); !st)
       throw Error(st.code(), st.message());
   }
 

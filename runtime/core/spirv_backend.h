@@ -95,8 +95,8 @@ protected:
   using Base::allocate;
   using Base::allocate_buffer;
   using Base::arg_bytes;
-  using Base::atlas_;
   using Base::atlas_mutex_;
+  using Base::atlas_state;
   using Base::boundary;
   using Base::buffer_arg;
   using Base::buffers_;

@@ -112,9 +112,9 @@ public:
     interp::InterpOptions opts;
     if (kernel.uses_atlas_state()) {
       std::lock_guard lock(atlas_mutex_);
-      throw_if_failed(interp::run_kernel(kernel, launch, values, atlas_, opts));
+      throw_if_failed(interp::run_kernel(kernel, launch, values, atlas_state(), opts));
     } else {
-      thread_local interp::AtlasState unused; // such kernels never touch it
+      thread_local interp::AtlasState unused{.boundary = {}}; // such kernels never touch it
       throw_if_failed(interp::run_kernel(kernel, launch, values, unused, opts));
     }
   }
@@ -154,9 +154,9 @@ private:
     auto resolved = resolve_args(kernel, args, keep);
     if (mod.desc().kernels[k].flags & HG_CPU_KERNEL_ATLAS) {
       std::lock_guard lock(atlas_mutex_);
-      launch_cpu_kernel(mod, k, config, resolved, atlas_, &paths_);
+      launch_cpu_kernel(mod, k, config, resolved, atlas_state(), &paths_);
     } else {
-      thread_local interp::AtlasState unused; // such kernels never touch it
+      thread_local interp::AtlasState unused{.boundary = {}}; // such kernels never touch it
       launch_cpu_kernel(mod, k, config, resolved, unused, &paths_);
     }
   }

@@ -381,7 +381,10 @@ int run(int argc, char **argv) {
     launch.shared_memory = shared;
 
     // A circuit's arrays are classes of the boundary pool, with elements of the circuit type.
-    interp::AtlasState atlas;
+    // The pool (1.18 MB) is made only for a kernel that uses the Atlas state: zeroing it costs
+    // a small launch more than the launch itself, and the backend would copy it in and out.
+    interp::AtlasState atlas{.boundary = {}};
+    if (is_circuit || kernel->uses_atlas_state()) atlas.boundary.resize(atlas::kBoundaryPoolBytes);
     auto class_bytes = [&](uint32_t c) {
       return std::span<std::byte>(atlas.boundary.data() + uint64_t{c} * atlas::kClassBytes,
                                   atlas::kClassBytes);

@@ -196,6 +196,29 @@ TEST(Backend, AtlasStatePersistsAndIsAccessible) {
   EXPECT_EQ(b->resonance()[7], 0.0);
 }
 
+// The pool is made at first use (runtime/core/host_atlas.h): before that it reads as zeros,
+// to copies and to kernels, and its bounds hold.
+TEST(Backend, TheBoundaryPoolIsZeroUntilWritten) {
+  for (const char *name : {"cpu", "interp"}) {
+    auto b = create_backend(Preference::parse(name));
+    std::vector<float> out(4, -1.0f);
+    auto out_bytes = std::as_writable_bytes(std::span(out));
+    b->copy_from_boundary(5 * atlas::kClassBytes, out_bytes);
+    EXPECT_EQ(out, std::vector<float>(4, 0.0f)) << name;
+    std::vector<std::byte> data(8);
+    EXPECT_EQ(code_of([&] { b->copy_from_boundary(atlas::kBoundaryPoolBytes - 4, data); }),
+              ErrorCode::OutOfBounds)
+        << name;
+    b->copy_to_boundary(0, {}); // an empty copy is no use of the pool
+    auto m = test::parse_ok(".kernel k\n  cvt.u64.u32 r3, %lane.x\n  ld.f32 r4, [class 2 + r3*4]\n"
+                            "  mov.imm.f32 r5, 1.0\n  add.f32 r4, r4, r5\n"
+                            "  st.f32 [class 3 + r3*4], r4\n");
+    b->execute_program(m.kernels[0], LaunchConfig::linear(4, 4), {});
+    b->copy_from_boundary(3 * atlas::kClassBytes, out_bytes);
+    EXPECT_EQ(out, std::vector<float>(4, 1.0f)) << name;
+  }
+}
+
 TEST(Backend, SelectionNeverFallsBackSilently) {
   // auto takes Vulkan and OpenCL GPUs only; CPU-class devices (lavapipe, PoCL) need their name.
   auto chosen = create_backend();
