@@ -308,7 +308,11 @@ def compile_section(data):
             "later `execute_program` against `launch` of the same kernel loaded from a shared "
             "object compiled ahead of time (goal: the same speed); `hologram-run --backend=cpu` "
             "with a warm cache against `hologram-run --help`, the process alone (goal: <= 5 ms "
-            "between them).",
+            "between them). On a Zen 5 machine on 2026-11-27 (afternoon, not this table) the two "
+            "differed by 15 ms: the Atlas boundary pool (1.18 MB) was zeroed three times per run "
+            "(hologram-run's, the backend's, and once per launching thread), about 860 page "
+            "faults at some 17 us each on that VM. It is now made only for a kernel that uses the "
+            "Atlas state: 3.1 ms between them (perf stat, 20 runs each).",
             "",
             "| row | case | time |",
             "|---|---|---:|",
@@ -640,7 +644,10 @@ def main():
         "  met with the same f32 weights; it needs fewer bytes per token (f16 or bf16 weights,",
         "  which the ISA stores, would halve them, but then the logits differ from the f32",
         "  reference's). Before the gemv change of 2026-11-24 (short rows read one after the",
-        "  other, not four side by side) hologram ran at 0.42x.",
+        "  other, not four side by side) hologram ran at 0.42x. On a Zen 5 machine with AVX-512",
+        "  (2026-11-27, afternoon, not this table) the row was 0.69x at 1t and 0.59x at mt: each",
+        "  of gemv's short rows ended in a sum of its 16 accumulator lanes one after the other.",
+        "  Summed by halves (four dependent adds) it ran at 0.98x and 0.78x side by side.",
         "",
     ]
     lines += kept_sections(sys.argv[-1])
