@@ -217,6 +217,11 @@ inline __attribute__((always_inline)) T reduce(const T *x, const T *y, uint64_t 
   V acc0{}, acc1{}, acc2{}, acc3{};
   uint64_t i = 0;
   for (; i + 4 * L <= n; i += 4 * L) {
+    // 2 KiB ahead (f32), one line per step of each stream: on a Zen 5 VM, with the hardware
+    // prefetchers alone dot of 2^24 floats took 4.5-4.9 ms, with this 4.1 (alternating runs).
+    // Short rows (gemv) follow each other, so it fetches the next rows.
+    __builtin_prefetch(x + i + 512);
+    if (y) __builtin_prefetch(y + i + 512);
     acc0 += at(i);
     acc1 += at(i + L);
     acc2 += at(i + 2 * L);
