@@ -12,7 +12,6 @@
 #include <immintrin.h>
 #include <limits>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #ifndef HG_GEMM_NS
@@ -183,26 +182,12 @@ template <typename T> void run(const GemmArgs<T> &g) {
   }
 }
 
-/// The low half of vector `v` plus its high half.
-template <typename V, size_t... I> auto add_halves(V v, std::index_sequence<I...>) {
-  return __builtin_shufflevector(v, v, I...) + __builtin_shufflevector(v, v, (I + sizeof...(I))...);
-}
-
-/// The sum of the lanes of `v` by halves: lo + hi, then the halves of that, log2(lanes)
-/// dependent adds instead of one per lane. gemv's short rows end in it once per row: with a
-/// lane after the other (16 dependent adds of an f32 vector at x86-64-v4), a transformer
-/// token on a Zen 5 took 2.15 ms instead of 1.56.
-template <typename V> auto sum_lanes(V v) {
-  constexpr size_t lanes = sizeof(V) / sizeof(v[0]);
-  if constexpr (lanes == 2)
-    return v[0] + v[1];
-  else
-    return sum_lanes(add_halves(v, std::make_index_sequence<lanes / 2>()));
-}
-
 /// Sum of x[i] * y[i] (y == nullptr: of x[i]) in four vector accumulators held in registers
 /// (named, not an array GCC would keep on the stack): reassociated, as SPEC §3.4 allows for
-/// float reductions. The tail is one partial vector, not a scalar loop.
+/// float reductions. The tail is one partial vector, not a scalar loop. The lanes are summed
+/// pairwise (vmath::lane_sum): gemv's short rows end in that sum once per row, and with a
+/// lane after the other (16 dependent adds at x86-64-v4) a transformer token on a Zen 5 took
+/// 2.15 ms instead of 1.56.
 template <typename T>
 inline __attribute__((always_inline)) T reduce(const T *x, const T *y, uint64_t n) {
   typedef T V __attribute__((vector_size(kVectorBytes)));
@@ -237,7 +222,7 @@ inline __attribute__((always_inline)) T reduce(const T *x, const T *y, uint64_t 
     acc1 += a * b;
   }
   const V total = (acc0 + acc1) + (acc2 + acc3);
-  return sum_lanes(total);
+  return vmath::lane_sum(total);
 }
 
 /// Rows up to this long, back to back in memory, are read one after the other by gemv.
@@ -285,10 +270,10 @@ template <typename T> void dot4(const T *a, uint64_t lda, const T *x, uint64_t n
     s3 += v3 * xv;
   }
   const V r0 = s0 + t0, r1 = s1 + t1, r2 = s2 + t2, r3 = s3 + t3;
-  out[0] = sum_lanes(r0);
-  out[1] = sum_lanes(r1);
-  out[2] = sum_lanes(r2);
-  out[3] = sum_lanes(r3);
+  out[0] = vmath::lane_sum(r0);
+  out[1] = vmath::lane_sum(r1);
+  out[2] = vmath::lane_sum(r2);
+  out[3] = vmath::lane_sum(r3);
 }
 
 /// The rows of a gemv: four at a time, or one at a time where the rows are short and

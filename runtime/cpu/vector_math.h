@@ -182,9 +182,10 @@ template <typename V, size_t... I> inline auto high_half(V v, std::index_sequenc
   return __builtin_shufflevector(v, v, (I + sizeof...(I))...);
 }
 
-/// Sum of the lanes of v, pairwise: the upper half added to the lower, down to two lanes.
-template <typename V> inline float lane_sum(V v) {
-  constexpr size_t n = sizeof(V) / sizeof(float);
+/// Sum of the lanes of v (any element type), pairwise: the upper half added to the lower,
+/// down to two lanes: log2(lanes) dependent adds, not one per lane.
+template <typename V> inline auto lane_sum(V v) {
+  constexpr size_t n = sizeof(V) / sizeof(v[0]);
   if constexpr (n == 2) {
     return v[0] + v[1];
   } else {
