@@ -188,7 +188,7 @@ template <typename T> void run(const GemmArgs<T> &g) {
 /// pairwise (vmath::lane_sum): gemv's short rows end in that sum once per row, and with a
 /// lane after the other (16 dependent adds at x86-64-v4) a transformer token on a Zen 5 took
 /// 2.15 ms instead of 1.56.
-template <typename T>
+template <typename T, bool kPrefetch>
 inline __attribute__((always_inline)) T reduce(const T *x, const T *y, uint64_t n) {
   typedef T V __attribute__((vector_size(kVectorBytes)));
   constexpr size_t L = kVectorBytes / sizeof(T);
@@ -202,11 +202,14 @@ inline __attribute__((always_inline)) T reduce(const T *x, const T *y, uint64_t 
   V acc0{}, acc1{}, acc2{}, acc3{};
   uint64_t i = 0;
   for (; i + 4 * L <= n; i += 4 * L) {
-    // 2 KiB ahead (f32), one line per step of each stream: on a Zen 5 VM, with the hardware
-    // prefetchers alone dot of 2^24 floats took 4.5-4.9 ms, with this 4.1 (alternating runs).
-    // Short rows (gemv) follow each other, so it fetches the next rows.
-    __builtin_prefetch(x + i + 512);
-    if (y) __builtin_prefetch(y + i + 512);
+    // kPrefetch (sum and dot): 2 KiB ahead (f32), one line per step of each stream. On a Zen
+    // 5 VM, with the hardware prefetchers alone dot of 2^24 floats took 4.5-4.9 ms, with this
+    // 4.1 (alternating runs). gemv's rows do without: there it made a transformer token about
+    // 12 % slower (1.56-1.67 ms against 1.76-1.93).
+    if constexpr (kPrefetch) {
+      __builtin_prefetch(x + i + 512);
+      if (y) __builtin_prefetch(y + i + 512);
+    }
     acc0 += at(i);
     acc1 += at(i + L);
     acc2 += at(i + 2 * L);
@@ -284,11 +287,11 @@ template <typename T>
 void gemv_rows_of(const T *a, uint64_t lda, const T *x, uint64_t rows, uint64_t n, T *dots) {
   uint64_t r = 0;
   if (lda == n && n * sizeof(T) <= kShortRowBytes) {
-    for (uint64_t row = 0; row < rows; ++row) dots[row] = reduce(a + row * n, x, n);
+    for (uint64_t row = 0; row < rows; ++row) dots[row] = reduce<T, false>(a + row * n, x, n);
     return;
   }
   for (; r + 4 <= rows; r += 4) dot4(a + r * lda, lda, x, n, dots + r);
-  for (; r < rows; ++r) dots[r] = reduce(a + r * lda, x, n);
+  for (; r < rows; ++r) dots[r] = reduce<T, false>(a + r * lda, x, n);
 }
 
 // f64 vectors of this level, for the operations evaluated in f64.
@@ -749,10 +752,10 @@ void norm_rows(const float *x, float *y, const float *gamma, const float *beta, 
 }
 
 float sum(const float *x, const float *y, uint64_t n) {
-  return reduce(x, y, n);
+  return reduce<float, true>(x, y, n);
 }
 double sum(const double *x, const double *y, uint64_t n) {
-  return reduce(x, y, n);
+  return reduce<double, true>(x, y, n);
 }
 
 void gemv_rows(const float *a, uint64_t lda, const float *x, uint64_t rows, uint64_t n,
