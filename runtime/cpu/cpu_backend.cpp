@@ -46,6 +46,13 @@ struct Memory {
   uint64_t size = 0;
 };
 
+/// The state handed to kernels that never touch the Atlas state, so that they run without the
+/// backend's lock: one per thread, with no boundary pool.
+interp::AtlasState &untouched_atlas_state() {
+  thread_local interp::AtlasState state{.boundary = {}};
+  return state;
+}
+
 class CpuBackend final : public HostAtlasBackend {
 public:
   explicit CpuBackend(bool interpret) : interpret_(interpret) {}
@@ -114,8 +121,7 @@ public:
       std::lock_guard lock(atlas_mutex_);
       throw_if_failed(interp::run_kernel(kernel, launch, values, atlas_state(), opts));
     } else {
-      thread_local interp::AtlasState unused{.boundary = {}}; // such kernels never touch it
-      throw_if_failed(interp::run_kernel(kernel, launch, values, unused, opts));
+      throw_if_failed(interp::run_kernel(kernel, launch, values, untouched_atlas_state(), opts));
     }
   }
 
@@ -156,8 +162,7 @@ private:
       std::lock_guard lock(atlas_mutex_);
       launch_cpu_kernel(mod, k, config, resolved, atlas_state(), &paths_);
     } else {
-      thread_local interp::AtlasState unused{.boundary = {}}; // such kernels never touch it
-      launch_cpu_kernel(mod, k, config, resolved, unused, &paths_);
+      launch_cpu_kernel(mod, k, config, resolved, untouched_atlas_state(), &paths_);
     }
   }
 
