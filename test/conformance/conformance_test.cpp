@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <sstream>
@@ -22,39 +23,80 @@ using namespace hologram::conformance;
 
 namespace {
 
-/// Runners that could not start, with the reason.
-std::map<std::string, std::string> &unavailable() {
-  static std::map<std::string, std::string> reasons;
-  return reasons;
+/// One runner of this build: its name, and how to start it. Names come first and cost nothing;
+/// a runner starts at its first test, so a process that runs one interpreter case does not load
+/// the Vulkan and OpenCL drivers (each ctest test is a process of its own).
+struct RunnerSlot {
+  std::string name;
+  std::function<std::unique_ptr<Runner>(std::string &error)> start;
+};
+
+std::function<std::unique_ptr<Runner>(std::string &)> device(const char *backend,
+                                                             const char *name) {
+  return [backend, name](std::string &error) -> std::unique_ptr<Runner> {
+    return DeviceRunner::start(backend, error, name);
+  };
 }
 
-std::vector<std::unique_ptr<Runner>> make_runners() {
-  std::vector<std::unique_ptr<Runner>> runners;
-  runners.push_back(std::make_unique<InterpRunner>());
-  // Every x86 level this machine can run, each forced through the dispatcher; x86-64-v4 code
-  // that cannot run here is covered by the assembly golden tests.
-  runners.push_back(std::make_unique<CpuRunner>("x86-64-v2"));
-  if (runtime::cpu_has_feature("avx2") && runtime::cpu_has_feature("fma"))
-    runners.push_back(std::make_unique<CpuRunner>("x86-64-v3"));
-  if (runtime::cpu_has_feature("avx512f") && runtime::cpu_has_feature("avx512bw") &&
-      runtime::cpu_has_feature("avx512dq") && runtime::cpu_has_feature("avx512vl"))
-    runners.push_back(std::make_unique<CpuRunner>("x86-64-v4"));
-  // The CPU backend compiling each kernel at run time (execute_program through Hologram::jit).
-  std::string error;
-  if (auto jit = DeviceRunner::start("cpu", error, "cpu_jit"))
-    runners.push_back(std::move(jit));
-  else
-    unavailable()["cpu_jit"] = error;
-  // Vulkan and OpenCL, named explicitly so CPU-class drivers (lavapipe, PoCL) count; when one
-  // cannot start, the suite says why and RequiredBackendsAreAvailable fails if the
-  // environment requires it.
-  for (const char *name : {"vulkan", "opencl"}) {
-    if (auto device = DeviceRunner::start(name, error))
-      runners.push_back(std::move(device));
-    else
-      unavailable()[name] = error;
+std::function<std::unique_ptr<Runner>(std::string &)> cpu_level(const char *level) {
+  return [level](std::string &) -> std::unique_ptr<Runner> {
+    return std::make_unique<CpuRunner>(level);
+  };
+}
+
+const std::vector<RunnerSlot> &runner_slots() {
+  static const std::vector<RunnerSlot> slots = [] {
+    std::vector<RunnerSlot> all;
+    all.push_back({"interp", [](std::string &) -> std::unique_ptr<Runner> {
+                     return std::make_unique<InterpRunner>();
+                   }});
+    // Every x86 level this machine can run, each forced through the dispatcher; x86-64-v4 code
+    // that cannot run here is covered by the assembly golden tests.
+    all.push_back({"cpu_v2", cpu_level("x86-64-v2")});
+    if (runtime::cpu_has_feature("avx2") && runtime::cpu_has_feature("fma"))
+      all.push_back({"cpu_v3", cpu_level("x86-64-v3")});
+    if (runtime::cpu_has_feature("avx512f") && runtime::cpu_has_feature("avx512bw") &&
+        runtime::cpu_has_feature("avx512dq") && runtime::cpu_has_feature("avx512vl"))
+      all.push_back({"cpu_v4", cpu_level("x86-64-v4")});
+    // The CPU backend compiling each kernel at run time (execute_program through
+    // Hologram::jit). Vulkan and OpenCL are named explicitly so CPU-class drivers (lavapipe,
+    // PoCL) count.
+    all.push_back({"cpu_jit", device("cpu", "cpu_jit")});
+    all.push_back({"vulkan", device("vulkan", "vulkan")});
+    all.push_back({"opencl", device("opencl", "opencl")});
+    return all;
+  }();
+  return slots;
+}
+
+/// Whether HOLOGRAM_REQUIRE_BACKENDS names the runner: "cpu" names the compiled CPU runners
+/// (cpu_v2, cpu_v3, ..., cpu_jit).
+bool required(const std::string &runner) {
+  const char *env = std::getenv("HOLOGRAM_REQUIRE_BACKENDS");
+  if (!env) return false;
+  std::stringstream ss(env);
+  std::string name;
+  while (std::getline(ss, name, ','))
+    if (!name.empty() && (runner == name || runner.starts_with(name + "_"))) return true;
+  return false;
+}
+
+/// The runner of slot `i`, started at the first call; nullptr with `error` set when it cannot
+/// start (every later call gives the same answer).
+Runner *runner(size_t i, std::string &error) {
+  struct Started {
+    std::unique_ptr<Runner> runner;
+    std::string error;
+  };
+  static std::map<size_t, Started> started;
+  auto it = started.find(i);
+  if (it == started.end()) {
+    Started s;
+    s.runner = runner_slots()[i].start(s.error);
+    it = started.emplace(i, std::move(s)).first;
   }
-  return runners;
+  error = it->second.error;
+  return it->second.runner.get();
 }
 
 /// Read-only inputs must come back bit for bit: a fast path that writes a `read` buffer (as
@@ -82,9 +124,15 @@ class Conformance : public ::testing::TestWithParam<Param> {};
 
 TEST_P(Conformance, MatchesReference) {
   static const auto cases = all_cases();
-  static const auto runners = make_runners();
   const Case &c = cases[std::get<0>(GetParam())];
-  Runner &runner = *runners[std::get<1>(GetParam())];
+  const RunnerSlot &slot = runner_slots()[std::get<1>(GetParam())];
+  std::string error;
+  Runner *started = runner(std::get<1>(GetParam()), error);
+  // A runner this environment requires fails each of its cases; any other is skipped.
+  if (!started && required(slot.name)) FAIL() << slot.name << " cannot start: " << error;
+  // ctest marks a group that prints this as skipped (discover.cmake).
+  if (!started) GTEST_SKIP() << slot.name << " is not available here (not required): " << error;
+  Runner &runner = *started;
   const isa::Kernel *kernel = &case_kernel(c, kOptLevels[std::get<2>(GetParam())]);
 
   if (auto why = runner.unsupported(*kernel); !why.empty())
@@ -109,7 +157,7 @@ TEST_P(Conformance, MatchesReference) {
 
 std::vector<Param> all_params() {
   std::vector<Param> params;
-  size_t ncases = all_cases().size(), nrunners = make_runners().size();
+  size_t ncases = all_cases().size(), nrunners = runner_slots().size();
   for (size_t o = 0; o < std::size(kOptLevels); ++o)
     for (size_t r = 0; r < nrunners; ++r)
       for (size_t i = 0; i < ncases; ++i) params.emplace_back(i, r, o);
@@ -119,30 +167,30 @@ std::vector<Param> all_params() {
 INSTANTIATE_TEST_SUITE_P(Corpus, Conformance, ::testing::ValuesIn(all_params()),
                          [](const ::testing::TestParamInfo<Param> &p) {
                            static const auto cases = all_cases();
-                           static const auto runners = make_runners();
                            return cases[std::get<0>(p.param)].name + "_" +
-                                  runners[std::get<1>(p.param)]->name() + "_O" +
+                                  runner_slots()[std::get<1>(p.param)].name + "_O" +
                                   std::to_string(kOptLevels[std::get<2>(p.param)]);
                          });
 
 TEST(ConformanceCorpus, RequiredBackendsAreAvailable) {
-  const char *required = std::getenv("HOLOGRAM_REQUIRE_BACKENDS");
-  if (!required) return;
-  std::vector<std::string> have;
-  for (const auto &r : make_runners()) have.push_back(r->name());
-  std::stringstream ss(required);
+  const char *env = std::getenv("HOLOGRAM_REQUIRE_BACKENDS");
+  if (!env) return;
+  std::stringstream ss(env);
   std::string name;
-  while (std::getline(ss, name, ','))
-    if (!name.empty()) {
-      // "cpu" is satisfied by the compiled CPU runners (cpu_v2, cpu_v3, ...).
-      bool found = std::any_of(have.begin(), have.end(), [&](const std::string &h) {
-        return h == name || h.starts_with(name + "_");
-      });
-      auto why = unavailable().find(name);
-      EXPECT_TRUE(found) << "HOLOGRAM_REQUIRE_BACKENDS names '" << name
-                         << "', which this build cannot run"
-                         << (why == unavailable().end() ? std::string() : ": " + why->second);
-    }
+  while (std::getline(ss, name, ',')) {
+    if (name.empty()) continue;
+    bool named = false;
+    for (size_t i = 0; i < runner_slots().size(); ++i)
+      if (runner_slots()[i].name == name || runner_slots()[i].name.starts_with(name + "_")) {
+        named = true;
+        std::string error;
+        EXPECT_NE(runner(i, error), nullptr)
+            << "HOLOGRAM_REQUIRE_BACKENDS names '" << name << "', and runner "
+            << runner_slots()[i].name << " cannot start: " << error;
+      }
+    EXPECT_TRUE(named) << "HOLOGRAM_REQUIRE_BACKENDS names '" << name
+                       << "', which this build has no runner for";
+  }
 }
 
 TEST(ConformanceCorpus, JsonFilesMatchTheirPythonSources) {
@@ -169,6 +217,13 @@ int main(int argc, char **argv) {
       return 2;
     }
     return export_corpus(argv[2]);
+  }
+  // hologram-conformance --list-groups: one line per runner and -O level, the ctest tests
+  // (test/conformance/discover.cmake): "cpu_v4_O2" runs every case whose name ends in it.
+  if (argc == 2 && std::string_view(argv[1]) == "--list-groups") {
+    for (const RunnerSlot &slot : runner_slots())
+      for (unsigned level : kOptLevels) std::printf("%s_O%u\n", slot.name.c_str(), level);
+    return 0;
   }
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
