@@ -69,16 +69,26 @@ const std::vector<RunnerSlot> &runner_slots() {
   return slots;
 }
 
-/// Whether HOLOGRAM_REQUIRE_BACKENDS names the runner: "cpu" names the compiled CPU runners
-/// (cpu_v2, cpu_v3, ..., cpu_jit).
-bool required(const std::string &runner) {
+/// Whether a backend name of HOLOGRAM_REQUIRE_BACKENDS names the runner: "cpu" names the
+/// compiled CPU runners (cpu_v2, cpu_v3, ..., cpu_jit).
+bool names(const std::string &backend, const std::string &runner) {
+  return !backend.empty() && (runner == backend || runner.starts_with(backend + "_"));
+}
+
+/// The backend names of HOLOGRAM_REQUIRE_BACKENDS (none when it is unset).
+std::vector<std::string> required_backends() {
+  std::vector<std::string> out;
   const char *env = std::getenv("HOLOGRAM_REQUIRE_BACKENDS");
-  if (!env) return false;
-  std::stringstream ss(env);
-  std::string name;
-  while (std::getline(ss, name, ','))
-    if (!name.empty() && (runner == name || runner.starts_with(name + "_"))) return true;
-  return false;
+  std::stringstream ss(env ? env : "");
+  for (std::string name; std::getline(ss, name, ',');)
+    if (!name.empty()) out.push_back(name);
+  return out;
+}
+
+bool required(const std::string &runner) {
+  const auto backends = required_backends();
+  return std::any_of(backends.begin(), backends.end(),
+                     [&](const std::string &backend) { return names(backend, runner); });
 }
 
 /// The runner of slot `i`, started at the first call; nullptr with `error` set when it cannot
@@ -173,22 +183,17 @@ INSTANTIATE_TEST_SUITE_P(Corpus, Conformance, ::testing::ValuesIn(all_params()),
                          });
 
 TEST(ConformanceCorpus, RequiredBackendsAreAvailable) {
-  const char *env = std::getenv("HOLOGRAM_REQUIRE_BACKENDS");
-  if (!env) return;
-  std::stringstream ss(env);
-  std::string name;
-  while (std::getline(ss, name, ',')) {
-    if (name.empty()) continue;
+  for (const std::string &backend : required_backends()) {
     bool named = false;
     for (size_t i = 0; i < runner_slots().size(); ++i)
-      if (runner_slots()[i].name == name || runner_slots()[i].name.starts_with(name + "_")) {
+      if (names(backend, runner_slots()[i].name)) {
         named = true;
         std::string error;
         EXPECT_NE(runner(i, error), nullptr)
-            << "HOLOGRAM_REQUIRE_BACKENDS names '" << name << "', and runner "
+            << "HOLOGRAM_REQUIRE_BACKENDS names '" << backend << "', and runner "
             << runner_slots()[i].name << " cannot start: " << error;
       }
-    EXPECT_TRUE(named) << "HOLOGRAM_REQUIRE_BACKENDS names '" << name
+    EXPECT_TRUE(named) << "HOLOGRAM_REQUIRE_BACKENDS names '" << backend
                        << "', which this build has no runner for";
   }
 }
