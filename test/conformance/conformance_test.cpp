@@ -69,6 +69,12 @@ const std::vector<RunnerSlot> &runner_slots() {
   return slots;
 }
 
+/// The group of a runner and -O level, e.g. "cpu_v4_O2": the end of each of its cases' test
+/// names, and one ctest test (--list-groups, discover.cmake), so both must spell it alike.
+std::string group_name(const RunnerSlot &slot, unsigned opt_level) {
+  return slot.name + "_O" + std::to_string(opt_level);
+}
+
 /// Whether a backend name of HOLOGRAM_REQUIRE_BACKENDS names the runner: "cpu" names the
 /// compiled CPU runners (cpu_v2, cpu_v3, ..., cpu_jit).
 bool names(const std::string &backend, const std::string &runner) {
@@ -178,8 +184,8 @@ INSTANTIATE_TEST_SUITE_P(Corpus, Conformance, ::testing::ValuesIn(all_params()),
                          [](const ::testing::TestParamInfo<Param> &p) {
                            static const auto cases = all_cases();
                            return cases[std::get<0>(p.param)].name + "_" +
-                                  runner_slots()[std::get<1>(p.param)].name + "_O" +
-                                  std::to_string(kOptLevels[std::get<2>(p.param)]);
+                                  group_name(runner_slots()[std::get<1>(p.param)],
+                                             kOptLevels[std::get<2>(p.param)]);
                          });
 
 TEST(ConformanceCorpus, RequiredBackendsAreAvailable) {
@@ -227,7 +233,7 @@ int main(int argc, char **argv) {
   // (test/conformance/discover.cmake): "cpu_v4_O2" runs every case whose name ends in it.
   if (argc == 2 && std::string_view(argv[1]) == "--list-groups") {
     for (const RunnerSlot &slot : runner_slots())
-      for (unsigned level : kOptLevels) std::printf("%s_O%u\n", slot.name.c_str(), level);
+      for (unsigned level : kOptLevels) std::printf("%s\n", group_name(slot, level).c_str());
     return 0;
   }
   ::testing::InitGoogleTest(&argc, argv);
