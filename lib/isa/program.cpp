@@ -21,25 +21,26 @@ struct SpecialInfo {
   std::string_view name;
   Type type;
   bool varies_in_block;
+  bool tells_block; // see special_tells_block
 };
 constexpr std::array<SpecialInfo, kNumSpecials> kSpecials = {{
-    {"%lane.x", Type::U32, true},
-    {"%block.x", Type::U32, false},
-    {"%bdim.x", Type::U32, false},
-    {"%gid", Type::U64, true},
-    {"%lane.y", Type::U32, true},
-    {"%lane.z", Type::U32, true},
-    {"%block.y", Type::U32, false},
-    {"%block.z", Type::U32, false},
-    {"%bdim.y", Type::U32, false},
-    {"%bdim.z", Type::U32, false},
-    {"%gdim.x", Type::U32, false},
-    {"%gdim.y", Type::U32, false},
-    {"%gdim.z", Type::U32, false},
-    {"%gid.x", Type::U64, true},
-    {"%gid.y", Type::U64, true},
-    {"%gid.z", Type::U64, true},
-    {"%gsize", Type::U64, false},
+    {"%lane.x", Type::U32, true, true},
+    {"%block.x", Type::U32, false, true},
+    {"%bdim.x", Type::U32, false, false},
+    {"%gid", Type::U64, true, false},
+    {"%lane.y", Type::U32, true, true},
+    {"%lane.z", Type::U32, true, true},
+    {"%block.y", Type::U32, false, true},
+    {"%block.z", Type::U32, false, true},
+    {"%bdim.y", Type::U32, false, false},
+    {"%bdim.z", Type::U32, false, false},
+    {"%gdim.x", Type::U32, false, false},
+    {"%gdim.y", Type::U32, false, false},
+    {"%gdim.z", Type::U32, false, false},
+    {"%gid.x", Type::U64, true, true},
+    {"%gid.y", Type::U64, true, true},
+    {"%gid.z", Type::U64, true, true},
+    {"%gsize", Type::U64, false, false},
 }};
 } // namespace
 
@@ -51,6 +52,9 @@ Type special_type(Special s) {
 }
 bool special_varies_in_block(Special s) {
   return kSpecials[static_cast<size_t>(s)].varies_in_block;
+}
+bool special_tells_block(Special s) {
+  return kSpecials[static_cast<size_t>(s)].tells_block;
 }
 std::optional<Special> parse_special(std::string_view name) {
   for (size_t i = 0; i < kSpecials.size(); ++i)

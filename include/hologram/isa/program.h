@@ -64,6 +64,10 @@ Type special_type(Special s);
 std::optional<Special> parse_special(std::string_view name); ///< name with the leading %
 /// True for specials whose value differs between the lanes of one block.
 bool special_varies_in_block(Special s);
+/// True for specials that tell which block a lane is in or where in it, more than its %gid:
+/// the lane and block coordinates and %gid.x/y/z. The others are the lane's %gid and the
+/// launch's sizes, which are the same in every block.
+bool special_tells_block(Special s);
 
 // ---------------------------------------------------------------------------------------------
 // Operands

@@ -1,8 +1,24 @@
 // The x86 block driver: runs blocks [first, end), every chunk of each, in phases for barrier
-// kernels, deciding per block whether its chunks are full (kernel_lowering.h).
+// kernels, deciding per block whether its chunks are full (kernel_lowering.h). A kernel that
+// cannot tell its blocks apart runs them as spans of consecutive blocks, each one block to the
+// chunk function: one loop of chunks over the span, with no per-block cost.
 #include "kernel_lowering.h"
 
 namespace hologram::codegen::detail {
+
+bool KernelLowering::spans_blocks() const {
+  if (a_.has_barriers || k_.shared_bytes > 0 || uses_shared() || pool_bytes_ > 0) return false;
+  std::vector<isa::RegAccess> uses;
+  for (const Instruction &inst : k_.insts) {
+    if (inst.info().launch_level()) return false;
+    uses.clear();
+    isa::instruction_uses(inst, uses);
+    for (const isa::RegAccess &u : uses)
+      if (!u.pred && isa::is_special(u.reg) && isa::special_tells_block(isa::reg_special(u.reg)))
+        return false;
+  }
+  return true;
+}
 
 llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Function *chunk) {
   auto *fty = llvm::FunctionType::get(i32(), {ptr(), ptr(), i64(), i64()}, false);
@@ -27,7 +43,10 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   };
   Value *gx = dim(LGrid, 0), *gy = dim(LGrid, 1);
   Value *lanes = b_.CreateMul(b_.CreateMul(dim(LBlock, 0), dim(LBlock, 1)), dim(LBlock, 2));
-  Value *chunks = b_.CreateUDiv(b_.CreateAdd(lanes, u64c(w_ - 1)), u64c(w_));
+  // Blocks per span: as many as keep it within 2^30 lanes (a block has at most that many),
+  // or one where the kernel tells blocks apart.
+  const bool spans = spans_blocks();
+  Value *span_max = spans ? b_.CreateUDiv(u64c(uint64_t{1} << 30), lanes) : u64c(1);
   Value *shared = b_.CreateLoad(ptr(), b_.CreateStructGEP(abi_.worker, worker, WShared));
   Value *shared_size = b_.CreateLoad(i64(), b_.CreateStructGEP(abi_.worker, worker, WSharedSize));
   Value *scratch = b_.CreateLoad(ptr(), b_.CreateStructGEP(abi_.worker, worker, WScratch));
@@ -43,15 +62,19 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     streams = launch_streams(limit, launch_lanes, *stream_size_);
   }
 
-  // The first block's coordinates; later blocks count on from them (no division per block).
-  Value *first_row = b_.CreateUDiv(first, gx);
-  Value *bx0 = b_.CreateURem(first, gx), *by0 = b_.CreateURem(first_row, gy);
-  Value *bz0 = b_.CreateUDiv(first_row, gy);
-
   BasicBlock *entry = b_.GetInsertBlock();
   BasicBlock *block_head = BasicBlock::Create(c_, "block", f);
   BasicBlock *block_body = BasicBlock::Create(c_, "block.body", f);
   BasicBlock *done = BasicBlock::Create(c_, "done", f);
+  // The first block's coordinates; later blocks count on from them (no division per block).
+  // A kernel run in spans reads none.
+  Value *bx0 = u64c(0), *by0 = u64c(0), *bz0 = u64c(0);
+  if (!spans) {
+    Value *first_row = b_.CreateUDiv(first, gx);
+    bx0 = b_.CreateURem(first, gx);
+    by0 = b_.CreateURem(first_row, gy);
+    bz0 = b_.CreateUDiv(first_row, gy);
+  }
   b_.CreateBr(block_head);
   b_.SetInsertPoint(block_head);
   auto *b = b_.CreatePHI(i64(), 2, "block.linear");
@@ -71,14 +94,23 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   if (k_.shared_bytes > 0 || a_.has_barriers || uses_shared()) {
     b_.CreateMemSet(shared, b_.getInt8(0), shared_size, llvm::MaybeAlign(1));
   }
-  Value *next_block = b_.CreateAdd(b, u64c(1));
-  // The next block's coordinates: x + 1, carried into y at the grid's width, and y into z.
+  // This span: blocks [b, b + span), whose lanes have the ids first_gid .. + span_lanes - 1.
+  Value *span = spans ? b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateSub(end, b),
+                                                 span_max, nullptr, "span")
+                      : u64c(1);
+  Value *span_lanes = b_.CreateMul(span, lanes, "span.lanes", true, true);
+  Value *span_lanes32 = b_.CreateTrunc(span_lanes, i32(), "", true, true);
+  Value *first_gid = b_.CreateMul(b, lanes, "first.gid", true, true);
+  Value *chunks = b_.CreateUDiv(b_.CreateAdd(span_lanes, u64c(w_ - 1)), u64c(w_), "chunks");
+  Value *next_block = b_.CreateAdd(b, span);
+  // The next block's coordinates: x + 1, carried into y at the grid's width, and y into z
+  // (a kernel run in spans reads none, and they stay 0).
   auto step = [&](Value *v, Value *carry, Value *size) {
     Value *n = b_.CreateAdd(v, b_.CreateZExt(carry, i64()));
     Value *wraps = b_.CreateICmpEQ(n, size);
     return std::pair{b_.CreateSelect(wraps, u64c(0), n), wraps};
   };
-  auto [next_x, carry_x] = step(bx64, b_.getTrue(), gx);
+  auto [next_x, carry_x] = step(bx64, b_.getInt1(!spans), gx);
   auto [next_y, carry_y] = step(by64, carry_x, gy);
   Value *next_z = b_.CreateAdd(bz64, b_.CreateZExt(carry_y, i64()));
   auto next_coordinates = [&](BasicBlock *from) {
@@ -87,10 +119,11 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     bz64->addIncoming(next_z, from);
   };
 
-  // A block of whole chunks has only full chunks (the chunk function's block_whole_).
-  Value *whole = b_.CreateICmpEQ(b_.CreateURem(lanes, u64c(w_)), u64c(0), "block.whole");
+  // A span of whole chunks has only full chunks (the chunk function's block_whole_).
+  Value *whole = b_.CreateICmpEQ(b_.CreateURem(span_lanes, u64c(w_)), u64c(0), "block.whole");
   auto call_chunk = [&](Value *c, Value *state, Value *is_whole, Value *goes_on, Value *may) {
-    return b_.CreateCall(chunk, {launch, worker, b, bx, by, bz, c, state, is_whole, goes_on, may});
+    return b_.CreateCall(chunk, {launch, worker, first_gid, span_lanes32, bx, by, bz, c, state,
+                                 is_whole, goes_on, may});
   };
   auto fail = [&](Value *kind, Value *inst, Value *lane) {
     Value *err = b_.CreateStructGEP(abi_.worker, worker, WError);

@@ -83,7 +83,8 @@ auto KernelLowering::set_location(const Instruction &inst) -> void {
 
 auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
   auto *fty = llvm::FunctionType::get(
-      i32(), {ptr(), ptr(), i64(), i32(), i32(), i32(), i64(), ptr(), i1(), i1(), i1()}, false);
+      i32(), {ptr(), ptr(), i64(), i32(), i32(), i32(), i32(), i64(), ptr(), i1(), i1(), i1()},
+      false);
   fn_ = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, name, m_);
   if (!a_.has_barriers) fn_->addFnAttr(llvm::Attribute::AlwaysInline);
   fn_->addParamAttr(0, llvm::Attribute::NoAlias);
@@ -91,7 +92,8 @@ auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
   auto arg = fn_->arg_begin();
   launch_ = arg++;
   worker_ = arg++;
-  block_linear_ = arg++;
+  first_gid_ = arg++;
+  span_lanes_ = arg++;
   bx_ = arg++;
   by_ = arg++;
   bz_ = arg++;
@@ -105,7 +107,8 @@ auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
   b_.SetInsertPoint(entry_);
   attach_subprogram(fn_);
   create_allocas();
-  // A block has at most 2^30 lanes (the runtime refuses more): the chunk number fits in 32 bits.
+  // A span has at most 2^30 lanes (the runtime refuses bigger blocks, the driver bigger
+  // spans): the chunk number fits in 32 bits.
   chunk_ = b_.CreateTrunc(chunk64_, i32(), "chunk", /*IsNUW=*/true, /*IsNSW=*/true);
   emit_specials();
 
@@ -184,13 +187,15 @@ auto KernelLowering::emit_specials() -> void {
   // block is one row or its rows are whole runs.
   rows_whole_ = b_.CreateOr(b_.CreateICmpEQ(b_.CreateMul(bdy_, bdz_), u32c(1)),
                             b_.CreateICmpEQ(b_.CreateURem(bdx_, u32c(w_)), u32c(0)), "rows.whole");
-  // A block has at most 2^30 lanes (the runtime refuses more), so no lane's number wraps.
+  // A span has at most 2^30 lanes, so no lane's number wraps. In a span of several blocks the
+  // lane's number counts across them (no lane coordinate is read there).
   lane_lin_ = b_.CreateAdd(splat(chunk_first_lane()), iota32(), "lane.linear", true, true);
-  valid_ = b_.CreateICmpULT(lane_lin_, splat(lanes_), "valid");
-  // A block of whole chunks (block_whole_, from the driver, which runs such blocks in a loop
+  valid_ = b_.CreateICmpULT(lane_lin_, splat(span_lanes_), "valid");
+  // A span of whole chunks (block_whole_, from the driver, which runs such spans in a loop
   // of its own where it is a constant) has only full chunks.
   chunk_full_ = b_.CreateOr(
-      block_whole_, b_.CreateICmpULE(b_.CreateMul(b_.CreateAdd(chunk_, u32c(1)), u32c(w_)), lanes_),
+      block_whole_,
+      b_.CreateICmpULE(b_.CreateMul(b_.CreateAdd(chunk_, u32c(1)), u32c(w_)), span_lanes_),
       "chunk.full");
   // Lane coordinates: a one-dimensional block needs no division.
   BasicBlock *one_d = BasicBlock::Create(c_, "lanes.1d", fn_);

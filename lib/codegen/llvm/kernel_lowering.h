@@ -153,8 +153,8 @@ private:
   V special(Special s);
   Value *gid_axis(Value *block, Value *dim, Value *lane);
 
-  /// The %gid of this block's first lane: the block's lanes have ids first .. first + lanes - 1.
-  Value *block_first_gid() { return b_.CreateMul(block_linear_, b_.CreateZExt(lanes_, i64())); }
+  /// The %gid of the span's first lane: its lanes have ids first .. first + span lanes - 1.
+  Value *block_first_gid() { return first_gid_; }
 
   /// Global linear id of lane `index` (i32) of this chunk.
   Value *global_lane(Value *index);
@@ -422,6 +422,10 @@ private:
   // The driver: runs blocks [first, end), every chunk of each, in phases for barrier kernels.
 
   llvm::Function *emit_driver(const std::string &symbol, llvm::Function *chunk);
+  /// Whether the driver may run consecutive blocks as one span: nothing in the kernel tells
+  /// one block from the next or where a lane sits in its block (it reads %gid and launch-wide
+  /// specials only, and no shared memory, barrier, per-lane pool or whole-launch instruction).
+  bool spans_blocks() const;
 
   friend class DriverEmitter;
 
@@ -455,7 +459,12 @@ private:
   llvm::DICompileUnit *di_cu_ = nullptr;
 
   llvm::Function *fn_ = nullptr;
-  Value *launch_ = nullptr, *worker_ = nullptr, *block_linear_ = nullptr;
+  Value *launch_ = nullptr, *worker_ = nullptr;
+  /// What one call of the chunk function runs as one block, its span: a block of the launch,
+  /// or in a kernel that sees no block (driver.cpp's spans_blocks), several consecutive
+  /// blocks. Its first lane's %gid (i64) and its number of lanes (i32, at most 2^30); the
+  /// "block" of the chunk's names (block_whole_, block_goes_on_, block.agrees) is the span.
+  Value *first_gid_ = nullptr, *span_lanes_ = nullptr;
   Value *bx_ = nullptr, *by_ = nullptr, *bz_ = nullptr, *state_ = nullptr;
   Value *chunk64_ = nullptr, *chunk_ = nullptr; ///< the chunk's number in the block, and in i32
   Value *gx_ = nullptr, *gy_ = nullptr, *gz_ = nullptr, *bdx_ = nullptr, *bdy_ = nullptr,

@@ -447,6 +447,117 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
   }
 }
 
+TEST(CpuModules, BlocksRunAsOneSpanOnlyWhereTheKernelCannotTellThemApart) {
+  // A kernel that reads only %gid runs consecutive blocks as one span (the driver's
+  // spans_blocks): every lane must still run once, with its own %gid, whatever the block's
+  // shape (one that is not a whole number of chunks, three-dimensional ones), the grid's, the
+  // number of threads and the level. A kernel that reads a block or lane coordinate runs block
+  // by block and must see its coordinates.
+  const char *text = R"(
+.kernel ids
+.param %x : buffer<u64> write
+  st.u64         [%x + %gid*8], %gid
+.kernel coords
+.param %x : buffer<u32> write
+  mov.imm.u32    r0, 1000
+  mul.u32        r1, %block.y, r0
+  add.u32        r2, r1, %lane.x
+  st.u32         [%x + %gid*4], r2
+)";
+  IsaGuard isa;
+  struct ThreadsGuard {
+    ~ThreadsGuard() { runtime::set_cpu_threads(0); }
+  } threads_guard;
+  driver::CpuOutputOptions o;
+  o.targets = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
+  std::string path = compile_text(text, o);
+  auto b = create_backend(Preference::parse("cpu"));
+  std::vector<std::string> levels = {"v2"};
+  if (has_v3()) levels.push_back("v3");
+  if (has_v4()) levels.push_back("v4");
+  const std::vector<Dim3> blocks = {{1, 1, 1}, {3, 1, 1}, {64, 1, 1}, {5, 2, 1}, {7, 3, 2}};
+  const std::vector<Dim3> grids = {{1, 1, 1}, {9, 1, 1}, {33, 1, 1}, {4, 3, 2}};
+  for (const std::string &level : levels)
+    for (unsigned threads : {1u, 2u}) {
+      runtime::set_cpu_isa(level);
+      runtime::set_cpu_threads(threads);
+      auto m = b->load_module(path);
+      for (const Dim3 &block : blocks)
+        for (const Dim3 &grid : grids) {
+          const uint64_t lanes = block.count() * grid.count();
+          LaunchConfig config;
+          config.grid = grid;
+          config.block = block;
+          // One element past the launch, which no lane may touch.
+          auto ids = b->allocate_buffer((lanes + 1) * 8);
+          b->write<uint64_t>(ids, std::vector<uint64_t>(lanes + 1, 7777));
+          KernelArg ids_args[] = {KernelArg::buffer(ids)};
+          b->launch(m, "ids", config, ids_args);
+          auto got = b->read<uint64_t>(ids);
+          b->free_buffer(ids);
+          uint64_t bad = got[lanes] != 7777;
+          for (uint64_t g = 0; g < lanes; ++g) bad += got[g] != g;
+          auto coords = b->allocate_buffer(lanes * 4);
+          KernelArg coord_args[] = {KernelArg::buffer(coords)};
+          b->launch(m, "coords", config, coord_args);
+          auto seen = b->read<uint32_t>(coords);
+          b->free_buffer(coords);
+          for (uint64_t g = 0; g < lanes; ++g) {
+            const uint64_t block_linear = g / block.count(), lane = g % block.count();
+            const uint64_t block_y = (block_linear / grid.x) % grid.y;
+            bad += seen[g] != block_y * 1000 + lane % block.x;
+          }
+          EXPECT_EQ(bad, 0u) << level << ", " << threads << " threads, block " << block.x << "x"
+                             << block.y << "x" << block.z << ", grid " << grid.x << "x" << grid.y
+                             << "x" << grid.z;
+        }
+      b->unload_module(m);
+    }
+  std::filesystem::remove(path);
+}
+
+TEST(CpuModules, SpansOfBlocksStopAtTwoToTheThirtyLanes) {
+  // Nine blocks of 2^29 lanes, more than 2^32 lanes in all: a span holds at most 2^30 lanes
+  // (a lane's number in its span is 32 bits), so the launch runs as spans of two blocks and a
+  // last one of one. The first lane of each block writes its %gid at the block's number.
+  const char *text = R"(
+.kernel marks
+.param %x : buffer<u64> write
+  mov.imm.u64    r0, 536870911
+  and.u64        r1, %gid, r0
+  mov.imm.u64    r2, 0
+  setne.u64      p0, r1, r2
+  bra p0         @done
+  mov.imm.u32    r3, 29
+  shr.u64        r4, %gid, r3
+  st.u64         [%x + r4*8], %gid
+@done:
+  exit
+)";
+  struct ThreadsGuard {
+    ~ThreadsGuard() { runtime::set_cpu_threads(0); }
+  } threads_guard;
+  runtime::set_cpu_threads(1);
+  driver::CpuOutputOptions o;
+  o.targets = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
+  std::string path = compile_text(text, o);
+  auto b = create_backend(Preference::parse("cpu"));
+  auto m = b->load_module(path);
+  auto x = b->allocate_buffer(10 * 8);
+  b->write<uint64_t>(x, std::vector<uint64_t>(10, 7777));
+  KernelArg args[] = {KernelArg::buffer(x)};
+  LaunchConfig config;
+  config.grid = {9, 1, 1};
+  config.block = {1u << 29, 1, 1};
+  b->launch(m, "marks", config, args);
+  std::vector<uint64_t> expected(10, 7777);
+  for (uint64_t i = 0; i < 9; ++i) expected[i] = i << 29;
+  EXPECT_EQ(b->read<uint64_t>(x), expected);
+  b->free_buffer(x);
+  b->unload_module(m);
+  std::filesystem::remove(path);
+}
+
 TEST(CpuModules, RandomIfThenRegionsMatchTheInterpreter) {
   // Masked regions at every level and -O level, in full and partial chunks (blocks of 20
   // lanes), against the interpreter, which runs every lane on its own.
