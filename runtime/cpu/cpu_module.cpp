@@ -470,6 +470,16 @@ namespace {
 /// workers spin a while after each job); one that sleeps joins late and the caller takes its
 /// tasks meanwhile.
 constexpr uint64_t kInlineWorkPicoseconds = 5'000'000; // 5 us
+/// A kernel's lane cost is measured on the calling thread only: a parallel launch's time
+/// holds the workers' wake-up, and its tasks' times the cache lines that move between cores
+/// as tasks land on another core than last time, either of which would make a small launch
+/// look dear enough to stay parallel. So a launch that is due for timing runs on the calling
+/// thread if it is small: at most kProbeLanes lanes, or at most kProbeWorkPicoseconds of work
+/// at the known cost (so a cost measured too high comes down again). A bigger one goes
+/// parallel, untimed. One timing can at most quadruple the cost: a launch preempted by the
+/// system, or a cold first one, does not send the next ones parallel for long.
+constexpr uint64_t kProbeLanes = uint64_t{1} << 16;
+constexpr uint64_t kProbeWorkPicoseconds = 8 * kInlineWorkPicoseconds;
 } // namespace
 
 void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &config,
@@ -546,21 +556,28 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
   const unsigned threads = std::max(1u, cpu_threads());
   uint64_t tasks = threads == 1 ? 1 : std::min<uint64_t>(blocks, uint64_t{threads} * 8);
   // A launch whose whole work, at the lanes' measured cost, is below what waking the workers
-  // costs runs on the calling thread. Every 32nd launch (and any launch before a cost is
-  // known) is timed to keep the cost current; one-block launches are neither.
+  // costs runs on the calling thread. Every 32nd launch (and any before a cost is known) is
+  // due for timing, which keeps the cost current; one-block launches are not.
   CpuModule::LaneCost &cost = m.lane_cost(kidx);
   const uint64_t total_lanes = blocks * lanes;
   const uint64_t known = cost.picoseconds.load(std::memory_order_relaxed);
-  if (tasks > 1 && known != 0 && total_lanes < kInlineWorkPicoseconds / known) tasks = 1;
-  // The count is approximate (a load and a store, no read-modify-write on every launch):
-  // threads launching the same kernel at once may lose counts, which only moves the next timing.
-  bool timed = false;
+  bool due = false;
   if (blocks > 1) {
+    // The count is approximate (a load and a store, no read-modify-write on every launch):
+    // threads launching the same kernel at once may lose counts, which only moves the next
+    // timing.
     const uint32_t n = cost.launches.load(std::memory_order_relaxed);
     cost.launches.store(n + 1, std::memory_order_relaxed);
-    timed = known == 0 || n % 32 == 0;
+    due = known == 0 || n % 32 == 0;
   }
-  const unsigned threads_used = static_cast<unsigned>(std::min<uint64_t>(tasks, threads));
+  if (tasks > 1) {
+    // The work at the known cost, saturated (a lane's cost times 2^62 lanes may overflow).
+    uint64_t work = UINT64_MAX;
+    if (known != 0 && __builtin_mul_overflow(known, total_lanes, &work)) work = UINT64_MAX;
+    const bool probe = due && (total_lanes <= kProbeLanes || work < kProbeWorkPicoseconds);
+    if ((known != 0 && work < kInlineWorkPicoseconds) || probe) tasks = 1;
+  }
+  const bool timed = due && tasks == 1;
   const auto started =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   std::mutex fail_mutex;
@@ -598,13 +615,13 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
     throw Error(ErrorCode::OutOfMemory, "kernel '" + k.name + "': out of memory for block scratch");
   }
   if (timed && !failed) {
-    // Thread-time per lane: a parallel launch counts every thread it used (its wake-up cost
-    // included, so small launches lean towards the calling thread).
+    // Time per lane on one thread.
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::steady_clock::now() - started)
                         .count();
-    const uint64_t ps = std::max<uint64_t>(1, static_cast<uint64_t>(ns) * 1000 * threads_used /
-                                                  std::max<uint64_t>(1, total_lanes));
+    uint64_t ps = std::max<uint64_t>(1, static_cast<uint64_t>(ns) * 1000 /
+                                            std::max<uint64_t>(1, total_lanes));
+    if (known != 0) ps = std::min(ps, known * 4);
     cost.picoseconds.store(ps, std::memory_order_relaxed);
   }
   if (failed) {
