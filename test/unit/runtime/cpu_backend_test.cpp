@@ -102,6 +102,14 @@ bool has_v4() {
          runtime::cpu_has_feature("avx512dq") && runtime::cpu_has_feature("avx512vl");
 }
 
+/// The x86 levels this CPU runs, for HOLOGRAM_CPU_ISA / set_cpu_isa.
+std::vector<std::string> levels_this_cpu_runs() {
+  std::vector<std::string> levels = {"v2"};
+  if (has_v3()) levels.push_back("v3");
+  if (has_v4()) levels.push_back("v4");
+  return levels;
+}
+
 /// c = a + b with a[i] = b[i] = i; c bound `c_offset` bytes into its buffer (which is
 /// 64-byte aligned), so that its stores start at that alignment.
 std::vector<float> run_vector_add(Backend &b, ModuleHandle m, uint32_t n, uint32_t c_offset = 0) {
@@ -349,9 +357,7 @@ TEST(CpuModules, StreamingStoresWriteEveryElementAtEveryLevel) {
   IsaGuard isa;
   auto path = compile({"x86-64-v2", "x86-64-v3", "x86-64-v4"});
   auto b = create_backend(Preference::parse("cpu"));
-  std::vector<std::string> levels = {"v2"};
-  if (has_v3()) levels.push_back("v3");
-  if (has_v4()) levels.push_back("v4");
+  const std::vector<std::string> levels = levels_this_cpu_runs();
   for (const std::string &level : levels)
     for (uint64_t threshold : {uint64_t{1}, uint64_t{0}, uint64_t{1} << 40}) {
       runtime::set_cpu_isa(level);
@@ -406,9 +412,7 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
 )";
   IsaGuard isa;
   auto b = create_backend(Preference::parse("cpu"));
-  std::vector<std::string> levels = {"v2"};
-  if (has_v3()) levels.push_back("v3");
-  if (has_v4()) levels.push_back("v4");
+  const std::vector<std::string> levels = levels_this_cpu_runs();
   for (int opt : {2, 3}) {
     driver::CpuOutputOptions o;
     o.targets = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
@@ -472,9 +476,7 @@ TEST(CpuModules, BlocksRunAsOneSpanOnlyWhereTheKernelCannotTellThemApart) {
   o.targets = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
   std::string path = compile_text(text, o);
   auto b = create_backend(Preference::parse("cpu"));
-  std::vector<std::string> levels = {"v2"};
-  if (has_v3()) levels.push_back("v3");
-  if (has_v4()) levels.push_back("v4");
+  const std::vector<std::string> levels = levels_this_cpu_runs();
   const std::vector<Dim3> blocks = {{1, 1, 1}, {3, 1, 1}, {64, 1, 1}, {5, 2, 1}, {7, 3, 2}};
   const std::vector<Dim3> grids = {{1, 1, 1}, {9, 1, 1}, {33, 1, 1}, {4, 3, 2}};
   for (const std::string &level : levels)
@@ -565,9 +567,7 @@ TEST(CpuModules, RandomIfThenRegionsMatchTheInterpreter) {
   std::mt19937 rng(20261126);
   auto cpu = create_backend(Preference::parse("cpu"));
   auto interp = create_backend(Preference::parse("interp"));
-  std::vector<std::string> levels = {"v2"};
-  if (has_v3()) levels.push_back("v3");
-  if (has_v4()) levels.push_back("v4");
+  const std::vector<std::string> levels = levels_this_cpu_runs();
   const uint32_t lanes = 60;
   std::vector<int32_t> x(lanes);
   for (auto &v : x) v = static_cast<int32_t>(rng() % 200) - 100;
