@@ -17,7 +17,7 @@ cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DHOLOGRAM_ENAB
 cmake --build "$build" --target hologram-bench hologram-gpu-bench hologram-compile-bench
 # Every CPU row the fastest of 3 repetitions, interleaved at random with the other rows: this
 # shared machine moves a row by tens of percent between runs (bench/report.py).
-"$build/bench/hologram-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
+"$build/bench/hologram-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5}" \
   --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true \
   --benchmark_out="$build/bench.json" --benchmark_out_format=json --benchmark_format=console
 # The rows that must not hide a slow level (issue 15): gemv and softmax again with the
@@ -32,7 +32,7 @@ rm -f "$build"/bench-v*.json
 for level in "${levels[@]::${#levels[@]}-1}"; do
   HOLOGRAM_CPU_ISA=$level "$build/bench/hologram-bench" \
     --benchmark_filter='^(gemv|softmax_rows)/.*/hologram' \
-    --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
+    --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5}" \
     --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true \
     --benchmark_out="$build/bench-$level.json" --benchmark_out_format=json \
     --benchmark_format=console
@@ -40,12 +40,12 @@ done
 export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
 # Lavapipe's and PoCL's timings move by tens of percent between runs: each row the fastest of 3
 # repetitions, interleaved at random with the others (bench/report.py).
-"$build/bench/hologram-gpu-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
+"$build/bench/hologram-gpu-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5}" \
   --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true \
   --benchmark_out="$build/gpu-bench.json" --benchmark_out_format=json --benchmark_format=console
 # Compile times: each row the fastest of 8 repetitions, interleaved at random so that a slow
 # minute of a shared machine does not fall on one size only (bench/report.py).
-"$build/bench/hologram-compile-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5s}" \
+"$build/bench/hologram-compile-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5}" \
   --benchmark_repetitions=8 --benchmark_enable_random_interleaving=true \
   --benchmark_out="$build/compile-bench.json" --benchmark_out_format=json \
   --benchmark_format=console
