@@ -182,16 +182,25 @@ template <typename T> void run(const GemmArgs<T> &g) {
   }
 }
 
+/// The vectors of the reductions that stream their operands from memory (sum, dot, gemv):
+/// at most 32 bytes. An array from malloc starts 16 bytes past a 64-byte boundary, so every
+/// 64-byte load of it spans two cache lines, where a 32-byte load does every other time. On
+/// the Zen 5 VM of 2026-11-27 (2^24 floats, one thread, a harness of its own, fastest of 15):
+/// sum 2.16 ms with 64-byte vectors and a software prefetch, 1.39-1.46 with 32-byte vectors and
+/// none; dot 4.0-4.3 against 2.9-3.4 (OpenBLAS's AVX2 kernel: 2.8-3.3). Aligned to 64 bytes,
+/// 64-byte vectors still took 3.3-3.6 ms for dot, and the prefetch made every variant slower.
+constexpr size_t kStreamVectorBytes = kVectorBytes < 32 ? kVectorBytes : 32;
+
 /// Sum of x[i] * y[i] (y == nullptr: of x[i]) in four vector accumulators held in registers
 /// (named, not an array GCC would keep on the stack): reassociated, as SPEC §3.4 allows for
 /// float reductions. The tail is one partial vector, not a scalar loop. The lanes are summed
 /// pairwise (vmath::lane_sum): gemv's short rows end in that sum once per row, and with a
 /// lane after the other (16 dependent adds at x86-64-v4) a transformer token on a Zen 5 took
 /// 2.15 ms instead of 1.56.
-template <typename T, bool kPrefetch>
+template <typename T>
 inline __attribute__((always_inline)) T reduce(const T *x, const T *y, uint64_t n) {
-  typedef T V __attribute__((vector_size(kVectorBytes)));
-  constexpr size_t L = kVectorBytes / sizeof(T);
+  typedef T V __attribute__((vector_size(kStreamVectorBytes)));
+  constexpr size_t L = kStreamVectorBytes / sizeof(T);
   auto at = [&](uint64_t i) {
     V a, b;
     std::memcpy(&a, x + i, sizeof a);
@@ -202,14 +211,6 @@ inline __attribute__((always_inline)) T reduce(const T *x, const T *y, uint64_t 
   V acc0{}, acc1{}, acc2{}, acc3{};
   uint64_t i = 0;
   for (; i + 4 * L <= n; i += 4 * L) {
-    // kPrefetch (sum and dot): 2 KiB ahead (f32), one line per step of each stream. On a Zen
-    // 5 VM, with the hardware prefetchers alone dot of 2^24 floats took 4.5-4.9 ms, with this
-    // 4.1 (alternating runs). gemv's rows do without: there it made a transformer token about
-    // 12 % slower (1.56-1.67 ms against 1.76-1.93).
-    if constexpr (kPrefetch) {
-      __builtin_prefetch(x + i + 512);
-      if (y) __builtin_prefetch(y + i + 512);
-    }
     acc0 += at(i);
     acc1 += at(i + L);
     acc2 += at(i + 2 * L);
@@ -236,8 +237,8 @@ constexpr uint64_t kShortRowBytes = 4096;
 /// than one row gives). Two accumulators per row, named so they stay in registers; the tail
 /// is one partial vector per row.
 template <typename T> void dot4(const T *a, uint64_t lda, const T *x, uint64_t n, T *out) {
-  typedef T V __attribute__((vector_size(kVectorBytes)));
-  constexpr size_t L = kVectorBytes / sizeof(T);
+  typedef T V __attribute__((vector_size(kStreamVectorBytes)));
+  constexpr size_t L = kStreamVectorBytes / sizeof(T);
   auto ld = [](const T *p) {
     V v;
     std::memcpy(&v, p, sizeof v);
@@ -287,11 +288,11 @@ template <typename T>
 void gemv_rows_of(const T *a, uint64_t lda, const T *x, uint64_t rows, uint64_t n, T *dots) {
   uint64_t r = 0;
   if (lda == n && n * sizeof(T) <= kShortRowBytes) {
-    for (uint64_t row = 0; row < rows; ++row) dots[row] = reduce<T, false>(a + row * n, x, n);
+    for (uint64_t row = 0; row < rows; ++row) dots[row] = reduce<T>(a + row * n, x, n);
     return;
   }
   for (; r + 4 <= rows; r += 4) dot4(a + r * lda, lda, x, n, dots + r);
-  for (; r < rows; ++r) dots[r] = reduce<T, false>(a + r * lda, x, n);
+  for (; r < rows; ++r) dots[r] = reduce<T>(a + r * lda, x, n);
 }
 
 // f64 vectors of this level, for the operations evaluated in f64.
@@ -752,10 +753,10 @@ void norm_rows(const float *x, float *y, const float *gamma, const float *beta, 
 }
 
 float sum(const float *x, const float *y, uint64_t n) {
-  return reduce<float, true>(x, y, n);
+  return reduce<float>(x, y, n);
 }
 double sum(const double *x, const double *y, uint64_t n) {
-  return reduce<double, true>(x, y, n);
+  return reduce<double>(x, y, n);
 }
 
 void gemv_rows(const float *a, uint64_t lda, const float *x, uint64_t rows, uint64_t n,
