@@ -43,10 +43,14 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   };
   Value *gx = dim(LGrid, 0), *gy = dim(LGrid, 1);
   Value *lanes = b_.CreateMul(b_.CreateMul(dim(LBlock, 0), dim(LBlock, 1)), dim(LBlock, 2));
-  // Blocks per span: as many as keep it within 2^30 lanes (a block has at most that many),
-  // or one where the kernel tells blocks apart.
+  // Blocks per span: as many as keep it within 2^30 lanes (a block has at most that many:
+  // the runtime refuses bigger ones; at least one all the same, so that no caller can make
+  // the loop stand still), or one where the kernel tells blocks apart.
   const bool spans = spans_blocks();
-  Value *span_max = spans ? b_.CreateUDiv(u64c(uint64_t{1} << 30), lanes) : u64c(1);
+  Value *span_max = u64c(1);
+  if (spans)
+    span_max = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax,
+                                        b_.CreateUDiv(u64c(uint64_t{1} << 30), lanes), u64c(1));
   Value *shared = b_.CreateLoad(ptr(), b_.CreateStructGEP(abi_.worker, worker, WShared));
   Value *shared_size = b_.CreateLoad(i64(), b_.CreateStructGEP(abi_.worker, worker, WSharedSize));
   Value *scratch = b_.CreateLoad(ptr(), b_.CreateStructGEP(abi_.worker, worker, WScratch));
