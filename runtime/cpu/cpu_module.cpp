@@ -571,11 +571,12 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
     due = known == 0 || n % 32 == 0;
   }
   if (tasks > 1) {
-    // The work at the known cost, saturated (a lane's cost times 2^62 lanes may overflow).
+    // The work at the known cost, saturated (a lane's cost times 2^62 lanes may overflow);
+    // unbounded while no cost is known.
     uint64_t work = UINT64_MAX;
     if (known != 0 && __builtin_mul_overflow(known, total_lanes, &work)) work = UINT64_MAX;
     const bool probe = due && (total_lanes <= kProbeLanes || work < kProbeWorkPicoseconds);
-    if ((known != 0 && work < kInlineWorkPicoseconds) || probe) tasks = 1;
+    if (work < kInlineWorkPicoseconds || probe) tasks = 1;
   }
   const bool timed = due && tasks == 1;
   const auto started =

@@ -4,6 +4,8 @@
 // chunk function: one loop of chunks over the span, with no per-block cost.
 #include "kernel_lowering.h"
 
+#include <tuple>
+
 namespace hologram::codegen::detail {
 
 bool KernelLowering::spans_blocks() const {
@@ -70,9 +72,10 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   BasicBlock *block_head = BasicBlock::Create(c_, "block", f);
   BasicBlock *block_body = BasicBlock::Create(c_, "block.body", f);
   BasicBlock *done = BasicBlock::Create(c_, "done", f);
-  // The first block's coordinates; later blocks count on from them (no division per block).
-  // A kernel run in spans reads none.
-  Value *bx0 = u64c(0), *by0 = u64c(0), *bz0 = u64c(0);
+  // The block's coordinates, tracked only where the kernel may read them (a kernel run in
+  // spans reads none: they are 0 there). The first block's come from its linear number; later
+  // blocks count on from them (no division per block).
+  Value *bx0 = nullptr, *by0 = nullptr, *bz0 = nullptr;
   if (!spans) {
     Value *first_row = b_.CreateUDiv(first, gx);
     bx0 = b_.CreateURem(first, gx);
@@ -88,13 +91,21 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     phi->addIncoming(start, entry);
     return phi;
   };
-  llvm::PHINode *bx64 = coordinate(bx0, "block.x"), *by64 = coordinate(by0, "block.y"),
-                *bz64 = coordinate(bz0, "block.z");
+  llvm::PHINode *bx64 = nullptr, *by64 = nullptr, *bz64 = nullptr;
+  if (!spans) {
+    bx64 = coordinate(bx0, "block.x");
+    by64 = coordinate(by0, "block.y");
+    bz64 = coordinate(bz0, "block.z");
+  }
   b_.CreateCondBr(b_.CreateICmpULT(b, end), block_body, done);
 
   b_.SetInsertPoint(block_body);
-  Value *bx = b_.CreateTrunc(bx64, i32()), *by = b_.CreateTrunc(by64, i32());
-  Value *bz = b_.CreateTrunc(bz64, i32());
+  Value *bx = b_.getInt32(0), *by = b_.getInt32(0), *bz = b_.getInt32(0);
+  if (!spans) {
+    bx = b_.CreateTrunc(bx64, i32());
+    by = b_.CreateTrunc(by64, i32());
+    bz = b_.CreateTrunc(bz64, i32());
+  }
   if (k_.shared_bytes > 0 || a_.has_barriers || uses_shared()) {
     b_.CreateMemSet(shared, b_.getInt8(0), shared_size, llvm::MaybeAlign(1));
   }
@@ -107,17 +118,21 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   Value *first_gid = b_.CreateMul(b, lanes, "first.gid", true, true);
   Value *chunks = b_.CreateUDiv(b_.CreateAdd(span_lanes, u64c(w_ - 1)), u64c(w_), "chunks");
   Value *next_block = b_.CreateAdd(b, span);
-  // The next block's coordinates: x + 1, carried into y at the grid's width, and y into z
-  // (a kernel run in spans reads none, and they stay 0).
-  auto step = [&](Value *v, Value *carry, Value *size) {
-    Value *n = b_.CreateAdd(v, b_.CreateZExt(carry, i64()));
-    Value *wraps = b_.CreateICmpEQ(n, size);
-    return std::pair{b_.CreateSelect(wraps, u64c(0), n), wraps};
-  };
-  auto [next_x, carry_x] = step(bx64, b_.getInt1(!spans), gx);
-  auto [next_y, carry_y] = step(by64, carry_x, gy);
-  Value *next_z = b_.CreateAdd(bz64, b_.CreateZExt(carry_y, i64()));
+  // The next block's coordinates: x + 1, carried into y at the grid's width, and y into z.
+  Value *next_x = nullptr, *next_y = nullptr, *next_z = nullptr;
+  if (!spans) {
+    auto step = [&](Value *v, Value *carry, Value *size) {
+      Value *n = b_.CreateAdd(v, b_.CreateZExt(carry, i64()));
+      Value *wraps = b_.CreateICmpEQ(n, size);
+      return std::pair{b_.CreateSelect(wraps, u64c(0), n), wraps};
+    };
+    Value *carry_x = nullptr, *carry_y = nullptr;
+    std::tie(next_x, carry_x) = step(bx64, b_.getTrue(), gx);
+    std::tie(next_y, carry_y) = step(by64, carry_x, gy);
+    next_z = b_.CreateAdd(bz64, b_.CreateZExt(carry_y, i64()));
+  }
   auto next_coordinates = [&](BasicBlock *from) {
+    if (spans) return;
     bx64->addIncoming(next_x, from);
     by64->addIncoming(next_y, from);
     bz64->addIncoming(next_z, from);

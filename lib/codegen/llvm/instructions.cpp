@@ -151,7 +151,7 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
       };
       Ends ends{at(x0), at(xw), ordered};
       if (gid) {
-        Value *first = block_first_gid();
+        Value *first = first_gid_;
         Value *last = b_.CreateAdd(first, b_.CreateZExt(b_.CreateSub(span_lanes_, u32c(1)), i64()));
         ends.block_value = at(first);
         ends.block_agrees =

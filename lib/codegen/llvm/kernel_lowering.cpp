@@ -243,7 +243,7 @@ auto KernelLowering::special(Special s) -> V {
   case Special::GdimZ: return {gz_, true};
   case Special::Gid: { // the chunk's first id in scalar arithmetic, then one vector add
     Value *lane = b_.CreateMul(chunk64_, u64c(w_), "chunk.first", true, true);
-    Value *first = b_.CreateAdd(block_first_gid(), lane);
+    Value *first = b_.CreateAdd(first_gid_, lane);
     return {b_.CreateAdd(splat(first), iota64(1)), false};
   }
   case Special::GidX: return {gid_axis(bx_, bdx_, lx_), false};
@@ -268,7 +268,7 @@ auto KernelLowering::gid_axis(Value *block, Value *dim, Value *lane) -> Value * 
 
 auto KernelLowering::global_lane(Value *index) -> Value * {
   Value *ll = b_.CreateExtractElement(lane_lin_, index);
-  return b_.CreateAdd(block_first_gid(), b_.CreateZExt(ll, i64()));
+  return b_.CreateAdd(first_gid_, b_.CreateZExt(ll, i64()));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -153,9 +153,6 @@ private:
   V special(Special s);
   Value *gid_axis(Value *block, Value *dim, Value *lane);
 
-  /// The %gid of the span's first lane: its lanes have ids first .. first + span lanes - 1.
-  Value *block_first_gid() { return first_gid_; }
-
   /// Global linear id of lane `index` (i32) of this chunk.
   Value *global_lane(Value *index);
 
@@ -462,11 +459,12 @@ private:
   Value *launch_ = nullptr, *worker_ = nullptr;
   /// What one call of the chunk function runs as one block, its span: a block of the launch,
   /// or in a kernel that sees no block (driver.cpp's spans_blocks), several consecutive
-  /// blocks. Its first lane's %gid (i64) and its number of lanes (i32, at most 2^30); the
-  /// "block" of the chunk's names (block_whole_, block_goes_on_, block.agrees) is the span.
+  /// blocks. Its first lane's %gid (i64: its lanes have ids first .. first + span lanes - 1)
+  /// and its number of lanes (i32, at most 2^30). The "block" of the chunk's names
+  /// (block_whole_, block_goes_on_, block.agrees) is the span.
   Value *first_gid_ = nullptr, *span_lanes_ = nullptr;
   Value *bx_ = nullptr, *by_ = nullptr, *bz_ = nullptr, *state_ = nullptr;
-  Value *chunk64_ = nullptr, *chunk_ = nullptr; ///< the chunk's number in the block, and in i32
+  Value *chunk64_ = nullptr, *chunk_ = nullptr; ///< the chunk's number in the span, and in i32
   Value *gx_ = nullptr, *gy_ = nullptr, *gz_ = nullptr, *bdx_ = nullptr, *bdy_ = nullptr,
         *bdz_ = nullptr, *lanes_ = nullptr;
   Value *rows_whole_ = nullptr;
