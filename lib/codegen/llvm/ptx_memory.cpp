@@ -1,0 +1,188 @@
+// The PTX back end (ptx_lowering.h): addresses and their bounds checks, loads and stores,
+// shared memory, and the Atlas instructions (SPEC §4) on constant tables.
+#include "ptx_lowering.h"
+
+#include "hologram/codegen/spirv_abi.h"
+#include "hologram/isa/atlas.h"
+#include "hologram/support/unreachable.h"
+
+#include <llvm/IR/InlineAsm.h>
+
+#include <algorithm>
+#include <bit>
+
+namespace hologram::codegen::ptx {
+
+Value *SimtLowering::shared() {
+  if (!shared_) {
+    auto *ty = llvm::ArrayType::get(b_.getInt8Ty(), 0);
+    shared_ =
+        new llvm::GlobalVariable(m_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr,
+                                 "hg_shared", nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
+    shared_->setAlignment(llvm::Align(kBaseAlign));
+  }
+  return shared_;
+}
+
+Value *SimtLowering::shared_bytes() {
+  auto *fty = llvm::FunctionType::get(i32(), false);
+  auto *asm_ = llvm::InlineAsm::get(fty, "mov.u32 $0, %dynamic_smem_size;", "=r", false);
+  return b_.CreateZExt(b_.CreateCall(fty, asm_), i64());
+}
+
+auto SimtLowering::address(const isa::Address &a, uint64_t size) -> Place {
+  Value *base = nullptr, *limit = nullptr;
+  uint32_t region = a.base_id;
+  switch (a.base) {
+  case isa::AddrBase::Param:
+  case isa::AddrBase::Pool:
+    base = args_.at(a.base_id).value;
+    limit = args_.at(a.base_id).bytes;
+    break;
+  case isa::AddrBase::Shared:
+    base = shared();
+    limit = o_.bounds_check ? shared_bytes() : nullptr;
+    region = spirv_status::kSharedMemory;
+    break;
+  case isa::AddrBase::Class:
+    base =
+        b_.CreateConstGEP1_64(b_.getInt8Ty(), boundary_, uint64_t{a.base_id} * atlas::kClassBytes);
+    limit = b_.getInt64(atlas::kClassBytes);
+    region = spirv_status::kBoundaryPool;
+    break;
+  case isa::AddrBase::Boundary:
+    base = boundary_;
+    limit = b_.getInt64(atlas::kBoundaryPoolBytes);
+    region = spirv_status::kBoundaryPool;
+    break;
+  case isa::AddrBase::Reg: {
+    // An address `addr` or pool.alloc made: a generic address (of global memory, or of the
+    // thread's scratch in local memory), 16-byte aligned. Not bounds-checked, as on x86.
+    base = b_.CreateIntToPtr(get(a.base_id, Type::U64), b_.getPtrTy());
+    break;
+  }
+  }
+  Value *off = b_.getInt64(static_cast<uint64_t>(a.disp));
+  uint64_t align = kBaseAlign;
+  auto proven = [](uint64_t v) { return v == 0 ? kBaseAlign : uint64_t{1} << std::countr_zero(v); };
+  align = std::min(align, proven(static_cast<uint64_t>(a.disp)));
+  if (a.index != isa::kNoReg) {
+    off = b_.CreateAdd(b_.CreateMul(get(a.index, Type::U64), b_.getInt64(a.scale)), off);
+    align = std::min(align, proven(a.scale));
+  }
+  Place place{b_.CreateGEP(b_.getInt8Ty(), base, off), llvm::Align(std::min(align, size))};
+  if (o_.bounds_check && limit) {
+    // off + size > limit, without overflow: limit < size || off > limit - size.
+    Value *bad = b_.CreateOr(b_.CreateICmpULT(limit, b_.getInt64(size)),
+                             b_.CreateICmpUGT(off, b_.CreateSub(limit, b_.getInt64(size))));
+    record_if(bad, spirv_status::OutOfBounds, region, off, static_cast<uint32_t>(size));
+    place.ok = b_.CreateNot(bad);
+  }
+  return place;
+}
+
+Value *SimtLowering::load(Type t, const Place &p) {
+  llvm::Type *ty = ops_.scalar_type(t);
+  return guarded(p.ok, ty, [&] { return b_.CreateAlignedLoad(ty, p.ptr, p.align); });
+}
+
+void SimtLowering::store(const Place &p, Value *v) {
+  guarded(p.ok, nullptr, [&] { return b_.CreateAlignedStore(v, p.ptr, p.align); });
+}
+
+Value *SimtLowering::table_lookup(const std::vector<uint32_t> &table, Value *index,
+                                  const std::string &name) {
+  auto &g = tables_[name];
+  if (!g) g = detail::constant_table(m_, table, name, kConstant);
+  return b_.CreateLoad(i32(), b_.CreateGEP(i32(), g, {b_.CreateZExt(index, i64())}));
+}
+
+Value *SimtLowering::neighbour(Value *c, uint64_t k) {
+  return table_lookup(tabulate(atlas::kNumClasses,
+                               [k](uint32_t x) {
+                                 auto n = atlas::neighbours(x);
+                                 return n.items[k % n.count];
+                               }),
+                      c, "neighbour" + std::to_string(k));
+}
+
+void SimtLowering::emit_atlas(const isa::Instruction &inst) {
+  const auto &opnds = inst.operands;
+  auto klass = [&](size_t i) { return in_range(src(inst, i, Type::U32), atlas::kNumClasses, 0); };
+  switch (isa::as_family<isa::AtlasOpcode>(inst.op)) {
+  case isa::AtlasOpcode::ClsGet:
+    set(inst, 0, Type::U32,
+        table_lookup(tabulate(256, [](uint32_t x) { return atlas::byte_to_class(x); }),
+                     in_range(src(inst, 1, Type::U32), 256, 2), "class_of_byte"));
+    return;
+  case isa::AtlasOpcode::Mirror:
+    set(inst, 0, Type::U32,
+        table_lookup(tabulate(atlas::kNumClasses, atlas::mirror), klass(1), "mirror"));
+    return;
+  case isa::AtlasOpcode::UnityTest:
+    set_pred(opnds[0].index,
+             b_.CreateICmpNE(
+                 table_lookup(tabulate(atlas::kNumClasses,
+                                       [](uint32_t x) { return uint32_t{atlas::is_unity(x)}; }),
+                              klass(1), "unity"),
+                 b_.getInt32(0)));
+    return;
+  case isa::AtlasOpcode::NbrCount:
+    set(inst, 0, Type::U32,
+        table_lookup(
+            tabulate(atlas::kNumClasses, [](uint32_t x) { return atlas::neighbours(x).count; }),
+            klass(1), "degree"));
+    return;
+  case isa::AtlasOpcode::NbrGet: set(inst, 0, Type::U32, neighbour(klass(1), opnds[2].imm)); return;
+  case isa::AtlasOpcode::NbrLd:
+  case isa::AtlasOpcode::NbrSt: {
+    const bool is_ld = inst.op == Opcode::NbrLd;
+    const Type t = inst.type;
+    const uint64_t size = isa::type_size(t);
+    Value *n = neighbour(klass(is_ld ? 1 : 0), opnds[is_ld ? 2 : 1].imm);
+    Value *off = get(opnds[is_ld ? 3 : 2].index, Type::U64);
+    // The neighbour's class window: bounds are the window; the offset is from its start.
+    Value *window = b_.CreateMul(b_.CreateZExt(n, i64()), b_.getInt64(atlas::kClassBytes));
+    Place place{b_.CreateGEP(b_.getInt8Ty(), boundary_, b_.CreateAdd(window, off)), llvm::Align(1)};
+    if (o_.bounds_check) {
+      Value *bad = b_.CreateICmpUGT(off, b_.getInt64(atlas::kClassBytes - size));
+      record_if(bad, spirv_status::OutOfBounds, spirv_status::kBoundaryPool, off,
+                static_cast<uint32_t>(size));
+      place.ok = b_.CreateNot(bad);
+    }
+    if (is_ld)
+      set(inst, 0, t, load(t, place));
+    else
+      store(place, src(inst, 3, t));
+    return;
+  }
+  case isa::AtlasOpcode::ResAccum: {
+    Value *c = klass(0);
+    b_.CreateAtomicRMW(llvm::AtomicRMWInst::FAdd,
+                       b_.CreateGEP(b_.getDoubleTy(), atlas_, {b_.CreateZExt(c, i64())}),
+                       src(inst, 1, Type::F64), llvm::MaybeAlign(8),
+                       llvm::AtomicOrdering::Monotonic);
+    return;
+  }
+  case isa::AtlasOpcode::PhaseGet: set(inst, 0, Type::U32, phase_); return;
+  case isa::AtlasOpcode::PhaseAdv:
+    // Every thread adds its amount (SPEC §4); the runtime applies the sum at the end.
+    b_.CreateAtomicRMW(
+        llvm::AtomicRMWInst::Add, b_.CreateConstGEP1_32(i64(), atlas_, atlas::kNumClasses),
+        b_.getInt64(opnds[0].imm), llvm::MaybeAlign(8), llvm::AtomicOrdering::Monotonic);
+    return;
+  case isa::AtlasOpcode::BoundMap: {
+    Value *c = klass(1);
+    Value *page = in_range(src(inst, 2, Type::U32), atlas::kPagesPerClass, 1);
+    Value *byte = in_range(src(inst, 3, Type::U32), atlas::kBytesPerPage, 2);
+    set(inst, 0, Type::U64,
+        b_.CreateAdd(b_.CreateAdd(b_.CreateMul(z64(c), b_.getInt64(atlas::kClassBytes)),
+                                  b_.CreateMul(z64(page), b_.getInt64(atlas::kBytesPerPage))),
+                     z64(byte)));
+    return;
+  }
+  }
+  unreachable_enum("AtlasOpcode");
+}
+
+} // namespace hologram::codegen::ptx
