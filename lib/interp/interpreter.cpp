@@ -274,7 +274,7 @@ private:
       return fail(l, l.pc, ErrorCode::OutOfBounds,
                   "out-of-bounds access to %" + k_.params[a.base_id].name);
     uint64_t bits = is_store ? l.regs[inst.operands[1].index] : 0;
-    if (auto st = opts_.param_memory(is_store, a.base_id, static_cast<uint64_t>(off),
+    if (auto st = opts_.param_memory(l.pc, is_store, a.base_id, static_cast<uint64_t>(off),
                                      type_size(inst.type), bits);
         !st)
       return fail(l, l.pc, st.code(), st.message());
@@ -579,7 +579,7 @@ private:
       detail::LaunchView view{k_, args_};
       uint64_t result = 0;
       auto read_reg = [&](Reg r) { return R[r]; };
-      auto st = opts_.launch_op ? opts_.launch_op(inst, read_reg, result)
+      auto st = opts_.launch_op ? opts_.launch_op(l.pc, inst, read_reg, result)
                                 : detail::run_launch_op(inst, view, read_reg, result);
       if (!st) return fail(l, l.pc, st.code(), st.message());
       if (inst.op == Opcode::ReduceAll || inst.op == Opcode::Dot) setr(0, result);

@@ -128,6 +128,10 @@ protected:
   virtual std::shared_ptr<Memory> wrap(std::span<std::byte> memory, bool &shared) = 0;
   /// DeviceInfo::view_alignment.
   [[nodiscard]] virtual uint64_t view_alignment() const = 0;
+  /// Copies `bytes` bytes from byte `from_offset` of `from` to byte `to_offset` of `to` on the
+  /// device, after the launches this thread issued before and before those it issues after.
+  virtual void copy_on_device(Memory &from, uint64_t from_offset, Memory &to, uint64_t to_offset,
+                              uint64_t bytes) = 0;
   /// Zero-fills scratch an earlier plan gave back, before any later launch or copy reads it,
   /// and after every earlier launch on any thread that may still use it.
   virtual void zero_scratch(Memory &m) {
@@ -167,31 +171,80 @@ protected:
     isa::Kernel kernel;
     std::shared_ptr<const Library<Program>> library;
     std::string where; ///< the module, in messages
+    /// results_stored_on_device(kernel): reductions whose result goes from the device straight
+    /// to where a store puts it.
+    std::map<uint32_t, uint32_t> stored_on_device = results_stored_on_device(kernel);
   };
+
+  /// One whole-launch instruction's plan as it runs: its scratch, given back at the end, and
+  /// its last launch where that one is held back for the store that takes its result.
+  template <typename Program> struct PlanRun {
+    DeviceMemoryBackend &b;
+    LibraryPlan plan;
+    std::vector<BufferHandle> scratch;
+    std::shared_ptr<Program> held; ///< the held-back launch's kernel, if one is held back
+    LaunchConfig held_launch;
+    std::vector<KernelArg> held_args; ///< its first writes the result (plan.result_scratch)
+
+    explicit PlanRun(DeviceMemoryBackend &backend) : b(backend) {}
+    PlanRun(const PlanRun &) = delete;
+    PlanRun &operator=(const PlanRun &) = delete;
+    ~PlanRun() {
+      for (auto h : scratch) b.give_back_scratch(h);
+    }
+    /// The result register's bits (`type` the instruction's), read back from the device.
+    uint64_t result(isa::Type type) {
+      if (!plan.has_result) return 0;
+      uint64_t bits = 0;
+      b.copy_from_buffer(
+          scratch[plan.result_scratch], 0,
+          std::as_writable_bytes(std::span(&bits, 1)).first(isa::type_size(plan.result_type)));
+      if (plan.result_type == isa::Type::F64 && type == isa::Type::F32)
+        bits = std::bit_cast<uint32_t>(static_cast<float>(std::bit_cast<double>(bits)));
+      return bits;
+    }
+  };
+
+  template <typename Program> using PlanRuns = std::vector<std::unique_ptr<PlanRun<Program>>>;
 
   /// A whole-launch kernel: its code runs once on the host (the interpreter), each
   /// whole-launch instruction as the device launches of its plan.
   /// `run(program, launch, args)` runs one launch of a device library kernel.
+  /// `ran` receives the plans that ran, each with its scratch: the scratch goes back to the
+  /// cache when they are destroyed, which a backend whose launches may still be running on
+  /// return (CUDA) does after it has waited for them.
   template <typename Program, typename Run>
   void run_host(const HostProgram<Program> &hp, const LaunchConfig &launch,
-                std::span<const KernelArg> args, Run &&run) {
+                std::span<const KernelArg> args, Run &&run, PlanRuns<Program> &ran) {
     std::vector<interp::ArgValue> iargs;
     for (const auto &a : args)
       iargs.push_back(a.kind == KernelArg::Kind::Scalar ? interp::ArgValue::scalar(a.bits)
                       : a.kind == KernelArg::Kind::Pool ? interp::ArgValue::pool({})
                                                         : interp::ArgValue::buffer({}));
+    // Reductions whose last launch waits for the store that takes their result, by that
+    // store's index (HostProgram::stored_on_device).
+    std::map<uint32_t, PlanRun<Program> *> held;
     interp::InterpOptions opts;
     opts.verify = false;
-    opts.launch_op = [&](const isa::Instruction &inst, const std::function<uint64_t(isa::Reg)> &reg,
-                         uint64_t &result) {
+    opts.launch_op = [&](uint32_t pc, const isa::Instruction &inst,
+                         const std::function<uint64_t(isa::Reg)> &reg, uint64_t &result) {
       try {
-        result = run_library_op(hp, inst, reg, args, run);
+        auto store = hp.stored_on_device.find(pc);
+        PlanRun<Program> &r =
+            run_library_op(hp, inst, reg, args, run, store != hp.stored_on_device.end(), ran);
+        if (r.held) {
+          paths_.count(inst.op, "result-on-device");
+          held[store->second] = &r;
+          result = 0; // only that store reads it, and it stores from the device
+        } else {
+          result = r.result(inst.type);
+        }
       } catch (const Error &e) {
         return Status{e.code(), e.what()};
       }
       return Status::ok();
     };
-    opts.param_memory = [&](bool store, unsigned p, uint64_t offset, unsigned size,
+    opts.param_memory = [&](uint32_t pc, bool store, unsigned p, uint64_t offset, unsigned size,
                             uint64_t &bits) {
       auto span = std::as_writable_bytes(std::span(&bits, 1)).first(size);
       try {
@@ -205,10 +258,15 @@ protected:
                         "out-of-bounds access to %" + hp.kernel.params[p].name + ": offset " +
                             std::to_string(offset) + ", size " + std::to_string(size) +
                             ", but it holds " + std::to_string(bytes) + " bytes"};
-        if (store)
+        if (auto h = store ? held.find(pc) : held.end(); h != held.end()) {
+          PlanRun<Program> &r = *h->second;
+          held.erase(h);
+          store_result(r, a, *m, a.offset + offset, size, run);
+        } else if (store) {
           m->write(a.offset + offset, span);
-        else
+        } else {
           m->read(a.offset + offset, span);
+        }
       } catch (const Error &e) {
         return Status{e.code(), e.what()};
       }
@@ -219,15 +277,21 @@ protected:
       throw Error(st.code(), st.message());
   }
 
+  /// Runs the plan of `inst`, added to `ran` before its first launch (its scratch must outlive
+  /// them even when a later one fails); with `hold_result`, its last launch waits in the
+  /// PlanRun where that launch writes the result register's value, of the instruction's type,
+  /// and nothing else (a reduction's second stage).
   template <typename Program, typename Run>
-  uint64_t run_library_op(const HostProgram<Program> &hp, const isa::Instruction &inst,
-                          const std::function<uint64_t(isa::Reg)> &reg,
-                          std::span<const KernelArg> args, Run &run) {
+  PlanRun<Program> &run_library_op(const HostProgram<Program> &hp, const isa::Instruction &inst,
+                                   const std::function<uint64_t(isa::Reg)> &reg,
+                                   std::span<const KernelArg> args, Run &run, bool hold_result,
+                                   PlanRuns<Program> &ran) {
     LibraryDevice device;
     device.reduce_blocks = reduce_blocks();
     device.compute_units = compute_units();
     device.wide_gemm = keeps_registers_across_barriers();
-    LibraryPlan plan;
+    PlanRun<Program> *r = ran.emplace_back(std::make_unique<PlanRun<Program>>(*this)).get();
+    LibraryPlan &plan = r->plan;
     if (auto st = plan_library_op(hp.kernel, inst, reg, device, plan); !st)
       throw Error(st.code(), st.message());
     for (const auto &e : plan.extents) {
@@ -241,21 +305,14 @@ protected:
                                                   : std::to_string(e.elements) + " elements") +
                         ", but the buffer holds " + std::to_string(bytes) + " bytes");
     }
-    // The plan's scratch: zero-filled buffers, from the cache of those earlier plans gave back.
-    struct Scratch {
-      DeviceMemoryBackend &b;
-      std::vector<BufferHandle> handles;
-      ~Scratch() {
-        for (auto h : handles) b.give_back_scratch(h);
-      }
-    } scratch{*this, {}};
-    for (uint64_t bytes : plan.scratch) scratch.handles.push_back(take_scratch(bytes));
+    // The plan's scratch, from the cache of those earlier plans gave back.
+    for (const LibraryScratch &s : plan.scratch) r->scratch.push_back(take_scratch(s));
     for (const auto &l : plan.launches) {
       std::vector<KernelArg> kargs;
       for (const auto &a : l.args)
         kargs.push_back(a.kind == LibraryArg::Kind::Param ? args[a.index]
                         : a.kind == LibraryArg::Kind::Scratch
-                            ? KernelArg::buffer(scratch.handles[a.index])
+                            ? KernelArg::buffer(r->scratch[a.index])
                             : KernelArg::scalar(a.type, a.bits));
       auto lib = hp.library->find(l.kernel);
       if (lib == hp.library->end())
@@ -264,17 +321,36 @@ protected:
                         std::string(inst.info().mnemonic) + "' of kernel '" + hp.kernel.name + "'");
       const auto &prog = lib->second;
       check_launch_args(prog->kernel, kargs, [&](const KernelArg &a) { return arg_bytes(a); });
-      run(*prog, l.launch, kargs);
+      const bool last = &l == &plan.launches.back();
+      if (hold_result && last && plan.has_result && plan.result_type == inst.type &&
+          !l.args.empty() && l.args[0].kind == LibraryArg::Kind::Scratch &&
+          l.args[0].index == plan.result_scratch) {
+        r->held = prog;
+        r->held_launch = l.launch;
+        r->held_args = std::move(kargs);
+      } else {
+        run(*prog, l.launch, kargs);
+      }
     }
     paths_.count(inst.op, plan.schedule);
-    if (!plan.has_result) return 0;
-    uint64_t bits = 0;
-    copy_from_buffer(
-        scratch.handles[plan.result_scratch], 0,
-        std::as_writable_bytes(std::span(&bits, 1)).first(isa::type_size(plan.result_type)));
-    if (plan.result_type == isa::Type::F64 && inst.type == isa::Type::F32)
-      bits = std::bit_cast<uint32_t>(static_cast<float>(std::bit_cast<double>(bits)));
-    return bits;
+    return *r;
+  }
+
+  /// The held-back launch of `r`, its result going to byte `at` of buffer `to` (argument `a`):
+  /// written there through a view where the device allows one at that byte, else written to
+  /// its scratch and copied there on the device.
+  template <typename Program, typename Run>
+  void store_result(PlanRun<Program> &r, const KernelArg &a, Memory &to, uint64_t at, unsigned size,
+                    Run &run) {
+    if (at % view_alignment() == 0) {
+      r.held_args[0] = KernelArg::buffer({a.handle}, at, size);
+      check_launch_args(r.held->kernel, r.held_args,
+                        [&](const KernelArg &x) { return arg_bytes(x); });
+      run(*r.held, r.held_launch, r.held_args);
+      return;
+    }
+    run(*r.held, r.held_launch, r.held_args);
+    copy_on_device(*buffers_.get(r.scratch[r.plan.result_scratch].id), 0, to, at, size);
   }
 
   /// The most blocks of a reduction's first stage: kReduceBlocksPerUnit per compute unit, so
@@ -295,9 +371,10 @@ protected:
     return units;
   }
 
-  /// Scratch of `bytes` zero-filled bytes for a library plan, as a buffer: memory an earlier
-  /// plan gave back (zeroed again) where there is some of that size, else a new allocation.
-  BufferHandle take_scratch(uint64_t bytes) {
+  /// Scratch for a library plan, as a buffer: memory an earlier plan gave back where there is
+  /// some of that size (zeroed again where the plan needs zeros), else a new allocation.
+  BufferHandle take_scratch(const LibraryScratch &need) {
+    const uint64_t bytes = need.bytes;
     std::shared_ptr<Memory> m;
     {
       std::lock_guard lock(scratch_mutex_);
@@ -307,7 +384,7 @@ protected:
       }
     }
     if (m) {
-      zero_scratch(*m);
+      if (need.zeroed) zero_scratch(*m);
     } else {
       m = allocate(bytes, "library scratch");
     }

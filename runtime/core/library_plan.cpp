@@ -6,6 +6,7 @@
 #include "library_plan.h"
 
 #include "hologram/codegen/spirv_abi.h"
+#include "hologram/isa/accesses.h"
 #include "hologram/isa/attention_operands.h"
 #include "hologram/isa/gemm_operands.h"
 #include "hologram/isa/opcode.h"
@@ -21,6 +22,7 @@ namespace {
 
 using namespace isa;
 using codegen::spirv_library::kMinReduceBlocks;
+using codegen::spirv_library::kReduceLaneElements;
 using codegen::spirv_library::kRowBlock;
 using codegen::spirv_library::kTile;
 
@@ -101,12 +103,13 @@ struct Planner {
   /// Two stages over n elements of `src` into scratch `result` (one element).
   void two_stage(const std::string &first, std::vector<LibraryArg> first_args, uint64_t n,
                  const std::string &second, unsigned partial_size) {
-    uint64_t blocks = std::clamp<uint64_t>(ceil_div(n, kRowBlock), 1,
-                                           std::max(device.reduce_blocks, kMinReduceBlocks));
+    uint64_t blocks = std::clamp<uint64_t>(ceil_div(n, uint64_t{kRowBlock} * kReduceLaneElements),
+                                           1, std::max(device.reduce_blocks, kMinReduceBlocks));
     auto partial = static_cast<uint32_t>(plan.scratch.size());
-    plan.scratch.push_back(blocks * partial_size);
+    // Each block of the first stage writes its partial, the second stage the result.
+    plan.scratch.push_back({blocks * partial_size, false});
     auto result = static_cast<uint32_t>(plan.scratch.size());
-    plan.scratch.push_back(partial_size);
+    plan.scratch.push_back({partial_size, false});
     LaunchConfig l;
     l.grid = {static_cast<uint32_t>(blocks), 1, 1};
     l.block = {kRowBlock, 1, 1};
@@ -271,7 +274,7 @@ struct Planner {
       if (a.empty()) return {};
       if (scores == kHuge) return fail("attention is too large for one launch");
       auto s = static_cast<uint32_t>(plan.scratch.size());
-      plan.scratch.push_back(std::max<uint64_t>(scores, 8));
+      plan.scratch.push_back({std::max<uint64_t>(scores, 8)});
       uint32_t flags = (a.causal ? 1u : 0u) | (a.has_mask ? 2u : 0u);
       return per_item(codegen::spirv_library_kernel(inst), rows,
                       {buf("out"), buf("Q"), buf("K"), buf("V"), buf(a.has_mask ? "mask" : "Q"),
@@ -312,6 +315,44 @@ struct Planner {
 };
 
 } // namespace
+
+std::map<uint32_t, uint32_t> results_stored_on_device(const Kernel &kernel) {
+  const auto n = static_cast<uint32_t>(kernel.insts.size());
+  std::vector<bool> labelled(n + 1, false);
+  for (const Label &l : kernel.labels)
+    if (l.target <= n) labelled[l.target] = true;
+  std::vector<RegAccess> accesses;
+  std::vector<uint32_t> reads(kNumSlots, 0);
+  for (const Instruction &inst : kernel.insts) {
+    instruction_uses(inst, accesses);
+    for (const RegAccess &a : accesses) ++reads[slot_of(a)];
+  }
+  auto touches = [&](const std::vector<RegAccess> &list, Reg r) {
+    return std::ranges::any_of(list, [&](const RegAccess &a) { return !a.pred && a.reg == r; });
+  };
+  std::map<uint32_t, uint32_t> stored;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Instruction &red = kernel.insts[i];
+    if (red.op != Opcode::ReduceAll && red.op != Opcode::Dot) continue;
+    const Reg r = operand_named(red, "result").index;
+    if (reads[r] != 1) continue;
+    for (uint32_t j = i + 1; j < n && !labelled[j]; ++j) {
+      const Instruction &s = kernel.insts[j];
+      instruction_uses(s, accesses);
+      if (touches(accesses, r)) {
+        const Address &at = s.operands[0].addr;
+        if (s.op == Opcode::St && !s.guard.present && s.type == red.type &&
+            s.operands[0].kind == OperandKind::Addr && at.base == AddrBase::Param &&
+            at.index != r && s.operands[1].kind == OperandKind::Reg && s.operands[1].index == r)
+          stored.emplace(i, j);
+        break;
+      }
+      instruction_defs(s, accesses);
+      if (s.info().ends_block() || touches(accesses, r)) break;
+    }
+  }
+  return stored;
+}
 
 Status plan_library_op(const Kernel &kernel, const Instruction &inst,
                        const std::function<uint64_t(Reg)> &reg, const LibraryDevice &device,

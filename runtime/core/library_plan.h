@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -47,10 +48,18 @@ struct LibraryDevice {
   bool wide_gemm = false;
 };
 
+/// A scratch buffer of a plan.
+struct LibraryScratch {
+  uint64_t bytes = 0;
+  /// Whether it must read as zeros: false where the launches write every byte before any
+  /// reads it (a reduction's partial results), so that reused scratch is not zeroed again.
+  bool zeroed = true;
+};
+
 /// The device launches of one whole-launch instruction, in order.
 struct LibraryPlan {
   std::vector<LibraryExtent> extents;
-  std::vector<uint64_t> scratch; ///< bytes of each zero-filled scratch buffer
+  std::vector<LibraryScratch> scratch;
   std::vector<LibraryLaunch> launches;
   bool has_result = false; ///< reduce_all, dot: the result register's value
   uint32_t result_scratch = 0;
@@ -59,6 +68,14 @@ struct LibraryPlan {
   /// "empty" when there is nothing to do; reported by Backend::library_path_counts().
   std::string schedule = "empty";
 };
+
+/// The reductions (reduce_all, dot) of a whole-launch kernel whose result need not come back to
+/// the host: nothing reads the result register but one `st` of the same type through a buffer
+/// parameter, later in the same straight run of instructions (no label and no control transfer
+/// between them, no other write of the register), as the value it stores. By the reduction's
+/// index in the kernel, that store's. A backend lets the reduction's last launch write where the
+/// store puts the value, and the store does nothing more.
+std::map<uint32_t, uint32_t> results_stored_on_device(const isa::Kernel &kernel);
 
 /// Plans `inst` (a whole-launch instruction of `kernel`) with register values from `reg`, for
 /// `device`. LaunchFailed for sizes the operation rejects (as the reference implementation

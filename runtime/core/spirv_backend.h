@@ -233,9 +233,12 @@ private:
       check_compiled_block(c.kernel, c.device->info.block, launch);
       return run(*c.device, launch, args);
     }
+    // Launches here have finished on return: the plans' scratch can go back at once.
+    typename Base::template PlanRuns<Program> ran;
     this->run_host(
         *c.host, launch, args,
-        [&](Program &p, const LaunchConfig &l, std::span<const KernelArg> a) { run(p, l, a); });
+        [&](Program &p, const LaunchConfig &l, std::span<const KernelArg> a) { run(p, l, a); },
+        ran);
   }
 
   void check_features(const isa::Kernel &kernel, const codegen::SpirvKernelInfo &info) const {

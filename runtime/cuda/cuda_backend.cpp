@@ -402,6 +402,16 @@ private:
           "cuMemsetD8Async for library scratch");
   }
 
+  /// On the thread's stream, where the launches before and after it go.
+  void copy_on_device(Memory &from, uint64_t from_offset, Memory &to, uint64_t to_offset,
+                      uint64_t bytes) override {
+    gpu_->enter();
+    check(gpu_->api,
+          gpu_->api.memcpy_dtod_async(to.ptr + to_offset, from.ptr + from_offset, bytes,
+                                      per_thread_stream()),
+          "cuMemcpyDtoDAsync");
+  }
+
   /// The CUDA target execute_program compiles for: the newest this device runs.
   [[nodiscard]] codegen::PtxTarget device_target() const {
     std::optional<codegen::PtxTarget> best;
@@ -528,10 +538,21 @@ private:
     if (c.device) return run(*c.device, launch, args);
     // The device library's launches follow each other on the thread's stream without a wait
     // between them (copies through the legacy stream wait for them); one wait at the end.
-    run_host(*c.host, launch, args,
-             [&](Program &p, const LaunchConfig &l, std::span<const KernelArg> a) {
-               run(p, l, a, /*wait=*/false);
-             });
+    // The plans' scratch goes back to the cache after it, when no launch uses it any more:
+    // scratch that is not zeroed again is not ordered after them.
+    PlanRuns<Program> ran;
+    try {
+      run_host(
+          *c.host, launch, args,
+          [&](Program &p, const LaunchConfig &l, std::span<const KernelArg> a) {
+            run(p, l, a, /*wait=*/false);
+          },
+          ran);
+    } catch (const Error &) {
+      gpu_->enter();
+      (void)gpu_->api.stream_synchronize(per_thread_stream()); // the first failure is reported
+      throw;
+    }
     gpu_->enter();
     check(gpu_->api, gpu_->api.stream_synchronize(per_thread_stream()),
           "whole-launch kernel '" + k.name + "'");

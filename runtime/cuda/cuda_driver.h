@@ -98,6 +98,8 @@ inline constexpr unsigned kMemHostRegisterDeviceMap = 0x02;
     (DevicePtr ptr, unsigned char value, size_t count, Stream stream))                             \
   X(memcpy_htod, cuMemcpyHtoD_v2, Result, (DevicePtr dst, const void *src, size_t bytes))          \
   X(memcpy_dtoh, cuMemcpyDtoH_v2, Result, (void *dst, DevicePtr src, size_t bytes))                \
+  X(memcpy_dtod_async, cuMemcpyDtoDAsync_v2, Result,                                               \
+    (DevicePtr dst, DevicePtr src, size_t bytes, Stream stream))                                   \
   X(mem_host_register, cuMemHostRegister_v2, Result, (void *p, size_t bytes, unsigned flags))      \
   X(mem_host_unregister, cuMemHostUnregister, Result, (void *p))                                   \
   X(mem_host_get_device_pointer, cuMemHostGetDevicePointer_v2, Result,                             \

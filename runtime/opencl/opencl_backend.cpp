@@ -54,6 +54,7 @@ namespace {
   X(clEnqueueWriteBuffer)                                                                          \
   X(clEnqueueReadBuffer)                                                                           \
   X(clEnqueueFillBuffer)                                                                           \
+  X(clEnqueueCopyBuffer)                                                                           \
   X(clCreateProgramWithBinary)                                                                     \
   X(clBuildProgram)                                                                                \
   X(clGetProgramBuildInfo)                                                                         \
@@ -551,6 +552,17 @@ private:
     return std::make_shared<Memory>(dev_, memory, shared);
   }
   uint64_t view_alignment() const override { return dev_->cand.view_alignment; }
+  void copy_on_device(Memory &from, uint64_t from_offset, Memory &to, uint64_t to_offset,
+                      uint64_t bytes) override {
+    from.to_device();
+    to.to_device();
+    cl_event ev = nullptr;
+    check(dev_->api.clEnqueueCopyBuffer(Device::Lease(*dev_), from.mem, to.mem, from_offset,
+                                        to_offset, bytes, 0, nullptr, &ev),
+          "clEnqueueCopyBuffer");
+    dev_->wait(ev, "a copy on the device");
+    to.to_host();
+  }
   /// A CPU device's work-groups are loops over their work-items (PoCL), split at barriers.
   bool keeps_registers_across_barriers() const override {
     return (dev_->cand.type & CL_DEVICE_TYPE_CPU) == 0;

@@ -733,6 +733,13 @@ private:
   uint64_t view_alignment() const override {
     return std::max<uint64_t>(1, dev_->cand.props.limits.minStorageBufferOffsetAlignment);
   }
+  void copy_on_device(Memory &from, uint64_t from_offset, Memory &to, uint64_t to_offset,
+                      uint64_t bytes) override {
+    dev_->submit_and_wait([&](VkCommandBuffer cb) {
+      VkBufferCopy region{from.base + from_offset, to.base + to_offset, bytes};
+      dev_->vkCmdCopyBuffer(cb, from.buffer, to.buffer, 1, &region);
+    });
+  }
 
   std::string backend_name() const override { return "vulkan"; }
   std::string_view payload_kind() const override { return artifact::kPayloadSpirvVulkan; }

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 namespace hologram::conformance {
 
@@ -46,6 +47,16 @@ Case fast_case(const std::string &name, const std::string &kernel) {
   c.file = kFile;
   c.kernel = kernel;
   return c;
+}
+
+/// A device backend writes the result of a reduction that goes straight to a store from the
+/// device (runtime/core/library_plan.h, results_stored_on_device): the pointwise and chain
+/// kernels' reduce_all results, and f64's dot (f32's dot sums in f64 and rounds on the host).
+/// Their stores at byte 0 take the library's launch through a view, the others a copy on the
+/// device from its scratch.
+template <typename T> void add_results_on_device(Case &c) {
+  c.device_paths.insert("reduce_all:result-on-device");
+  if (std::is_same_v<T, double>) c.device_paths.insert("dot:result-on-device");
 }
 
 /// C := alpha * op(A) * op(B) + beta * C over `batch` matrices, columns past N untouched.
@@ -335,6 +346,7 @@ template <typename T> Case pointwise_case() {
   c.device_paths = {"map:per-item",  "map2:per-item",        "silu:per-item",
                     "gelu:per-item", "gelu_tanh:per-item",   "axpy:per-item",
                     "rope:per-item", "reduce_all:two-stage", "dot:two-stage"};
+  add_results_on_device<T>(c);
   return c;
 }
 
@@ -387,6 +399,7 @@ template <typename T> Case chain_case() {
                  "axpy:fused", "reduce_all:fused", "dot:fused"};
   c.device_paths = {"silu:per-item", "map2:per-item",        "map:per-item",
                     "axpy:per-item", "reduce_all:two-stage", "dot:two-stage"};
+  add_results_on_device<T>(c);
   return c;
 }
 

@@ -178,6 +178,9 @@ inline constexpr GemmShape kGemmWide{8, 8};
 /// The most blocks of a reduction's first stage, per compute unit of the device and at least.
 inline constexpr uint32_t kReduceBlocksPerUnit = 16;
 inline constexpr uint32_t kMinReduceBlocks = 256;
+/// Elements a lane of a reduction's first stage takes at least: fewer blocks for a short input,
+/// so that a block's loads, not its tree over the lanes, are most of its work.
+inline constexpr uint32_t kReduceLaneElements = 16;
 } // namespace spirv_library
 
 /// The device library's gemm kernel of `shape` for elements of `type`: kGemmNarrow's is the

@@ -45,14 +45,17 @@ struct InterpOptions {
   bool verify = true;      ///< verify the kernel before running it
   std::string source_name; ///< file name for diagnostics
   /// Runs each whole-launch instruction instead of the reference implementation (a device
-  /// backend running a whole-launch kernel's scalar part on the host): `reg` reads a source
-  /// register's bits, `result` receives the value of reduce_all and dot.
-  std::function<Status(const isa::Instruction &inst, const std::function<uint64_t(isa::Reg)> &reg,
-                       uint64_t &result)>
+  /// backend running a whole-launch kernel's scalar part on the host): `pc` is its index in
+  /// the kernel, `reg` reads a source register's bits, `result` receives the value of
+  /// reduce_all and dot.
+  std::function<Status(uint32_t pc, const isa::Instruction &inst,
+                       const std::function<uint64_t(isa::Reg)> &reg, uint64_t &result)>
       launch_op;
   /// Performs ld/st through buffer parameters instead of touching `ArgValue::memory` (the same
-  /// host run, where buffers live in device memory): `offset` in bytes, `bits` the value.
-  std::function<Status(bool store, unsigned param, uint64_t offset, unsigned size, uint64_t &bits)>
+  /// host run, where buffers live in device memory): `pc` the instruction's index in the
+  /// kernel, `offset` in bytes, `bits` the value.
+  std::function<Status(uint32_t pc, bool store, unsigned param, uint64_t offset, unsigned size,
+                       uint64_t &bits)>
       param_memory;
 };
 

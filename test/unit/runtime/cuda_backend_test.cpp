@@ -52,6 +52,17 @@ const char *kSum = R"(.kernel total
   st.f32         [%out + r3*4], r2
 )";
 
+/// kSum, the result stored to the second element.
+const char *kSumAtFour = R"(.kernel total
+.param %x : buffer<f32> read
+.param %out : buffer<f32> write
+.param %n : u32
+  param.u32      r0, %n
+  cvt.u64.u32    r1, r0
+  reduce_all.add.f32 r2, %x, r1
+  st.f32         [%out + 4], r2
+)";
+
 /// The message of what `f` throws (it must throw hologram::Error with `code`).
 template <typename F> std::string error_of(F &&f, ErrorCode code) {
   try {
@@ -353,18 +364,32 @@ TEST(CudaFakeGpu, WholeLaunchKernelsLaunchTheDeviceLibrary) {
   auto b = create_backend(Preference::parse("cuda"));
   Bundles bundles;
   ModuleHandle m = b->load_module(bundles.make({"cuda-sm_80"}, false, kSum));
-  BufferHandle x = b->allocate_buffer(4096 * 4), out = b->allocate_buffer(4);
+  BufferHandle x = b->allocate_buffer(4096 * 4), out = b->allocate_buffer(8);
   std::vector<KernelArg> args = {KernelArg::buffer(x), KernelArg::buffer(out),
                                  KernelArg::u32(4096)};
+  const LaunchConfig whole{{1, 1, 1}, {1, 1, 1}, 0};
   for (int run = 0; run < 2; ++run) { // the second takes its scratch from the cache
-    b->launch(m, "total", LaunchConfig{{1, 1, 1}, {1, 1, 1}, 0}, args);
+    b->write<float>(out, std::vector<float>{12345.0f, 7.0f});
+    b->launch(m, "total", whole, args);
     const FakeCudaLaunch &l = last_launch();
-    // The second of the reduction's two stages: one block over the first stage's partials.
+    // The second of the reduction's two stages: one block over the first stage's partials,
+    // writing the sum where the kernel stores it (the fake's device pointers are host
+    // addresses: its first parameter points at `out`). The host stores nothing there.
     EXPECT_EQ(l.function, "__hg_reduce_add_f32");
     EXPECT_EQ(l.grid[0], 1u);
+    ASSERT_FALSE(l.params.empty());
+    EXPECT_EQ(*reinterpret_cast<const float *>(l.params[0]), 12345.0f);
+    EXPECT_EQ(b->read<float>(out)[0], 12345.0f);
   }
   LibraryPathCounts paths = b->library_path_counts();
-  ASSERT_EQ(paths.size(), 1u);
-  EXPECT_EQ(paths.begin()->first.rfind("reduce_all:", 0), 0u) << paths.begin()->first;
-  EXPECT_EQ(paths.begin()->second, 2u);
+  EXPECT_EQ(paths,
+            (LibraryPathCounts{{"reduce_all:two-stage", 2}, {"reduce_all:result-on-device", 2}}));
+  // Stored at byte 4, which a view cannot start at (16-byte alignment): the second stage
+  // writes its scratch, and a copy on the device takes it to `out` (the fake's launches leave
+  // the scratch as zeros).
+  ModuleHandle m4 = b->load_module(bundles.make({"cuda-sm_80"}, false, kSumAtFour));
+  b->launch(m4, "total", whole, args);
+  EXPECT_NE(*reinterpret_cast<const float *>(last_launch().params[0]), 12345.0f);
+  EXPECT_EQ(b->read<float>(out), (std::vector<float>{12345.0f, 0.0f}));
+  EXPECT_EQ(b->library_path_counts().at("reduce_all:result-on-device"), 3u);
 }

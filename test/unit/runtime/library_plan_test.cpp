@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <map>
 #include <tuple>
 
 using namespace hologram;
@@ -115,13 +116,15 @@ TEST(LibraryPlan, F64GemmHasOnlyTheNarrowTiles) {
 
 TEST(LibraryPlan, ReductionsTakeTheBlocksTheDeviceAsksFor) {
   // reduce_all's first stage: as many blocks as the backend asks for (16 per compute unit, at
-  // least 256) while the elements fill them, fewer for a short input.
+  // least 256) while the elements give each lane 16, fewer for a short input.
   isa::Module module = test::parse_ok(".kernel s\n.param %x : buffer<f32> read\n"
                                       "  mov.imm.u64 r1, 0\n  reduce_all.add.f32 r2, %x, r1\n");
   const isa::Kernel &kernel = module.kernels.at(0);
   for (auto [n, asked, blocks] : {std::tuple<uint64_t, uint32_t, uint32_t>{1u << 24, 2112, 2112},
                                   {1u << 24, 0, 256},
-                                  {1000, 2112, 4}}) {
+                                  {1u << 20, 2112, 256},
+                                  {(1u << 20) + 1, 2112, 257},
+                                  {1000, 2112, 1}}) {
     LibraryDevice device;
     device.reduce_blocks = asked;
     LibraryPlan plan;
@@ -132,6 +135,54 @@ TEST(LibraryPlan, ReductionsTakeTheBlocksTheDeviceAsksFor) {
     EXPECT_EQ(plan.launches[0].launch.grid.x, blocks) << n << " elements, " << asked;
     EXPECT_EQ(plan.launches[1].launch.grid.x, 1u);
   }
+}
+
+/// results_stored_on_device of the one kernel in `body` (with buffers %x, %y: f32 read, %out:
+/// f32 write, %d: f64 write), as "reduction index -> store index" pairs.
+std::map<uint32_t, uint32_t> stored(const std::string &body) {
+  isa::Module module =
+      test::parse_ok(".kernel s\n.param %x : buffer<f32> read\n.param %y : buffer<f32> read\n"
+                     ".param %out : buffer<f32> write\n.param %d : buffer<f64> write\n"
+                     "  mov.imm.u64 r1, 64\n" +
+                     body);
+  return results_stored_on_device(module.kernels.at(0));
+}
+
+TEST(LibraryPlan, ResultsGoStraightToTheirOneStore) {
+  using Pairs = std::map<uint32_t, uint32_t>;
+  // The benchmark's sum: the store's index is set between them.
+  EXPECT_EQ(stored("  reduce_all.add.f32 r2, %x, r1\n  mov.imm.u64 r3, 0\n"
+                   "  st.f32 [%out + r3*4], r2\n"),
+            (Pairs{{1, 3}}));
+  // Two of them, stores in the other order, other instructions between; and dot.
+  EXPECT_EQ(stored("  reduce_all.add.f32 r2, %x, r1\n  reduce_all.max.f32 r4, %y, r1\n"
+                   "  dot.f32 r5, %x, %y, r1\n  add.u64 r6, r1, r1\n  st.f32 [%out + 8], r5\n"
+                   "  st.f32 [%out + 4], r4\n  st.f32 [%out], r2\n"),
+            (Pairs{{1, 7}, {2, 6}, {3, 5}}));
+}
+
+TEST(LibraryPlan, ResultsThatTheHostReadsComeBackToIt) {
+  // Read by another instruction too, or only by it.
+  EXPECT_TRUE(stored("  reduce_all.add.f32 r2, %x, r1\n  st.f32 [%out], r2\n"
+                     "  add.f32 r3, r2, r2\n")
+                  .empty());
+  EXPECT_TRUE(stored("  reduce_all.add.f32 r2, %x, r1\n  add.f32 r3, r2, r2\n"
+                     "  st.f32 [%out], r3\n")
+                  .empty());
+  // Converted before it is stored.
+  EXPECT_TRUE(
+      stored("  dot.f32 r2, %x, %y, r1\n  cvt.f64.f32 r3, r2\n  st.f64 [%d], r3\n").empty());
+  // A label at the store or between (a branch may reach it without the reduction), a
+  // control transfer between, or the register written again between.
+  EXPECT_TRUE(stored("  reduce_all.add.f32 r2, %x, r1\n@again:\n  st.f32 [%out], r2\n"
+                     "  bra @again\n")
+                  .empty());
+  EXPECT_TRUE(stored("  reduce_all.add.f32 r2, %x, r1\n  setlt.u64 p0, r1, r1\n"
+                     "  bra p0 @skip\n  st.f32 [%out], r2\n@skip:\n  exit\n")
+                  .empty());
+  EXPECT_TRUE(stored("  reduce_all.add.f32 r2, %x, r1\n  mov.imm.f32 r2, 1.0\n"
+                     "  st.f32 [%out], r2\n")
+                  .empty());
 }
 
 } // namespace
