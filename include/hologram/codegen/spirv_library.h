@@ -38,7 +38,8 @@ struct LibraryLaunchBounds {
   uint32_t blocks_per_unit = 0;
 };
 /// The bounds of device library kernel `name`: gemm's blocks of 16x16 lanes, two (wide shape)
-/// or three (narrow) of them on a compute unit, so that its registers leave room for them.
+/// or three (narrow) of them on a compute unit, the norms' blocks of 256 lanes eight of them,
+/// so that their registers leave room for them.
 LibraryLaunchBounds spirv_library_launch_bounds(std::string_view name);
 
 /// A module of `kernels`, which may be device library kernels (compile_spirv refuses their
