@@ -200,7 +200,15 @@ def gpu_section(data):
         "  peer's GLSL (the same two stages, launched the same way): the whole-launch path is",
         "  not the cause. perf puts 77 % of both rows' time in the shaders on both of",
         "  lavapipe's threads (this VM has no hardware counters to say more). The cause is not",
-        "  found yet.",
+        "  found yet. On 2026-11-28 (0.58x to 0.63x in three runs; 0.91x in the run before,",
+        "  with the peer at 7.8 ms where it now takes 4.8 to 7.8) neither the first stage's",
+        "  shape (a contiguous share a block or a grid-stride one: 12.4-13.1 against 13.0-13.5 ms",
+        "  in alternating runs) nor whether the result goes back through the host (13.3-13.8 ms",
+        "  either way) moved the row.",
+        "",
+        "sum on OpenCL went from 0.81x to 3x with the first stage's contiguous shares",
+        "(5.2-5.5 ms with the grid-stride one, 1.5 ms with them, in alternating runs): each of",
+        "PoCL's work-groups, a loop on one core, now reads one stretch of memory.",
         "",
     ]
     return lines
