@@ -187,6 +187,7 @@ std::string softmax_text(Type t) {
   s = replace_all(s, "$TERM\n", term);
   s = replace_all(s, "$SUM_SETUP\n", sum_setup);
   s = replace_all(s, "$SCALE\n", scale);
+  s = replace_all(s, "$TERM_T", t == Type::F64 ? "r17" : "r35");
   return with_trees(s, 8, "f64");
 }
 
