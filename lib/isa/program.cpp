@@ -9,11 +9,14 @@
 namespace hologram::isa {
 
 const Operand &operand_named(const Instruction &inst, std::string_view name) {
-  const auto at = operand_position(inst.op, name);
-  if (!at || *at >= inst.operands.size())
+  // The table's names split once (operand_names), not at each call: the runtime's plans read
+  // a whole-launch instruction's operands by name at every launch.
+  const auto names = operand_names(inst.op);
+  const auto at = static_cast<size_t>(std::ranges::find(names, name) - names.begin());
+  if (at >= names.size() || at >= inst.operands.size())
     throw std::logic_error("'" + std::string(inst.info().mnemonic) + "' has no operand '" +
                            std::string(name) + "'");
-  return inst.operands[*at];
+  return inst.operands[at];
 }
 
 namespace {
