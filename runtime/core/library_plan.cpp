@@ -333,7 +333,7 @@ std::map<uint32_t, uint32_t> results_stored_on_device(const Kernel &kernel) {
   std::map<uint32_t, uint32_t> stored;
   for (uint32_t i = 0; i < n; ++i) {
     const Instruction &red = kernel.insts[i];
-    if (red.op != Opcode::ReduceAll && red.op != Opcode::Dot) continue;
+    if (!red.info().reduces()) continue; // reduce_all, dot (the table's R flag)
     const Reg r = operand_named(red, "result").index;
     if (reads[r] != 1) continue;
     for (uint32_t j = i + 1; j < n && !labelled[j]; ++j) {

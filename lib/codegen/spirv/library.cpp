@@ -436,7 +436,12 @@ LibraryLaunchBounds spirv_library_launch_bounds(std::string_view name) {
   // The norms (a block of 256 lanes a row): eight blocks on an SM, as many lanes as it holds,
   // leave a lane 32 registers; ptxas gave them 34, so six blocks ran (rmsnorm 4% slower on an
   // H200). softmax needs 40: held to 32 it spills, and ran slower.
-  if (name.starts_with("__hg_norm_")) return {{spirv_library::kRowBlock, 1, 1}, 8};
+  for (isa::Type t : {isa::Type::F32, isa::Type::F64}) {
+    isa::Instruction norm; // rmsnorm and layernorm share the kernel
+    norm.op = isa::Opcode::RmsNorm;
+    norm.type = t;
+    if (name == spirv_library_kernel(norm)) return {{spirv_library::kRowBlock, 1, 1}, 8};
+  }
   return {};
 }
 
