@@ -161,14 +161,16 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   if (!a_.has_barriers) {
     // Every chunk of the block runs to completion in turn. In a small kernel, blocks of whole
     // chunks take loops of their own, in which the inlined chunk knows that every chunk is
-    // full, and, where the kernel's first block has a bound check that a chunk's kChunkGoesOn
-    // answers for the block, that the block goes on past it and whether the launch streams:
-    // no test per chunk for any of them.
+    // full, and, where the kernel's first block has a bound check whose answer a chunk returns
+    // for the block (how many of its chunks go on past it), that the chunk goes on past it and
+    // whether the launch streams: no test per chunk for any of them.
     BasicBlock *next = BasicBlock::Create(c_, "block.next", f);
-    // Chunks [from, chunks); a chunk that returns kChunkGoesOn sends the rest to `goes_on_at`
-    // (a block starting with the phi of the next chunk), if given.
-    auto chunk_loop = [&](Value *from, Value *is_whole, Value *goes_on, Value *may,
-                          llvm::PHINode *goes_on_at) {
+    // Chunks [from, to), then `after`. A chunk that returns r > c + 1 (the span's first r
+    // chunks go on past the bound check) sends chunks [c + 1, r) to `goes_on_from` and
+    // `goes_on_to` (phis at the start of a block), if given.
+    auto chunk_loop = [&](Value *from, Value *to, Value *is_whole, Value *goes_on, Value *may,
+                          llvm::PHINode *goes_on_from, llvm::PHINode *goes_on_to,
+                          BasicBlock *after) {
       BasicBlock *pre = b_.GetInsertBlock();
       BasicBlock *head = BasicBlock::Create(c_, "chunk", f);
       BasicBlock *run = BasicBlock::Create(c_, "chunk.run", f);
@@ -176,12 +178,12 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       BasicBlock *bad = BasicBlock::Create(c_, "chunk.failed", f);
       // Counted from 0 to the number of chunks left, so that LLVM knows the trip count (and
       // unrolls a small body) when `from` is not a constant.
-      Value *left = b_.CreateSub(chunks, from, "chunks.left");
+      Value *left = b_.CreateSub(to, from, "chunks.left");
       b_.CreateBr(head);
       b_.SetInsertPoint(head);
       auto *i = b_.CreatePHI(i64(), 2, "chunk.count");
       i->addIncoming(u64c(0), pre);
-      b_.CreateCondBr(b_.CreateICmpULT(i, left), run, next);
+      b_.CreateCondBr(b_.CreateICmpULT(i, left), run, after);
       b_.SetInsertPoint(run);
       Value *c = b_.CreateAdd(from, i, "chunk", true, true);
       Value *r = call_chunk(c, llvm::ConstantPointerNull::get(ptr()), is_whole, goes_on, may);
@@ -189,47 +191,62 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       b_.SetInsertPoint(bad);
       b_.CreateRet(r);
       b_.SetInsertPoint(ok);
-      if (goes_on_at) {
-        goes_on_at->addIncoming(b_.CreateAdd(c, u64c(1), "", true, true), ok);
+      if (goes_on_from) {
+        Value *c1 = b_.CreateAdd(c, u64c(1), "", true, true);
+        Value *r64 = b_.CreateZExt(r, i64());
+        goes_on_from->addIncoming(c1, ok);
+        goes_on_to->addIncoming(r64, ok);
         BasicBlock *same = BasicBlock::Create(c_, "chunk.same", f);
-        b_.CreateCondBr(b_.CreateICmpEQ(r, b_.getInt32(kChunkGoesOn)), goes_on_at->getParent(),
-                        same);
+        b_.CreateCondBr(b_.CreateICmpUGT(r64, c1), goes_on_from->getParent(), same);
         b_.SetInsertPoint(same);
       }
       i->addIncoming(b_.CreateAdd(i, u64c(1), "", true, true), b_.GetInsertBlock());
       b_.CreateBr(head);
     };
-    // Chunks [from, chunks) of a block of whole chunks, with a loop per streaming decision.
-    auto whole_loops = [&](Value *from, Value *goes_on) {
-      if (!stream_size_) return chunk_loop(from, b_.getTrue(), goes_on, b_.getFalse(), nullptr);
+    // Chunks [from, to) of a block of whole chunks, with a loop per streaming decision, then
+    // `after`.
+    auto whole_loops = [&](Value *from, Value *to, Value *goes_on, BasicBlock *after) {
+      if (!stream_size_)
+        return chunk_loop(from, to, b_.getTrue(), goes_on, b_.getFalse(), nullptr, nullptr, after);
       BasicBlock *cached = BasicBlock::Create(c_, "whole.cached", f);
       BasicBlock *streamed = BasicBlock::Create(c_, "whole.streamed", f);
       b_.CreateCondBr(streams, streamed, cached);
       b_.SetInsertPoint(cached);
-      chunk_loop(from, b_.getTrue(), goes_on, b_.getFalse(), nullptr);
+      chunk_loop(from, to, b_.getTrue(), goes_on, b_.getFalse(), nullptr, nullptr, after);
       b_.SetInsertPoint(streamed);
-      chunk_loop(from, b_.getTrue(), goes_on, b_.getTrue(), nullptr);
+      chunk_loop(from, to, b_.getTrue(), goes_on, b_.getTrue(), nullptr, nullptr, after);
     };
     if (k_.insts.size() <= kMaxWholeBlockLoop && has_goes_on_check_) {
-      // Every block starts in one loop; a block of whole chunks whose first chunk returns
-      // kChunkGoesOn goes on in the loops of whole chunks that go on.
+      // Every block starts in one loop; the chunks of a block of whole chunks that its first
+      // chunk finds go on past the bound check run in the loops of whole chunks that go on,
+      // and the rest (the chunks of the launch's last lanes) in the first loop again.
       BasicBlock *goes_on = BasicBlock::Create(c_, "block.goes.on", f);
+      BasicBlock *goes_on_end = BasicBlock::Create(c_, "block.goes.on.end", f);
+      BasicBlock *resume = BasicBlock::Create(c_, "block.resume", f);
       BasicBlock *start = b_.GetInsertBlock();
       b_.SetInsertPoint(goes_on);
       auto *from = b_.CreatePHI(i64(), 2, "chunk.from");
-      whole_loops(from, b_.getTrue());
+      auto *to = b_.CreatePHI(i64(), 2, "chunk.to");
+      whole_loops(from, to, b_.getTrue(), goes_on_end);
+      b_.SetInsertPoint(goes_on_end);
+      b_.CreateCondBr(b_.CreateICmpULT(to, chunks), resume, next);
       b_.SetInsertPoint(start);
-      chunk_loop(u64c(0), whole, b_.getFalse(), streams, from);
+      b_.CreateBr(resume);
+      b_.SetInsertPoint(resume);
+      auto *first_chunk = b_.CreatePHI(i64(), 2, "chunk.resume");
+      first_chunk->addIncoming(u64c(0), start);
+      first_chunk->addIncoming(to, goes_on_end);
+      chunk_loop(first_chunk, chunks, whole, b_.getFalse(), streams, from, to, next);
     } else if (k_.insts.size() <= kMaxWholeBlockLoop) {
       BasicBlock *whole_loop = BasicBlock::Create(c_, "block.whole", f);
       BasicBlock *part_loop = BasicBlock::Create(c_, "block.part", f);
       b_.CreateCondBr(whole, whole_loop, part_loop);
       b_.SetInsertPoint(whole_loop);
-      chunk_loop(u64c(0), b_.getTrue(), b_.getFalse(), streams, nullptr);
+      chunk_loop(u64c(0), chunks, b_.getTrue(), b_.getFalse(), streams, nullptr, nullptr, next);
       b_.SetInsertPoint(part_loop);
-      chunk_loop(u64c(0), b_.getFalse(), b_.getFalse(), streams, nullptr);
+      chunk_loop(u64c(0), chunks, b_.getFalse(), b_.getFalse(), streams, nullptr, nullptr, next);
     } else {
-      chunk_loop(u64c(0), whole, b_.getFalse(), streams, nullptr);
+      chunk_loop(u64c(0), chunks, whole, b_.getFalse(), streams, nullptr, nullptr, next);
     }
     b_.SetInsertPoint(next);
     b->addIncoming(next_block, next);

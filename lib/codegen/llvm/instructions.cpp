@@ -156,6 +156,7 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
         ends.block_value = at(first);
         ends.block_agrees =
             b_.CreateAnd(block_whole_, b_.CreateICmpEQ(ends.block_value, at(last)), "block.agrees");
+        ends.agreeing_chunks = agreeing_chunks(cc, grows, first, y, ends.block_agrees);
         const isa::Operand &other = ops[3 - grows];
         ends.once_per_chunk = first_block_once_ && !a_.has_barriers && a_.block_of[cur_] == 0 &&
                               (other.kind == isa::OperandKind::Imm ||

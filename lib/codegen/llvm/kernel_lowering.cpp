@@ -648,6 +648,42 @@ auto KernelLowering::jump(uint32_t target) -> void {
   b_.CreateBr(dispatch_);
 }
 
+auto KernelLowering::agreeing_chunks(CmpCode cc, size_t grows, Value *first, V y, Value *agrees)
+    -> Value * {
+  // %gid < y (and its negation >=) changes at y, %gid <= y (and >) just past it; `y cc %gid`
+  // is %gid compared the other way round. A span whose first lane is at or past that point
+  // agrees in every lane (%gid does not wrap: the runtime's lanes stay below 2^62); one before
+  // it agrees up to it.
+  std::optional<bool> past;
+  switch (cc) {
+  case CmpCode::Lt:
+  case CmpCode::Ge: past = grows == 2; break;
+  case CmpCode::Le:
+  case CmpCode::Gt: past = grows != 2; break;
+  case CmpCode::Eq:
+  case CmpCode::Ne:
+  case CmpCode::Equ:
+  case CmpCode::Neu:
+  case CmpCode::Ltu:
+  case CmpCode::Leu:
+  case CmpCode::Gtu:
+  case CmpCode::Geu: break;
+  }
+  if (!past || !y.uni)
+    return b_.CreateSelect(agrees, b_.CreateUDiv(span_lanes_, u32c(w_)), u32c(0));
+  const bool after = *past;
+  // %gid is u64 (a special register is read in its own type only): t is unsigned.
+  Value *before = after ? b_.CreateICmpULE(first, y.v) : b_.CreateICmpULT(first, y.v);
+  Value *lanes = b_.CreateSub(y.v, first);
+  if (after) // y - first + 1, saturated (y may be the type's largest value)
+    lanes = b_.CreateAdd(lanes, b_.CreateZExt(b_.CreateICmpNE(lanes, u64c(UINT64_MAX)), i64()));
+  Value *span = b_.CreateZExt(span_lanes_, i64());
+  Value *run =
+      b_.CreateSelect(before, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, lanes, span), span);
+  Value *chunks = b_.CreateTrunc(b_.CreateUDiv(run, u64c(w_)), i32());
+  return b_.CreateSelect(block_whole_, chunks, u32c(0), "agreeing.chunks");
+}
+
 auto KernelLowering::monotone_in_chunk(const Instruction &set) const -> bool {
   const Type t = set.type;
   if (!is_int(t) || type_size(t) != 8) return false;
@@ -732,7 +768,7 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
       // block_goes_on_, which takes the way on with no test.
       const bool on_taken = !a_.exits_at(k_, taken);
       Value *value = on_taken ? ends->block_value : b_.CreateNot(ends->block_value);
-      b_.CreateStore(b_.CreateZExt(b_.CreateAnd(ends->block_agrees, value), i32()), goes_on_);
+      b_.CreateStore(b_.CreateSelect(value, ends->agreeing_chunks, u32c(0)), goes_on_);
       has_goes_on_check_ = true;
       BasicBlock *test = BasicBlock::Create(c_, "ends.test", fn_);
       b_.CreateCondBr(block_goes_on_, on_taken ? all_taken : all_other, test);

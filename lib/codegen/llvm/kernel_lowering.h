@@ -53,9 +53,6 @@ enum WorkerField { WShared, WSharedSize, WScratch, WScratchSize, WError };
 
 inline constexpr uint32_t kExitPc = 0x7fffffff;  // a lane that has finished
 inline constexpr uint32_t kParkBit = 0x40000000; // a lane waiting at a barrier
-/// A chunk of a kernel without barriers returns this (and not 0) when every lane of its block
-/// goes on past the first block's bound check (KernelLowering::finish).
-inline constexpr int32_t kChunkGoesOn = 1;
 inline constexpr uint32_t kMaxCallDepth = 64;
 
 /// A value that is either uniform (a scalar) or one element per lane (a vector).
@@ -254,6 +251,9 @@ private:
     /// every lane of the block does, in every chunk), and the condition there. Neither
     /// changes from chunk to chunk: LLVM hoists them out of the chunk loop.
     Value *block_agrees = nullptr, *block_value = nullptr;
+    /// For a comparison of %gid itself: the number of chunks, from the span's first, whose
+    /// lanes all agree with its first lane (i32; 0 where the span is not whole chunks).
+    Value *agreeing_chunks = nullptr;
     /// The comparison is in the kernel's first block, which runs once per chunk, and its other
     /// operand has the same value in every chunk of a block (same_in_every_chunk): the
     /// block's decision there holds for all of its chunks. (ends_of_pred_ is per block, so
@@ -267,10 +267,14 @@ private:
               ordered,
               block_agrees,
               block_value ? b.CreateNot(block_value) : nullptr,
+              agreeing_chunks,
               once_per_chunk};
     }
   };
 
+  /// Ends::agreeing_chunks of `%gid cc y` (`y cc %gid` where grows is 2), for a span
+  /// starting at lane `first`; `agrees` says whether the whole span agrees.
+  Value *agreeing_chunks(CmpCode cc, size_t grows, Value *first, V y, Value *agrees);
   /// Whether `set` compares a value that grows with %gid across a chunk against a uniform
   /// one by an ordering, so that its lanes' results change at most once along the chunk.
   bool monotone_in_chunk(const Instruction &set) const;
@@ -477,13 +481,14 @@ private:
   static constexpr uint64_t kStreamAlign = 16;
   Value *chunk_full_ = nullptr;  ///< every lane of this chunk is in the block
   Value *block_whole_ = nullptr; ///< the block's lanes are a whole number of chunks
-  /// The driver knows that every lane of the block goes on past the first block's bound check
-  /// (an earlier chunk of the block returned kChunkGoesOn).
+  /// The driver knows that every lane of this chunk goes on past the first block's bound check
+  /// (an earlier chunk of the span returned a count of chunks that go on beyond this one).
   Value *block_goes_on_ = nullptr;
   /// The driver's decision that this launch is big enough for a store to stream (a constant
   /// in its loops for blocks that go on).
   Value *may_stream_ = nullptr;
-  /// 1 once the first block's bound check found that the whole block goes on past it.
+  /// The number of the span's chunks, from its first, that the first block's bound check found to
+  /// go on past it (0 until then; the chunk's return value).
   llvm::AllocaInst *goes_on_ = nullptr;
   Value *lane_lin_ = nullptr, *valid_ = nullptr, *lx_ = nullptr, *ly_ = nullptr, *lz_ = nullptr;
   BasicBlock *entry_ = nullptr, *body_entry_ = nullptr, *dispatch_ = nullptr, *exit_all_ = nullptr;
@@ -501,7 +506,7 @@ private:
   bool divergent_ = false;
   bool full_chunk_ = false;        ///< emitting a block's copy for chunks whose lanes are all live
   bool first_block_once_ = false;  ///< no branch returns to the kernel's first block
-  bool has_goes_on_check_ = false; ///< the chunk may return kChunkGoesOn
+  bool has_goes_on_check_ = false; ///< the chunk may return a count of chunks that go on
   std::map<uint32_t, bool> same_in_every_chunk_; ///< defines_same_in_every_chunk's answers
   std::map<unsigned, Ends> ends_of_pred_;        ///< full chunk: predicates whose ends decide
   uint32_t versioned_ = 0;                       ///< instructions emitted twice so far

@@ -380,11 +380,13 @@ TEST(CpuModules, StreamingStoresWriteEveryElementAtEveryLevel) {
 
 TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
   // A bound check on %gid is decided once per block when the block is a whole number of
-  // chunks and its first and last lanes agree (every lane in bounds, or none); otherwise
-  // per chunk, by its first and last lanes, or lane by lane. Blocks of 7, 24, 64 and 256
-  // lanes, bounds inside, at and between blocks, and a grid one block longer than needed
-  // (a block with no lane in bounds) reach each of those paths at every level; the lanes at
-  // or above the bound must leave their elements alone. Both senses of the branch.
+  // chunks: its whole chunks below the bound run with no test, the chunk that straddles it
+  // and the chunks after it per chunk, by its first and last lanes, or lane by lane. Blocks
+  // of 7, 24, 64 and 256 lanes, bounds inside, at and between blocks and chunks (one lane
+  // short of a chunk, at one, one past), and a grid one block longer than needed (a block
+  // with no lane in bounds) reach each of those paths at every level; the lanes at or above
+  // the bound must leave their elements alone. Both senses of the branch; each ordering,
+  // with %gid on either side, and a bound of 2^64 - 1 (m = n - 1 for n = 0: every lane).
   const char *text = R"(
 .kernel below
 .param %x : buffer<f32> readwrite
@@ -409,6 +411,50 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
   st.f32         [%x + %gid*4], r3
 @done:
   exit
+.kernel above_gt
+.param %x : buffer<f32> readwrite
+.param %n : u64
+  param.u64      r0, %n
+  setgt.u64      p0, r0, %gid
+  bra !p0        @done
+  ld.f32         r2, [%x + %gid*4]
+  add.f32        r3, r2, r2
+  st.f32         [%x + %gid*4], r3
+@done:
+  exit
+.kernel at_most_le
+.param %x : buffer<f32> readwrite
+.param %m : u64
+  param.u64      r0, %m
+  setle.u64      p0, %gid, r0
+  bra !p0        @done
+  ld.f32         r2, [%x + %gid*4]
+  add.f32        r3, r2, r2
+  st.f32         [%x + %gid*4], r3
+@done:
+  exit
+.kernel past_ge
+.param %x : buffer<f32> readwrite
+.param %m : u64
+  param.u64      r0, %m
+  setge.u64      p0, r0, %gid
+  bra !p0        @done
+  ld.f32         r2, [%x + %gid*4]
+  add.f32        r3, r2, r2
+  st.f32         [%x + %gid*4], r3
+@done:
+  exit
+.kernel past_gt
+.param %x : buffer<f32> readwrite
+.param %m : u64
+  param.u64      r0, %m
+  setgt.u64      p0, %gid, r0
+  bra p0         @done
+  ld.f32         r2, [%x + %gid*4]
+  add.f32        r3, r2, r2
+  st.f32         [%x + %gid*4], r3
+@done:
+  exit
 )";
   IsaGuard isa;
   auto b = create_backend(Preference::parse("cpu"));
@@ -421,18 +467,23 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
     for (const std::string &level : levels) {
       runtime::set_cpu_isa(level);
       auto m = b->load_module(path);
-      for (const char *kernel : {"below", "below_lt"})
+      for (const std::string kernel :
+           {"below", "below_lt", "above_gt", "at_most_le", "past_ge", "past_gt"})
         for (uint32_t block : {7u, 24u, 64u, 256u})
-          for (uint32_t n : {0u, 1u, 15u, 16u, 17u, 63u, 64u, 65u, 255u, 256u, 1000u}) {
+          for (uint32_t n :
+               {0u, 1u, 7u, 8u, 9u, 15u, 16u, 17u, 63u, 64u, 65u, 255u, 256u, 257u, 1000u, 1023u}) {
             const uint32_t blocks = (n + block - 1) / block + 1;
             const uint32_t lanes = blocks * block;
             std::vector<float> x(lanes);
             for (uint32_t i = 0; i < lanes; ++i) x[i] = static_cast<float>(i + 1);
             auto bx = b->allocate_buffer(lanes * 4);
             b->write<float>(bx, x);
-            KernelArg args[] = {KernelArg::buffer(bx), std::string(kernel) == "below"
-                                                           ? KernelArg::u32(n)
-                                                           : KernelArg::u64(n)};
+            // The kernels given m = n - 1 run the lanes up to m: all of them for n = 0.
+            const bool by_m = kernel.starts_with("past") || kernel == "at_most_le";
+            const uint64_t runs = by_m && n == 0 ? lanes : n;
+            KernelArg args[] = {KernelArg::buffer(bx), kernel == "below" ? KernelArg::u32(n)
+                                                       : by_m ? KernelArg::u64(uint64_t{n} - 1)
+                                                              : KernelArg::u64(n)};
             LaunchConfig config;
             config.grid = {blocks, 1, 1};
             config.block = {block, 1, 1};
@@ -441,7 +492,7 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
             b->free_buffer(bx);
             uint32_t bad = 0;
             for (uint32_t i = 0; i < lanes; ++i)
-              bad += y[i] != static_cast<float>(i + 1) * (i < n ? 2.0f : 1.0f);
+              bad += y[i] != static_cast<float>(i + 1) * (i < runs ? 2.0f : 1.0f);
             EXPECT_EQ(bad, 0u) << kernel << " -O" << opt << " at " << level << ", block " << block
                                << ", n = " << n;
           }
