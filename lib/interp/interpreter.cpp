@@ -4,6 +4,7 @@
 
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
+#include "hologram/support/unreachable.h"
 #include "machine.h"
 #include "semantics.h"
 
@@ -47,11 +48,7 @@ public:
       : k_(k), launch_(launch), args_(args), atlas_(atlas), opts_(opts),
         phase_at_start_(atlas.phase % atlas::kPhaseModulus) {
     for (size_t i = 0; i < args.size(); ++i) {
-      Region r;
-      r.data = args[i].memory.data();
-      r.size = args[i].memory.size();
-      r.name = "parameter %" + k.params[i].name;
-      params_.push_back(r);
+      params_.push_back({args[i].memory.data(), args[i].memory.size(), Region::Kind::Param, i});
     }
     // Pre-resolve label targets.
     targets_.resize(k.labels.size());
@@ -142,7 +139,8 @@ private:
   }
 
   Status run_launch_level() {
-    lanes_.assign(1, Lane{});
+    lanes_.clear(); // (no Lane is built to be copied: its registers are 2 KiB)
+    lanes_.emplace_back();
     LaunchConfig one;
     std::swap(one, launch_);
     init_lane(lanes_[0], 0, 0, 0, 0, 0);
@@ -180,6 +178,17 @@ private:
   // ------------------------------------------------------------------------------------------
   // Memory
 
+  std::string region_name(const Region &r) const {
+    switch (r.kind) {
+    case Region::Kind::Param: return "parameter %" + k_.params[r.id].name;
+    case Region::Kind::Shared: return "shared memory";
+    case Region::Kind::Class: return "class " + std::to_string(r.id) + " of the boundary pool";
+    case Region::Kind::Boundary: return "the boundary pool";
+    case Region::Kind::Scratch: return "scratch pool #" + std::to_string(r.id);
+    }
+    unreachable_enum("Region::Kind");
+  }
+
   /// Resolves an address to a pointer for `size` bytes; pool_op selects pool-handle bases.
   Status resolve(Lane &l, const Address &a, uint64_t size, bool pool_op, std::byte *&out,
                  uint64_t count = 1) {
@@ -192,13 +201,13 @@ private:
     switch (a.base) {
     case AddrBase::Param:
     case AddrBase::Pool: r = params_[a.base_id]; break;
-    case AddrBase::Shared: r = {shared_.data(), shared_.size(), "shared memory"}; break;
+    case AddrBase::Shared: r = {shared_.data(), shared_.size(), Region::Kind::Shared}; break;
     case AddrBase::Class:
       r = {atlas_.boundary.data() + uint64_t{a.base_id} * atlas::kClassBytes, atlas::kClassBytes,
-           "class " + std::to_string(a.base_id) + " of the boundary pool"};
+           Region::Kind::Class, a.base_id};
       break;
     case AddrBase::Boundary:
-      r = {atlas_.boundary.data(), atlas::kBoundaryPoolBytes, "the boundary pool"};
+      r = {atlas_.boundary.data(), atlas::kBoundaryPoolBytes, Region::Kind::Boundary};
       break;
     case AddrBase::Reg: {
       uint64_t v = l.regs[a.base_id];
@@ -209,9 +218,9 @@ private:
         if (id >= l.scratch.size() || !l.scratch_live[id])
           return fail(l, l.pc, ErrorCode::OutOfBounds,
                       "use of a freed or invalid scratch pool handle");
-        r = {l.scratch[id].data(), l.scratch[id].size(), "scratch pool #" + std::to_string(id)};
+        r = {l.scratch[id].data(), l.scratch[id].size(), Region::Kind::Scratch, id};
       } else if (tag == kTagBoundary) {
-        r = {atlas_.boundary.data(), atlas::kBoundaryPoolBytes, "the boundary pool"};
+        r = {atlas_.boundary.data(), atlas::kBoundaryPoolBytes, Region::Kind::Boundary};
       } else if (tag >= 1 && tag <= params_.size() &&
                  k_.params[tag - 1].kind != ParamKind::Scalar &&
                  (!pool_op || k_.params[tag - 1].kind == ParamKind::Pool)) {
@@ -232,7 +241,7 @@ private:
                               ? "an offset beyond 2^64"
                               : "offset " + std::to_string(static_cast<uint64_t>(offset));
       return fail(l, l.pc, ErrorCode::OutOfBounds,
-                  "out-of-bounds access to " + r.name + ": " + where + ", size " +
+                  "out-of-bounds access to " + region_name(r) + ": " + where + ", size " +
                       std::to_string(bytes) + ", but it holds " + std::to_string(r.size) +
                       " bytes");
     }

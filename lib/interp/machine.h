@@ -12,11 +12,15 @@
 
 namespace hologram::interp::detail {
 
-/// A bounds-checked byte range an address resolves into.
+/// A bounds-checked byte range an address resolves into. What it is called in an error
+/// ("parameter %a", "class 5 of the boundary pool", ...) is spelled only for the message: an
+/// access copies no string.
 struct Region {
+  enum class Kind : uint8_t { Param, Shared, Class, Boundary, Scratch };
   std::byte *data = nullptr;
   uint64_t size = 0;
-  std::string name; ///< "parameter %a", "shared memory", "class 5 of the boundary pool", ...
+  Kind kind = Kind::Param;
+  uint64_t id = 0; ///< the parameter's index, the class, or the scratch pool's number
 };
 
 /// Element counts of whole-launch operations are computed in 128 bits and saturate, so an

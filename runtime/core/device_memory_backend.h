@@ -217,6 +217,7 @@ protected:
   void run_host(const HostProgram<Program> &hp, const LaunchConfig &launch,
                 std::span<const KernelArg> args, Run &&run, PlanRuns<Program> &ran) {
     std::vector<interp::ArgValue> iargs;
+    iargs.reserve(args.size());
     for (const auto &a : args)
       iargs.push_back(a.kind == KernelArg::Kind::Scalar ? interp::ArgValue::scalar(a.bits)
                       : a.kind == KernelArg::Kind::Pool ? interp::ArgValue::pool({})
@@ -300,15 +301,17 @@ protected:
       bool huge = e.elements > bytes / size;
       if (huge || e.elements * size > bytes)
         throw Error(ErrorCode::OutOfBounds,
-                    e.role + " %" + p.name + " needs " +
+                    std::string(e.role) + " %" + p.name + " needs " +
                         (e.elements == UINT64_MAX ? std::string("more than 2^64")
                                                   : std::to_string(e.elements) + " elements") +
                         ", but the buffer holds " + std::to_string(bytes) + " bytes");
     }
     // The plan's scratch, from the cache of those earlier plans gave back.
+    r->scratch.reserve(plan.scratch.size());
     for (const LibraryScratch &s : plan.scratch) r->scratch.push_back(take_scratch(s));
     for (const auto &l : plan.launches) {
       std::vector<KernelArg> kargs;
+      kargs.reserve(l.args.size());
       for (const auto &a : l.args)
         kargs.push_back(a.kind == LibraryArg::Kind::Param ? args[a.index]
                         : a.kind == LibraryArg::Kind::Scratch

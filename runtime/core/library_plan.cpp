@@ -63,7 +63,7 @@ struct Planner {
   }
 
   void need(std::string_view name, uint64_t elements) {
-    plan.extents.push_back({param(name), elements, std::string(name)});
+    plan.extents.push_back({param(name), elements, name});
   }
   static LibraryArg p(uint32_t param) { return {LibraryArg::Kind::Param, param, Type::None, 0}; }
   LibraryArg buf(std::string_view name) const { return p(param(name)); }

@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hologram::runtime {
@@ -33,7 +34,7 @@ struct LibraryLaunch {
 struct LibraryExtent {
   uint32_t param = 0;
   uint64_t elements = 0; ///< UINT64_MAX: more than any buffer holds
-  std::string role;      ///< "operand y", ...
+  std::string_view role; ///< the operand's name in the instruction table ("y", ...): a literal
 };
 
 /// What a plan needs to know of the device (DeviceMemoryBackend fills it in).

@@ -21,6 +21,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <concepts>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -92,6 +93,10 @@ void check(const Api &api, Result r, const std::string &what,
   if (r == kSuccess) return;
   throw Error(r == kErrorOutOfMemory ? ErrorCode::OutOfMemory : code,
               "cuda: " + what + " failed: " + api.describe(r));
+}
+/// check() on a launch's path: `what()` spells the message only when `r` is a failure.
+template <std::invocable F> void check(const Api &api, Result r, F &&what) {
+  if (r != kSuccess) check(api, r, std::string(what()));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -555,7 +560,7 @@ private:
     }
     gpu_->enter();
     check(gpu_->api, gpu_->api.stream_synchronize(per_thread_stream()),
-          "whole-launch kernel '" + k.name + "'");
+          [&] { return "whole-launch kernel '" + k.name + "'"; });
   }
 
   /// One launch of a device kernel whose arguments were checked; it has finished on return
@@ -588,8 +593,11 @@ private:
     // The parameters (ptx_abi.h): each value in a u64 of its own, read by the driver as the
     // parameter's size from its first bytes (little-endian). `keep` holds the memory alive even
     // if another thread frees a handle during the launch.
+    // (Reserved at their largest: a launch allocates each once.)
     std::vector<uint64_t> values;
+    values.reserve(2 * args.size() + 4);
     std::vector<std::shared_ptr<Memory>> keep;
+    keep.reserve(args.size() + 1);
     for (size_t i = 0; i < args.size(); ++i) {
       const KernelArg &a = args[i];
       switch (k.params[i].kind) {
@@ -623,17 +631,17 @@ private:
       values.push_back(state->ptr);
     }
     if (p.info.has_phase) values.push_back(atlas.phase);
-    std::vector<void *> params;
-    for (auto &v : values) params.push_back(&v);
+    std::vector<void *> params(values.size());
+    for (size_t i = 0; i < values.size(); ++i) params[i] = &values[i];
 
     const Api &api = gpu_->api;
     gpu_->enter();
-    const std::string what = "kernel '" + k.name + "'";
+    auto what = [&] { return "kernel '" + k.name + "'"; };
     check(api,
           api.launch_kernel(p.function, launch.grid.x, launch.grid.y, launch.grid.z, launch.block.x,
                             launch.block.y, launch.block.z, static_cast<unsigned>(shared),
                             per_thread_stream(), params.data(), nullptr),
-          "cuLaunchKernel for " + what);
+          [&] { return "cuLaunchKernel for " + what(); });
     if (wait || status || state) check(api, api.stream_synchronize(per_thread_stream()), what);
     if (status) {
       uint32_t w[codegen::spirv_status::kWords];
