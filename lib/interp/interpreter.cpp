@@ -47,6 +47,7 @@ public:
           AtlasState &atlas, const InterpOptions &opts)
       : k_(k), launch_(launch), args_(args), atlas_(atlas), opts_(opts),
         phase_at_start_(atlas.phase % atlas::kPhaseModulus) {
+    params_.reserve(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
       params_.push_back({args[i].memory.data(), args[i].memory.size(), Region::Kind::Param, i});
     }

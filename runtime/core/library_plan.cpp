@@ -358,6 +358,10 @@ Status plan_library_op(const Kernel &kernel, const Instruction &inst,
                        const std::function<uint64_t(Reg)> &reg, const LibraryDevice &device,
                        LibraryPlan &plan) {
   plan = {};
+  // At most this many of each in any plan: room made once, not grown one by one.
+  plan.extents.reserve(6);
+  plan.scratch.reserve(2);
+  plan.launches.reserve(2);
   return Planner{kernel, inst, reg, device, plan}.run();
 }
 
