@@ -387,75 +387,25 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
   // with no lane in bounds) reach each of those paths at every level; the lanes at or above
   // the bound must leave their elements alone. Both senses of the branch; each ordering,
   // with %gid on either side, and a bound of 2^64 - 1 (m = n - 1 for n = 0: every lane).
-  const char *text = R"(
-.kernel below
-.param %x : buffer<f32> readwrite
-.param %n : u32
-  param.u32      r0, %n
-  cvt.u64.u32    r1, r0
-  setge.u64      p0, %gid, r1
-  bra p0         @done
-  ld.f32         r2, [%x + %gid*4]
-  add.f32        r3, r2, r2
-  st.f32         [%x + %gid*4], r3
-@done:
-  exit
-.kernel below_lt
-.param %x : buffer<f32> readwrite
-.param %n : u64
-  param.u64      r0, %n
-  setlt.u64      p0, %gid, r0
-  bra !p0        @done
-  ld.f32         r2, [%x + %gid*4]
-  add.f32        r3, r2, r2
-  st.f32         [%x + %gid*4], r3
-@done:
-  exit
-.kernel above_gt
-.param %x : buffer<f32> readwrite
-.param %n : u64
-  param.u64      r0, %n
-  setgt.u64      p0, r0, %gid
-  bra !p0        @done
-  ld.f32         r2, [%x + %gid*4]
-  add.f32        r3, r2, r2
-  st.f32         [%x + %gid*4], r3
-@done:
-  exit
-.kernel at_most_le
-.param %x : buffer<f32> readwrite
-.param %m : u64
-  param.u64      r0, %m
-  setle.u64      p0, %gid, r0
-  bra !p0        @done
-  ld.f32         r2, [%x + %gid*4]
-  add.f32        r3, r2, r2
-  st.f32         [%x + %gid*4], r3
-@done:
-  exit
-.kernel past_ge
-.param %x : buffer<f32> readwrite
-.param %m : u64
-  param.u64      r0, %m
-  setge.u64      p0, r0, %gid
-  bra !p0        @done
-  ld.f32         r2, [%x + %gid*4]
-  add.f32        r3, r2, r2
-  st.f32         [%x + %gid*4], r3
-@done:
-  exit
-.kernel past_gt
-.param %x : buffer<f32> readwrite
-.param %m : u64
-  param.u64      r0, %m
-  setgt.u64      p0, %gid, r0
-  bra p0         @done
-  ld.f32         r2, [%x + %gid*4]
-  add.f32        r3, r2, r2
-  st.f32         [%x + %gid*4], r3
-@done:
-  exit
-)";
+  // Each kernel doubles x[%gid] past its bound check: the check's lines, then the same body.
+  std::string text;
+  auto guarded = [&](const char *name, const char *check) {
+    text += std::string(".kernel ") + name + "\n.param %x : buffer<f32> readwrite\n" + check +
+            "  ld.f32 r2, [%x + %gid*4]\n  add.f32 r3, r2, r2\n  st.f32 [%x + %gid*4], r3\n"
+            "@done:\n  exit\n";
+  };
+  guarded("below", ".param %n : u32\n  param.u32 r0, %n\n  cvt.u64.u32 r1, r0\n"
+                   "  setge.u64 p0, %gid, r1\n  bra p0 @done\n");
+  guarded("below_lt", ".param %n : u64\n  param.u64 r0, %n\n  setlt.u64 p0, %gid, r0\n"
+                      "  bra !p0 @done\n");
+  guarded("above_gt", ".param %n : u64\n  param.u64 r0, %n\n  setgt.u64 p0, r0, %gid\n"
+                      "  bra !p0 @done\n");
+  guarded("at_most_le", ".param %m : u64\n  param.u64 r0, %m\n  setle.u64 p0, %gid, r0\n"
+                        "  bra !p0 @done\n");
+  guarded("past_ge", ".param %m : u64\n  param.u64 r0, %m\n  setge.u64 p0, r0, %gid\n"
+                     "  bra !p0 @done\n");
+  guarded("past_gt", ".param %m : u64\n  param.u64 r0, %m\n  setgt.u64 p0, %gid, r0\n"
+                     "  bra p0 @done\n");
   IsaGuard isa;
   auto b = create_backend(Preference::parse("cpu"));
   const std::vector<std::string> levels = levels_this_cpu_runs();
@@ -463,7 +413,7 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
     driver::CpuOutputOptions o;
     o.targets = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
     o.opt_level = static_cast<unsigned>(opt);
-    std::string path = compile_text(text, o);
+    std::string path = compile_text(text.c_str(), o);
     for (const std::string &level : levels) {
       runtime::set_cpu_isa(level);
       auto m = b->load_module(path);
