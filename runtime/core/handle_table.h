@@ -10,6 +10,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 
 namespace hologram::runtime {
@@ -61,13 +62,13 @@ private:
 };
 
 /// Throws Error(OutOfBounds) unless [offset, offset + bytes) lies in an object of `size` bytes.
-inline void check_range(const std::string &what, uint64_t id, uint64_t size, uint64_t offset,
+inline void check_range(std::string_view what, uint64_t id, uint64_t size, uint64_t offset,
                         uint64_t bytes, const char *verb) {
   if (offset <= size && bytes <= size - offset) return;
-  throw Error(ErrorCode::OutOfBounds, std::string(verb) + " of " + std::to_string(bytes) +
-                                          " bytes at offset " + std::to_string(offset) +
-                                          " is outside " + what + " #" + std::to_string(id) +
-                                          " of " + std::to_string(size) + " bytes");
+  throw Error(ErrorCode::OutOfBounds,
+              std::string(verb) + " of " + std::to_string(bytes) + " bytes at offset " +
+                  std::to_string(offset) + " is outside " + std::string(what) + " #" +
+                  std::to_string(id) + " of " + std::to_string(size) + " bytes");
 }
 
 /// The length of the sub-buffer or view [offset, offset + bytes) of buffer #id of `size` bytes
@@ -76,20 +77,22 @@ inline void check_range(const std::string &what, uint64_t id, uint64_t size, uin
 /// Error(OutOfBounds) for a range outside the buffer.
 inline uint64_t view_bytes(uint64_t id, uint64_t size, uint64_t offset, uint64_t bytes,
                            uint64_t alignment) {
-  const std::string what = "a view of buffer #" + std::to_string(id);
+  // Spelled only for an error: this runs for every view argument of every launch.
+  auto what = [&] { return "a view of buffer #" + std::to_string(id); };
   if (alignment > 1 && offset % alignment != 0)
     throw Error(ErrorCode::InvalidArgument,
-                what + " starts at byte " + std::to_string(offset) +
+                what() + " starts at byte " + std::to_string(offset) +
                     ", which is not a multiple of " + std::to_string(alignment) +
                     ", the view alignment of this device (DeviceInfo::view_alignment)");
   if (bytes == KernelArg::kToEnd) {
-    check_range("buffer", id, size, offset, 0, what.c_str());
+    if (offset > size) check_range("buffer", id, size, offset, 0, what().c_str());
     bytes = size - offset;
   }
   if (bytes == 0)
     throw Error(ErrorCode::InvalidArgument,
-                what + " at offset " + std::to_string(offset) + " holds no bytes");
-  check_range("buffer", id, size, offset, bytes, what.c_str());
+                what() + " at offset " + std::to_string(offset) + " holds no bytes");
+  if (offset > size || bytes > size - offset)
+    check_range("buffer", id, size, offset, bytes, what().c_str());
   return bytes;
 }
 

@@ -3,7 +3,7 @@
 #include "../core/bundle_file.h"
 #include "../core/descriptor_module.h"
 #include "../core/launch_args.h"
-#include "small_array.h"
+#include "../core/small_array.h"
 
 #include "library.h"
 

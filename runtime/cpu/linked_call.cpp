@@ -2,10 +2,10 @@
 // the application run on a process-wide CPU context. Each module's variant is chosen once,
 // on its first call; errors become hg_status codes with the message in hg_cpu_last_error().
 #include "../core/c_abi.h"
+#include "../core/small_array.h"
 #include "cpu_module.h"
 #include "hologram/hologram.h"
 #include "hologram/runtime/error.h"
-#include "small_array.h"
 
 #include <cstring>
 #include <map>

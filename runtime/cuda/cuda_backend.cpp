@@ -11,6 +11,7 @@
 #include "../core/launch_args.h"
 #include "../core/loaded_modules.h"
 #include "../core/recent_cache.h"
+#include "../core/small_array.h"
 #include "../core/spirv_status.h"
 #include "cuda_driver.h"
 #include "hologram/artifact/bundle.h"
@@ -593,9 +594,11 @@ private:
     // The parameters (ptx_abi.h): each value in a u64 of its own, read by the driver as the
     // parameter's size from its first bytes (little-endian). `keep` holds the memory alive even
     // if another thread frees a handle during the launch.
-    // (Reserved at their largest: a launch allocates each once.)
-    std::vector<uint64_t> values;
-    values.reserve(2 * args.size() + 4);
+    // (The values and their pointers live on the stack for a launch of up to 18 arguments;
+    // `keep` is reserved at its largest: a launch allocates once.)
+    SmallArray<uint64_t, 40> value_array(2 * args.size() + 4);
+    size_t count = 0;
+    auto push = [&](uint64_t v) { value_array[count++] = v; };
     std::vector<std::shared_ptr<Memory>> keep;
     keep.reserve(args.size() + 1);
     for (size_t i = 0; i < args.size(); ++i) {
@@ -603,36 +606,36 @@ private:
       switch (k.params[i].kind) {
       case isa::ParamKind::Buffer:
         keep.push_back(buffer_arg(a));
-        values.push_back(keep.back()->ptr);
-        values.push_back(keep.back()->size);
+        push(keep.back()->ptr);
+        push(keep.back()->size);
         break;
       case isa::ParamKind::Pool:
         keep.push_back(pools_.get(a.handle));
-        values.push_back(keep.back()->ptr);
-        values.push_back(keep.back()->size);
+        push(keep.back()->ptr);
+        push(keep.back()->size);
         break;
-      case isa::ParamKind::Scalar: values.push_back(a.bits); break;
+      case isa::ParamKind::Scalar: push(a.bits); break;
       }
     }
     std::shared_ptr<Memory> status, state;
     if (p.info.has_status) {
       status = idle_status_.take(
           [&] { return allocate(codegen::spirv_status::kWords * 4, "status buffer"); });
-      values.push_back(status->ptr);
+      push(status->ptr);
     }
     if (p.info.has_boundary) {
       keep.push_back(boundary());
-      values.push_back(keep.back()->ptr);
+      push(keep.back()->ptr);
     }
     auto atlas = begin_atlas(p.info.has_atlas, p.info.has_phase);
     if (p.info.has_atlas) {
       state = allocate(codegen::spirv_status::kAtlasWords * 8, "Atlas state");
       state->write(0, std::as_bytes(std::span(atlas.words)));
-      values.push_back(state->ptr);
+      push(state->ptr);
     }
-    if (p.info.has_phase) values.push_back(atlas.phase);
-    std::vector<void *> params(values.size());
-    for (size_t i = 0; i < values.size(); ++i) params[i] = &values[i];
+    if (p.info.has_phase) push(atlas.phase);
+    SmallArray<void *, 40> params(count);
+    for (size_t i = 0; i < count; ++i) params[i] = &value_array[i];
 
     const Api &api = gpu_->api;
     gpu_->enter();
