@@ -15,6 +15,8 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <map>
+#include <tuple>
 
 namespace hologram::runtime {
 
@@ -60,6 +62,16 @@ struct Planner {
                    ? static_cast<double>(std::bit_cast<float>(static_cast<uint32_t>(bits)))
                    : std::bit_cast<double>(bits);
     return std::bit_cast<uint64_t>(v);
+  }
+
+  /// The device library kernel of `inst` (spirv_library_kernel), spelled once per thread for
+  /// each opcode, sub-operation and type: plans are made at every launch.
+  const std::string &kernel_name() const {
+    thread_local std::map<std::tuple<Opcode, uint8_t, Type>, std::string> names;
+    const auto key = std::tuple{inst.op, inst.sub, inst.type};
+    auto it = names.find(key);
+    if (it == names.end()) it = names.emplace(key, codegen::spirv_library_kernel(inst)).first;
+    return it->second;
   }
 
   void need(std::string_view name, uint64_t elements) {
@@ -182,13 +194,12 @@ struct Planner {
       std::vector<LibraryArg> args{buf("dst"), buf(two ? "a" : "src")};
       if (two) args.push_back(buf("b"));
       args.push_back(u64(n));
-      return per_item(codegen::spirv_library_kernel(inst), n, args);
+      return per_item(kernel_name(), n, args);
     }
     case LaunchOpcode::ReduceAll: {
       uint64_t n = u("n");
       need("src", n);
-      const std::string name = codegen::spirv_library_kernel(inst);
-      two_stage(name, {buf("src")}, n, name, type_size(inst.type));
+      two_stage(kernel_name(), {buf("src")}, n, kernel_name(), type_size(inst.type));
       plan.result_type = inst.type;
       return {};
     }
@@ -196,8 +207,9 @@ struct Planner {
       uint64_t n = u("n");
       need("x", n);
       need("y", n);
-      two_stage(codegen::spirv_library_kernel(inst), {buf("x"), buf("y")}, n,
-                codegen::spirv_library_reduce_kernel(ReduceOp::Add, Type::F64), 8);
+      static const std::string sum_f64 =
+          codegen::spirv_library_reduce_kernel(ReduceOp::Add, Type::F64);
+      two_stage(kernel_name(), {buf("x"), buf("y")}, n, sum_f64, 8);
       plan.result_type = Type::F64;
       return {};
     }
@@ -210,7 +222,7 @@ struct Planner {
       need("y", rows);
       need("A", m ? add_sat(mul_sat(m - 1, lda), n) : 0);
       need("x", cols);
-      return per_item(codegen::spirv_library_kernel(inst), rows,
+      return per_item(kernel_name(), rows,
                       {buf("y"), buf("A"), buf("x"), u64(rows), u64(cols), f64(as_f64("alpha")),
                        f64(as_f64("beta")), u64(lda), u32(tr)});
     }
@@ -220,7 +232,7 @@ struct Planner {
       need("y", mul_sat(rows, cols));
       need("x", mul_sat(rows, cols));
       return per_row(
-          codegen::spirv_library_kernel(inst), rows,
+          kernel_name(), rows,
           {buf("y"), buf("x"), u64(rows), u64(cols), u32(inst.op == Opcode::LogSoftmax ? 1 : 0)});
     }
     case LaunchOpcode::LayerNorm:
@@ -235,7 +247,7 @@ struct Planner {
       // An absent gamma or beta reads the input instead (its first `cols` elements exist
       // whenever a row does) and is not used.
       uint32_t flags = (ln ? 1u : 0u) | (gamma ? 2u : 0u) | (beta ? 4u : 0u);
-      return per_row(codegen::spirv_library_kernel(inst), rows,
+      return per_row(kernel_name(), rows,
                      {buf("y"), buf("x"), buf(gamma ? "gamma" : "x"), buf(beta ? "beta" : "x"),
                       u64(rows), u64(cols), f64(as_f64("eps")), u32(flags)});
     }
@@ -246,8 +258,7 @@ struct Planner {
       need("y", n);
       need("x", n);
       uint32_t kind = inst.op == Opcode::Silu ? 0 : inst.op == Opcode::Gelu ? 1 : 2;
-      return per_item(codegen::spirv_library_kernel(inst), n,
-                      {buf("y"), buf("x"), u64(n), u32(kind)});
+      return per_item(kernel_name(), n, {buf("y"), buf("x"), u64(n), u32(kind)});
     }
     case LaunchOpcode::Rope: {
       uint64_t rows = u("rows"), dim = u("dim"), half = dim / 2;
@@ -257,7 +268,7 @@ struct Planner {
       need("cos", mul_sat(rows, half));
       need("sin", mul_sat(rows, half));
       uint64_t pairs = mul_sat(rows, half);
-      return per_item(codegen::spirv_library_kernel(inst), pairs,
+      return per_item(kernel_name(), pairs,
                       {buf("y"), buf("x"), buf("cos"), buf("sin"), u64(pairs), u64(half)});
     }
     case LaunchOpcode::Attention: {
@@ -276,7 +287,7 @@ struct Planner {
       auto s = static_cast<uint32_t>(plan.scratch.size());
       plan.scratch.push_back({std::max<uint64_t>(scores, 8)});
       uint32_t flags = (a.causal ? 1u : 0u) | (a.has_mask ? 2u : 0u);
-      return per_item(codegen::spirv_library_kernel(inst), rows,
+      return per_item(kernel_name(), rows,
                       {buf("out"), buf("Q"), buf("K"), buf("V"), buf(a.has_mask ? "mask" : "Q"),
                        scratch(s), u64(rows), u64(sq), u64(sk), u64(d), u64(a.group()),
                        u64(a.q_head_stride), u64(a.q_row_stride), u64(a.kv_head_stride),
@@ -297,7 +308,7 @@ struct Planner {
       need("weight", mul_sat(mul_sat(mul_sat(K, C), KH), KW));
       bool bias = present("bias");
       if (bias) need("bias", K);
-      return per_item(codegen::spirv_library_kernel(inst), total,
+      return per_item(kernel_name(), total,
                       {buf("out"), buf("in"), buf("weight"), buf(bias ? "bias" : "weight"),
                        u64(total), u64(C), u64(H), u64(W), u64(K), u64(KH), u64(KW), u64(stride),
                        u64(pad), u64(OH), u64(OW), u32(bias)});
@@ -307,7 +318,7 @@ struct Planner {
       need("y", n);
       need("x", n);
       LibraryArg alpha{LibraryArg::Kind::Scalar, 0, inst.type, u("alpha")};
-      return per_item(codegen::spirv_library_kernel(inst), n, {buf("y"), buf("x"), u64(n), alpha});
+      return per_item(kernel_name(), n, {buf("y"), buf("x"), u64(n), alpha});
     }
     }
     unreachable_enum("LaunchOpcode");
