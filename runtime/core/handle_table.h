@@ -61,10 +61,15 @@ private:
   uint64_t next_ = 1;
 };
 
+/// Whether [offset, offset + bytes) lies in an object of `size` bytes.
+inline bool in_range(uint64_t size, uint64_t offset, uint64_t bytes) {
+  return offset <= size && bytes <= size - offset;
+}
+
 /// Throws Error(OutOfBounds) unless [offset, offset + bytes) lies in an object of `size` bytes.
 inline void check_range(std::string_view what, uint64_t id, uint64_t size, uint64_t offset,
                         uint64_t bytes, const char *verb) {
-  if (offset <= size && bytes <= size - offset) return;
+  if (in_range(size, offset, bytes)) return;
   throw Error(ErrorCode::OutOfBounds,
               std::string(verb) + " of " + std::to_string(bytes) + " bytes at offset " +
                   std::to_string(offset) + " is outside " + std::string(what) + " #" +
@@ -85,13 +90,13 @@ inline uint64_t view_bytes(uint64_t id, uint64_t size, uint64_t offset, uint64_t
                     ", which is not a multiple of " + std::to_string(alignment) +
                     ", the view alignment of this device (DeviceInfo::view_alignment)");
   if (bytes == KernelArg::kToEnd) {
-    if (offset > size) check_range("buffer", id, size, offset, 0, what().c_str());
+    if (!in_range(size, offset, 0)) check_range("buffer", id, size, offset, 0, what().c_str());
     bytes = size - offset;
   }
   if (bytes == 0)
     throw Error(ErrorCode::InvalidArgument,
                 what() + " at offset " + std::to_string(offset) + " holds no bytes");
-  if (offset > size || bytes > size - offset)
+  if (!in_range(size, offset, bytes))
     check_range("buffer", id, size, offset, bytes, what().c_str());
   return bytes;
 }

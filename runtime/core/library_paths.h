@@ -6,7 +6,6 @@
 #include "hologram/isa/opcode.h"
 #include "hologram/runtime/backend.h"
 
-#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
@@ -16,37 +15,30 @@ namespace hologram::runtime {
 
 class LibraryPathCounter {
 public:
-  /// Records that `op` ran with `schedule` ("packed", "reference", ...).
-  /// (This runs on every whole-launch instruction: the key is spelled in a buffer on the stack
-  /// and allocated once, when it is first seen.)
+  /// Records that `op` ran with `schedule` ("packed", "reference", ...). This runs on every
+  /// whole-launch instruction: counts are kept per opcode and looked up by the schedule's
+  /// string_view, so a schedule seen before allocates nothing; the "mnemonic:schedule" keys
+  /// are spelled by snapshot().
   void count(isa::Opcode op, std::string_view schedule) {
-    const std::string_view mnemonic = isa::info(op).mnemonic;
-    char buffer[128];
-    std::string spelled;
-    std::string_view key;
-    if (mnemonic.size() + 1 + schedule.size() <= sizeof buffer) {
-      std::memcpy(buffer, mnemonic.data(), mnemonic.size());
-      buffer[mnemonic.size()] = ':';
-      std::memcpy(buffer + mnemonic.size() + 1, schedule.data(), schedule.size());
-      key = {buffer, mnemonic.size() + 1 + schedule.size()};
-    } else {
-      spelled = std::string(mnemonic) + ":" + std::string(schedule);
-      key = spelled;
-    }
     std::lock_guard lock(mutex_);
-    if (auto it = counts_.find(key); it != counts_.end())
+    auto &schedules = counts_[op];
+    if (auto it = schedules.find(schedule); it != schedules.end())
       ++it->second;
     else
-      counts_.emplace(std::string(key), 1);
+      schedules.emplace(std::string(schedule), 1);
   }
   [[nodiscard]] LibraryPathCounts snapshot() const {
     std::lock_guard lock(mutex_);
-    return {counts_.begin(), counts_.end()};
+    LibraryPathCounts out;
+    for (const auto &[op, schedules] : counts_)
+      for (const auto &[schedule, n] : schedules)
+        out[std::string(isa::info(op).mnemonic) + ":" + schedule] = n;
+    return out;
   }
 
 private:
   mutable std::mutex mutex_;
-  std::map<std::string, uint64_t, std::less<>> counts_; ///< looked up by string_view
+  std::map<isa::Opcode, std::map<std::string, uint64_t, std::less<>>> counts_;
 };
 
 } // namespace hologram::runtime

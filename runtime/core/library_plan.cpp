@@ -199,7 +199,8 @@ struct Planner {
     case LaunchOpcode::ReduceAll: {
       uint64_t n = u("n");
       need("src", n);
-      two_stage(kernel_name(), {buf("src")}, n, kernel_name(), type_size(inst.type));
+      const std::string &name = kernel_name(); // both stages: one kernel, two modes
+      two_stage(name, {buf("src")}, n, name, type_size(inst.type));
       plan.result_type = inst.type;
       return {};
     }
