@@ -51,20 +51,25 @@ std::string_view library_text(std::string_view name) {
   return {}; // fails to parse, naming the kernel (the build's check instantiates every one)
 }
 
+/// A library text for element type t: $TY its name, $SZ its size in bytes.
+std::string kernel_text(std::string_view tmpl, Type t) {
+  std::string s = replace_all(std::string(tmpl), "$TY", std::string(type_name(t)));
+  return replace_all(s, "$SZ", std::to_string(type_size(t)));
+}
+
 /// library/tree.hasm: a reduction over the block's lanes of `val` into `out`.
-std::string tree(const std::string &label, const std::string &op, const std::string &type,
-                 const std::string &val, const std::string &out) {
-  std::string t(library_text("tree"));
+std::string tree(const std::string &label, const std::string &op, Type type, const std::string &val,
+                 const std::string &out) {
+  std::string t = kernel_text(library_text("tree"), type);
   t = replace_all(t, "@L_", "@" + label + "_");
-  t = replace_all(t, "$TY", type);
   t = replace_all(t, "$VAL", val);
   t = replace_all(t, "$OUT", out);
   return replace_all(t, "$OP", op);
 }
 
-std::string tree_setup(unsigned size) {
-  return "  cvt.u64.u32    r90, %lane.x\n  mov.imm.u64    r94, " + std::to_string(size) +
-         "\n  mul.u64        r90, r90, r94\n  mov.imm.u32    r97, 1\n  mov.imm.u32    r98, 0\n";
+/// The registers library/tree.hasm needs.
+std::string tree_setup() {
+  return "  cvt.u64.u32    r90, %lane.x\n  mov.imm.u32    r97, 1\n  mov.imm.u32    r98, 0\n";
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -138,13 +143,8 @@ std::string map_body(const Instruction &inst) {
   return line(name, "r3, r2");
 }
 
-std::string kernel_text(std::string_view tmpl, Type t) {
-  std::string s = replace_all(std::string(tmpl), "$TY", std::string(type_name(t)));
-  return replace_all(s, "$SZ", std::to_string(type_size(t)));
-}
-
-std::string with_trees(std::string s, unsigned size, const std::string &type) {
-  s = replace_all(s, "$SETUP", tree_setup(size));
+std::string with_trees(std::string s, Type type) {
+  s = replace_all(s, "$SETUP", tree_setup());
   s = replace_all(s, "$TREE_MAX", tree("tmax", "max", type, "r10", "r15"));
   s = replace_all(s, "$TREE_SUM", tree("tsum", "add", type, "r20", "r21"));
   s = replace_all(s, "$TREE_MEAN", tree("tmean", "add", type, "r10", "r15"));
@@ -188,7 +188,7 @@ std::string softmax_text(Type t) {
   s = replace_all(s, "$SUM_SETUP\n", sum_setup);
   s = replace_all(s, "$SCALE\n", scale);
   s = replace_all(s, "$TERM_T", t == Type::F64 ? "r17" : "r35");
-  return with_trees(s, 8, "f64");
+  return with_trees(s, Type::F64);
 }
 
 /// library/gemm.hasm for element type `t` in `shape`, each lane P x P elements of C: its
@@ -197,20 +197,20 @@ std::string softmax_text(Type t) {
 std::string gemm_text(Type t, const spirv_library::GemmShape &shape) {
   const unsigned per_lane = shape.per_lane, depth = shape.depth, tile = shape.tile();
   const std::string ty(type_name(t));
-  const unsigned size = type_size(t);
+  const std::string sz = std::to_string(type_size(t));
   // f32 rows are padded by four elements: lanes storing down a panel's column (those loading
   // along K, `depth` of them a row) then fall in different banks. f64 panels stay unpadded, so
   // both fit the 16 KiB every Vulkan device has.
-  const unsigned row = (tile + (t == Type::F32 ? 4 : 0)) * size;
+  const unsigned row = tile + (t == Type::F32 ? 4 : 0); // elements
   const unsigned panel = depth * row;
   auto reg = [](unsigned r) { return "r" + std::to_string(r); };
   std::string zero, loads, fmas, stores;
-  // A step's loads: A's values at r41 + 16 i elements, B's at r42 + 16 j (r44, r45 scratch).
+  // A step's loads: A's values at element r41 + 16 i, B's at r42 + 16 j (r44, r45 scratch).
   for (const auto &[base, first] : {std::pair{"r41", 170u}, std::pair{"r42", 180u}})
     for (unsigned i = 0; i < per_lane; ++i) {
-      loads += "  mov.imm.u64    r45, " + std::to_string(spirv_library::kTile * i * size) + "\n";
+      loads += "  mov.imm.u64    r45, " + std::to_string(spirv_library::kTile * i) + "\n";
       loads += "  add.u64        r44, " + std::string(base) + ", r45\n";
-      loads += "  lds." + ty + "         " + reg(first + i) + ", [shared + r44]\n";
+      loads += "  lds." + ty + "         " + reg(first + i) + ", [shared + r44*" + sz + "]\n";
     }
   // A panel's loads and stores: each lane takes `per_step` elements of each operand, rows (or
   // columns) `lanes_per_k` apart; A's at k r22 + r21 into r72.., B's at r22 + r24 into r76..
@@ -241,9 +241,10 @@ std::string gemm_text(Type t, const spirv_library::GemmShape &shape) {
                {"$OP", o.name}})
         load = replace_all(load, from, to);
       prefetch += load;
-      panel_stores += "  mov.imm.u64    r45, " + std::to_string(lanes_per_k * q * size) + "\n";
+      panel_stores += "  mov.imm.u64    r45, " + std::to_string(lanes_per_k * q) + "\n";
       panel_stores += "  add.u64        r44, " + std::string(o.shared) + ", r45\n";
-      panel_stores += "  sts." + ty + "         [shared + r44], " + reg(o.first + q) + "\n";
+      panel_stores +=
+          "  sts." + ty + "         [shared + r44*" + sz + "], " + reg(o.first + q) + "\n";
     }
   }
   for (unsigned i = 0; i < per_lane; ++i)
@@ -259,7 +260,7 @@ std::string gemm_text(Type t, const spirv_library::GemmShape &shape) {
       stores += replace_all(store, "$ACC", acc);
     }
   std::string s(library_text("gemm"));
-  s = replace_all(s, "$SHARED", std::to_string(2 * panel));
+  s = replace_all(s, "$SHARED", std::to_string(2 * panel * type_size(t)));
   s = replace_all(s, "$BPANEL", std::to_string(panel));
   s = replace_all(s, "$ROW", std::to_string(row));
   s = replace_all(s, "$TILE", std::to_string(tile));
@@ -286,14 +287,13 @@ void needed(const Instruction &inst, std::vector<Needed> &out) {
     out.push_back({name, std::move(text)});
   };
   auto reduce = [&](ReduceOp op, Type rt) {
-    std::string rn(type_name(rt));
     std::string opn(reduce_op_name(op));
     std::string s = kernel_text(library_text("reduce"), rt);
     s = replace_all(s, "$OP", opn);
     s = replace_all(s, "$IDENTITY", identity(op, rt));
     s = replace_all(s, "$SHARED", std::to_string(kRowBlock * type_size(rt)));
-    s = replace_all(s, "$SETUP", tree_setup(type_size(rt)));
-    s = replace_all(s, "$TREE", tree("tr", opn, rn, "r10", "r15"));
+    s = replace_all(s, "$SETUP", tree_setup());
+    s = replace_all(s, "$TREE", tree("tr", opn, rt, "r10", "r15"));
     add(spirv_library_reduce_kernel(op, rt), s);
   };
   switch (as_launch(inst.op)) {
@@ -309,8 +309,8 @@ void needed(const Instruction &inst, std::vector<Needed> &out) {
   case LaunchOpcode::ReduceAll: reduce(static_cast<ReduceOp>(inst.sub), t); return;
   case LaunchOpcode::Dot:
     add(spirv_library_kernel(inst),
-        replace_all(replace_all(kernel_text(library_text("dot"), t), "$SETUP", tree_setup(8)),
-                    "$TREE", tree("tr", "add", "f64", "r10", "r15")));
+        replace_all(replace_all(kernel_text(library_text("dot"), t), "$SETUP", tree_setup()),
+                    "$TREE", tree("tr", "add", Type::F64, "r10", "r15")));
     reduce(ReduceOp::Add, Type::F64);
     return;
   case LaunchOpcode::Gemm:
@@ -328,7 +328,7 @@ void needed(const Instruction &inst, std::vector<Needed> &out) {
   case LaunchOpcode::LogSoftmax: add(spirv_library_kernel(inst), softmax_text(t)); return;
   case LaunchOpcode::LayerNorm:
   case LaunchOpcode::RmsNorm:
-    add(spirv_library_kernel(inst), with_trees(kernel_text(library_text("norm"), t), 8, "f64"));
+    add(spirv_library_kernel(inst), with_trees(kernel_text(library_text("norm"), t), Type::F64));
     return;
   case LaunchOpcode::Silu:
   case LaunchOpcode::Gelu:
