@@ -5,6 +5,7 @@
 #include "hologram/isa/accesses.h"
 
 #include <algorithm>
+#include <bit>
 #include <optional>
 #include <vector>
 
@@ -33,8 +34,18 @@ ValueRange whole(Type t) {
   return {0, max_of(t)};
 }
 
+/// Any value of t that is a multiple of 2^zeros.
+ValueRange multiples(Type t, uint32_t zeros) {
+  return {0, max_of(t), std::min(zeros, type_bits(t))};
+}
+
+/// The low zero bits of v as a value of t (all of them for 0).
+uint32_t zeros_of(uint64_t v, Type t) {
+  return v == 0 ? type_bits(t) : std::min<uint32_t>(std::countr_zero(v), type_bits(t));
+}
+
 ValueRange join(const ValueRange &a, const ValueRange &b) {
-  return {std::min(a.lo, b.lo), std::max(a.hi, b.hi)};
+  return {std::min(a.lo, b.lo), std::max(a.hi, b.hi), std::min(a.zeros, b.zeros)};
 }
 
 /// How many times a slot may grow before it widens to its whole type: enough for chains of
@@ -65,7 +76,8 @@ public:
           }
           ValueRange next = join(it->second, *r);
           if (next == it->second) continue;
-          if (++growths[slot] > kGrowthsBeforeWidening) next = whole(d.type);
+          // Widening keeps the zero bits: they only ever fall, at most once per bit.
+          if (++growths[slot] > kGrowthsBeforeWidening) next = multiples(d.type, next.zeros);
           it->second = next;
           changed = true;
         }
@@ -87,16 +99,19 @@ private:
     return it->second;
   }
 
+  // Low zero bits survive wrapping: arithmetic modulo 2^width keeps them.
   static ValueRange add(Type t, const ValueRange &a, const ValueRange &b) {
+    const uint32_t zeros = std::min(a.zeros, b.zeros);
     uint64_t hi = 0;
-    if (__builtin_add_overflow(a.hi, b.hi, &hi) || hi > max_of(t)) return whole(t);
-    return {a.lo + b.lo, hi};
+    if (__builtin_add_overflow(a.hi, b.hi, &hi) || hi > max_of(t)) return multiples(t, zeros);
+    return {a.lo + b.lo, hi, zeros};
   }
 
   static ValueRange mul(Type t, const ValueRange &a, const ValueRange &b) {
+    const uint32_t zeros = std::min(a.zeros + b.zeros, type_bits(t));
     uint64_t hi = 0;
-    if (__builtin_mul_overflow(a.hi, b.hi, &hi) || hi > max_of(t)) return whole(t);
-    return {a.lo * b.lo, hi};
+    if (__builtin_mul_overflow(a.hi, b.hi, &hi) || hi > max_of(t)) return multiples(t, zeros);
+    return {a.lo * b.lo, hi, zeros};
   }
 
   /// What one definition can produce (the ops it does not model give anything of the type).
@@ -105,13 +120,17 @@ private:
     const Type t = inst.type;
     const Opcode op = inst.op;
     auto src = [&](size_t i) { return read(ops[i], t); };
-    if (op == Opcode::MovImm) return ValueRange{ops[1].imm & max_of(t), ops[1].imm & max_of(t)};
+    if (op == Opcode::MovImm) {
+      const uint64_t v = ops[1].imm & max_of(t);
+      return ValueRange{v, v, zeros_of(v, t)};
+    }
     if (op == Opcode::Mov) return src(1);
     if (op == Opcode::Cvt) {
       if (!modelled(inst.type2)) return whole(t);
       auto s = read(ops[1], inst.type2);
       if (!s) return std::nullopt;
-      return s->hi <= max_of(t) ? *s : whole(t); // widening keeps it; narrowing may cut it
+      // Widening keeps the range; narrowing may cut it, but not the low zero bits.
+      return s->hi <= max_of(t) ? *s : multiples(t, s->zeros);
     }
     if (op == Opcode::Sel) {
       auto a = src(2), b = src(3);
@@ -126,9 +145,9 @@ private:
     if (op == Opcode::Shl) {
       auto a = src(1), amount = read(ops[2], Type::U32);
       if (!a || !amount) return std::nullopt;
-      if (amount->lo != amount->hi) return whole(t);
+      if (amount->lo != amount->hi) return multiples(t, a->zeros);
       const uint64_t factor = uint64_t{1} << (amount->lo & (type_bits(t) - 1));
-      return mul(t, *a, {factor, factor});
+      return mul(t, *a, {factor, factor, zeros_of(factor, t)});
     }
     const bool binary_op = op == Opcode::Add || op == Opcode::Sub || op == Opcode::Mul ||
                            op == Opcode::Min || op == Opcode::Max || op == Opcode::Div ||
@@ -142,21 +161,24 @@ private:
   static ValueRange binary(Opcode op, Type t, const ValueRange &a, const ValueRange &b) {
     if (op == Opcode::Add) return add(t, a, b);
     if (op == Opcode::Mul) return mul(t, a, b);
+    const uint32_t either = std::min(a.zeros, b.zeros); // the zeros both have
     if (op == Opcode::Sub) {
-      if (a.lo < b.hi) return whole(t); // may go below zero and wrap
-      return {a.lo - b.hi, a.hi - b.lo};
+      if (a.lo < b.hi) return multiples(t, either); // may go below zero and wrap
+      return {a.lo - b.hi, a.hi - b.lo, either};
     }
-    if (op == Opcode::Min) return {std::min(a.lo, b.lo), std::min(a.hi, b.hi)};
-    if (op == Opcode::Max) return {std::max(a.lo, b.lo), std::max(a.hi, b.hi)};
+    // min and max give one of the two values.
+    if (op == Opcode::Min) return {std::min(a.lo, b.lo), std::min(a.hi, b.hi), either};
+    if (op == Opcode::Max) return {std::max(a.lo, b.lo), std::max(a.hi, b.hi), either};
     if (op == Opcode::Div) // division by zero yields 0 (SPEC §3.4)
       return b.lo == 0 ? ValueRange{0, a.hi} : ValueRange{a.lo / b.hi, a.hi / b.lo};
     if (op == Opcode::Rem) // a remainder by zero yields 0
       return b.lo == 0 ? ValueRange{0, a.hi} : ValueRange{0, std::min(a.hi, b.hi - 1)};
-    if (op == Opcode::And) return {0, std::min(a.hi, b.hi)};
+    // A bit of a & b is zero where either operand's is.
+    if (op == Opcode::And) return {0, std::min(a.hi, b.hi), std::max(a.zeros, b.zeros)};
     // Shr: the amount is taken modulo the width.
     if (b.lo != b.hi) return {0, a.hi};
-    const uint64_t shift = b.lo & (type_bits(t) - 1);
-    return {a.lo >> shift, a.hi >> shift};
+    const uint32_t shift = static_cast<uint32_t>(b.lo & (type_bits(t) - 1));
+    return {a.lo >> shift, a.hi >> shift, a.zeros > shift ? a.zeros - shift : 0};
   }
 
   const Kernel &k_;
@@ -210,6 +232,15 @@ bool ValueRanges::adds_without_wrap(Reg r, Type t, uint64_t k) const {
 
 bool ValueRanges::fits_u32(Reg r, Type t) const {
   return is_int(t) && of(r, t).hi <= 0xffffffffu;
+}
+
+bool ValueRanges::scaled_multiple_of(Reg r, Type t, uint64_t scale, uint64_t align) const {
+  if (scale == 0 || align <= 1) return true;
+  if (!is_int(t)) return false;
+  // r * scale is a multiple of 2^(zeros + ctz(scale)) modulo 2^width.
+  const uint32_t zeros = std::min<uint32_t>(
+      of(r, t).zeros + static_cast<uint32_t>(std::countr_zero(scale)), type_bits(t));
+  return zeros >= static_cast<uint32_t>(std::countr_zero(align));
 }
 
 } // namespace hologram::opt

@@ -24,9 +24,10 @@ struct LaunchLimits {
   uint64_t launch_lanes = (uint64_t{1} << 62) - 1; ///< lanes per launch, at most
 };
 
-/// [lo, hi] as unsigned integers of a slot's width.
+/// [lo, hi] as unsigned integers of a slot's width, every value a multiple of 2^zeros.
 struct ValueRange {
   uint64_t lo = 0, hi = ~uint64_t{0};
+  uint32_t zeros = 0; ///< low bits known to be zero, at most the slot's width
   friend bool operator==(const ValueRange &, const ValueRange &) = default;
 };
 
@@ -43,6 +44,10 @@ public:
   [[nodiscard]] bool adds_without_wrap(isa::Reg r, isa::Type t, uint64_t k) const;
   /// Whether every value of `r` read as `t` fits in 32 bits.
   [[nodiscard]] bool fits_u32(isa::Reg r, isa::Type t) const;
+  /// Whether every value of `r` read as `t`, times `scale`, is a multiple of `align` (a power
+  /// of two): an address `[base + r*scale]` keeps the base's alignment up to `align`.
+  [[nodiscard]] bool scaled_multiple_of(isa::Reg r, isa::Type t, uint64_t scale,
+                                        uint64_t align) const;
 
 private:
   std::map<isa::TypedSlot, ValueRange> ranges_;

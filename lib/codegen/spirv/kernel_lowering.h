@@ -13,6 +13,7 @@
 #include "hologram/isa/cfg.h"
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/opt/lane_analysis.h"
+#include "hologram/opt/value_ranges.h"
 #include "hologram/support/unreachable.h"
 #include "lowering.h"
 #include "math64.h"
@@ -237,8 +238,9 @@ protected:
   bool needs_status() const;
   static unsigned access_size(const Instruction &inst);
   /// Whether the access is aligned to `align` bytes whatever the registers hold (by default
-  /// what the access needs: its size, at most a word in word storage).
-  static bool statically_aligned(const Address &a, const Instruction &inst, unsigned align = 0);
+  /// what the access needs: its size, at most a word in word storage): by the address's form,
+  /// or by the low zero bits of its index register (opt::ValueRanges), as `lane * 4` has.
+  bool statically_aligned(const Address &a, const Instruction &inst, unsigned align = 0) const;
 
   // ------------------------------------------------------------------------------------------
   // Registers and specials
@@ -518,6 +520,7 @@ protected:
   /// size is a constant of the code, the runtime refuses other launches.
   bool fixed_block_;
   opt::LaneAnalysis lanes_;
+  opt::ValueRanges ranges_{k_}; ///< for the alignment an index register's zero bits prove
   const Cfg &cfg_ = lanes_.cfg;
   std::vector<NaturalLoop> natural_loops_; ///< every function's, found once
   SpirvKernelInfo info_;

@@ -91,19 +91,23 @@ auto KernelLowering::buffer_place(const Instruction &inst, const Address &a, Typ
   unsigned size = type_size(t);
   Id index;
   Id ok = 0;
-  if (statically_aligned(a, inst)) {
+  const auto sized = static_cast<int64_t>(size);
+  if ((a.index == kNoReg || a.scale % size == 0) && a.disp % sized == 0) {
+    // Whole elements by the address's form: the element index without a byte offset.
     Id idx = a.index == kNoReg ? cu64(0) : read_reg(a.index, Type::U64);
     uint64_t step = a.scale / size;
     index =
         a.index == kNoReg ? cu64(0) : (step == 1 ? idx : op(Op::OpIMul, u64t(), {idx, cu64(step)}));
     if (a.disp != 0)
-      index = op(Op::OpIAdd, u64t(),
-                 {index, cu64(static_cast<uint64_t>(a.disp / static_cast<int64_t>(size)))});
+      index = op(Op::OpIAdd, u64t(), {index, cu64(static_cast<uint64_t>(a.disp / sized))});
   } else {
+    // A byte offset, tested for alignment unless its index register's zero bits prove it.
     Id off = byte_offset(a);
-    Id aligned = ieq(op(Op::OpBitwiseAnd, u64t(), {off, cu64(size - 1)}), cu64(0));
-    record_if(lnot(aligned), spirv_status::Misaligned, p, off, size);
-    ok = aligned;
+    if (!statically_aligned(a, inst)) {
+      Id aligned = ieq(op(Op::OpBitwiseAnd, u64t(), {off, cu64(size - 1)}), cu64(0));
+      record_if(lnot(aligned), spirv_status::Misaligned, p, off, size);
+      ok = aligned;
+    }
     index = op(Op::OpShiftRightLogical, u64t(),
                {off, cu32(static_cast<uint32_t>(std::countr_zero(size)))});
   }
