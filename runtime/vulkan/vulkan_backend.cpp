@@ -625,8 +625,9 @@ struct Program {
   VkShaderModule shader = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
-  /// By block x/y/z, shared words, and whether the launch has fewer than 2^32 lanes.
-  std::map<std::array<uint32_t, 5>, VkPipeline> pipelines;
+  /// By block x/y/z, shared words, whether the launch has fewer than 2^32 lanes, and whether
+  /// its grid is one row of blocks.
+  std::map<std::array<uint32_t, 6>, VkPipeline> pipelines;
   std::mutex mutex;
 
   ~Program() {
@@ -642,17 +643,18 @@ struct Program {
     __extension__ typedef unsigned __int128 Wide;
     Wide lanes = Wide{launch.grid.x} * launch.grid.y * launch.grid.z * launch.block.count();
     uint32_t narrow = lanes < (Wide{1} << 32) ? 1 : 0;
-    std::array<uint32_t, 5> key{launch.block.x, launch.block.y, launch.block.z, shared_words,
-                                narrow};
+    uint32_t flat = launch.grid.y == 1 && launch.grid.z == 1 ? 1 : 0;
+    std::array<uint32_t, 6> key{launch.block.x, launch.block.y, launch.block.z,
+                                shared_words,   narrow,         flat};
     auto it = pipelines.find(key);
     if (it != pipelines.end()) return it->second;
-    const uint32_t ids[5] = {info.local_size_spec_ids[0], info.local_size_spec_ids[1],
+    const uint32_t ids[6] = {info.local_size_spec_ids[0], info.local_size_spec_ids[1],
                              info.local_size_spec_ids[2], info.shared_words_spec_id,
-                             info.narrow_lanes_spec_id};
-    std::array<VkSpecializationMapEntry, 5> entries{};
-    for (uint32_t i = 0; i < 5; ++i) entries[i] = {ids[i], i * 4, 4};
+                             info.narrow_lanes_spec_id,   info.flat_grid_spec_id};
+    std::array<VkSpecializationMapEntry, 6> entries{};
+    for (uint32_t i = 0; i < 6; ++i) entries[i] = {ids[i], i * 4, 4};
     VkSpecializationInfo spec{};
-    spec.mapEntryCount = 5;
+    spec.mapEntryCount = 6;
     spec.pMapEntries = entries.data();
     spec.dataSize = sizeof(key);
     spec.pData = key.data();

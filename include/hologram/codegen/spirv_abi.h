@@ -83,6 +83,9 @@ struct SpirvKernelInfo {
   /// Vulkan: a bool, true when the launch has fewer than 2^32 lanes, so lane ids are computed
   /// in 32-bit arithmetic (64-bit multiplies are several instructions on most devices).
   uint32_t narrow_lanes_spec_id = 4;
+  /// Vulkan: a bool, true when the launch's grid is one row of blocks (y and z 1), so the
+  /// linear block index in %gid is block x alone.
+  uint32_t flat_grid_spec_id = 5;
   uint32_t static_shared_bytes = 0;
   bool has_status = false; ///< binding of the status buffer (checks and launch errors)
   uint32_t status_binding = 0;

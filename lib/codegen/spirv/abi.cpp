@@ -100,6 +100,7 @@ std::string spirv_reflection_json(const SpirvModule &module) {
                                 k.local_size_spec_ids[2]};
     j["shared_words_spec_id"] = k.shared_words_spec_id;
     j["narrow_lanes_spec_id"] = k.narrow_lanes_spec_id;
+    j["flat_grid_spec_id"] = k.flat_grid_spec_id;
     j["static_shared_bytes"] = k.static_shared_bytes;
     if (k.has_status) j["status_binding"] = k.status_binding;
     if (k.phase_offset) j["phase_offset"] = k.phase_offset;
@@ -146,6 +147,7 @@ Expected<std::vector<SpirvKernelInfo>> parse_spirv_reflection(std::string_view j
       for (uint32_t d = 0; d < 3; ++d) k.local_size_spec_ids[d] = ids.at(d).get<uint32_t>();
       k.shared_words_spec_id = j.at("shared_words_spec_id").get<uint32_t>();
       k.narrow_lanes_spec_id = j.value("narrow_lanes_spec_id", k.narrow_lanes_spec_id);
+      k.flat_grid_spec_id = j.value("flat_grid_spec_id", k.flat_grid_spec_id);
       k.static_shared_bytes = j.at("static_shared_bytes").get<uint32_t>();
       if (j.contains("status_binding")) {
         k.has_status = true;

@@ -28,6 +28,7 @@ private:
   Id builtin(Id var, uint32_t d) override;
   void block_geometry(uint32_t d) override;
   void narrow_lane_ids() override;
+  Id flat_grid() override;
   void declare_storage_width(unsigned bits) override;
   Id scalar_param(uint32_t p, Type t) override;
   Id phase() override { return push_u32(phase_member_); }
@@ -140,6 +141,7 @@ private:
   Id builtin(Id var, uint32_t d) override;
   void block_geometry(uint32_t d) override;
   void narrow_lane_ids() override {}
+  Id flat_grid() override { return 0; }
   void declare_storage_width(unsigned bits) override {
     // OpenCL addresses bytes and shorts natively.
     b_.capability(bits == 8 ? spv::Capability::Int8 : spv::Capability::Int16);

@@ -110,6 +110,10 @@ protected:
   virtual void block_geometry(uint32_t d) = 0;
   /// After the 64-bit lane ids: anything that replaces them (Vulkan's 32-bit forms).
   virtual void narrow_lane_ids() = 0;
+  /// A bool that is true when the launch's grid is one row of blocks (grid y and z 1), so the
+  /// linear block index is block x; 0 when the flavour cannot tell (its lane ids then always
+  /// take the general form).
+  virtual Id flat_grid() = 0;
   /// What storing `bits`-wide integers (8 or 16) in memory needs: capabilities, extensions,
   /// device features.
   virtual void declare_storage_width(unsigned bits) = 0;

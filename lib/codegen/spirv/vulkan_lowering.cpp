@@ -124,6 +124,11 @@ auto VulkanLowering::narrow_lane_ids() -> void {
   pick(s.gsize, narrow_ids.gsize);
 }
 
+auto VulkanLowering::flat_grid() -> Id {
+  // Specialisation constant 5: the driver keeps only the form the launch needs.
+  return b_.shared_global("spec.5", [&] { return b_.spec_bool(info_.flat_grid_spec_id, false); });
+}
+
 auto VulkanLowering::declare_storage_width(unsigned bits) -> void {
   if (bits == 8) {
     b_.capability(spv::Capability::StorageBuffer8BitAccess);

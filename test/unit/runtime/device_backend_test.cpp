@@ -70,6 +70,63 @@ TEST_P(DeviceBackend, RunsAProgramOverManyDispatchesOfBlocks) {
   b->synchronize();
 }
 
+TEST_P(DeviceBackend, LaneIdsFollowTheGridInEveryShape) {
+  // Each lane stores its %gid at the place its block and lane give it (SPEC: blocks in x,
+  // then y, then z order, lanes likewise within a block), and %gsize. Vulkan specialises a
+  // grid of one row of blocks (block x alone), so grids of every shape are run, one row
+  // included, each in one pipeline after another of the same block.
+  auto b = start();
+  auto m = test::parse_ok(R"(.kernel ids
+.param %out : buffer<u64> write
+.param %size : buffer<u64> write
+  cvt.u64.u32    r1, %block.z
+  cvt.u64.u32    r2, %gdim.y
+  mul.u64        r1, r1, r2
+  cvt.u64.u32    r2, %block.y
+  add.u64        r1, r1, r2
+  cvt.u64.u32    r2, %gdim.x
+  mul.u64        r1, r1, r2
+  cvt.u64.u32    r2, %block.x
+  add.u64        r1, r1, r2
+  cvt.u64.u32    r3, %lane.z
+  cvt.u64.u32    r2, %bdim.y
+  mul.u64        r3, r3, r2
+  cvt.u64.u32    r2, %lane.y
+  add.u64        r3, r3, r2
+  cvt.u64.u32    r2, %bdim.x
+  mul.u64        r3, r3, r2
+  cvt.u64.u32    r2, %lane.x
+  add.u64        r3, r3, r2
+  cvt.u64.u32    r4, %bdim.x
+  cvt.u64.u32    r2, %bdim.y
+  mul.u64        r4, r4, r2
+  cvt.u64.u32    r2, %bdim.z
+  mul.u64        r4, r4, r2
+  mad.u64        r5, r1, r4, r3
+  st.u64         [%out + r5*8], %gid
+  st.u64         [%size + r5*8], %gsize
+)");
+  for (auto [grid, block] : std::initializer_list<std::pair<Dim3, Dim3>>{{{5, 1, 1}, {8, 1, 1}},
+                                                                         {{3, 2, 1}, {8, 1, 1}},
+                                                                         {{2, 3, 2}, {4, 2, 1}},
+                                                                         {{1, 1, 3}, {8, 1, 1}},
+                                                                         {{4, 1, 1}, {2, 2, 2}}}) {
+    LaunchConfig l;
+    l.grid = grid;
+    l.block = block;
+    const uint64_t n = l.total_lanes();
+    auto out = b->allocate_buffer(n * 8), size = b->allocate_buffer(n * 8);
+    KernelArg args[] = {KernelArg::buffer(out), KernelArg::buffer(size)};
+    b->execute_program(m.kernels[0], l, args);
+    auto ids = b->read<uint64_t>(out), sizes = b->read<uint64_t>(size);
+    for (uint64_t i = 0; i < n; ++i) {
+      ASSERT_EQ(ids[i], i) << "grid " << grid.x << "x" << grid.y << "x" << grid.z << ", block "
+                           << block.x << "x" << block.y << "x" << block.z;
+      ASSERT_EQ(sizes[i], n);
+    }
+  }
+}
+
 TEST_P(DeviceBackend, BuffersAndPoolsAreZeroFilledAndRangeChecked) {
   auto b = start();
   auto buf = b->allocate_buffer(16);
