@@ -95,6 +95,29 @@ template <typename V> inline V min(V a, V b) {
 /// of exp_parts(kLowestArgument)·2^64 is still within scale()'s range.
 constexpr float kLowestArgument = -110.0f;
 
+/// Above this argument e^x is normal, and so is 2^k for k = round(x / ln 2) (k >= -125).
+constexpr float kNormalArgument = -86.5f;
+
+/// Whether no lane of v is below `bound` (a NaN lane is not below it): one compare and a
+/// mask test.
+template <typename V> inline bool all_at_least(V v, V bound) {
+  if constexpr (sizeof(V) == 64) {
+#if defined(__AVX512F__)
+    return _mm512_cmp_ps_mask(reinterpret_cast<__m512>(v), reinterpret_cast<__m512>(bound),
+                              _CMP_LT_OQ) == 0;
+#endif
+  } else if constexpr (sizeof(V) == 32) {
+#if defined(__AVX__)
+    return _mm256_movemask_ps(_mm256_cmp_ps(reinterpret_cast<__m256>(v),
+                                            reinterpret_cast<__m256>(bound), _CMP_LT_OQ)) == 0;
+#endif
+  } else {
+    static_assert(sizeof(V) == 16);
+    return _mm_movemask_ps(
+               _mm_cmplt_ps(reinterpret_cast<__m128>(v), reinterpret_cast<__m128>(bound))) == 0;
+  }
+}
+
 /// exp(x + lo) = p·2^k with p in [0.7, 1.42], before the scale is applied.
 template <typename V> struct ExpParts {
   V p, kf;    ///< p, and k as a float
@@ -102,6 +125,12 @@ template <typename V> struct ExpParts {
   /// p·2^(k + shift), rounded once.
   [[nodiscard]] V scaled(int shift = 0) const {
     return scale(p, kf + splat<V>(static_cast<float>(shift)), k + shift);
+  }
+  /// p·2^k where 2^k and the result are normal (k in [-125, 127]): one exact multiplication
+  /// (AVX-512's scale instruction where there is one).
+  [[nodiscard]] V scaled_normal() const {
+    if constexpr (sizeof(V) == 64) return scaled();
+    return p * pow2<V>(k);
   }
 };
 
@@ -152,6 +181,9 @@ template <typename V> inline V exp_below(V x, V m) {
   const V s = x - m;
   const V bb = s - x;
   const V err = (x - (s - bb)) - (m + bb);
+  // The usual case: every difference above kNormalArgument (NaN counts), where e^s and 2^k
+  // are normal. Then no clamp and one scale give the same bits as the general path below.
+  if (all_at_least(s, splat<V>(kNormalArgument))) return exp_parts(s, err).scaled_normal();
   const V lowest = splat<V>(kLowestArgument);
   return exp_in_range(max(lowest, s), s < lowest ? V{} : err);
 }
