@@ -627,7 +627,8 @@ struct Program {
   VkPipelineLayout layout = VK_NULL_HANDLE;
   /// By block x/y/z, shared words, whether the launch has fewer than 2^32 lanes, and whether
   /// its grid is one row of blocks.
-  std::map<std::array<uint32_t, 6>, VkPipeline> pipelines;
+  using SpecValues = std::array<uint32_t, 6>; ///< in the order of the specialisation ids
+  std::map<SpecValues, VkPipeline> pipelines;
   std::mutex mutex;
 
   ~Program() {
@@ -644,17 +645,16 @@ struct Program {
     Wide lanes = Wide{launch.grid.x} * launch.grid.y * launch.grid.z * launch.block.count();
     uint32_t narrow = lanes < (Wide{1} << 32) ? 1 : 0;
     uint32_t flat = launch.grid.y == 1 && launch.grid.z == 1 ? 1 : 0;
-    std::array<uint32_t, 6> key{launch.block.x, launch.block.y, launch.block.z,
-                                shared_words,   narrow,         flat};
+    SpecValues key{launch.block.x, launch.block.y, launch.block.z, shared_words, narrow, flat};
     auto it = pipelines.find(key);
     if (it != pipelines.end()) return it->second;
-    const uint32_t ids[6] = {info.local_size_spec_ids[0], info.local_size_spec_ids[1],
-                             info.local_size_spec_ids[2], info.shared_words_spec_id,
-                             info.narrow_lanes_spec_id,   info.flat_grid_spec_id};
-    std::array<VkSpecializationMapEntry, 6> entries{};
-    for (uint32_t i = 0; i < 6; ++i) entries[i] = {ids[i], i * 4, 4};
+    const SpecValues ids = {info.local_size_spec_ids[0], info.local_size_spec_ids[1],
+                            info.local_size_spec_ids[2], info.shared_words_spec_id,
+                            info.narrow_lanes_spec_id,   info.flat_grid_spec_id};
+    std::array<VkSpecializationMapEntry, std::tuple_size_v<SpecValues>> entries{};
+    for (uint32_t i = 0; i < entries.size(); ++i) entries[i] = {ids[i], i * 4, 4};
     VkSpecializationInfo spec{};
-    spec.mapEntryCount = 6;
+    spec.mapEntryCount = static_cast<uint32_t>(entries.size());
     spec.pMapEntries = entries.data();
     spec.dataSize = sizeof(key);
     spec.pData = key.data();

@@ -56,16 +56,12 @@ auto KernelLowering::needs_status() const -> bool {
         inst.op != Opcode::PhaseAdv)
       return true;
   // Register addresses fail the launch for a register that holds none, and an access fails
-  // it where its alignment is not proven (a 64-bit atomic in word storage needs 8 bytes, as
-  // atomic_at tests).
+  // it where its alignment is not proven.
   for (const auto &inst : k_.insts)
-    for (const auto &opnd : inst.operands) {
-      if (opnd.kind != OperandKind::Addr || inst.op == Opcode::Addr) continue;
-      const unsigned align =
-          inst.info().family == OpFamily::Atomic && in_words(opnd.addr) && is64(inst.type) ? 8 : 0;
-      if (opnd.addr.base == AddrBase::Reg || !statically_aligned(opnd.addr, inst, align))
+    for (const auto &opnd : inst.operands)
+      if (opnd.kind == OperandKind::Addr && inst.op != Opcode::Addr &&
+          (opnd.addr.base == AddrBase::Reg || !statically_aligned(opnd.addr, inst)))
         return true;
-    }
   return false;
 }
 
@@ -73,13 +69,21 @@ auto KernelLowering::access_size(const Instruction &inst) -> unsigned {
   return std::max(1u, type_size(inst.type));
 }
 
+auto KernelLowering::alignment_needed(const Instruction &inst, const Address &a) -> unsigned {
+  const unsigned size = access_size(inst);
+  return in_words(a) && inst.info().family != OpFamily::Atomic ? std::min(size, 4u) : size;
+}
+
+auto KernelLowering::aligned_by_form(const Address &a, unsigned size) -> bool {
+  return (a.index == kNoReg || a.scale % size == 0) && a.disp % static_cast<int64_t>(size) == 0;
+}
+
 auto KernelLowering::statically_aligned(const Address &a, const Instruction &inst,
                                         unsigned align) const -> bool {
-  unsigned size = align ? align : access_size(inst);
-  if (in_words(a) && !align) size = std::min(size, 4u);
-  bool idx_ok = a.index == kNoReg || a.scale % size == 0 ||
-                ranges_.scaled_multiple_of(a.index, Type::U64, a.scale, size);
-  return idx_ok && a.disp % static_cast<int64_t>(size) == 0;
+  const unsigned size = align ? align : alignment_needed(inst, a);
+  return aligned_by_form(a, size) ||
+         (a.index != kNoReg && a.disp % static_cast<int64_t>(size) == 0 &&
+          ranges_.scaled_multiple_of(a.index, Type::U64, a.scale, size));
 }
 
 } // namespace hologram::codegen::spirv

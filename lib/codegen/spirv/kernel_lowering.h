@@ -241,9 +241,15 @@ protected:
 
   bool needs_status() const;
   static unsigned access_size(const Instruction &inst);
-  /// Whether the access is aligned to `align` bytes whatever the registers hold (by default
-  /// what the access needs: its size, at most a word in word storage): by the address's form,
-  /// or by the low zero bits of its index register (opt::ValueRanges), as `lane * 4` has.
+  /// The alignment an access needs: its size, at most a word in word storage, except an atomic
+  /// there, which needs its whole size (a 64-bit one at a 4-byte boundary would straddle two
+  /// words).
+  static unsigned alignment_needed(const Instruction &inst, const Address &a);
+  /// Whether index * scale + disp is a multiple of `size` by the address's form alone.
+  static bool aligned_by_form(const Address &a, unsigned size);
+  /// Whether the access is aligned to `align` bytes (by default alignment_needed) whatever the
+  /// registers hold: by the address's form, or by the low zero bits of its index register
+  /// (opt::ValueRanges), as `lane * 4` has.
   bool statically_aligned(const Address &a, const Instruction &inst, unsigned align = 0) const;
 
   // ------------------------------------------------------------------------------------------

@@ -91,15 +91,15 @@ auto KernelLowering::buffer_place(const Instruction &inst, const Address &a, Typ
   unsigned size = type_size(t);
   Id index;
   Id ok = 0;
-  const auto sized = static_cast<int64_t>(size);
-  if ((a.index == kNoReg || a.scale % size == 0) && a.disp % sized == 0) {
+  if (aligned_by_form(a, size)) {
     // Whole elements by the address's form: the element index without a byte offset.
     Id idx = a.index == kNoReg ? cu64(0) : read_reg(a.index, Type::U64);
     uint64_t step = a.scale / size;
     index =
         a.index == kNoReg ? cu64(0) : (step == 1 ? idx : op(Op::OpIMul, u64t(), {idx, cu64(step)}));
     if (a.disp != 0)
-      index = op(Op::OpIAdd, u64t(), {index, cu64(static_cast<uint64_t>(a.disp / sized))});
+      index = op(Op::OpIAdd, u64t(),
+                 {index, cu64(static_cast<uint64_t>(a.disp / static_cast<int64_t>(size)))});
   } else {
     // A byte offset, tested for alignment unless its index register's zero bits prove it.
     Id off = byte_offset(a);
@@ -373,8 +373,7 @@ auto KernelLowering::atomic_at(const Instruction &inst, const Address &a) -> Id 
     features_.insert("int64_atomics");
   }
   if (in_words(a)) {
-    // Natural alignment: a u64 atomic at a 4-byte boundary would straddle two words.
-    Place pl = shared_place(inst, a, t, is64(t) ? 8 : 4);
+    Place pl = shared_place(inst, a, t, alignment_needed(inst, a));
     ok = pl.ok;
     if (is64(t)) {
       if (a.base == AddrBase::Shared) require_shared_int64_atomics();
