@@ -160,9 +160,9 @@ private:
     auto resolved = resolve_args(kernel, args, keep);
     if (mod.desc().kernels[k].flags & HG_CPU_KERNEL_ATLAS) {
       std::lock_guard lock(atlas_mutex_);
-      launch_cpu_kernel(mod, k, config, resolved, atlas_state(), &paths_);
+      launch_cpu_kernel(mod, k, config, resolved, &atlas_state(), &paths_);
     } else {
-      launch_cpu_kernel(mod, k, config, resolved, untouched_atlas_state(), &paths_);
+      launch_cpu_kernel(mod, k, config, resolved, nullptr, &paths_);
     }
   }
 

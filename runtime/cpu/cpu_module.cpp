@@ -151,18 +151,33 @@ uint32_t choose_variant(const hg_cpu_module_desc &d, const std::string &origin) 
 
 struct LaunchContext {
   const CpuModule *module;
-  std::span<const CpuArg> args;
   LibraryPathCounter *paths;
   std::mutex error_mutex;
   std::string op_error;
   ErrorCode op_code = ErrorCode::LaunchFailed;
 };
 
+/// The arguments of a running launch resolved to memory, from the generated code's view of
+/// them (CpuArgPointers).
+std::vector<CpuArg> args_of(const isa::Kernel &k, const hg_cpu_launch &launch) {
+  std::vector<CpuArg> args(k.params.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (k.params[i].kind == isa::ParamKind::Scalar) {
+      std::memcpy(&args[i].bits, launch.args[i], sizeof(uint64_t));
+    } else {
+      args[i].data = launch.args[i];
+      args[i].size = launch.sizes[i];
+    }
+  }
+  return args;
+}
+
 int32_t launch_op(const hg_cpu_launch *launch, uint32_t kernel, uint32_t first, uint32_t count,
                   const uint64_t *regs, uint64_t *result) {
   auto *cx = static_cast<LaunchContext *>(launch->runtime);
   const isa::Kernel &k = cx->module->isa().kernels.at(kernel);
-  LaunchOpsOutcome out = run_cpu_launch_ops(k, first, count, cx->args, regs, *result,
+  const std::vector<CpuArg> args = args_of(k, *launch);
+  LaunchOpsOutcome out = run_cpu_launch_ops(k, first, count, args, regs, *result,
                                             CpuLibraryEnv{cx->module->library_level(), cx->paths});
   if (out.status) return 0;
   std::lock_guard lock(cx->error_mutex);
@@ -182,8 +197,10 @@ int32_t check_address(const hg_cpu_launch *launch, const hg_cpu_worker *worker, 
     auto b = reinterpret_cast<uint64_t>(base);
     return base && address >= b && size <= bytes && address - b <= bytes - size;
   };
-  for (const CpuArg &a : cx->args)
-    if (a.data && inside(a.data, a.size)) return 1;
+  const isa::Kernel &k = cx->module->isa().kernels[launch->kernel];
+  for (size_t i = 0; i < k.params.size(); ++i)
+    if (k.params[i].kind != isa::ParamKind::Scalar && inside(launch->args[i], launch->sizes[i]))
+      return 1;
   return inside(launch->boundary, atlas::kBoundaryPoolBytes) ||
          inside(worker->shared, worker->shared_size) ||
          inside(worker->scratch, worker->scratch_size);
@@ -483,8 +500,21 @@ constexpr uint64_t kProbeWorkPicoseconds = 8 * kInlineWorkPicoseconds;
 } // namespace
 
 void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &config,
-                       std::span<const CpuArg> args, interp::AtlasState &atlas,
+                       std::span<const CpuArg> args, interp::AtlasState *atlas,
                        LibraryPathCounter *paths) {
+  const isa::Kernel &k = m.isa().kernels[kidx];
+  SmallArray<void *, 16> pointers(args.size());
+  SmallArray<uint64_t, 16> sizes(args.size()), bits(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    bits[i] = args[i].bits;
+    pointers[i] = k.params[i].kind == isa::ParamKind::Scalar ? &bits[i] : args[i].data;
+    sizes[i] = args[i].size;
+  }
+  launch_cpu_kernel(m, kidx, config, CpuArgPointers{pointers.data(), sizes.data()}, atlas, paths);
+}
+
+void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &config,
+                       CpuArgPointers args, interp::AtlasState *atlas, LibraryPathCounter *paths) {
   const hg_cpu_kernel_desc &kd = m.desc().kernels[kidx];
   const isa::Kernel &k = m.isa().kernels[kidx];
   LaunchConfig launch = config;
@@ -515,28 +545,23 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
                     " blocks of " + std::to_string(block_lanes) +
                     " lanes; the CPU backend runs fewer than 2^62 lanes per launch");
 
-  LaunchContext cx{&m, args, paths, {}, {}, ErrorCode::LaunchFailed};
-  SmallArray<void *, 16> pointers(args.size());
-  SmallArray<uint64_t, 16> sizes(args.size()), bits(args.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    bits[i] = args[i].bits;
-    pointers[i] = k.params[i].kind == isa::ParamKind::Scalar ? &bits[i] : args[i].data;
-    sizes[i] = args[i].size;
-  }
+  LaunchContext cx{&m, paths, {}, {}, ErrorCode::LaunchFailed};
   uint64_t phase_advance = 0;
   hg_cpu_launch L{};
-  L.args = pointers.data();
-  L.sizes = sizes.data();
+  L.args = args.pointers;
+  L.sizes = args.sizes;
   L.grid[0] = launch.grid.x;
   L.grid[1] = launch.grid.y;
   L.grid[2] = launch.grid.z;
   L.block[0] = launch.block.x;
   L.block[1] = launch.block.y;
   L.block[2] = launch.block.z;
-  L.boundary = reinterpret_cast<uint8_t *>(atlas.boundary.data());
-  L.resonance = atlas.resonance.data();
+  if (atlas) {
+    L.boundary = reinterpret_cast<uint8_t *>(atlas->boundary.data());
+    L.resonance = atlas->resonance.data();
+    L.phase = atlas->phase % atlas::kPhaseModulus;
+  }
   L.phase_advance = &phase_advance;
-  L.phase = atlas.phase % atlas::kPhaseModulus;
   L.kernel = kidx;
   L.launch_op = launch_op;
   L.convert = convert;
@@ -550,6 +575,9 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
   const uint64_t shared = uint64_t{kd.shared_bytes} + launch.shared_memory;
   const uint64_t scratch =
       hg_cpu_scratch_bytes(&kd, variant, m.desc().variant_widths[variant], lanes);
+  // A kernel with no shared memory, chunk state or pool memory runs without a workspace
+  // (its code reads none: hg_cpu_scratch_bytes is then only the room for alignment).
+  const bool workspace = shared > 0 || scratch > HG_CPU_SCRATCH_ALIGNMENT;
   const uint64_t blocks = launch.grid.count();
   // Enough tasks to balance uneven blocks, few enough to keep per-task costs small; one
   // thread runs every block in one task.
@@ -587,19 +615,25 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
   std::atomic<bool> failed{false};
   auto run = [&](size_t t) {
     if (failed.load(std::memory_order_relaxed)) return;
-    thread_local Workspace ws;
-    if (ws.shared.size() < shared) ws.shared.resize(shared);
-    if (ws.scratch.size() < scratch) ws.scratch.resize(scratch);
     hg_cpu_worker w{};
-    w.shared = ws.shared.data();
-    w.shared_size = shared;
-    // Saved chunk states hold whole vectors: the generated code expects 64-byte alignment
-    // (hg_cpu_scratch_bytes leaves room for it).
-    auto base = reinterpret_cast<uintptr_t>(ws.scratch.data());
-    auto aligned = (base + 63) & ~uintptr_t{63};
-    w.scratch = ws.scratch.data() + (aligned - base);
-    w.scratch_size = scratch - (aligned - base);
-    uint64_t first = blocks * t / tasks, end = blocks * (t + 1) / tasks;
+    if (workspace) {
+      thread_local Workspace ws;
+      if (ws.shared.size() < shared) ws.shared.resize(shared);
+      if (ws.scratch.size() < scratch) ws.scratch.resize(scratch);
+      w.shared = ws.shared.data();
+      w.shared_size = shared;
+      // Saved chunk states hold whole vectors: the generated code expects 64-byte alignment
+      // (hg_cpu_scratch_bytes leaves room for it).
+      auto base = reinterpret_cast<uintptr_t>(ws.scratch.data());
+      auto aligned =
+          (base + HG_CPU_SCRATCH_ALIGNMENT - 1) & ~uintptr_t{HG_CPU_SCRATCH_ALIGNMENT - 1};
+      w.scratch = ws.scratch.data() + (aligned - base);
+      w.scratch_size = scratch - (aligned - base);
+    }
+    // Task i starts at block floor(blocks * i / tasks), computed so that nothing overflows
+    // (tasks is small; blocks * i may not fit in 64 bits).
+    auto split = [&](uint64_t i) { return blocks / tasks * i + blocks % tasks * i / tasks; };
+    const uint64_t first = tasks == 1 ? 0 : split(t), end = tasks == 1 ? blocks : split(t + 1);
     if (fn(&L, &w, first, end) != 0) {
       failed = true;
       std::lock_guard lock(fail_mutex);
@@ -627,8 +661,8 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
   }
   if (failed) {
     uint64_t region_size = 0;
-    if (fail.region >= 0 && static_cast<size_t>(fail.region) < sizes.size())
-      region_size = sizes[fail.region];
+    if (fail.region >= 0 && static_cast<size_t>(fail.region) < k.params.size())
+      region_size = args.sizes[fail.region];
     else if (fail.region == HG_CPU_REGION_SHARED)
       region_size = shared;
     else if (fail.region == HG_CPU_REGION_BOUNDARY)
@@ -637,7 +671,8 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
       region_size = atlas::kClassBytes;
     throw describe(m, kidx, launch, fail, cx, region_size);
   }
-  atlas.phase = static_cast<uint32_t>((atlas.phase + phase_advance) % atlas::kPhaseModulus);
+  if (atlas)
+    atlas->phase = static_cast<uint32_t>((atlas->phase + phase_advance) % atlas::kPhaseModulus);
 }
 
 } // namespace hologram::runtime

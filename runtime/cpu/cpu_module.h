@@ -79,11 +79,24 @@ struct CpuArg {
   uint64_t bits = 0;
 };
 
+/// A launch's arguments as the generated code reads them (hg_cpu_launch.args and .sizes): per
+/// parameter, the data of a buffer or pool and its size, or a pointer to the 8 bytes of a
+/// scalar's bits (size 0). The generated header's entry points pack them so.
+struct CpuArgPointers {
+  void *const *pointers;
+  const uint64_t *sizes;
+};
+
 /// Runs kernel `k` of `module` over `launch`. `atlas` is the backend's Atlas state (locked by
-/// the caller when the kernel uses it). Whole-launch operations count the schedule they took in
-/// `paths` when it is not null. Throws Error with the failing lane on a fault.
+/// the caller), and is null exactly when the kernel never touches it (no
+/// HG_CPU_KERNEL_ATLAS). Whole-launch operations count the schedule they took in `paths` when
+/// it is not null. Throws Error with the failing lane on a fault.
 void launch_cpu_kernel(const CpuModule &module, uint32_t k, const LaunchConfig &launch,
-                       std::span<const CpuArg> args, interp::AtlasState &atlas,
+                       CpuArgPointers args, interp::AtlasState *atlas,
+                       LibraryPathCounter *paths = nullptr);
+/// The same with arguments resolved to memory.
+void launch_cpu_kernel(const CpuModule &module, uint32_t k, const LaunchConfig &launch,
+                       std::span<const CpuArg> args, interp::AtlasState *atlas,
                        LibraryPathCounter *paths = nullptr);
 
 } // namespace hologram::runtime

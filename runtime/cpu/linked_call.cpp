@@ -2,7 +2,6 @@
 // the application run on a process-wide CPU context. Each module's variant is chosen once,
 // on its first call; errors become hg_status codes with the message in hg_cpu_last_error().
 #include "../core/c_abi.h"
-#include "../core/small_array.h"
 #include "cpu_module.h"
 #include "hologram/hologram.h"
 #include "hologram/runtime/error.h"
@@ -10,16 +9,30 @@
 #include <cstring>
 #include <map>
 #include <mutex>
-#include <optional>
+#include <vector>
 
 namespace hologram::runtime {
 namespace {
 
 thread_local std::string g_last_error;
 
+/// A module linked into the application, with what its entry points need of each kernel.
+struct LinkedModule {
+  struct Kernel {
+    /// The parameter whose value sizes a launch without an hg_launch (the first integer
+    /// scalar), or -1.
+    int count_param = -1;
+    /// hg_cpu_launch.sizes: a raw pointer carries no size (2^62 stands for unknown), and a
+    /// scalar has none.
+    std::vector<uint64_t> sizes;
+  };
+  std::shared_ptr<CpuModule> module;
+  std::vector<Kernel> kernels;
+};
+
 struct LinkedModules {
   std::mutex mutex;
-  std::map<const hg_cpu_module_desc *, std::shared_ptr<CpuModule>> modules;
+  std::map<const hg_cpu_module_desc *, LinkedModule> modules;
   std::mutex atlas_mutex;
   interp::AtlasState atlas;
 };
@@ -29,21 +42,51 @@ LinkedModules &linked() {
   return l;
 }
 
+LinkedModule load_linked(const hg_cpu_module_desc *desc) {
+  LinkedModule lm;
+  lm.module = CpuModule::from_descriptor(
+      desc, desc->source_name && *desc->source_name ? desc->source_name : "linked module");
+  const uint64_t unknown = uint64_t{1} << 62;
+  for (const isa::Kernel &k : lm.module->isa().kernels) {
+    LinkedModule::Kernel &lk = lm.kernels.emplace_back();
+    for (size_t i = 0; i < k.params.size(); ++i) {
+      const bool scalar = k.params[i].kind == isa::ParamKind::Scalar;
+      lk.sizes.push_back(scalar ? 0 : unknown);
+      if (scalar && lk.count_param < 0 && isa::is_int(k.params[i].type))
+        lk.count_param = static_cast<int>(i);
+    }
+  }
+  return lm;
+}
+
 /// The module of `desc`, loaded on its first call. Modules stay loaded for the life of the
 /// process, so each thread keeps the last one it used without taking the lock again.
-const CpuModule &module_of(const hg_cpu_module_desc *desc) {
+const LinkedModule &module_of(const hg_cpu_module_desc *desc) {
   thread_local const hg_cpu_module_desc *last_desc = nullptr;
-  thread_local const CpuModule *last_module = nullptr;
+  thread_local const LinkedModule *last_module = nullptr;
   if (desc == last_desc) return *last_module;
   auto &l = linked();
   std::lock_guard lock(l.mutex);
-  auto &m = l.modules[desc];
-  if (!m)
-    m = CpuModule::from_descriptor(desc, desc->source_name && *desc->source_name ? desc->source_name
-                                                                                 : "linked module");
+  auto it = l.modules.find(desc);
+  if (it == l.modules.end()) it = l.modules.emplace(desc, load_linked(desc)).first;
   last_desc = desc;
-  last_module = m.get();
-  return *m;
+  last_module = &it->second;
+  return it->second;
+}
+
+/// The launch of a call without an hg_launch: one lane per element of the count, in blocks of
+/// 256 lanes or of the --block the kernel was compiled for.
+LaunchConfig default_launch(const isa::Kernel &k, const hg_cpu_kernel_desc &kd, uint64_t count) {
+  const uint32_t block = kd.block[0] ? kd.block[0] : 256;
+  const uint64_t blocks = count / block + (count % block != 0);
+  if (blocks > UINT32_MAX)
+    throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "': a launch of " +
+                                                std::to_string(count) +
+                                                " lanes takes more than 2^32 - 1 blocks of " +
+                                                std::to_string(block) + "; pass an hg_launch");
+  LaunchConfig config = LaunchConfig::linear(count == 0 ? 1 : count, block);
+  if (kd.block[0]) config.block = {kd.block[0], kd.block[1], kd.block[2]};
+  return config;
 }
 
 } // namespace
@@ -61,42 +104,34 @@ const char *hg_cpu_last_error(void) {
 int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void *const *args,
                           const void *launch_ptr) {
   try {
-    const CpuModule &m = module_of(desc);
+    const LinkedModule &lm = module_of(desc);
+    const CpuModule &m = *lm.module;
     const isa::Kernel &k = m.isa().kernels.at(kernel);
-    SmallArray<CpuArg, 16> cargs(k.params.size());
-    const uint64_t unknown = uint64_t{1} << 62; // raw pointers carry no size
-    std::optional<uint64_t> count;
-    for (size_t i = 0; i < k.params.size(); ++i) {
-      if (k.params[i].kind == isa::ParamKind::Scalar) {
-        std::memcpy(&cargs[i].bits, args[i], sizeof(uint64_t));
-        if (!count && isa::is_int(k.params[i].type)) count = cargs[i].bits;
-      } else {
-        cargs[i].data = args[i];
-        cargs[i].size = unknown;
-      }
-    }
+    const hg_cpu_kernel_desc &kd = m.desc().kernels[kernel];
+    const LinkedModule::Kernel &lk = lm.kernels[kernel];
+    // The entry point packs the arguments as the generated code reads them: buffer pointers
+    // and pointers to each scalar's 8 bytes of bits.
+    const CpuArgPointers pointers{args, lk.sizes.data()};
     LaunchConfig config;
     if (launch_ptr) {
       // The generated header's hg_launch is hologram.h's (one definition, HG_LAUNCH_DEFINED).
       config = launch_config_of(*static_cast<const hg_launch *>(launch_ptr));
-    } else if (count) {
-      // Blocks of 256 lanes, or of the --block the kernel was compiled for.
-      const uint32_t *block = m.desc().kernels[kernel].block;
-      config = LaunchConfig::linear(*count == 0 ? 1 : *count, block[0] ? block[0] : 256);
-      if (block[0]) config.block = {block[0], block[1], block[2]};
-    } else if (!(m.desc().kernels[kernel].flags & HG_CPU_KERNEL_LAUNCH_LEVEL)) {
+    } else if (lk.count_param >= 0) {
+      uint64_t count = 0;
+      std::memcpy(&count, args[lk.count_param], sizeof(count));
+      config = default_launch(k, kd, count);
+    } else if (!(kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL)) {
       throw Error(ErrorCode::InvalidArgument,
                   "kernel '" + k.name +
                       "' has no integer scalar to size a default launch; pass "
                       "an hg_launch");
     }
-    auto &l = linked();
-    if (m.desc().kernels[kernel].flags & HG_CPU_KERNEL_ATLAS) {
+    if (kd.flags & HG_CPU_KERNEL_ATLAS) {
+      auto &l = linked();
       std::lock_guard lock(l.atlas_mutex);
-      launch_cpu_kernel(m, kernel, config, cargs.span(), l.atlas);
+      launch_cpu_kernel(m, kernel, config, pointers, &l.atlas);
     } else {
-      thread_local interp::AtlasState unused; // such kernels never touch it
-      launch_cpu_kernel(m, kernel, config, cargs.span(), unused);
+      launch_cpu_kernel(m, kernel, config, pointers, nullptr);
     }
     if (!g_last_error.empty()) g_last_error.clear();
     return HG_OK;

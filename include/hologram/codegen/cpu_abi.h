@@ -92,7 +92,8 @@ typedef struct hg_cpu_launch {
 typedef struct hg_cpu_worker {
   void *shared;         /* shared memory of the block, shared_size bytes */
   uint64_t shared_size; /* kernel .shared plus LaunchConfig.shared_memory */
-  void *scratch;        /* 64-byte aligned; hg_cpu_scratch_bytes() before alignment */
+  void *scratch;        /* HG_CPU_SCRATCH_ALIGNMENT-aligned; hg_cpu_scratch_bytes() before
+                           alignment (null when that is only the room for alignment) */
   uint64_t scratch_size;
   hg_cpu_error error;
 } hg_cpu_worker;
@@ -143,11 +144,18 @@ typedef struct hg_cpu_module_desc {
   const hg_spirv_module_desc *spirv;
 } hg_cpu_module_desc;
 
+/** The alignment of hg_cpu_worker.scratch; hg_cpu_scratch_bytes leaves room to align it. */
+#define HG_CPU_SCRATCH_ALIGNMENT 64u
+
 /** Scratch a worker needs for one block of `lanes` lanes with a variant of width `width`. */
 static inline uint64_t hg_cpu_scratch_bytes(const hg_cpu_kernel_desc *k, uint32_t variant,
                                             uint32_t width, uint64_t lanes) {
-  uint64_t chunks = (lanes + width - 1) / width;
-  return chunks * k->state_bytes_v[variant] + chunks * width * k->pool_bytes + 64;
+  uint64_t chunks;
+  if (k->state_bytes_v[variant] == 0 && k->pool_bytes == 0)
+    return HG_CPU_SCRATCH_ALIGNMENT; /* no division */
+  chunks = (lanes + width - 1) / width;
+  return chunks * k->state_bytes_v[variant] + chunks * width * k->pool_bytes +
+         HG_CPU_SCRATCH_ALIGNMENT;
 }
 
 #ifdef __cplusplus

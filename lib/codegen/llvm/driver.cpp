@@ -50,13 +50,33 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   // the loop stand still), or one where the kernel tells blocks apart.
   const bool spans = spans_blocks();
   Value *span_max = u64c(1);
-  if (spans)
-    span_max = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax,
-                                        b_.CreateUDiv(u64c(uint64_t{1} << 30), lanes), u64c(1));
+  if (spans) {
+    // All the blocks of the call when their lanes fit (no division: a small launch's call is
+    // one span); else 2^30 / lanes. (end - first) * lanes does not wrap: the runtime's
+    // launches have fewer than 2^62 lanes.
+    const uint64_t most = uint64_t{1} << 30;
+    Value *blocks = b_.CreateSub(end, first);
+    Value *fits = b_.CreateICmpULE(b_.CreateMul(blocks, lanes), u64c(most));
+    BasicBlock *from = b_.GetInsertBlock();
+    BasicBlock *divide = BasicBlock::Create(c_, "span.divide", f);
+    BasicBlock *known = BasicBlock::Create(c_, "span.known", f);
+    b_.CreateCondBr(fits, known, divide);
+    b_.SetInsertPoint(divide);
+    Value *per_span =
+        b_.CreateBinaryIntrinsic(llvm::Intrinsic::umax, b_.CreateUDiv(u64c(most), lanes), u64c(1));
+    b_.CreateBr(known);
+    b_.SetInsertPoint(known);
+    auto *phi = b_.CreatePHI(i64(), 2, "span.max");
+    phi->addIncoming(blocks, from);
+    phi->addIncoming(per_span, divide);
+    span_max = phi;
+  }
   Value *shared = b_.CreateLoad(ptr(), b_.CreateStructGEP(abi_.worker, worker, WShared));
   Value *shared_size = b_.CreateLoad(i64(), b_.CreateStructGEP(abi_.worker, worker, WSharedSize));
   Value *scratch = b_.CreateLoad(ptr(), b_.CreateStructGEP(abi_.worker, worker, WScratch));
   const uint64_t state_size = a_.has_barriers ? state_type_bytes() : 0;
+  // The chunk's answer: from which chunk of the span on every lane leaves at the bound check.
+  llvm::AllocaInst *leaves_from = b_.CreateAlloca(i32(), nullptr, "leaves.from");
 
   // Whether this launch is big enough for a store to stream (its largest element size decides):
   // a constant in the loops of blocks that go on, so that a smaller launch does not test the
@@ -118,6 +138,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   Value *first_gid = b_.CreateMul(b, lanes, "first.gid", true, true);
   Value *chunks = b_.CreateUDiv(b_.CreateAdd(span_lanes, u64c(w_ - 1)), u64c(w_), "chunks");
   Value *next_block = b_.CreateAdd(b, span);
+  b_.CreateStore(b_.getInt32(UINT32_MAX), leaves_from);
   // The next block's coordinates: x + 1, carried into y at the grid's width, and y into z.
   Value *next_x = nullptr, *next_y = nullptr, *next_z = nullptr;
   if (!spans) {
@@ -142,7 +163,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   Value *whole = b_.CreateICmpEQ(b_.CreateURem(span_lanes, u64c(w_)), u64c(0), "block.whole");
   auto call_chunk = [&](Value *c, Value *state, Value *is_whole, Value *goes_on, Value *may) {
     return b_.CreateCall(chunk, {launch, worker, first_gid, span_lanes32, bx, by, bz, c, state,
-                                 is_whole, goes_on, may});
+                                 is_whole, goes_on, may, leaves_from});
   };
   auto fail = [&](Value *kind, Value *inst, Value *lane) {
     Value *err = b_.CreateStructGEP(abi_.worker, worker, WError);
@@ -167,7 +188,9 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     BasicBlock *next = BasicBlock::Create(c_, "block.next", f);
     // Chunks [from, to), then `after`. A chunk that returns r > c + 1 (the span's first r
     // chunks go on past the bound check) sends chunks [c + 1, r) to `goes_on_from` and
-    // `goes_on_to` (phis at the start of a block), if given.
+    // `goes_on_to` (phis at the start of a block), if given; then, if every lane of the
+    // chunks from c + 1 leaves at the bound check, the loop ends.
+    auto leaving = [&] { return b_.CreateZExt(b_.CreateLoad(i32(), leaves_from), i64()); };
     auto chunk_loop = [&](Value *from, Value *to, Value *is_whole, Value *goes_on, Value *may,
                           llvm::PHINode *goes_on_from, llvm::PHINode *goes_on_to,
                           BasicBlock *after) {
@@ -199,6 +222,9 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
         BasicBlock *same = BasicBlock::Create(c_, "chunk.same", f);
         b_.CreateCondBr(b_.CreateICmpUGT(r64, c1), goes_on_from->getParent(), same);
         b_.SetInsertPoint(same);
+        BasicBlock *more = BasicBlock::Create(c_, "chunk.more", f);
+        b_.CreateCondBr(b_.CreateICmpUGE(c1, leaving()), after, more);
+        b_.SetInsertPoint(more);
       }
       i->addIncoming(b_.CreateAdd(i, u64c(1), "", true, true), b_.GetInsertBlock());
       b_.CreateBr(head);
@@ -229,7 +255,9 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       auto *to = b_.CreatePHI(i64(), 2, "chunk.to");
       whole_loops(from, to, b_.getTrue(), goes_on_end);
       b_.SetInsertPoint(goes_on_end);
-      b_.CreateCondBr(b_.CreateICmpULT(to, chunks), resume, next);
+      b_.CreateCondBr(
+          b_.CreateICmpULT(to, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, chunks, leaving())),
+          resume, next);
       b_.SetInsertPoint(start);
       b_.CreateBr(resume);
       b_.SetInsertPoint(resume);

@@ -156,7 +156,11 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
         ends.block_value = at(first);
         ends.block_agrees =
             b_.CreateAnd(block_whole_, b_.CreateICmpEQ(ends.block_value, at(last)), "block.agrees");
-        ends.agreeing_chunks = agreeing_chunks(cc, grows, first, y, ends.block_agrees);
+        Value *run = first_run(cc, grows, first, y);
+        ends.agreeing_chunks = agreeing_chunks(run, ends.block_agrees);
+        if (run) // ceil(run / w)
+          ends.first_run_chunks = b_.CreateTrunc(
+              b_.CreateUDiv(b_.CreateAdd(run, u64c(w_ - 1)), u64c(w_)), i32(), "first.run.chunks");
         const isa::Operand &other = ops[3 - grows];
         ends.once_per_chunk = first_block_once_ && !a_.has_barriers && a_.block_of[cur_] == 0 &&
                               (other.kind == isa::OperandKind::Imm ||

@@ -83,7 +83,8 @@ auto KernelLowering::set_location(const Instruction &inst) -> void {
 
 auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
   auto *fty = llvm::FunctionType::get(
-      i32(), {ptr(), ptr(), i64(), i32(), i32(), i32(), i32(), i64(), ptr(), i1(), i1(), i1()},
+      i32(),
+      {ptr(), ptr(), i64(), i32(), i32(), i32(), i32(), i64(), ptr(), i1(), i1(), i1(), ptr()},
       false);
   fn_ = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, name, m_);
   if (!a_.has_barriers) fn_->addFnAttr(llvm::Attribute::AlwaysInline);
@@ -102,6 +103,7 @@ auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
   block_whole_ = arg++;
   block_goes_on_ = arg++;
   may_stream_ = arg++;
+  leaves_from_ = arg++;
 
   entry_ = BasicBlock::Create(c_, "entry", fn_);
   b_.SetInsertPoint(entry_);
@@ -430,6 +432,7 @@ auto KernelLowering::pc_of(uint32_t block) const -> uint32_t {
 
 auto KernelLowering::fail_if(Value *bad, int32_t kind, Value *inst, Value *value, uint64_t size,
                              int32_t region) -> void {
+  effects_ = true;
   Value *lane_bits;
   Value *any;
   if (bad->getType()->isVectorTy()) {
@@ -579,6 +582,7 @@ auto KernelLowering::emit_block(uint32_t block) -> void {
 
 auto KernelLowering::emit_block_body(const opt::LaneBlock &bb) -> void {
   ends_of_pred_.clear();
+  effects_ = false;
   for (uint32_t i = bb.begin; i < bb.end; ++i) {
     cur_ = i;
     set_location(k_.insts[i]);
@@ -589,6 +593,7 @@ auto KernelLowering::emit_block_body(const opt::LaneBlock &bb) -> void {
       } else {
         emit_instruction(k_.insts[i]);
       }
+      effects_ = effects_ || !k_.insts[i].info().pure();
     } catch (const LoweringError &e) {
       if (e.loc.line != 0) throw;
       throw LoweringError(e.what(), k_.insts[i].loc);
@@ -648,8 +653,7 @@ auto KernelLowering::jump(uint32_t target) -> void {
   b_.CreateBr(dispatch_);
 }
 
-auto KernelLowering::agreeing_chunks(CmpCode cc, size_t grows, Value *first, V y, Value *agrees)
-    -> Value * {
+auto KernelLowering::first_run(CmpCode cc, size_t grows, Value *first, V y) -> Value * {
   // %gid < y (and its negation >=) changes at y, %gid <= y (and >) just past it; `y cc %gid`
   // is %gid compared the other way round. A span whose first lane is at or past that point
   // agrees in every lane (%gid does not wrap: the runtime's lanes stay below 2^62); one before
@@ -669,8 +673,7 @@ auto KernelLowering::agreeing_chunks(CmpCode cc, size_t grows, Value *first, V y
   case CmpCode::Gtu:
   case CmpCode::Geu: break;
   }
-  if (!past || !y.uni)
-    return b_.CreateSelect(agrees, b_.CreateUDiv(span_lanes_, u32c(w_)), u32c(0));
+  if (!past || !y.uni) return nullptr;
   const bool after = *past;
   // %gid is u64 (a special register is read in its own type only): t is unsigned.
   Value *before = after ? b_.CreateICmpULE(first, y.v) : b_.CreateICmpULT(first, y.v);
@@ -678,8 +681,12 @@ auto KernelLowering::agreeing_chunks(CmpCode cc, size_t grows, Value *first, V y
   if (after) // y - first + 1, saturated (y may be the type's largest value)
     lanes = b_.CreateAdd(lanes, b_.CreateZExt(b_.CreateICmpNE(lanes, u64c(UINT64_MAX)), i64()));
   Value *span = b_.CreateZExt(span_lanes_, i64());
-  Value *run =
-      b_.CreateSelect(before, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, lanes, span), span);
+  return b_.CreateSelect(before, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, lanes, span), span,
+                         "first.run");
+}
+
+auto KernelLowering::agreeing_chunks(Value *run, Value *agrees) -> Value * {
+  if (!run) return b_.CreateSelect(agrees, b_.CreateUDiv(span_lanes_, u32c(w_)), u32c(0));
   Value *chunks = b_.CreateTrunc(b_.CreateUDiv(run, u64c(w_)), i32());
   return b_.CreateSelect(block_whole_, chunks, u32c(0), "agreeing.chunks");
 }
@@ -770,6 +777,12 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
       Value *value = on_taken ? ends->block_value : b_.CreateNot(ends->block_value);
       b_.CreateStore(b_.CreateSelect(value, ends->agreeing_chunks, u32c(0)), goes_on_);
       has_goes_on_check_ = true;
+      if (ends->first_run_chunks && !effects_) {
+        // When the span's first lane goes on, every lane past its first run leaves here,
+        // having done nothing before: the driver runs no chunk that holds only such lanes.
+        b_.CreateStore(b_.CreateSelect(value, ends->first_run_chunks, u32c(UINT32_MAX)),
+                       leaves_from_);
+      }
       BasicBlock *test = BasicBlock::Create(c_, "ends.test", fn_);
       b_.CreateCondBr(block_goes_on_, on_taken ? all_taken : all_other, test);
       b_.SetInsertPoint(test);

@@ -254,6 +254,10 @@ private:
     /// For a comparison of %gid itself: the number of chunks, from the span's first, whose
     /// lanes all agree with its first lane (i32; 0 where the span is not whole chunks).
     Value *agreeing_chunks = nullptr;
+    /// For a comparison of %gid itself against a uniform value: the number of chunks, from
+    /// the span's first, that hold a lane with its first lane's condition (i32: every later
+    /// lane has the other); null where that is unknown.
+    Value *first_run_chunks = nullptr;
     /// The comparison is in the kernel's first block, which runs once per chunk, and its other
     /// operand has the same value in every chunk of a block (same_in_every_chunk): the
     /// block's decision there holds for all of its chunks. (ends_of_pred_ is per block, so
@@ -268,13 +272,18 @@ private:
               block_agrees,
               block_value ? b.CreateNot(block_value) : nullptr,
               agreeing_chunks,
+              first_run_chunks,
               once_per_chunk};
     }
   };
 
-  /// Ends::agreeing_chunks of `%gid cc y` (`y cc %gid` where grows is 2), for a span
-  /// starting at lane `first`; `agrees` says whether the whole span agrees.
-  Value *agreeing_chunks(CmpCode cc, size_t grows, Value *first, V y, Value *agrees);
+  /// The number of lanes, from the span's first (at %gid `first`), whose `%gid cc y` (`y cc
+  /// %gid` where grows is 2) equals the first lane's (i64); null where the comparison is not
+  /// an ordering or y varies.
+  Value *first_run(CmpCode cc, size_t grows, Value *first, V y);
+  /// Ends::agreeing_chunks for the span's first run (first_run, or null); `agrees` says
+  /// whether the whole span agrees.
+  Value *agreeing_chunks(Value *run, Value *agrees);
   /// Whether `set` compares a value that grows with %gid across a chunk against a uniform
   /// one by an ordering, so that its lanes' results change at most once along the chunk.
   bool monotone_in_chunk(const Instruction &set) const;
@@ -487,6 +496,10 @@ private:
   /// The driver's decision that this launch is big enough for a store to stream (a constant
   /// in its loops for blocks that go on).
   Value *may_stream_ = nullptr;
+  /// Where the chunk tells the driver the first chunk of the span from which every lane
+  /// leaves at the first block's bound check with nothing done before it (i32; the driver
+  /// runs no chunk from there). Only a chunk that finds it stores it.
+  Value *leaves_from_ = nullptr;
   /// The number of the span's chunks, from its first, that the first block's bound check found to
   /// go on past it (0 until then; the chunk's return value).
   llvm::AllocaInst *goes_on_ = nullptr;
@@ -507,6 +520,10 @@ private:
   bool full_chunk_ = false;        ///< emitting a block's copy for chunks whose lanes are all live
   bool first_block_once_ = false;  ///< no branch returns to the kernel's first block
   bool has_goes_on_check_ = false; ///< the chunk may return a count of chunks that go on
+  /// The block being emitted has, before the current instruction, done something that a lane
+  /// which goes on to leave must still do: an instruction that is not pure, or a check that
+  /// may fail the launch (-fcheck-div).
+  bool effects_ = false;
   std::map<uint32_t, bool> same_in_every_chunk_; ///< defines_same_in_every_chunk's answers
   std::map<unsigned, Ends> ends_of_pred_;        ///< full chunk: predicates whose ends decide
   uint32_t versioned_ = 0;                       ///< instructions emitted twice so far

@@ -1,7 +1,10 @@
 // The generated header compiles as C++17; its C++ wrappers throw kernel_error on failure.
+#include "counts.h"
 #include "vector.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -30,6 +33,20 @@ int main() {
   } catch (const hologram_kernels::kernel_error &e) {
     expect(e.code() != 0 && std::strstr(e.what(), "zero-size") != nullptr, "kernel_error");
   }
+  // A launch sized by a 64-bit count: one lane per element, in blocks of 256.
+  std::vector<uint32_t> x(1000, 0);
+  hologram_kernels::counts::fill(x.data(), 999);
+  expect(x[998] == 7 && x[999] == 0, "fill sized by a u64 count");
+  // A count whose blocks of 256 outnumber a grid's 2^32 - 1 is refused, not wrapped into a
+  // grid of one block.
+  std::fill(x.begin(), x.end(), 0u);
+  try {
+    hologram_kernels::counts::fill(x.data(), ((uint64_t{1} << 32) + 1) * 256);
+    expect(false, "a count of more than 2^32 - 1 blocks throws");
+  } catch (const hologram_kernels::kernel_error &e) {
+    expect(std::strstr(e.what(), "pass an hg_launch") != nullptr, "the refusal names the way out");
+  }
+  expect(x[0] == 0, "a refused launch runs no lane");
   if (failures == 0) std::printf("header C++17 test passed\n");
   return failures != 0;
 }

@@ -452,6 +452,76 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
   }
 }
 
+TEST(CpuModules, LanesPastABoundCheckStillDoWhatComesBeforeIt) {
+  // The driver skips the chunks whose lanes all leave at the kernel's first bound check only
+  // when nothing comes before the check. Here a store before it is made by every lane of
+  // the launch, and a division by zero before it (-fcheck-div) in lane 100, past the bound,
+  // fails the launch: at every level, in blocks of 256 (one span of whole chunks) and of 7.
+  const char *text = R"(
+.kernel mark
+.param %flags : buffer<u32> write
+.param %x : buffer<u32> write
+.param %n : u64
+  mov.imm.u32    r5, 1
+  st.u32         [%flags + %gid*4], r5
+  param.u64      r0, %n
+  setge.u64      p0, %gid, r0
+  bra p0         @done
+  st.u32         [%x + %gid*4], r5
+@done:
+  exit
+.kernel divide
+.param %x : buffer<u32> write
+.param %n : u64
+  cvt.u32.u64    r1, %gid
+  mov.imm.u32    r2, 100
+  sub.u32        r3, r1, r2
+  mov.imm.u32    r4, 1000
+  div.u32        r6, r4, r3
+  param.u64      r0, %n
+  setge.u64      p0, %gid, r0
+  bra p0         @done
+  st.u32         [%x + %gid*4], r6
+@done:
+  exit
+)";
+  IsaGuard isa;
+  auto b = create_backend(Preference::parse("cpu"));
+  driver::CpuOutputOptions o;
+  o.targets = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
+  o.check_div = true;
+  const std::string path = compile_text(text, o);
+  for (const std::string &level : levels_this_cpu_runs()) {
+    runtime::set_cpu_isa(level);
+    auto m = b->load_module(path);
+    for (uint32_t block : {256u, 7u}) {
+      const uint32_t lanes = 1024 / block * block, n = 16;
+      auto flags = b->allocate_buffer(lanes * 4), x = b->allocate_buffer(lanes * 4);
+      b->write<uint32_t>(flags, std::vector<uint32_t>(lanes, 0));
+      b->write<uint32_t>(x, std::vector<uint32_t>(lanes, 0));
+      KernelArg marks[] = {KernelArg::buffer(flags), KernelArg::buffer(x), KernelArg::u64(n)};
+      b->launch(m, "mark", LaunchConfig::linear(lanes, block), marks);
+      const auto f = b->read<uint32_t>(flags), y = b->read<uint32_t>(x);
+      uint32_t bad = 0;
+      for (uint32_t i = 0; i < lanes; ++i) bad += f[i] != 1 || y[i] != (i < n ? 1u : 0u);
+      EXPECT_EQ(bad, 0u) << level << ", block " << block;
+      KernelArg divides[] = {KernelArg::buffer(x), KernelArg::u64(n)};
+      try {
+        b->launch(m, "divide", LaunchConfig::linear(lanes, block), divides);
+        ADD_FAILURE() << "lane 100 divides by zero before its bound check (" << level << ", block "
+                      << block << ")";
+      } catch (const Error &e) {
+        EXPECT_EQ(e.code(), ErrorCode::DivisionByZero) << e.what();
+        EXPECT_NE(std::string(e.what()).find("lane 100 "), std::string::npos) << e.what();
+      }
+      b->free_buffer(flags);
+      b->free_buffer(x);
+    }
+    b->unload_module(m);
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(CpuModules, BlocksRunAsOneSpanOnlyWhereTheKernelCannotTellThemApart) {
   // A kernel that reads only %gid runs consecutive blocks as one span (the driver's
   // spans_blocks): every lane must still run once, with its own %gid, whatever the block's
