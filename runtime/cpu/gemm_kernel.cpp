@@ -668,6 +668,14 @@ template <typename F> float row_sum(const float *x, uint64_t n, float fill, F &&
   return vmath::lane_sum(total.sum - total.comp);
 }
 
+/// Fetches element c of the next row into the caches when c starts a cache line of this row
+/// (rows of a multiple of 16 floats: every line). A row's first pass reads it from memory and
+/// waits on each line; fetched while the row before it computes, it is in the cache by then.
+inline void prefetch_next_row(const float *next, uint64_t c) {
+  constexpr uint64_t kLineFloats = 64 / sizeof(float);
+  if (next && c % kLineFloats == 0) __builtin_prefetch(next + c);
+}
+
 /// The reference's softmax of a row whose largest element is not finite (+inf, or -inf when
 /// every element is -inf or NaN): f64 throughout, as the interpreter computes it.
 void softmax_row_reference(const float *x, float *y, uint64_t cols, float mx, bool log_softmax) {
@@ -692,9 +700,12 @@ void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool l
     }
     const VecF m = VecF{} + mx;
     // Pass 2: exp(x - max) of the exact difference (vmath::exp_below), kept in y for softmax;
-    // tail lanes hold -inf, whose exponential is 0.
+    // tail lanes hold -inf, whose exponential is 0. It also fetches the next row, a cache
+    // line per line of this one, for its maximum's pass (prefetch_next_row).
+    const float *next = r + 1 < rows ? xr + cols : nullptr;
     const float sum =
         row_sum(xr, cols, -std::numeric_limits<float>::infinity(), [&](VecF v, uint64_t c) {
+          prefetch_next_row(next, c);
           const VecF e = vmath::exp_below(v, m);
           if (!log_softmax) {
             if (c + kLanesF <= cols)
