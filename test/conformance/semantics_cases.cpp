@@ -222,22 +222,29 @@ void semantics_cases(std::vector<Case> &out) {
     out.push_back(c);
   }
   {
-    // a * b + c where the product's rounding matters: (1 + 2^-12)^2 - (1 + 2^-11).
+    // a * b + c where the product's rounding matters: (1 + 2^-12)^2 - (1 + 2^-11). And two
+    // where the exact sum lies within 2^-70 of a midpoint between two floats, so that the sum
+    // rounded to f64 first is the midpoint and rounding that to f32 goes the wrong way:
+    // (1 + 2^-23)(1 - 2^-23) 2^-24 = 2^-24 - 2^-70 added to 1 + 2^-23 (just below the
+    // midpoint: down) and to -(1 + 2^-23) (just past it in magnitude: away from zero).
     const float x = 1.0f + std::ldexp(1.0f, -12);
-    Case c = rule_case("fma_mad", 3);
+    const float up = (1.0f + std::ldexp(1.0f, -23)) * std::ldexp(1.0f, -12);
+    const float down = (1.0f - std::ldexp(1.0f, -23)) * std::ldexp(1.0f, -12);
+    const float odd = 1.0f + std::ldexp(1.0f, -23);
+    Case c = rule_case("fma_mad", 5);
     c.inputs = [=](CaseData &d) {
-      set<float>(d, "a", Type::F32, {x, 3.0f, 0.1f});
-      set<float>(d, "b", Type::F32, {x, 5.0f, 10.0f});
-      set<float>(d, "c", Type::F32, {-(1.0f + std::ldexp(1.0f, -11)), 1.0f, -1.0f});
-      zeros<float>(d, "fused", Type::F32, 3);
-      zeros<float>(d, "unfused", Type::F32, 3);
+      set<float>(d, "a", Type::F32, {x, 3.0f, 0.1f, up, up});
+      set<float>(d, "b", Type::F32, {x, 5.0f, 10.0f, down, down});
+      set<float>(d, "c", Type::F32, {-(1.0f + std::ldexp(1.0f, -11)), 1.0f, -1.0f, odd, -odd});
+      zeros<float>(d, "fused", Type::F32, 5);
+      zeros<float>(d, "unfused", Type::F32, 5);
     };
     c.reference = [=](CaseData &d, std::vector<Check> &) {
       auto &a = d.arrays.at("a"), &b = d.arrays.at("b"), &cc = d.arrays.at("c");
-      std::vector<float> fused(3), unfused(3);
-      for (size_t i = 0; i < 3; ++i) {
+      std::vector<float> fused(5), unfused(5);
+      for (size_t i = 0; i < 5; ++i) {
         const float ai = a.as<float>()[i], bi = b.as<float>()[i], ci = cc.as<float>()[i];
-        fused[i] = static_cast<float>(static_cast<double>(ai) * bi + ci); // exact product in f64
+        fused[i] = std::fmaf(ai, bi, ci); // C's fmaf rounds once
         volatile float p = ai * bi;
         unfused[i] = p + ci;
       }
