@@ -525,20 +525,20 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
   if (kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL) launch = LaunchConfig{}; // one lane, once
   // At most 2^30 lanes per block, and 2^62 per launch: the compiled code relies on %gid never
   // wrapping (it adds a chunk's width to a lane's %gid without an overflow test).
-  auto product = [](std::initializer_list<uint64_t> factors, uint64_t limit) {
-    uint64_t p = 1;
-    for (uint64_t f : factors)
-      if (__builtin_mul_overflow(p, f, &p)) return limit + 1;
-    return p;
-  };
-  const uint64_t block_lanes = product({launch.block.x, launch.block.y, launch.block.z}, 1u << 30);
-  if (block_lanes > (uint64_t{1} << 30))
+  // (Two 32-bit factors never overflow 64 bits, and a third one does not after the first two
+  // were found at most 2^30.)
+  const uint64_t most_block_lanes = uint64_t{1} << 30;
+  uint64_t block_lanes = uint64_t{launch.block.x} * launch.block.y;
+  if (block_lanes <= most_block_lanes) block_lanes *= launch.block.z;
+  if (block_lanes > most_block_lanes)
     throw Error(ErrorCode::InvalidArgument,
                 "kernel '" + k.name + "': a block of " + std::to_string(launch.block.x) + "x" +
                     std::to_string(launch.block.y) + "x" + std::to_string(launch.block.z) +
                     " lanes; the CPU backend runs at most 2^30 lanes per block");
   const uint64_t max_lanes = (uint64_t{1} << 62) - 1;
-  if (product({launch.grid.x, launch.grid.y, launch.grid.z, block_lanes}, max_lanes) > max_lanes)
+  uint64_t launch_lanes = uint64_t{launch.grid.x} * launch.grid.y;
+  if (__builtin_mul_overflow(launch_lanes, launch.grid.z, &launch_lanes) ||
+      __builtin_mul_overflow(launch_lanes, block_lanes, &launch_lanes) || launch_lanes > max_lanes)
     throw Error(ErrorCode::InvalidArgument,
                 "kernel '" + k.name + "': a grid of " + std::to_string(launch.grid.x) + "x" +
                     std::to_string(launch.grid.y) + "x" + std::to_string(launch.grid.z) +
