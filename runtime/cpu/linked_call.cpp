@@ -6,6 +6,7 @@
 #include "hologram/hologram.h"
 #include "hologram/runtime/error.h"
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -78,14 +79,16 @@ const LinkedModule &module_of(const hg_cpu_module_desc *desc) {
 /// 256 lanes or of the --block the kernel was compiled for.
 LaunchConfig default_launch(const isa::Kernel &k, const hg_cpu_kernel_desc &kd, uint64_t count) {
   const uint32_t block = kd.block[0] ? kd.block[0] : 256;
-  const uint64_t blocks = count / block + (count % block != 0);
+  // One division (its quotient and remainder); a count of 0 still runs one block.
+  const uint64_t blocks = std::max<uint64_t>(count / block + (count % block != 0), 1);
   if (blocks > UINT32_MAX)
     throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "': a launch of " +
                                                 std::to_string(count) +
                                                 " lanes takes more than 2^32 - 1 blocks of " +
                                                 std::to_string(block) + "; pass an hg_launch");
-  LaunchConfig config = LaunchConfig::linear(count == 0 ? 1 : count, block);
-  if (kd.block[0]) config.block = {kd.block[0], kd.block[1], kd.block[2]};
+  LaunchConfig config;
+  config.grid = {static_cast<uint32_t>(blocks), 1, 1};
+  config.block = {block, kd.block[0] ? kd.block[1] : 1, kd.block[0] ? kd.block[2] : 1};
   return config;
 }
 
