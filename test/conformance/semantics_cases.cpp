@@ -443,6 +443,27 @@ void semantics_cases(std::vector<Case> &out) {
     c.checks = {{"out", {}}, {"wide", {}}};
     out.push_back(c);
   }
+  // Falling off the end is exit: the stores before it are made, no lane does more.
+  {
+    Case c = rule_case("falls_off", 8);
+    c.inputs = [](CaseData &d) {
+      set<uint32_t>(d, "out", Type::U32, std::vector<uint32_t>(8, 99));
+    };
+    c.reference = [](CaseData &d, std::vector<Check> &) {
+      set<uint32_t>(d, "out", Type::U32, {0, 1, 2, 3, 4, 99, 99, 99});
+    };
+    c.checks = {{"out", {}}};
+    out.push_back(c);
+  }
+  {
+    Case c = rule_case("empty", 8);
+    c.inputs = [](CaseData &d) {
+      set<uint32_t>(d, "out", Type::U32, std::vector<uint32_t>(8, 42));
+    };
+    c.reference = [](CaseData &, std::vector<Check> &) {}; // nothing changes
+    c.checks = {{"out", {}}};
+    out.push_back(c);
+  }
 }
 
 } // namespace hologram::conformance

@@ -562,6 +562,7 @@ auto KernelLowering::bb_index(const opt::LaneBlock &bb) const -> uint32_t {
 
 auto KernelLowering::emit_block(uint32_t block) -> void {
   const opt::LaneBlock &bb = a_.blocks[block];
+  cur_block_ = block;
   b_.SetInsertPoint(bb_of_[block]);
   divergent_ = a_.divergent[block];
   if (BasicBlock *full = full_bb_[block]) {
@@ -630,7 +631,7 @@ auto KernelLowering::plan_predication() -> void {
 }
 
 auto KernelLowering::jump(uint32_t target) -> void {
-  if (predicated_[a_.block_of[cur_]]) {
+  if (predicated_[cur_block_]) {
     // The end of a predicated block: every lane of the branch in front of it goes on.
     b_.CreateStore(b_.CreateLoad(vec(i1()), branch_mask_), mask_);
     b_.CreateBr(bb_of(target));

@@ -534,6 +534,7 @@ private:
   /// else for blocks of whole chunks; the chunk is inlined in each, larger kernels keep one.
   static constexpr size_t kMaxWholeBlockLoop = 256;
   uint32_t cur_ = 0;
+  uint32_t cur_block_ = 0; // the lane block being emitted (an empty kernel's has no instruction)
 };
 
 } // namespace hologram::codegen::detail
