@@ -8,7 +8,7 @@
 //    long double reference.
 // Prints the worst error and where it occurs; exits 1 when a bound is exceeded. Arguments name
 // the functions to sweep (all when none); --compiled leaves out the library's, --f64 runs only
-// the sampled f64 functions. Run by
+// the sampled f64 functions, --level=N (2, 3, 4) only that x86 level. Run by
 // scripts/math-sweep.sh (about half an hour on 2 cores; not part of the unit tests).
 #include "library_math.h"
 
@@ -21,6 +21,7 @@
 #include <array>
 #include <bit>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -311,12 +312,15 @@ int main(int argc, char **argv) {
   // Arguments: function names (all when none); --compiled skips the library's functions,
   // --f64 runs only the sampled ones (f64, and f32 pow and atan2).
   bool library = true, f32 = true;
+  int only_level = 0;
   std::vector<std::string> names;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--compiled"))
       library = false;
     else if (!std::strcmp(argv[i], "--f64"))
       library = f32 = false;
+    else if (!std::strncmp(argv[i], "--level=", 8))
+      only_level = std::atoi(argv[i] + 8);
     else
       names.emplace_back(argv[i]);
   }
@@ -324,7 +328,13 @@ int main(int argc, char **argv) {
     return names.empty() || std::find(names.begin(), names.end(), name) != names.end();
   };
   bool ok = true;
-  for (int level : runnable_levels()) {
+  const std::vector<int> levels = runnable_levels();
+  if (only_level && std::find(levels.begin(), levels.end(), only_level) == levels.end()) {
+    std::fprintf(stderr, "hologram-math-sweep: this CPU does not run x86-64-v%d\n", only_level);
+    return 2;
+  }
+  for (int level : levels) {
+    if (only_level && level != only_level) continue;
     for (const auto &fn : library_functions()) {
       if (!library || !wanted(fn.name)) continue;
       const Worst w = sweep_all(

@@ -116,24 +116,49 @@ llvm::Value *call_library(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpc
 /// power of two: that path skips the clamps and multiplies once, with the same result.
 llvm::Value *emit_exp(MathIR &m, llvm::Value *x) {
   const bool d = m.f64();
-  auto general = [&] {
-    llvm::Value *c = d ? m.clamp(x, cpu_math::f64::kExpLowest, cpu_math::f64::kExpHighest)
-                       : m.clamp(x, exp_f32::kLowest, exp_f32::kHighest);
-    MathIR::ExpReduced e = m.exp_reduce(c);
-    return m.scale(m.exp_reduced(e.r), e.kf, e.k);
+  auto clamped = [&] {
+    return m.exp_reduce(d ? m.clamp(x, cpu_math::f64::kExpLowest, cpu_math::f64::kExpHighest)
+                          : m.clamp(x, exp_f32::kLowest, exp_f32::kHighest));
   };
-  if (m.scales_in_one_instruction()) return general();
+  if (m.scales_in_one_instruction()) {
+    MathIR::ExpReduced e = clamped();
+    return m.scale(m.exp_reduced(e.r), e.kf, e.k);
+  }
   llvm::IRBuilder<> &b = m.builder();
   // Ordered: a NaN lane takes the general path.
   llvm::Value *normal = m.all(
       b.CreateFCmpOLE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), m.f(d ? 708.0 : 86.5)));
+  if (!d && m.fused()) {
+    // f32 with FMA (v3): e^r 2^k = 2^k + (e^r - 1) 2^k, one FMA rounded once, on e^r - 1 by
+    // Estrin's scheme (a shorter chain of dependent operations than Horner's rule below). The
+    // general path scales by 2^k1 the same way and then by 2^k2, exactly where the result is
+    // normal, so that both paths give the same result there.
+    auto scaled = [&](llvm::Value *r, llvm::Value *k) {
+      llvm::Value *s = m.pow2(k);
+      return m.fused_fma(m.expm1_reduced_f32(r), s, s);
+    };
+    return m.unless_rare(
+        normal,
+        [&] {
+          MathIR::ExpReduced e = m.exp_reduce(x);
+          return scaled(e.r, e.k);
+        },
+        [&] {
+          MathIR::ExpReduced e = clamped();
+          llvm::Value *k1 = b.CreateAShr(e.k, m.i(1));
+          return b.CreateFMul(scaled(e.r, k1), m.pow2(b.CreateSub(e.k, k1)));
+        });
+  }
   return m.unless_rare(
       normal,
       [&] {
         MathIR::ExpReduced e = m.exp_reduce(x);
         return b.CreateFMul(m.exp_reduced(e.r), m.pow2(e.k));
       },
-      general);
+      [&] {
+        MathIR::ExpReduced e = clamped();
+        return m.scale(m.exp_reduced(e.r), e.kf, e.k);
+      });
 }
 
 /// 2^x: k = round(x), r = x - k (exact), 2^r = e^y with y = r ln2, scaled by 2^k. For f32, y
@@ -199,8 +224,11 @@ LogParts log_parts(MathIR &m, llvm::Value *x, bool normal) {
   auto [kf, f] = log_argument(m, x, normal);
   llvm::Value *ff = b.CreateFMul(f, f);
   llvm::Value *hfsq = b.CreateFMul(m.f(0.5), ff);
-  if (!d) // f32: t = f³ P(f), no division
-    return {kf, f, hfsq, b.CreateFMul(b.CreateFMul(f, ff), m.horner(f, cpu_math::f32::kLogP))};
+  if (!d) { // f32: t = f³ P(f), no division; P by Estrin's scheme where FMA is fused
+    const auto &c = cpu_math::f32::kLogP;
+    llvm::Value *poly = m.fused() ? m.estrin(f, ff, c) : m.horner(f, c);
+    return {kf, f, hfsq, b.CreateFMul(b.CreateFMul(f, ff), poly)};
+  }
   llvm::Value *s = b.CreateFDiv(f, b.CreateFAdd(f, m.f(2.0)));
   llvm::Value *z = b.CreateFMul(s, s);
   llvm::Value *t = b.CreateFMul(s, m.fma(z, m.horner(z, cpu_math::f64::kLogQ), hfsq));

@@ -13,6 +13,7 @@
 #include <llvm/IR/IntrinsicsX86.h>
 
 #include <utility>
+#include <vector>
 
 namespace hologram::codegen::detail {
 
@@ -49,6 +50,25 @@ public:
     llvm::Value *p = f(c[0]);
     for (size_t n = 1; n < N; ++n) p = fma(p, x, f(c[n]));
     return p;
+  }
+  /// c[0] x^(n-1) + ... + c[n-1] by Estrin's scheme, given x2 = x²: pairs c[i] x + c[i+1]
+  /// (the highest coefficient of an odd count folded in as c[0] x² + the highest pair), then
+  /// pairs of those by x², x⁴, ...: about log2(n) multiply-adds in a row where Horner's rule
+  /// has n - 1, with as many in all.
+  template <typename T, size_t N>
+  llvm::Value *estrin(llvm::Value *x, llvm::Value *x2, const T (&c)[N]) {
+    static_assert(N >= 3);
+    std::vector<llvm::Value *> terms; // lowest degree first
+    for (size_t j = 0; j + 1 < N; j += 2) terms.push_back(fma(f(c[N - 2 - j]), x, f(c[N - 1 - j])));
+    if (N % 2) terms.back() = fma(f(c[0]), x2, terms.back());
+    for (llvm::Value *p = x2; terms.size() > 1; p = b_.CreateFMul(p, p)) {
+      std::vector<llvm::Value *> next;
+      for (size_t i = 0; i < terms.size(); i += 2)
+        next.push_back(i + 1 < terms.size() ? fma(terms[i + 1], p, terms[i]) : terms[i]);
+      terms.swap(next);
+      if (terms.size() == 1) break;
+    }
+    return terms[0];
   }
   llvm::Value *bits(llvm::Value *v) { return b_.CreateBitCast(v, ity_); }
   llvm::Value *from_bits(llvm::Value *v) { return b_.CreateBitCast(v, ty_); }
@@ -129,6 +149,11 @@ public:
     if (!f64_) return b_.CreateFAdd(fma(horner(r, exp_f32::kPoly), b_.CreateFMul(r, r), r), f(1.0));
     Pair e = exp_reduced_pair(r, extra);
     return b_.CreateFAdd(e.hi, e.lo);
+  }
+  /// e^r - 1 for f32 as r + r²·P(r), P by Estrin's scheme (poly()).
+  llvm::Value *expm1_reduced_f32(llvm::Value *r) {
+    llvm::Value *r2 = b_.CreateFMul(r, r);
+    return fma(estrin(r, r2, exp_f32::kPoly), r2, r);
   }
   /// e^(r + extra) of f64 as an unnormalised pair: 1 + r rounded, and its error plus the rest.
   Pair exp_reduced_pair(llvm::Value *r, llvm::Value *extra = nullptr) {
