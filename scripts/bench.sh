@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Builds the benchmarks (Release, build-bench/), runs them side by side with their peers and
-# writes docs/performance.md. Not part of the test command: benchmarks are measurements.
+# writes docs/performance.md, or docs/performance-avx2.md on a CPU without AVX-512 (so that a run
+# on such a machine does not replace the AVX-512 one). Not part of the test command:
+# benchmarks are measurements.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$root/scripts/setup.sh"
@@ -49,6 +51,8 @@ export XDG_RUNTIME_DIR=${XDG_RUNTIME_DIR:-/tmp}
   --benchmark_repetitions=8 --benchmark_enable_random_interleaving=true \
   --benchmark_out="$build/compile-bench.json" --benchmark_out_format=json \
   --benchmark_format=console
+out=docs/performance.md
+if [[ ! " ${levels[*]} " == *" v4 "* ]]; then out=docs/performance-avx2.md; fi
 python3 "$root/bench/report.py" "$build/bench.json" "$build/gpu-bench.json" \
-  "$build/compile-bench.json" "$root/docs/performance.md"
-echo "bench: wrote docs/performance.md"
+  "$build/compile-bench.json" "$root/$out"
+echo "bench: wrote $out"
