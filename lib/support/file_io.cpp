@@ -35,24 +35,10 @@ Status write_all(int fd, const std::string &path, std::string_view data) {
   }
   return Status::ok();
 }
-} // namespace
 
-Expected<std::string> read_file(const std::string &path) {
-  if (path == "-") {
-    std::ostringstream os;
-    os << std::cin.rdbuf();
-    return os.str();
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return system_error("cannot open '" + path + "'");
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-namespace {
-
-/// Writes `data` to an existing file that is not a regular one (a device such as /dev/stdout or
-/// /dev/null, a FIFO, a socket) in place: it cannot be replaced, and renaming a file onto its
-/// path would put a regular file where the device was.
+/// Writes `data` to an existing file that is not a regular one (a device such as /dev/null, a
+/// FIFO, a socket) in place: it cannot be replaced, and renaming a file onto its path would put a
+/// regular file where the device was.
 Status write_in_place(const std::string &path, std::string_view data) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return system_error("cannot open '" + path + "'");
@@ -60,8 +46,6 @@ Status write_in_place(const std::string &path, std::string_view data) {
   if (::close(fd) != 0 && st) st = system_error("cannot write '" + path + "'");
   return st;
 }
-
-} // namespace
 
 /// The descriptor a path names, as the shell sees it: /dev/stdout (1), /dev/stderr (2),
 /// /dev/fd/N and /proc/self/fd/N; -1 for any other path. Such a path is written through the
@@ -84,6 +68,18 @@ int named_descriptor(const std::string &path) {
     return fd;
   }
   return -1;
+}
+} // namespace
+
+Expected<std::string> read_file(const std::string &path) {
+  if (path == "-") {
+    std::ostringstream os;
+    os << std::cin.rdbuf();
+    return os.str();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return system_error("cannot open '" + path + "'");
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 Status write_file_atomic(const std::string &path, std::string_view data) {

@@ -319,9 +319,14 @@ int main(int argc, char **argv) {
       library = false;
     else if (!std::strcmp(argv[i], "--f64"))
       library = f32 = false;
-    else if (!std::strncmp(argv[i], "--level=", 8))
+    else if (!std::strncmp(argv[i], "--level=", 8)) {
       only_level = std::atoi(argv[i] + 8);
-    else
+      if (only_level < 2 || only_level > 4) {
+        std::fprintf(stderr, "hologram-math-sweep: --level takes 2, 3 or 4, not '%s'\n",
+                     argv[i] + 8);
+        return 2;
+      }
+    } else
       names.emplace_back(argv[i]);
   }
   auto wanted = [&](const char *name) {

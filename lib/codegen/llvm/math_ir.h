@@ -61,12 +61,13 @@ public:
     std::vector<llvm::Value *> terms; // lowest degree first
     for (size_t j = 0; j + 1 < N; j += 2) terms.push_back(fma(f(c[N - 2 - j]), x, f(c[N - 1 - j])));
     if (N % 2) terms.back() = fma(f(c[0]), x2, terms.back());
-    for (llvm::Value *p = x2; terms.size() > 1; p = b_.CreateFMul(p, p)) {
+    llvm::Value *p = x2;
+    while (terms.size() > 1) {
       std::vector<llvm::Value *> next;
       for (size_t i = 0; i < terms.size(); i += 2)
         next.push_back(i + 1 < terms.size() ? fma(terms[i + 1], p, terms[i]) : terms[i]);
       terms.swap(next);
-      if (terms.size() == 1) break;
+      if (terms.size() > 1) p = b_.CreateFMul(p, p); // the next level's power of x
     }
     return terms[0];
   }
@@ -150,7 +151,7 @@ public:
     Pair e = exp_reduced_pair(r, extra);
     return b_.CreateFAdd(e.hi, e.lo);
   }
-  /// e^r - 1 for f32 as r + r²·P(r), P by Estrin's scheme (poly()).
+  /// e^r - 1 for f32 as r + r²·P(r), P by Estrin's scheme (estrin()).
   llvm::Value *expm1_reduced_f32(llvm::Value *r) {
     llvm::Value *r2 = b_.CreateFMul(r, r);
     return fma(estrin(r, r2, exp_f32::kPoly), r2, r);
