@@ -478,13 +478,19 @@ template <typename Run> bool with_unary_f32(MapKind op, Run &&run) {
     // One division for both: (v or v·e^v·2^64) / (1 + e^-|v|), the second scaled back by
     // 2^-64. e^-|v|·2^64 is a normal number whenever it is not 0, so scaling it by 2^-64 is
     // e^-|v| rounded once, as the exponential itself is.
+    // The usual case, every -|v| at least kNormalArgument (NaN counts): e^-|v| and v·e^-|v|
+    // are normal, so neither needs the 2^64 and the quotient is the same bits without it.
     run([](VecF v) {
-      const VecF lowest = VecF{} + vmath::kLowestArgument;
       const VecF a = vmath::min(v, -v); // -|v|; NaN stays NaN
+      const auto positive = v >= VecF{};
+      if (vmath::all_at_least(a, VecF{} + vmath::kNormalArgument)) {
+        const VecF e = vmath::exp_parts(a).scaled_normal();
+        return (positive ? v : v * e) / (1.0f + e);
+      }
+      const VecF lowest = VecF{} + vmath::kLowestArgument;
       const auto parts = vmath::exp_parts(vmath::max(lowest, a), VecF{});
       const VecF e64 = a < lowest ? VecF{} : parts.scaled(64);
       const VecF den = 1.0f + e64 * 0x1p-64f;
-      const auto positive = v >= VecF{};
       const VecF q = (positive ? v : v * e64) / den;
       return positive ? q : q * 0x1p-64f;
     });

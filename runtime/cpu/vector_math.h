@@ -97,6 +97,9 @@ constexpr float kLowestArgument = -110.0f;
 
 /// Above this argument e^x is normal, and so is 2^k for k = round(x / ln 2) (k >= -125).
 constexpr float kNormalArgument = -86.5f;
+/// Up to this argument 2^k is finite, k = round(x / ln 2) <= 127 (e^x < 2^127 there, so it
+/// is finite too).
+constexpr float kNormalHighest = 88.0f;
 
 /// Whether no lane of v is below `bound` (a NaN lane is not below it): one compare and a
 /// mask test.
@@ -118,6 +121,30 @@ template <typename V> inline bool all_at_least(V v, V bound) {
   }
 }
 
+/// Whether no lane of v is below `lo` or above `hi` (a NaN lane is neither): two compares and
+/// one mask test.
+template <typename V> inline bool all_within(V v, V lo, V hi) {
+  if constexpr (sizeof(V) == 64) {
+#if defined(__AVX512F__)
+    const auto x = reinterpret_cast<__m512>(v);
+    return (_mm512_cmp_ps_mask(x, reinterpret_cast<__m512>(lo), _CMP_LT_OQ) |
+            _mm512_cmp_ps_mask(x, reinterpret_cast<__m512>(hi), _CMP_GT_OQ)) == 0;
+#endif
+  } else if constexpr (sizeof(V) == 32) {
+#if defined(__AVX__)
+    const auto x = reinterpret_cast<__m256>(v);
+    return _mm256_movemask_ps(
+               _mm256_or_ps(_mm256_cmp_ps(x, reinterpret_cast<__m256>(lo), _CMP_LT_OQ),
+                            _mm256_cmp_ps(x, reinterpret_cast<__m256>(hi), _CMP_GT_OQ))) == 0;
+#endif
+  } else {
+    static_assert(sizeof(V) == 16);
+    const auto x = reinterpret_cast<__m128>(v);
+    return _mm_movemask_ps(_mm_or_ps(_mm_cmplt_ps(x, reinterpret_cast<__m128>(lo)),
+                                     _mm_cmpgt_ps(x, reinterpret_cast<__m128>(hi)))) == 0;
+  }
+}
+
 /// exp(x + lo) = p·2^k with p in [0.7, 1.42], before the scale is applied.
 template <typename V> struct ExpParts {
   V p, kf;    ///< p, and k as a float
@@ -135,9 +162,9 @@ template <typename V> struct ExpParts {
 };
 
 /// The parts of exp(x + lo) for x in [kLowestArgument, 89] (or NaN) and |lo| <= 2^-10: lo is the
-/// rounding error of the caller's argument (0 when it has none), folded into the reduced argument
-/// so it costs one add. A NaN reaches r and stays NaN with no select.
-template <typename V> inline ExpParts<V> exp_parts(V x, V lo) {
+/// rounding error of the caller's argument, folded into the reduced argument so it costs one
+/// add (WithLo false: there is none, and no add). A NaN reaches r and stays NaN with no select.
+template <bool WithLo, typename V> inline ExpParts<V> exp_parts_of(V x, V lo) {
   using I = IntOf<V>;
   namespace c = exp_f32;
   // k = round(x / ln2) by the shifter: its low mantissa bits hold k.
@@ -147,12 +174,20 @@ template <typename V> inline ExpParts<V> exp_parts(V x, V lo) {
   const I k = std::bit_cast<I>(t) - std::bit_cast<I>(shifter);
   V r = x - kf * splat<V>(c::kLn2Hi);
   r = r - kf * splat<V>(c::kLn2Lo);
-  r = r + lo;
+  if constexpr (WithLo) r = r + lo;
   V p = splat<V>(c::kPoly[0]);
   for (size_t i = 1; i < std::size(c::kPoly); ++i) p = p * r + splat<V>(c::kPoly[i]);
   p = p * (r * r) + r;
   p = p + splat<V>(1.0f);
   return {p, kf, k};
+}
+template <typename V> inline ExpParts<V> exp_parts(V x, V lo) {
+  return exp_parts_of<true>(x, lo);
+}
+/// The parts of exp(x): the same values as exp_parts(x, 0) (r + 0 differs from r only in the
+/// sign of a zero, which p = 1 + r + r²·P(r) does not keep).
+template <typename V> inline ExpParts<V> exp_parts(V x) {
+  return exp_parts_of<false>(x, V{});
 }
 
 /// exp(x + lo) for x in [kLowestArgument, 89]: results below 2^-150 round to 0, above the f32 range
@@ -167,8 +202,14 @@ template <typename V> inline V exp_domain(V x) {
 }
 
 /// exp(x) for every x: clamped to [-105, 89], outside which the result is 0 or +inf anyway
-/// (NaN passes both clamps).
+/// (NaN passes both clamps). Below AVX-512 (where the scale is one instruction and the clamps
+/// cost less than the test), the usual case, every lane in [kNormalArgument, kNormalHighest]
+/// (NaN counts), needs no clamp: e^x and 2^k are normal there, and one multiplication by 2^k
+/// gives the bits of the general path's two.
 template <typename V> inline V exp(V x) {
+  if constexpr (sizeof(V) < 64)
+    if (all_within(x, splat<V>(kNormalArgument), splat<V>(kNormalHighest)))
+      return exp_parts(x).scaled_normal();
   return exp_in_range(exp_domain(x), V{});
 }
 
