@@ -513,38 +513,14 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
   launch_cpu_kernel(m, kidx, config, CpuArgPointers{pointers.data(), sizes.data()}, atlas, paths);
 }
 
-void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &config,
-                       CpuArgPointers args, interp::AtlasState *atlas, LibraryPathCounter *paths) {
+namespace {
+
+/// Runs a launch that launch_cpu_kernel checked, or one that is valid as it is made
+/// (launch_cpu_kernel_over).
+void run_cpu_launch(const CpuModule &m, uint32_t kidx, const LaunchConfig &launch,
+                    CpuArgPointers args, interp::AtlasState *atlas, LibraryPathCounter *paths) {
   const hg_cpu_kernel_desc &kd = m.desc().kernels[kidx];
   const isa::Kernel &k = m.isa().kernels[kidx];
-  LaunchConfig launch = config;
-  if (launch.grid.count() == 0 || launch.block.count() == 0)
-    throw Error(ErrorCode::InvalidArgument,
-                "kernel '" + k.name + "': launch with a zero-size grid or block dimension");
-  if (!(kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL)) check_compiled_block(k, kd.block, launch);
-  if (kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL) launch = LaunchConfig{}; // one lane, once
-  // At most 2^30 lanes per block, and 2^62 per launch: the compiled code relies on %gid never
-  // wrapping (it adds a chunk's width to a lane's %gid without an overflow test).
-  // (Two 32-bit factors never overflow 64 bits, and a third one does not after the first two
-  // were found at most 2^30.)
-  const uint64_t most_block_lanes = uint64_t{1} << 30;
-  uint64_t block_lanes = uint64_t{launch.block.x} * launch.block.y;
-  if (block_lanes <= most_block_lanes) block_lanes *= launch.block.z;
-  if (block_lanes > most_block_lanes)
-    throw Error(ErrorCode::InvalidArgument,
-                "kernel '" + k.name + "': a block of " + std::to_string(launch.block.x) + "x" +
-                    std::to_string(launch.block.y) + "x" + std::to_string(launch.block.z) +
-                    " lanes; the CPU backend runs at most 2^30 lanes per block");
-  const uint64_t max_lanes = (uint64_t{1} << 62) - 1;
-  uint64_t launch_lanes = uint64_t{launch.grid.x} * launch.grid.y;
-  if (__builtin_mul_overflow(launch_lanes, launch.grid.z, &launch_lanes) ||
-      __builtin_mul_overflow(launch_lanes, block_lanes, &launch_lanes) || launch_lanes > max_lanes)
-    throw Error(ErrorCode::InvalidArgument,
-                "kernel '" + k.name + "': a grid of " + std::to_string(launch.grid.x) + "x" +
-                    std::to_string(launch.grid.y) + "x" + std::to_string(launch.grid.z) +
-                    " blocks of " + std::to_string(block_lanes) +
-                    " lanes; the CPU backend runs fewer than 2^62 lanes per launch");
-
   LaunchContext cx{&m, paths, {}, {}, ErrorCode::LaunchFailed};
   uint64_t phase_advance = 0;
   hg_cpu_launch L{};
@@ -609,45 +585,55 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
   const bool timed = due && tasks == 1;
   const auto started =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  std::mutex fail_mutex;
-  uint64_t fail_block = UINT64_MAX;
   hg_cpu_error fail{};
-  std::atomic<bool> failed{false};
-  auto run = [&](size_t t) {
-    if (failed.load(std::memory_order_relaxed)) return;
+  bool failed = false;
+  if (tasks == 1 && !workspace) {
+    // The usual small launch: every block on this thread, and nothing to set up for it.
     hg_cpu_worker w{};
-    if (workspace) {
-      thread_local Workspace ws;
-      if (ws.shared.size() < shared) ws.shared.resize(shared);
-      if (ws.scratch.size() < scratch) ws.scratch.resize(scratch);
-      w.shared = ws.shared.data();
-      w.shared_size = shared;
-      // Saved chunk states hold whole vectors: the generated code expects 64-byte alignment
-      // (hg_cpu_scratch_bytes leaves room for it).
-      auto base = reinterpret_cast<uintptr_t>(ws.scratch.data());
-      auto aligned =
-          (base + HG_CPU_SCRATCH_ALIGNMENT - 1) & ~uintptr_t{HG_CPU_SCRATCH_ALIGNMENT - 1};
-      w.scratch = ws.scratch.data() + (aligned - base);
-      w.scratch_size = scratch - (aligned - base);
-    }
-    // Task i starts at block floor(blocks * i / tasks), computed so that nothing overflows
-    // (tasks is small; blocks * i may not fit in 64 bits).
-    auto split = [&](uint64_t i) { return blocks / tasks * i + blocks % tasks * i / tasks; };
-    const uint64_t first = tasks == 1 ? 0 : split(t), end = tasks == 1 ? blocks : split(t + 1);
-    if (fn(&L, &w, first, end) != 0) {
-      failed = true;
-      std::lock_guard lock(fail_mutex);
-      uint64_t b = w.error.lane / lanes;
-      if (b < fail_block) {
-        fail_block = b;
-        fail = w.error;
+    failed = fn(&L, &w, 0, blocks) != 0;
+    fail = w.error;
+  } else {
+    std::mutex fail_mutex;
+    uint64_t fail_block = UINT64_MAX;
+    std::atomic<bool> any_failed{false};
+    auto run = [&](size_t t) {
+      if (any_failed.load(std::memory_order_relaxed)) return;
+      hg_cpu_worker w{};
+      if (workspace) {
+        thread_local Workspace ws;
+        if (ws.shared.size() < shared) ws.shared.resize(shared);
+        if (ws.scratch.size() < scratch) ws.scratch.resize(scratch);
+        w.shared = ws.shared.data();
+        w.shared_size = shared;
+        // Saved chunk states hold whole vectors: the generated code expects 64-byte
+        // alignment (hg_cpu_scratch_bytes leaves room for it).
+        auto base = reinterpret_cast<uintptr_t>(ws.scratch.data());
+        auto aligned =
+            (base + HG_CPU_SCRATCH_ALIGNMENT - 1) & ~uintptr_t{HG_CPU_SCRATCH_ALIGNMENT - 1};
+        w.scratch = ws.scratch.data() + (aligned - base);
+        w.scratch_size = scratch - (aligned - base);
       }
+      // Task i starts at block floor(blocks * i / tasks), computed so that nothing overflows
+      // (tasks is small; blocks * i may not fit in 64 bits).
+      auto split = [&](uint64_t i) { return blocks / tasks * i + blocks % tasks * i / tasks; };
+      const uint64_t first = tasks == 1 ? 0 : split(t), end = tasks == 1 ? blocks : split(t + 1);
+      if (fn(&L, &w, first, end) != 0) {
+        any_failed = true;
+        std::lock_guard lock(fail_mutex);
+        uint64_t b = w.error.lane / lanes;
+        if (b < fail_block) {
+          fail_block = b;
+          fail = w.error;
+        }
+      }
+    };
+    try {
+      parallel_for(tasks, run);
+    } catch (const std::bad_alloc &) {
+      throw Error(ErrorCode::OutOfMemory,
+                  "kernel '" + k.name + "': out of memory for block scratch");
     }
-  };
-  try {
-    parallel_for(tasks, run);
-  } catch (const std::bad_alloc &) {
-    throw Error(ErrorCode::OutOfMemory, "kernel '" + k.name + "': out of memory for block scratch");
+    failed = any_failed.load();
   }
   if (timed && !failed) {
     // Time per lane on one thread.
@@ -673,6 +659,65 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
   }
   if (atlas)
     atlas->phase = static_cast<uint32_t>((atlas->phase + phase_advance) % atlas::kPhaseModulus);
+}
+
+} // namespace
+
+void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &config,
+                       CpuArgPointers args, interp::AtlasState *atlas, LibraryPathCounter *paths) {
+  const hg_cpu_kernel_desc &kd = m.desc().kernels[kidx];
+  const isa::Kernel &k = m.isa().kernels[kidx];
+  LaunchConfig launch = config;
+  if (launch.grid.count() == 0 || launch.block.count() == 0)
+    throw Error(ErrorCode::InvalidArgument,
+                "kernel '" + k.name + "': launch with a zero-size grid or block dimension");
+  if (!(kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL)) check_compiled_block(k, kd.block, launch);
+  if (kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL) launch = LaunchConfig{}; // one lane, once
+  // At most 2^30 lanes per block, and 2^62 per launch: the compiled code relies on %gid never
+  // wrapping (it adds a chunk's width to a lane's %gid without an overflow test).
+  // (Two 32-bit factors never overflow 64 bits, and a third one does not after the first two
+  // were found at most 2^30.)
+  const uint64_t most_block_lanes = uint64_t{1} << 30;
+  uint64_t block_lanes = uint64_t{launch.block.x} * launch.block.y;
+  if (block_lanes <= most_block_lanes) block_lanes *= launch.block.z;
+  if (block_lanes > most_block_lanes)
+    throw Error(ErrorCode::InvalidArgument,
+                "kernel '" + k.name + "': a block of " + std::to_string(launch.block.x) + "x" +
+                    std::to_string(launch.block.y) + "x" + std::to_string(launch.block.z) +
+                    " lanes; the CPU backend runs at most 2^30 lanes per block");
+  const uint64_t max_lanes = (uint64_t{1} << 62) - 1;
+  uint64_t launch_lanes = uint64_t{launch.grid.x} * launch.grid.y;
+  if (__builtin_mul_overflow(launch_lanes, launch.grid.z, &launch_lanes) ||
+      __builtin_mul_overflow(launch_lanes, block_lanes, &launch_lanes) || launch_lanes > max_lanes)
+    throw Error(ErrorCode::InvalidArgument,
+                "kernel '" + k.name + "': a grid of " + std::to_string(launch.grid.x) + "x" +
+                    std::to_string(launch.grid.y) + "x" + std::to_string(launch.grid.z) +
+                    " blocks of " + std::to_string(block_lanes) +
+                    " lanes; the CPU backend runs fewer than 2^62 lanes per launch");
+
+  run_cpu_launch(m, kidx, launch, args, atlas, paths);
+}
+
+void launch_cpu_kernel_over(const CpuModule &m, uint32_t kidx, uint64_t count, CpuArgPointers args,
+                            interp::AtlasState *atlas) {
+  const hg_cpu_kernel_desc &kd = m.desc().kernels[kidx];
+  LaunchConfig config; // a launch-level kernel: one lane, once
+  if (!(kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL)) {
+    const uint32_t block = kd.block[0] ? kd.block[0] : 256;
+    // One division (its quotient and remainder); a count of 0 still runs one block.
+    const uint64_t blocks = std::max<uint64_t>(count / block + (count % block != 0), 1);
+    if (blocks > UINT32_MAX)
+      throw Error(ErrorCode::InvalidArgument, "kernel '" + m.isa().kernels[kidx].name +
+                                                  "': a launch of " + std::to_string(count) +
+                                                  " lanes takes more than 2^32 - 1 blocks of " +
+                                                  std::to_string(block) + "; pass an hg_launch");
+    config.grid = {static_cast<uint32_t>(blocks), 1, 1};
+    config.block = {block, kd.block[0] ? kd.block[1] : 1, kd.block[0] ? kd.block[2] : 1};
+    // A block the module names is checked like any launch's; 256 lanes in fewer than 2^32
+    // blocks is a launch that launch_cpu_kernel would pass.
+    if (kd.block[0]) return launch_cpu_kernel(m, kidx, config, args, atlas);
+  }
+  run_cpu_launch(m, kidx, config, args, atlas, nullptr);
 }
 
 } // namespace hologram::runtime

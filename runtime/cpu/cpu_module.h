@@ -98,5 +98,11 @@ void launch_cpu_kernel(const CpuModule &module, uint32_t k, const LaunchConfig &
 void launch_cpu_kernel(const CpuModule &module, uint32_t k, const LaunchConfig &launch,
                        std::span<const CpuArg> args, interp::AtlasState *atlas,
                        LibraryPathCounter *paths = nullptr);
+/// Runs kernel `k` with one lane per element of `count`, in blocks of 256 lanes or of the
+/// --block it was compiled for (a launch-level kernel: once); what the generated header's
+/// calls without an hg_launch run. Throws as launch_cpu_kernel does, and when the count takes
+/// more than 2^32 - 1 blocks.
+void launch_cpu_kernel_over(const CpuModule &module, uint32_t k, uint64_t count,
+                            CpuArgPointers args, interp::AtlasState *atlas);
 
 } // namespace hologram::runtime

@@ -75,23 +75,6 @@ const LinkedModule &module_of(const hg_cpu_module_desc *desc) {
   return it->second;
 }
 
-/// The launch of a call without an hg_launch: one lane per element of the count, in blocks of
-/// 256 lanes or of the --block the kernel was compiled for.
-LaunchConfig default_launch(const isa::Kernel &k, const hg_cpu_kernel_desc &kd, uint64_t count) {
-  const uint32_t block = kd.block[0] ? kd.block[0] : 256;
-  // One division (its quotient and remainder); a count of 0 still runs one block.
-  const uint64_t blocks = std::max<uint64_t>(count / block + (count % block != 0), 1);
-  if (blocks > UINT32_MAX)
-    throw Error(ErrorCode::InvalidArgument, "kernel '" + k.name + "': a launch of " +
-                                                std::to_string(count) +
-                                                " lanes takes more than 2^32 - 1 blocks of " +
-                                                std::to_string(block) + "; pass an hg_launch");
-  LaunchConfig config;
-  config.grid = {static_cast<uint32_t>(blocks), 1, 1};
-  config.block = {block, kd.block[0] ? kd.block[1] : 1, kd.block[0] ? kd.block[2] : 1};
-  return config;
-}
-
 } // namespace
 } // namespace hologram::runtime
 
@@ -115,26 +98,29 @@ int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void 
     // The entry point packs the arguments as the generated code reads them: buffer pointers
     // and pointers to each scalar's 8 bytes of bits.
     const CpuArgPointers pointers{args, lk.sizes.data()};
-    LaunchConfig config;
-    if (launch_ptr) {
-      // The generated header's hg_launch is hologram.h's (one definition, HG_LAUNCH_DEFINED).
-      config = launch_config_of(*static_cast<const hg_launch *>(launch_ptr));
-    } else if (lk.count_param >= 0) {
-      uint64_t count = 0;
-      std::memcpy(&count, args[lk.count_param], sizeof(count));
-      config = default_launch(k, kd, count);
-    } else if (!(kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL)) {
-      throw Error(ErrorCode::InvalidArgument,
-                  "kernel '" + k.name +
-                      "' has no integer scalar to size a default launch; pass "
-                      "an hg_launch");
+    uint64_t count = 0;
+    if (!launch_ptr) {
+      if (lk.count_param >= 0)
+        std::memcpy(&count, args[lk.count_param], sizeof(count));
+      else if (!(kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL))
+        throw Error(ErrorCode::InvalidArgument,
+                    "kernel '" + k.name +
+                        "' has no integer scalar to size a default launch; pass an hg_launch");
     }
+    // The generated header's hg_launch is hologram.h's (one definition, HG_LAUNCH_DEFINED).
+    auto run = [&](interp::AtlasState *atlas) {
+      if (launch_ptr)
+        launch_cpu_kernel(m, kernel, launch_config_of(*static_cast<const hg_launch *>(launch_ptr)),
+                          pointers, atlas);
+      else
+        launch_cpu_kernel_over(m, kernel, count, pointers, atlas);
+    };
     if (kd.flags & HG_CPU_KERNEL_ATLAS) {
       auto &l = linked();
       std::lock_guard lock(l.atlas_mutex);
-      launch_cpu_kernel(m, kernel, config, pointers, &l.atlas);
+      run(&l.atlas);
     } else {
-      launch_cpu_kernel(m, kernel, config, pointers, nullptr);
+      run(nullptr);
     }
     if (!g_last_error.empty()) g_last_error.clear();
     return HG_OK;
