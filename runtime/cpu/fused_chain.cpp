@@ -139,11 +139,27 @@ Step step_of(const Chain &c, size_t i, std::atomic<bool> &failed) {
 
 /// Runs a fusible chain: its parts spread over the thread pool, each part through every
 /// instruction one range at a time. A last reducing instruction's partial results are combined
-/// in order. Returns the reduction's value (0 when there is none).
-Status run_fused(const Chain &c, uint64_t &result) {
+/// in order. Returns the reduction's value (0 when there is none), and in `paired` which
+/// instructions ran in one pass with the next or the one before.
+Status run_fused(const Chain &c, uint64_t &result, std::vector<bool> &paired) {
   std::atomic<bool> failed{false};
   std::vector<Step> steps;
-  for (size_t i = 0; i < c.insts.size(); ++i) steps.push_back(step_of(c, i, failed));
+  for (size_t i = 0; i < c.insts.size(); ++i) {
+    // A map into an array that the next instruction, a map2, reads: one pass for both, which
+    // reads the map2's other array while the map computes (SwiGLU's silu(x)·g).
+    if (i + 1 < c.insts.size()) {
+      const Operands first{c.insts[i], c.args, c.regs[i], c.level};
+      const Operands second{c.insts[i + 1], c.args, c.regs[i + 1], c.level};
+      if (RangeFn both = map_then_map2_range(first, second)) {
+        steps.push_back(
+            [both = std::move(both)](uint64_t lo, uint64_t hi, uint64_t &, bool) { both(lo, hi); });
+        paired[i] = paired[i + 1] = true;
+        ++i;
+        continue;
+      }
+    }
+    steps.push_back(step_of(c, i, failed));
+  }
   const bool reduces = c.insts.back().info().reduces();
   const uint64_t range = std::max<uint64_t>(kRangeBytes / c.elem, 1);
   const uint64_t parts = parts_of(c.n, 16384);
@@ -190,9 +206,11 @@ LaunchOpsOutcome run_cpu_launch_ops(const isa::Kernel &kernel, uint32_t first, u
     c.elem = isa::type_size(insts[0].type);
     c.level = env.level;
     if (fusible(c)) {
-      Status st = run_fused(c, result);
+      std::vector<bool> paired(count);
+      Status st = run_fused(c, result, paired);
       if (st && env.paths)
-        for (const isa::Instruction &in : insts) env.paths->count(in.op, "fused");
+        for (uint32_t i = 0; i < count; ++i)
+          env.paths->count(insts[i].op, paired[i] ? "fused-pair" : "fused");
       return {std::move(st), first};
     }
   }

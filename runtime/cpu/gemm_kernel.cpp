@@ -589,7 +589,66 @@ template <typename T> void map2_rows(MapKind2 op, const T *a, const T *b, T *y, 
   }
 }
 
+/// Keeps the compiler from fusing a's last multiplication into the operation that uses a
+/// (-ffp-contract=fast): a fused chain must give the bits of its operations one at a time.
+VecF rounded(VecF a) {
+  __asm__("" : "+v"(a));
+  return a;
+}
+
+/// map_then_map2's pass with f the map's vector function and g the map2's operation, its
+/// operands in the map2's order. Everything it reads is a parameter, none captured by
+/// reference: the loads and stores (memcpy) may alias any memory, so a value in memory
+/// would be loaded again after every store. The usual case (t is y, b is another array)
+/// has a loop of its own with no test in it.
+template <bool MapFirst, typename F, typename G>
+void map_then_map2_pass(F f, G g, const float *x, float *t, const float *b, float *y, uint64_t n) {
+  auto one = [g](VecF fx, VecF bv) { return MapFirst ? g(fx, bv) : g(bv, fx); };
+  const bool keep_t = t != y, b_is_t = b == t;
+  uint64_t i = 0;
+  if (!keep_t && !b_is_t) {
+    for (; i + kLanesF <= n; i += kLanesF) store(y + i, one(rounded(f(load(x + i))), load(b + i)));
+  } else {
+    for (; i + kLanesF <= n; i += kLanesF) {
+      const VecF fx = rounded(f(load(x + i)));
+      const VecF bv = b_is_t ? fx : load(b + i);
+      if (keep_t) store(t + i, fx);
+      store(y + i, one(fx, bv));
+    }
+  }
+  if (i < n) {
+    const uint64_t m = n - i;
+    const VecF fx = rounded(f(load_part(x + i, m, 0.0f)));
+    const VecF bv = b_is_t ? fx : load_part(b + i, m, 0.0f);
+    if (keep_t) store_part(t + i, fx, m);
+    store_part(y + i, one(fx, bv), m);
+  }
+}
+
 } // namespace
+
+bool map_then_map2(MapKind op, const float *x, float *t, MapKind2 op2, const float *b,
+                   bool map_first, float *y, uint64_t n) {
+  auto with = [op, x, t, b, map_first, y, n](auto g) {
+    return with_unary_f32(op, [=](auto f) {
+      if (map_first)
+        map_then_map2_pass<true>(f, g, x, t, b, y, n);
+      else
+        map_then_map2_pass<false>(f, g, x, t, b, y, n);
+    });
+  };
+  switch (op2) {
+  case MapKind2::Add: return with([](VecF p, VecF q) { return p + q; });
+  case MapKind2::Sub: return with([](VecF p, VecF q) { return p - q; });
+  case MapKind2::Mul: return with([](VecF p, VecF q) { return p * q; });
+  case MapKind2::Div: return with([](VecF p, VecF q) { return p / q; });
+  case MapKind2::Min:
+  case MapKind2::Max:
+  case MapKind2::Pow:
+  case MapKind2::Atan2: return false;
+  }
+  return false;
+}
 
 void map(MapKind op, const float *x, float *y, uint64_t n) {
   map_rows(op, x, y, n);

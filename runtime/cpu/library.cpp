@@ -157,6 +157,48 @@ template <typename T> RangeFn elementwise_range(const Operands &o) {
 template RangeFn elementwise_range<float>(const Operands &o);
 template RangeFn elementwise_range<double>(const Operands &o);
 
+RangeFn map_then_map2_range(const Operands &first, const Operands &second) {
+  using enum isa::Opcode;
+  if (first.in.type != isa::Type::F32 || second.in.type != isa::Type::F32 || second.in.op != Map2)
+    return {};
+  MapKind kind{};
+  size_t dst = 0, src = 0;
+  if (first.in.op == Map) {
+    kind = map_kind(static_cast<isa::MapUnaryOp>(first.in.sub));
+    dst = at<Map>("dst");
+    src = at<Map>("src");
+  } else if (first.in.op == Silu) {
+    kind = MapKind::Silu;
+    dst = at<Silu>("y");
+    src = at<Silu>("x");
+  } else {
+    return {};
+  }
+  // The map's output is one of the map2's operands; the other is b.
+  const size_t a_pos = at<Map2>("a"), b_pos = at<Map2>("b");
+  auto is_t = [&](size_t pos) {
+    return second.in.operands[pos].kind == isa::OperandKind::Param &&
+           second.in.operands[pos].index == first.in.operands[dst].index;
+  };
+  if (!is_t(a_pos) && !is_t(b_pos)) return {};
+  const bool map_first = is_t(a_pos);
+  const uint64_t n = first.reg(isa::element_count_register(first.in));
+  for (size_t pos : isa::chain_buffer_operands(first.in))
+    if (!first.holds<float>(pos, n)) return {};
+  for (size_t pos : isa::chain_buffer_operands(second.in))
+    if (!second.holds<float>(pos, n)) return {};
+  const auto op2 = static_cast<MapKind2>(second.in.sub);
+  const float *x = first.data<float>(src), *b = second.data<float>(map_first ? b_pos : a_pos);
+  float *t = first.data<float>(dst), *y = second.data<float>(at<Map2>("dst"));
+  const int level = first.level;
+  // Whether the level kernel has this pair: asked with no elements, it writes nothing.
+  if (!HG_LEVEL_CALL(level, map_then_map2, kind, x, t, op2, b, map_first, y, 0)) return {};
+  return [=](uint64_t lo, uint64_t hi) {
+    HG_LEVEL_CALL(level, map_then_map2, kind, x + lo, t + lo, op2, b + lo, map_first, y + lo,
+                  hi - lo);
+  };
+}
+
 } // namespace library
 
 namespace {

@@ -78,4 +78,11 @@ template <typename T> RangeFn elementwise_range(const Operands &o);
 extern template RangeFn elementwise_range<float>(const Operands &o);
 extern template RangeFn elementwise_range<double>(const Operands &o);
 
+/// Elements [lo, hi) of two f32 instructions in one pass: `first` a map or silu with a vector
+/// function (exp, sigmoid, silu), `second` a map2 add, sub, mul or div that reads its output,
+/// with the bits of the two one after the other (level kernel map_then_map2); empty for any
+/// other pair, or when an array holds fewer than `n` elements. Only for arrays that are each
+/// other's equals or disjoint (a fusible chain).
+RangeFn map_then_map2_range(const Operands &first, const Operands &second);
+
 } // namespace hologram::runtime::library

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <sstream>
@@ -210,6 +212,69 @@ TEST(FusedChains, AFusedChainGivesTheBitsOfOneLaunchPerOperation) {
     for (const auto &op : ops) one_each.push_back(chained + op);
     EXPECT_EQ(run(one_each), fused) << type;
   }
+}
+
+TEST(FusedChains, AMapAndTheMap2ThatReadsItRunInOnePassWithTheSameBits) {
+  // A map with an f32 vector function and a map2 (add, sub, mul, div) that reads its output
+  // run as one loop (library map_then_map2): every element gets the bits of the two run one
+  // launch each, whichever operand of the map2 the map's output is, and whether the map2
+  // writes it over, writes another array, or reads it twice.
+  const uint64_t n = 50001; // several ranges and parts, and a partial last vector
+  std::vector<float> x(n), b(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    x[i] = static_cast<float>(std::sin(static_cast<double>(i)) * 100); // both sides of -86.5
+    b[i] = static_cast<float>(std::cos(static_cast<double>(i)) * 3);
+  }
+  const float specials[] = {0.0f,     -0.0f,   INFINITY, -INFINITY, NAN,
+                            1e-40f,   -1e-40f, -104.0f,  -200.0f,   88.5f};
+  std::copy(std::begin(specials), std::end(specials), x.begin());
+  std::copy(std::begin(specials), std::end(specials), b.begin() + 20);
+  const std::string head = ".kernel chain\n.param %x : buffer<f32> readwrite\n"
+                           ".param %t : buffer<f32> readwrite\n.param %b : buffer<f32> readwrite\n"
+                           ".param %y : buffer<f32> readwrite\n.param %n : u64\n"
+                           "  param.u64 r0, %n\n";
+  // The map2's destination, first and second operand; %t is the map's output.
+  const char *shapes[][3] = {{"%t", "%t", "%b"}, {"%y", "%b", "%t"}, {"%y", "%t", "%t"},
+                             {"%x", "%t", "%x"}, {"%b", "%b", "%t"}};
+  auto b_end = create_backend(Preference::parse("cpu"));
+  auto run = [&](const std::vector<std::string> &kernels) {
+    auto bx = b_end->allocate_buffer(n * 4), bt = b_end->allocate_buffer(n * 4),
+         bb = b_end->allocate_buffer(n * 4), by = b_end->allocate_buffer(n * 4);
+    b_end->write<float>(bx, x);
+    b_end->write<float>(bt, std::vector<float>(n, 7.0f));
+    b_end->write<float>(bb, b);
+    b_end->write<float>(by, std::vector<float>(n, 9.0f));
+    KernelArg args[] = {KernelArg::buffer(bx), KernelArg::buffer(bt), KernelArg::buffer(bb),
+                        KernelArg::buffer(by), KernelArg::u64(n)};
+    for (const auto &text : kernels)
+      b_end->execute_program(test::parse_ok(text).kernels[0], LaunchConfig::linear(1), args);
+    std::vector<uint32_t> all;
+    for (auto buf : {bx, bt, bb, by}) {
+      auto v = b_end->read<uint32_t>(buf);
+      all.insert(all.end(), v.begin(), v.end());
+    }
+    return all;
+  };
+  int cases = 0;
+  for (const std::string map : {"map.exp.f32 %t, %x", "map.sigmoid.f32 %t, %x", "silu.f32 %t, %x",
+                                "silu.f32 %t, %t"})
+    for (const std::string op : {"add", "sub", "mul", "div"})
+      for (const auto &shape : shapes) {
+        const std::string first = "  " + map + ", r0\n";
+        const std::string second = "  map2." + op + ".f32 " + shape[0] + ", " + shape[1] + ", " +
+                                   shape[2] + ", r0\n";
+        auto fused_count = [&] {
+          const auto counts = b_end->library_path_counts();
+          const auto it = counts.find("map2:fused-pair");
+          return it == counts.end() ? uint64_t{0} : it->second;
+        };
+        const uint64_t before = fused_count();
+        const auto fused = run({head + first + second});
+        EXPECT_EQ(fused_count(), before + 1) << first << second;
+        EXPECT_EQ(run({head + first, head + second}), fused) << first << second;
+        ++cases;
+      }
+  EXPECT_EQ(cases, 80);
 }
 
 TEST(FusedChains, TheErrorNamesTheInstructionOfTheChainThatFailed) {
