@@ -225,8 +225,8 @@ TEST(FusedChains, AMapAndTheMap2ThatReadsItRunInOnePassWithTheSameBits) {
     x[i] = static_cast<float>(std::sin(static_cast<double>(i)) * 100); // both sides of -86.5
     b[i] = static_cast<float>(std::cos(static_cast<double>(i)) * 3);
   }
-  const float specials[] = {0.0f,     -0.0f,   INFINITY, -INFINITY, NAN,
-                            1e-40f,   -1e-40f, -104.0f,  -200.0f,   88.5f};
+  const float specials[] = {0.0f,   -0.0f,   INFINITY, -INFINITY, NAN,
+                            1e-40f, -1e-40f, -104.0f,  -200.0f,   88.5f};
   std::copy(std::begin(specials), std::end(specials), x.begin());
   std::copy(std::begin(specials), std::end(specials), b.begin() + 20);
   const std::string head = ".kernel chain\n.param %x : buffer<f32> readwrite\n"
@@ -234,8 +234,11 @@ TEST(FusedChains, AMapAndTheMap2ThatReadsItRunInOnePassWithTheSameBits) {
                            ".param %y : buffer<f32> readwrite\n.param %n : u64\n"
                            "  param.u64 r0, %n\n";
   // The map2's destination, first and second operand; %t is the map's output.
-  const char *shapes[][3] = {{"%t", "%t", "%b"}, {"%y", "%b", "%t"}, {"%y", "%t", "%t"},
-                             {"%x", "%t", "%x"}, {"%b", "%b", "%t"}};
+  const char *shapes[][3] = {{"%t", "%t", "%b"},
+                             {"%y", "%b", "%t"},
+                             {"%y", "%t", "%t"},
+                             {"%x", "%t", "%x"},
+                             {"%b", "%b", "%t"}};
   auto b_end = create_backend(Preference::parse("cpu"));
   auto run = [&](const std::vector<std::string> &kernels) {
     auto bx = b_end->allocate_buffer(n * 4), bt = b_end->allocate_buffer(n * 4),
@@ -256,13 +259,13 @@ TEST(FusedChains, AMapAndTheMap2ThatReadsItRunInOnePassWithTheSameBits) {
     return all;
   };
   int cases = 0;
-  for (const std::string map : {"map.exp.f32 %t, %x", "map.sigmoid.f32 %t, %x", "silu.f32 %t, %x",
-                                "silu.f32 %t, %t"})
+  for (const std::string map :
+       {"map.exp.f32 %t, %x", "map.sigmoid.f32 %t, %x", "silu.f32 %t, %x", "silu.f32 %t, %t"})
     for (const std::string op : {"add", "sub", "mul", "div"})
       for (const auto &shape : shapes) {
         const std::string first = "  " + map + ", r0\n";
-        const std::string second = "  map2." + op + ".f32 " + shape[0] + ", " + shape[1] + ", " +
-                                   shape[2] + ", r0\n";
+        const std::string second =
+            "  map2." + op + ".f32 " + shape[0] + ", " + shape[1] + ", " + shape[2] + ", r0\n";
         auto fused_count = [&] {
           const auto counts = b_end->library_path_counts();
           const auto it = counts.find("map2:fused-pair");
