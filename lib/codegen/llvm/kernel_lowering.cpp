@@ -852,6 +852,29 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
   b_.CreateBr(dispatch_);
 }
 
+unsigned chunk_width(const Kernel &k, const CpuTarget &target) {
+  if (target.width >= 16) return target.width; // AVX-512: 16 f32 lanes to a register already
+  bool f32_math = false;
+  for (const Instruction &inst : k.insts) {
+    if (inst.type == isa::Type::F64 || inst.type2 == isa::Type::F64) return target.width;
+    switch (isa::family_of(inst.op)) {
+    case isa::OpFamily::Math: f32_math |= inst.type == isa::Type::F32; break;
+    case isa::OpFamily::Sync:
+    case isa::OpFamily::Atomic:
+    case isa::OpFamily::Atlas:
+    case isa::OpFamily::Reduce:
+    case isa::OpFamily::Pool: return target.width;
+    case isa::OpFamily::Move:
+    case isa::OpFamily::Arith:
+    case isa::OpFamily::Logic:
+    case isa::OpFamily::Control:
+    case isa::OpFamily::HigherOrder:
+    case isa::OpFamily::Library: break;
+    }
+  }
+  return f32_math ? 2 * target.width : target.width;
+}
+
 LoweredKernel lower_kernel(llvm::Module &module, const AbiTypes &abi, const Kernel &kernel,
                            uint32_t kernel_index, const CpuTarget &target,
                            const CpuOptions &options, const std::string &symbol) {

@@ -61,12 +61,19 @@ struct V {
   bool uni = true;
 };
 
+/// Lanes per chunk of kernel `k`: the target's vector width, or twice it below AVX-512 for a
+/// kernel whose f32 math functions (exp, log, sin, ...) make each chunk a long chain of
+/// dependent operations: two registers per value put two independent chains in each basic
+/// block, which the CPU overlaps. Kernels with barriers, pools, atomics, the Atlas state or
+/// f64 values keep the target's width.
+unsigned chunk_width(const Kernel &k, const CpuTarget &target);
+
 class KernelLowering {
 public:
   KernelLowering(llvm::Module &m, const AbiTypes &abi, const Kernel &k, uint32_t kernel_index,
                  const CpuTarget &target, const CpuOptions &opts)
       : m_(m), c_(m.getContext()), abi_(abi), k_(k), kernel_index_(kernel_index), target_(target),
-        opts_(opts), b_(c_), w_(target.width), a_(opt::analyse_lanes(k)),
+        opts_(opts), b_(c_), w_(chunk_width(k, target)), a_(opt::analyse_lanes(k)),
         affinity_(k, a_.cfg, a_.uniformity), ranges_(k), chain_length_(k.insts.size(), 1) {
     for (const ElementwiseChain &c : elementwise_chains(k)) chain_length_[c.first] = c.count;
   }
