@@ -64,8 +64,8 @@ struct V {
 /// Lanes per chunk of kernel `k`: the target's vector width, or twice it below AVX-512 for a
 /// kernel whose f32 math functions (exp, log, sin, ...) make each chunk a long chain of
 /// dependent operations: two registers per value put two independent chains in each basic
-/// block, which the CPU overlaps. Kernels with barriers, pools, atomics, the Atlas state or
-/// f64 values keep the target's width.
+/// block, which the CPU overlaps. Kernels with barriers or fences, pools, atomics, reductions,
+/// the Atlas state or f64 values keep the target's width.
 unsigned chunk_width(const Kernel &k, const CpuTarget &target);
 
 class KernelLowering {
