@@ -852,7 +852,7 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
   b_.CreateBr(dispatch_);
 }
 
-unsigned chunk_width(const Kernel &k, const CpuTarget &target) {
+unsigned chunk_width(const Kernel &k, const opt::LaneAnalysis &lanes, const CpuTarget &target) {
   if (target.width >= 16) return target.width; // AVX-512: 16 f32 lanes to a register already
   bool f32_math = false;
   for (const Instruction &inst : k.insts) {
@@ -872,7 +872,16 @@ unsigned chunk_width(const Kernel &k, const CpuTarget &target) {
     case isa::OpFamily::Library: break;
     }
   }
-  return f32_math ? 2 * target.width : target.width;
+  if (f32_math) return 2 * target.width;
+  // A stream is straight-line code: a loop whose lanes leave it at different times would keep
+  // four times as many lanes waiting for the last one.
+  if (lanes.has_calls) return target.width;
+  for (uint32_t b = 0; b < lanes.blocks.size(); ++b)
+    for (uint32_t succ : lanes.blocks[b].succs)
+      if (succ <= b) return target.width;
+  // Four registers a value: a few values fit the 16 vector registers without spills.
+  constexpr size_t kStreamValues = 6;
+  return lanes.varying.size() <= kStreamValues ? 4 * target.width : target.width;
 }
 
 LoweredKernel lower_kernel(llvm::Module &module, const AbiTypes &abi, const Kernel &kernel,
