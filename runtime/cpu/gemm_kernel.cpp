@@ -802,7 +802,11 @@ void norm_rows(const float *x, float *y, const float *gamma, const float *beta, 
     if (layer)
       mean = row_sum(xr, cols, 0.0f, [](VecF v, uint64_t) { return v; }) / static_cast<float>(cols);
     const VecF mv = VecF{} + mean;
-    const float sq = row_sum(xr, cols, mean, [&](VecF v, uint64_t) {
+    // The squares' pass also fetches the next row, a cache line per line of this one, for its
+    // first pass (prefetch_next_row).
+    const float *next = r + 1 < rows ? xr + cols : nullptr;
+    const float sq = row_sum(xr, cols, mean, [&](VecF v, uint64_t c) {
+      prefetch_next_row(next, c);
       const VecF d = v - mv;
       return d * d;
     });
