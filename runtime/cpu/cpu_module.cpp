@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -345,12 +346,12 @@ uint64_t last_level_cache_bytes() {
 
 constexpr uint64_t kStreamUnset = ~uint64_t{0};
 std::atomic<uint64_t> g_stream_bytes{kStreamUnset};
+/// The default from HOLOGRAM_CPU_STREAM_BYTES or the cache size, once known.
+std::atomic<uint64_t> g_stream_default{kStreamUnset};
 
-} // namespace
-
-uint64_t cpu_stream_bytes() {
-  if (uint64_t v = g_stream_bytes.load(std::memory_order_relaxed); v != kStreamUnset) return v;
-  // Read once: this runs on every launch.
+/// The default, read once (cpu_stream_bytes runs on every launch, and getenv scans the
+/// environment); a malformed variable is an error on every launch.
+[[gnu::noinline, gnu::cold]] uint64_t stream_bytes_default() {
   static const std::pair<uint64_t, std::string> from_env =
       []() -> std::pair<uint64_t, std::string> {
     const char *env = std::getenv("HOLOGRAM_CPU_STREAM_BYTES");
@@ -364,7 +365,17 @@ uint64_t cpu_stream_bytes() {
     return {v, ""};
   }();
   if (!from_env.second.empty()) throw Error(ErrorCode::InvalidArgument, from_env.second);
-  return from_env.first;
+  const uint64_t v = std::min(from_env.first, kStreamUnset - 1);
+  g_stream_default.store(v, std::memory_order_relaxed);
+  return v;
+}
+
+} // namespace
+
+uint64_t cpu_stream_bytes() {
+  if (uint64_t v = g_stream_bytes.load(std::memory_order_relaxed); v != kStreamUnset) return v;
+  if (uint64_t v = g_stream_default.load(std::memory_order_relaxed); v != kStreamUnset) return v;
+  return stream_bytes_default();
 }
 
 void set_cpu_stream_bytes(std::optional<uint64_t> bytes) {
@@ -515,6 +526,68 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
 
 namespace {
 
+/// How a launch's blocks split into tasks.
+struct BlockSplit {
+  uint64_t blocks, tasks, lanes; ///< lanes per block
+};
+/// What each worker of a launch needs: shared memory and chunk-state scratch, or nothing.
+struct Workspaces {
+  bool needed;
+  uint64_t shared, scratch;
+};
+
+/// Runs a launch's blocks in `split.tasks` tasks on the thread pool; returns whether a block
+/// failed, with `fail` the error of the first block that did. Apart from run_cpu_launch, whose
+/// one-task launches do without any of this.
+[[gnu::noinline]] bool run_tasks(hg_cpu_blocks_fn fn, const hg_cpu_launch &L,
+                                 const BlockSplit &split_of, const Workspaces &workspaces,
+                                 const std::string &kernel_name, hg_cpu_error &fail) {
+  const uint64_t blocks = split_of.blocks, tasks = split_of.tasks, lanes = split_of.lanes;
+  const bool workspace = workspaces.needed;
+  const uint64_t shared = workspaces.shared, scratch = workspaces.scratch;
+  std::mutex fail_mutex;
+  uint64_t fail_block = UINT64_MAX;
+  std::atomic<bool> any_failed{false};
+  auto run = [&](size_t t) {
+    if (any_failed.load(std::memory_order_relaxed)) return;
+    hg_cpu_worker w{};
+    if (workspace) {
+      thread_local Workspace ws;
+      if (ws.shared.size() < shared) ws.shared.resize(shared);
+      if (ws.scratch.size() < scratch) ws.scratch.resize(scratch);
+      w.shared = ws.shared.data();
+      w.shared_size = shared;
+      // Saved chunk states hold whole vectors: the generated code expects 64-byte
+      // alignment (hg_cpu_scratch_bytes leaves room for it).
+      auto base = reinterpret_cast<uintptr_t>(ws.scratch.data());
+      auto aligned =
+          (base + HG_CPU_SCRATCH_ALIGNMENT - 1) & ~uintptr_t{HG_CPU_SCRATCH_ALIGNMENT - 1};
+      w.scratch = ws.scratch.data() + (aligned - base);
+      w.scratch_size = scratch - (aligned - base);
+    }
+    // Task i starts at block floor(blocks * i / tasks), computed so that nothing overflows
+    // (tasks is small; blocks * i may not fit in 64 bits).
+    auto split = [&](uint64_t i) { return blocks / tasks * i + blocks % tasks * i / tasks; };
+    const uint64_t first = tasks == 1 ? 0 : split(t), end = tasks == 1 ? blocks : split(t + 1);
+    if (fn(&L, &w, first, end) != 0) {
+      any_failed = true;
+      std::lock_guard lock(fail_mutex);
+      uint64_t b = w.error.lane / lanes;
+      if (b < fail_block) {
+        fail_block = b;
+        fail = w.error;
+      }
+    }
+  };
+  try {
+    parallel_for(tasks, run);
+  } catch (const std::bad_alloc &) {
+    throw Error(ErrorCode::OutOfMemory,
+                "kernel '" + kernel_name + "': out of memory for block scratch");
+  }
+  return any_failed.load();
+}
+
 /// Runs a launch that launch_cpu_kernel checked, or one that is valid as it is made
 /// (launch_cpu_kernel_over).
 void run_cpu_launch(const CpuModule &m, uint32_t kidx, const LaunchConfig &launch,
@@ -561,12 +634,13 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const LaunchConfig &launc
   uint64_t tasks = threads == 1 ? 1 : std::min<uint64_t>(blocks, uint64_t{threads} * 8);
   // A launch whose whole work, at the lanes' measured cost, is below what waking the workers
   // costs runs on the calling thread. Every 32nd launch (and any before a cost is known) is
-  // due for timing, which keeps the cost current; one-block launches are not.
+  // due for timing, which keeps the cost current; one-block launches are not, nor launches
+  // while one thread runs every launch (which uses no cost).
   CpuModule::LaneCost &cost = m.lane_cost(kidx);
   const uint64_t total_lanes = blocks * lanes;
   const uint64_t known = cost.picoseconds.load(std::memory_order_relaxed);
   bool due = false;
-  if (blocks > 1) {
+  if (tasks > 1) {
     // The count is approximate (a load and a store, no read-modify-write on every launch):
     // threads launching the same kernel at once may lose counts, which only moves the next
     // timing.
@@ -591,49 +665,10 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const LaunchConfig &launc
     // The usual small launch: every block on this thread, and nothing to set up for it.
     hg_cpu_worker w{};
     failed = fn(&L, &w, 0, blocks) != 0;
-    fail = w.error;
+    if (failed) fail = w.error;
   } else {
-    std::mutex fail_mutex;
-    uint64_t fail_block = UINT64_MAX;
-    std::atomic<bool> any_failed{false};
-    auto run = [&](size_t t) {
-      if (any_failed.load(std::memory_order_relaxed)) return;
-      hg_cpu_worker w{};
-      if (workspace) {
-        thread_local Workspace ws;
-        if (ws.shared.size() < shared) ws.shared.resize(shared);
-        if (ws.scratch.size() < scratch) ws.scratch.resize(scratch);
-        w.shared = ws.shared.data();
-        w.shared_size = shared;
-        // Saved chunk states hold whole vectors: the generated code expects 64-byte
-        // alignment (hg_cpu_scratch_bytes leaves room for it).
-        auto base = reinterpret_cast<uintptr_t>(ws.scratch.data());
-        auto aligned =
-            (base + HG_CPU_SCRATCH_ALIGNMENT - 1) & ~uintptr_t{HG_CPU_SCRATCH_ALIGNMENT - 1};
-        w.scratch = ws.scratch.data() + (aligned - base);
-        w.scratch_size = scratch - (aligned - base);
-      }
-      // Task i starts at block floor(blocks * i / tasks), computed so that nothing overflows
-      // (tasks is small; blocks * i may not fit in 64 bits).
-      auto split = [&](uint64_t i) { return blocks / tasks * i + blocks % tasks * i / tasks; };
-      const uint64_t first = tasks == 1 ? 0 : split(t), end = tasks == 1 ? blocks : split(t + 1);
-      if (fn(&L, &w, first, end) != 0) {
-        any_failed = true;
-        std::lock_guard lock(fail_mutex);
-        uint64_t b = w.error.lane / lanes;
-        if (b < fail_block) {
-          fail_block = b;
-          fail = w.error;
-        }
-      }
-    };
-    try {
-      parallel_for(tasks, run);
-    } catch (const std::bad_alloc &) {
-      throw Error(ErrorCode::OutOfMemory,
-                  "kernel '" + k.name + "': out of memory for block scratch");
-    }
-    failed = any_failed.load();
+    failed = run_tasks(fn, L, BlockSplit{blocks, tasks, lanes},
+                       Workspaces{workspace, shared, scratch}, k.name, fail);
   }
   if (timed && !failed) {
     // Time per lane on one thread.
@@ -704,8 +739,11 @@ void launch_cpu_kernel_over(const CpuModule &m, uint32_t kidx, uint64_t count, C
   LaunchConfig config; // a launch-level kernel: one lane, once
   if (!(kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL)) {
     const uint32_t block = kd.block[0] ? kd.block[0] : 256;
-    // One division (its quotient and remainder); a count of 0 still runs one block.
-    const uint64_t blocks = std::max<uint64_t>(count / block + (count % block != 0), 1);
+    // A shift for the usual power-of-two block (a 64-bit division takes tens of cycles); a
+    // count of 0 still runs one block.
+    const uint64_t whole =
+        std::has_single_bit(block) ? count >> std::countr_zero(block) : count / block;
+    const uint64_t blocks = std::max<uint64_t>(whole + (whole * block != count), 1);
     if (blocks > UINT32_MAX)
       throw Error(ErrorCode::InvalidArgument, "kernel '" + m.isa().kernels[kidx].name +
                                                   "': a launch of " + std::to_string(count) +
