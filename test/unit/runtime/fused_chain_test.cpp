@@ -4,7 +4,9 @@
 // chain is fused exactly when the arrays allow it; a fused chain gives every element the bits
 // that the same operations give one launch at a time; a failing instruction of a chain is
 // the one the error names.
+#include "cpu/library_operands.h"
 #include "hologram/runtime/backend.h"
+#include "hologram/runtime/cpu.h"
 #include "test_util.h"
 
 #include <gtest/gtest.h>
@@ -303,4 +305,24 @@ TEST(FusedChains, TheErrorNamesTheInstructionOfTheChainThatFailed) {
   EXPECT_NE(msg.find("map2"), std::string::npos) << msg;
   // The first one ran (unfused: x is negated), and nothing was half fused.
   EXPECT_EQ(b->read<float>(x)[63], -1.0f);
+}
+
+// A chain's elements (and a library op's rows) split into equal parts for the thread pool:
+// a multiple of the threads, so that each thread gets the same share (5 parts on 2 threads
+// would be 3 against 2), at least `grain` units each, at most 4 a thread.
+TEST(FusedChains, PartsAreEqualSharesOfTheThreads) {
+  using runtime::library::parts_of;
+  struct Case {
+    unsigned threads;
+    uint64_t n, grain, parts;
+  };
+  for (const Case &c :
+       {Case{2, 288, 56, 4}, Case{2, 288, 288, 1}, Case{2, 1 << 20, 16384, 8},
+        Case{2, 3 * 16384, 16384, 2}, Case{4, 5 * 16384, 16384, 4}, Case{4, 3 * 16384, 16384, 3},
+        Case{1, 5 * 16384, 16384, 4}, Case{3, 10, 0, 9}}) {
+    runtime::set_cpu_threads(c.threads);
+    EXPECT_EQ(parts_of(c.n, c.grain), c.parts)
+        << c.threads << " threads, " << c.n << " units, grain " << c.grain;
+  }
+  runtime::set_cpu_threads(0);
 }
