@@ -53,23 +53,50 @@ template <typename T> T element(const T *p, uint64_t ld, bool trans, uint64_t ro
 template <typename T>
 void pack_a(const GemmArgs<T> &g, uint64_t i0, size_t mc, uint64_t p0, size_t kc, T *out) {
   constexpr size_t MR = Shape<T>::MR;
-  for (size_t ir = 0; ir < mc; ir += MR)
+  for (size_t ir = 0; ir < mc; ir += MR) {
+    if (!g.trans_a && ir + MR <= mc) {
+      // A whole sliver of row-major A: MR rows read side by side, each from its start, with
+      // no test per element (element() tests the transposition and the bound each time).
+      const T *rows[MR];
+      for (size_t i = 0; i < MR; ++i) rows[i] = g.a + (i0 + ir + i) * g.lda + p0;
+      for (size_t p = 0; p < kc; ++p)
+        for (size_t i = 0; i < MR; ++i) *out++ = rows[i][p];
+      continue;
+    }
     for (size_t p = 0; p < kc; ++p)
       for (size_t i = 0; i < MR; ++i)
         *out++ = ir + i < mc ? element(g.a, g.lda, g.trans_a, i0 + ir + i, p0 + p) : T{0};
+  }
 }
 
 /// Packs depth [p0, p0+kc) x columns [j0, j0+nc) of op(B) into NR-column slivers.
 template <typename T>
 void pack_b(const GemmArgs<T> &g, uint64_t p0, size_t kc, uint64_t j0, size_t nc, T *out) {
   constexpr size_t NR = Shape<T>::NR;
+  if (!g.trans_b) {
+    // Row-major B, 8 of its rows at a time across the whole sliver range: each row is read
+    // in order (a sliver at a time down the rows read a cache line from every row, a page
+    // from every other one) and each sliver gets 8 rows, contiguous.
+    constexpr size_t kRows = 8;
+    const size_t whole = nc / NR * NR;
+    for (size_t pb = 0; pb < kc; pb += kRows) {
+      const size_t pe = std::min(kc, pb + kRows);
+      for (size_t jr = 0; jr < nc; jr += NR)
+        for (size_t p = pb; p < pe; ++p) {
+          const T *src = g.b + (p0 + p) * g.ldb + j0 + jr;
+          T *row = out + (jr / NR) * kc * NR + p * NR;
+          if (jr < whole) {
+            std::memcpy(row, src, NR * sizeof(T));
+            continue;
+          }
+          for (size_t j = 0; j < NR; ++j) row[j] = jr + j < nc ? src[j] : T{0};
+        }
+    }
+    return;
+  }
   for (size_t jr = 0; jr < nc; jr += NR)
     for (size_t p = 0; p < kc; ++p) {
       T *row = out + (jr / NR) * kc * NR + p * NR;
-      if (!g.trans_b && jr + NR <= nc) {
-        std::memcpy(row, g.b + (p0 + p) * g.ldb + j0 + jr, NR * sizeof(T));
-        continue;
-      }
       for (size_t j = 0; j < NR; ++j)
         row[j] = jr + j < nc ? element(g.b, g.ldb, g.trans_b, p0 + p, j0 + jr + j) : T{0};
     }
