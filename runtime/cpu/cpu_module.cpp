@@ -498,6 +498,15 @@ namespace {
 /// workers spin a while after each job); one that sleeps joins late and the caller takes its
 /// tasks meanwhile.
 constexpr uint64_t kInlineWorkPicoseconds = 5'000'000; // 5 us
+/// Below this much single-thread work a parallel launch is one task per thread, contiguous
+/// shares of its blocks: the caller takes the first and the woken workers the others, the
+/// same each time, so that a loop of such launches finds each share in the cache of the
+/// thread that ran it last. Eight tasks a thread, claimed as each thread comes free, land on
+/// another core from one launch to the next: vector_add 2^16 on 2 cores (2026-11-28, an
+/// AVX2 EPYC, a harness alternating the two builds) took 7.7-7.9 us in 16 tasks, 6.0-7.0 in
+/// 2. Above it the launch's data leaves the caches anyway, and more tasks balance a thread
+/// that the system holds back.
+constexpr uint64_t kShareWorkPicoseconds = 100'000'000; // 100 us
 /// A kernel's lane cost is measured on the calling thread only: a parallel launch's time
 /// holds the workers' wake-up, and its tasks' times the cache lines that move between cores
 /// as tasks land on another core than last time, either of which would make a small launch
@@ -654,7 +663,10 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const LaunchConfig &launc
     uint64_t work = UINT64_MAX;
     if (known != 0 && __builtin_mul_overflow(known, total_lanes, &work)) work = UINT64_MAX;
     const bool probe = due && (total_lanes <= kProbeLanes || work < kProbeWorkPicoseconds);
-    if (work < kInlineWorkPicoseconds || probe) tasks = 1;
+    if (work < kInlineWorkPicoseconds || probe)
+      tasks = 1;
+    else if (work < kShareWorkPicoseconds)
+      tasks = std::min<uint64_t>(blocks, threads);
   }
   const bool timed = due && tasks == 1;
   const auto started =
