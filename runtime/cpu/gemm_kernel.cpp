@@ -49,6 +49,40 @@ template <typename T> T element(const T *p, uint64_t ld, bool trans, uint64_t ro
   return trans ? p[col * ld + row] : p[row * ld + col];
 }
 
+/// Room after a packed block of A for pack_a_columns' last store.
+constexpr size_t kPackPadding = 2;
+
+#if defined(__AVX__)
+/// Columns [p, p + 8) of six rows of f32 A into a sliver at `out` (48 floats, column after
+/// column): the 6 x 8 block transposed as an 8 x 8 one with two rows of zeros, and each column
+/// stored as 8 floats at out + 6 * column, in order, so that each store's last two (zeros)
+/// are overwritten by the next; the last store's go kPackPadding past the block, into what is
+/// packed after it or the padding.
+inline void pack_a_columns(const float *const *rows, size_t p, float *out) {
+  const __m256 zero = _mm256_setzero_ps();
+  const __m256 r0 = _mm256_loadu_ps(rows[0] + p), r1 = _mm256_loadu_ps(rows[1] + p);
+  const __m256 r2 = _mm256_loadu_ps(rows[2] + p), r3 = _mm256_loadu_ps(rows[3] + p);
+  const __m256 r4 = _mm256_loadu_ps(rows[4] + p), r5 = _mm256_loadu_ps(rows[5] + p);
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1);
+  const __m256 t2 = _mm256_unpacklo_ps(r2, r3), t3 = _mm256_unpackhi_ps(r2, r3);
+  const __m256 t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5);
+  // Lanes 0-3 of each 128-bit half: rows 0-3 (s0-s3) or rows 4, 5 and two zeros (s4-s7) of
+  // columns {c, c + 4} for c = 0..3.
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, 0x44), s1 = _mm256_shuffle_ps(t0, t2, 0xee);
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, 0x44), s3 = _mm256_shuffle_ps(t1, t3, 0xee);
+  const __m256 s4 = _mm256_shuffle_ps(t4, zero, 0x44), s5 = _mm256_shuffle_ps(t4, zero, 0xee);
+  const __m256 s6 = _mm256_shuffle_ps(t5, zero, 0x44), s7 = _mm256_shuffle_ps(t5, zero, 0xee);
+  _mm256_storeu_ps(out, _mm256_permute2f128_ps(s0, s4, 0x20));
+  _mm256_storeu_ps(out + 6, _mm256_permute2f128_ps(s1, s5, 0x20));
+  _mm256_storeu_ps(out + 12, _mm256_permute2f128_ps(s2, s6, 0x20));
+  _mm256_storeu_ps(out + 18, _mm256_permute2f128_ps(s3, s7, 0x20));
+  _mm256_storeu_ps(out + 24, _mm256_permute2f128_ps(s0, s4, 0x31));
+  _mm256_storeu_ps(out + 30, _mm256_permute2f128_ps(s1, s5, 0x31));
+  _mm256_storeu_ps(out + 36, _mm256_permute2f128_ps(s2, s6, 0x31));
+  _mm256_storeu_ps(out + 42, _mm256_permute2f128_ps(s3, s7, 0x31));
+}
+#endif
+
 /// Packs rows [i0, i0+mc) x depth [p0, p0+kc) of op(A) into MR-row slivers, zero-padded.
 template <typename T>
 void pack_a(const GemmArgs<T> &g, uint64_t i0, size_t mc, uint64_t p0, size_t kc, T *out) {
@@ -59,7 +93,12 @@ void pack_a(const GemmArgs<T> &g, uint64_t i0, size_t mc, uint64_t p0, size_t kc
       // no test per element (element() tests the transposition and the bound each time).
       const T *rows[MR];
       for (size_t i = 0; i < MR; ++i) rows[i] = g.a + (i0 + ir + i) * g.lda + p0;
-      for (size_t p = 0; p < kc; ++p)
+      size_t p = 0;
+#if defined(__AVX__)
+      if constexpr (std::is_same_v<T, float> && MR == 6)
+        for (; p + 8 <= kc; p += 8, out += 8 * MR) pack_a_columns(rows, p, out);
+#endif
+      for (; p < kc; ++p)
         for (size_t i = 0; i < MR; ++i) *out++ = rows[i][p];
       continue;
     }
@@ -67,6 +106,14 @@ void pack_a(const GemmArgs<T> &g, uint64_t i0, size_t mc, uint64_t p0, size_t kc
       for (size_t i = 0; i < MR; ++i)
         *out++ = ir + i < mc ? element(g.a, g.lda, g.trans_a, i0 + ir + i, p0 + p) : T{0};
   }
+}
+
+/// Elements from one packed sliver of B to the next: kc rows of NR, and a cache line more, so
+/// that consecutive slivers do not start in the same cache set (at kc = 512 and 16 f32
+/// columns a sliver is 32 KiB, the L1 cache's size: pack_b's stores to 32 slivers all fell
+/// in one set of it).
+template <typename T> constexpr size_t sliver_stride(size_t kc) {
+  return kc * Shape<T>::NR + 64 / sizeof(T);
 }
 
 /// Packs depth [p0, p0+kc) x columns [j0, j0+nc) of op(B) into NR-column slivers.
@@ -84,7 +131,7 @@ void pack_b(const GemmArgs<T> &g, uint64_t p0, size_t kc, uint64_t j0, size_t nc
       for (size_t jr = 0; jr < nc; jr += NR)
         for (size_t p = pb; p < pe; ++p) {
           const T *src = g.b + (p0 + p) * g.ldb + j0 + jr;
-          T *row = out + (jr / NR) * kc * NR + p * NR;
+          T *row = out + (jr / NR) * sliver_stride<T>(kc) + p * NR;
           if (jr < whole) {
             std::memcpy(row, src, NR * sizeof(T));
             continue;
@@ -96,7 +143,7 @@ void pack_b(const GemmArgs<T> &g, uint64_t p0, size_t kc, uint64_t j0, size_t nc
   }
   for (size_t jr = 0; jr < nc; jr += NR)
     for (size_t p = 0; p < kc; ++p) {
-      T *row = out + (jr / NR) * kc * NR + p * NR;
+      T *row = out + (jr / NR) * sliver_stride<T>(kc) + p * NR;
       for (size_t j = 0; j < NR; ++j)
         row[j] = jr + j < nc ? element(g.b, g.ldb, g.trans_b, p0 + p, j0 + jr + j) : T{0};
     }
@@ -169,7 +216,7 @@ template <typename T> void run(const GemmArgs<T> &g) {
   // this thread's panel and not their own thread_local one.
   thread_local std::vector<T> panel;
   std::vector<T> &bpack = panel;
-  bpack.resize(std::min<uint64_t>(S::KC, g.k) * nc_max);
+  bpack.resize(nc_max / S::NR * sliver_stride<T>(std::min<uint64_t>(S::KC, g.k)));
   const uint64_t blocks = (g.m + S::MC - 1) / S::MC;
   const size_t threads = std::max(1u, cpu_threads());
   for (uint64_t j0 = 0; j0 < g.n; j0 += S::NC) {
@@ -183,7 +230,8 @@ template <typename T> void run(const GemmArgs<T> &g) {
       parallel_for(parts, [&](size_t part) {
         const size_t first = slivers * part / parts * S::NR;
         const size_t end = std::min(nc, slivers * (part + 1) / parts * S::NR);
-        pack_b(g, p0, kc, j0 + first, end - first, bpack.data() + first * kc);
+        pack_b(g, p0, kc, j0 + first, end - first,
+               bpack.data() + first / S::NR * sliver_stride<T>(kc));
       });
       // Tasks are blocks of rows times ranges of column slivers, enough of them (8 per
       // thread) that the threads finish together: rows alone split 1024 into 11 blocks, 6
@@ -197,11 +245,12 @@ template <typename T> void run(const GemmArgs<T> &g) {
         const size_t mc = std::min<uint64_t>(S::MC, g.m - i0);
         const size_t j_first = slivers * part / cols * S::NR;
         const size_t j_end = std::min(nc, slivers * (part + 1) / cols * S::NR);
-        apack.resize((mc + S::MR - 1) / S::MR * S::MR * kc);
+        apack.resize((mc + S::MR - 1) / S::MR * S::MR * kc + kPackPadding);
         pack_a(g, i0, mc, p0, kc, apack.data());
         for (size_t jr = j_first; jr < j_end; jr += S::NR)
           for (size_t ir = 0; ir < mc; ir += S::MR)
-            micro_kernel(kc, apack.data() + ir * kc, bpack.data() + jr * kc,
+            micro_kernel(kc, apack.data() + ir * kc,
+                         bpack.data() + jr / S::NR * sliver_stride<T>(kc),
                          g.c + (i0 + ir) * g.ldc + j0 + jr, g.ldc, std::min(S::MR, mc - ir),
                          std::min(S::NR, nc - jr), g.alpha, beta);
       });
