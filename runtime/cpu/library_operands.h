@@ -62,7 +62,8 @@ std::vector<interp::ArgValue> values_of(const isa::Kernel &k, std::span<const Cp
 /// Combines two partial results of reduction `in` (a reduce_all's operation on its type).
 uint64_t combine(const isa::Instruction &in, uint64_t a, uint64_t b);
 
-/// Ranges of [0, n) for the thread pool: at least `grain` units each, at most 4 per thread.
+/// Ranges of [0, n) for the thread pool: at least `grain` units each, at most 4 per thread,
+/// and a multiple of the threads where there are more ranges than threads (equal shares).
 uint64_t parts_of(uint64_t n, uint64_t grain);
 
 /// Runs body(lo, hi) over ranges of [0, n) on the thread pool.

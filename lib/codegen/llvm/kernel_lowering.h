@@ -65,11 +65,11 @@ struct V {
 /// - twice the target's width for a kernel of f32 math functions (exp, log, sin, ...), whose
 ///   chunks are long chains of dependent operations: two registers a value put two independent
 ///   chains in each basic block, which the CPU overlaps;
-/// - four times it for a straight-line kernel (no loop, no call) of few varying values and no
-///   math (a stream such as c = a + b):
-///   each load, operation and store becomes four, and a chunk's loads all come before its
-///   stores, so that a store does not stall the next loads (a store whose address matches a
-///   later load's modulo 4 KiB holds it back, which arrays allocated one after another hit);
+/// - four times it for a straight-line kernel (no loop, no call) of at most six varying values
+///   and no math, a stream such as c = a + b: each load, operation and store becomes four,
+///   and a chunk's loads all come before its stores, so that a store does not stall the next
+///   loads (a store whose address matches a later load's modulo 4 KiB holds it back, which
+///   arrays allocated one after another hit);
 /// - the target's width otherwise, and for kernels with barriers or fences, pools, atomics,
 ///   reductions, the Atlas state or f64 values.
 unsigned chunk_width(const Kernel &k, const opt::LaneAnalysis &lanes, const CpuTarget &target);
