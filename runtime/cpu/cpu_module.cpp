@@ -656,8 +656,6 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const LaunchConfig &launc
     const uint32_t n = cost.launches.load(std::memory_order_relaxed);
     cost.launches.store(n + 1, std::memory_order_relaxed);
     due = known == 0 || n % 32 == 0;
-  }
-  if (tasks > 1) {
     // The work at the known cost, saturated (a lane's cost times 2^62 lanes may overflow);
     // unbounded while no cost is known.
     uint64_t work = UINT64_MAX;
