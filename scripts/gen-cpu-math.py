@@ -134,8 +134,11 @@ w("/// exact (x and k P1 are multiples of x's ulp or 2^-23, and |r| < 1); the ot
 w("/// each, and k P3 is far below any r of an f32 input under kSinCosLimit.")
 fma_parts(True)
 sin_cos_polys((mp.pi / 4) ** 2, 4, True)
-w("/// erf by intervals, at the vector widths whose one permute indexes a whole table (16 f32")
-w("/// lanes of AVX-512, 8 of AVX2): interval k of width 1/S holds a = (k + 1/2 + u)/S for u in")
+w("/// erf by intervals, where one permute indexes a whole table: 16 intervals for AVX-512's")
+w("/// vpermps of 16 lanes, 4 for AVX's vpermilps, which permutes within each 128-bit half (the")
+w("/// 4 entries repeated in both). That is one uop on every x86 core, where Zen 3 spends two")
+w("/// cycles of the pipe that its multiply-adds also use on an 8-lane vpermps, so 4 intervals")
+w("/// of degree 8 beat 8 of degree 6 there. Interval k of width 1/S holds a = (k + 1/2 + u)/S for u in")
 w("/// [-1/2, 1/2]. erf(a) = a p_0(u) in the first (relative: erf's accuracy near 0 is kept), and")
 w("/// e_k + p_k(u) in the others, e_k being erf at the interval's centre rounded to f32: p_k is")
 w("/// small there, and so is its rounding error against an ulp of erf. kErfTableN[j][k] is")
@@ -171,7 +174,7 @@ def erf_table(name, n, degree):
 
 
 erf_table("kErfTable16", 16, 5)
-erf_table("kErfTable8", 8, 6)
+erf_table("kErfTable4", 4, 8)
 w("} // namespace f32")
 w("")
 w("namespace f64 {")

@@ -51,8 +51,11 @@ inline constexpr float kSinS[] = {0x1.6dbe08p-19f, -0x1.a013a8p-13f, 0x1.11110ep
 /// C(u) of cos on [0, 0.61685]: degree 3, fit error 2.34e-12.
 inline constexpr float kCosC[] = {-0x1.25244ep-22f, 0x1.a015c4p-16f, -0x1.6c16cp-10f,
                                   0x1.555556p-5f};
-/// erf by intervals, at the vector widths whose one permute indexes a whole table (16 f32
-/// lanes of AVX-512, 8 of AVX2): interval k of width 1/S holds a = (k + 1/2 + u)/S for u in
+/// erf by intervals, where one permute indexes a whole table: 16 intervals for AVX-512's
+/// vpermps of 16 lanes, 4 for AVX's vpermilps, which permutes within each 128-bit half (the
+/// 4 entries repeated in both). That is one uop on every x86 core, where Zen 3 spends two
+/// cycles of the pipe that its multiply-adds also use on an 8-lane vpermps, so 4 intervals
+/// of degree 8 beat 8 of degree 6 there. Interval k of width 1/S holds a = (k + 1/2 + u)/S for u in
 /// [-1/2, 1/2]. erf(a) = a p_0(u) in the first (relative: erf's accuracy near 0 is kept), and
 /// e_k + p_k(u) in the others, e_k being erf at the interval's centre rounded to f32: p_k is
 /// small there, and so is its rounding error against an ulp of erf. kErfTableN[j][k] is
@@ -90,25 +93,19 @@ inline constexpr float kErfTable16[7][16] = {
      0x1.f4f694p-1f, 0x1.fbe61ep-1f, 0x1.fea422p-1f, 0x1.ff996p-1f, 0x1.ffe514p-1f, 0x1.fff9bap-1f,
      0x1.fffeb4p-1f, 0x1.ffffc4p-1f, 0x1.fffff6p-1f, 0x1.fffffep-1f},
 };
-/// 8 intervals of width 0.5: degree 6, fit error at most 0.364 ulp.
-inline constexpr float kErfScale8 = 0x1p+1f;
-inline constexpr float kErfTable8[8][8] = {
-    {-0x1.27b706p-12f, -0x1.b3dd44p-12f, 0x1.524448p-12f, 0x1.285854p-13f, -0x1.6d754ep-15f,
-     -0x1.b5089p-16f, -0x1.1e4f6cp-18f, -0x1.597b7ap-22f},
-    {-0x1.1dfc3cp-10f, -0x1.a2e896p-10f, -0x1.7efbfcp-10f, 0x1.8483aap-13f, 0x1.5a8f56p-12f,
-     0x1.72f79ap-14f, 0x1.5e08c2p-17f, 0x1.54f978p-21f},
-    {0x1.6ca542p-8f, 0x1.3496aap-7f, -0x1.923daap-12f, -0x1.8a132ep-9f, -0x1.38b9b2p-10f,
-     -0x1.ab016p-13f, -0x1.2c2868p-16f, -0x1.cef476p-21f},
-    {0x1.accd44p-7f, 0x1.b5c44ep-9f, 0x1.571578p-6f, 0x1.7160eep-7f, 0x1.63fae4p-9f,
-     0x1.697c7ep-12f, 0x1.993dfep-16f, 0x1.0937eap-20f},
-    {-0x1.57664ap-4f, -0x1.edc56p-4f, -0x1.2ebf4ap-4f, -0x1.7a4a84p-6f, -0x1.074b3ep-8f,
-     -0x1.a6a548p-12f, -0x1.8de6ap-16f, -0x1.bbb04ap-21f},
-    {-0x1.7306dep-4f, 0x1.492e56p-2f, 0x1.e4654p-4f, 0x1.b054cap-6f, 0x1.d413d8p-9f,
-     0x1.33638cp-12f, 0x1.e9cdc6p-17f, 0x1.d98222p-22f},
-    {0x1.1af54ep+0f, -0x1.4c5e34p-26f, -0x1.9d508p-27f, -0x1.00e552p-26f, -0x1.3f9ccap-26f,
-     -0x1.3eeb0ap-27f, -0x1.82606ap-27f, 0x1.78b8f2p-28f},
-    {0x0p+0f, 0x1.6c1c98p-1f, 0x1.d8865ep-1f, 0x1.f92d08p-1f, 0x1.ff4048p-1f, 0x1.fff2dp-1f,
-     0x1.ffff7p-1f, 0x1.fffffcp-1f},
+/// 4 intervals of width 1.0: degree 8, fit error at most 0.264 ulp.
+inline constexpr float kErfScale4 = 0x1p+0f;
+inline constexpr float kErfTable4[10][4] = {
+    {-0x1.1a1098p-10f, -0x1.3aae16p-9f, 0x1.3f425cp-12f, -0x1.35ba3ep-15f},
+    {0x1.3d965ep-7f, -0x1.ef6254p-9f, 0x1.9d6d18p-12f, 0x1.1ae30ep-14f},
+    {0x1.34ffap-16f, 0x1.3cbf48p-6f, -0x1.6febc8p-9f, -0x1.43e2e2p-14f},
+    {-0x1.9894bcp-5f, -0x1.ed506p-7f, 0x1.92d5cep-8f, 0x1.50a9dep-14f},
+    {0x1.091bfep-5f, -0x1.6d5b88p-5f, -0x1.1a848p-7f, -0x1.1c30bap-14f},
+    {0x1.55c84p-3f, 0x1.1c314p-3f, 0x1.118b6ep-7f, 0x1.63f282p-15f},
+    {-0x1.d6dd1ep-3f, -0x1.6d5a94p-3f, -0x1.64e412p-8f, -0x1.3d0afap-16f},
+    {-0x1.4c3872p-2f, 0x1.e72328p-4f, 0x1.1d848ap-9f, 0x1.6a2a98p-18f},
+    {0x1.0a7ef6p+0f, -0x1.1d90a4p-26f, 0x1.e9937ep-26f, -0x1.de5534p-26f},
+    {0x0p+0f, 0x1.eea556p-1f, 0x1.ffcaa8p-1f, 0x1.ffffe8p-1f},
 };
 } // namespace f32
 

@@ -58,9 +58,16 @@ public:
   template <typename T, size_t N>
   llvm::Value *estrin(llvm::Value *x, llvm::Value *x2, const T (&c)[N]) {
     static_assert(N >= 3);
+    std::vector<llvm::Value *> values;
+    for (const T &v : c) values.push_back(f(v));
+    return estrin(x, x2, values);
+  }
+  /// The same, of coefficients that are values (at least 3).
+  llvm::Value *estrin(llvm::Value *x, llvm::Value *x2, const std::vector<llvm::Value *> &c) {
+    const size_t n = c.size();
     std::vector<llvm::Value *> terms; // lowest degree first
-    for (size_t j = 0; j + 1 < N; j += 2) terms.push_back(fma(f(c[N - 2 - j]), x, f(c[N - 1 - j])));
-    if (N % 2) terms.back() = fma(f(c[0]), x2, terms.back());
+    for (size_t j = 0; j + 1 < n; j += 2) terms.push_back(fma(c[n - 2 - j], x, c[n - 1 - j]));
+    if (n % 2) terms.back() = fma(c[0], x2, terms.back());
     llvm::Value *p = x2;
     while (terms.size() > 1) {
       std::vector<llvm::Value *> next;
