@@ -597,12 +597,26 @@ struct Workspaces {
   return any_failed.load();
 }
 
-/// Runs a launch that launch_cpu_kernel checked, or one that is valid as it is made
-/// (launch_cpu_kernel_over).
-void run_cpu_launch(const CpuModule &m, uint32_t kidx, const LaunchConfig &launch,
-                    CpuArgPointers args, interp::AtlasState *atlas, LibraryPathCounter *paths) {
+/// What running a launch of kernel `kidx` needs, for a configuration that is valid.
+PreparedCpuLaunch prepared(const CpuModule &m, uint32_t kidx, const LaunchConfig &launch) {
   const hg_cpu_kernel_desc &kd = m.desc().kernels[kidx];
+  const uint32_t variant = m.variant();
+  PreparedCpuLaunch p{launch, kd.variants[variant], launch.grid.count(), launch.block.count(), 0, 0,
+                      false};
+  p.shared = uint64_t{kd.shared_bytes} + launch.shared_memory;
+  p.scratch = hg_cpu_scratch_bytes(&kd, variant, m.desc().variant_widths[variant], p.lanes);
+  // A kernel with no shared memory, chunk state or pool memory runs without a workspace
+  // (its code reads none: hg_cpu_scratch_bytes is then only the room for alignment).
+  p.workspace = p.shared > 0 || p.scratch > HG_CPU_SCRATCH_ALIGNMENT;
+  return p;
+}
+
+} // namespace
+
+void run_cpu_launch(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &p,
+                    CpuArgPointers args, interp::AtlasState *atlas, LibraryPathCounter *paths) {
   const isa::Kernel &k = m.isa().kernels[kidx];
+  const LaunchConfig &launch = p.launch;
   LaunchContext cx{&m, paths, {}, {}, ErrorCode::LaunchFailed};
   uint64_t phase_advance = 0;
   hg_cpu_launch L{};
@@ -627,16 +641,9 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const LaunchConfig &launc
   L.check_address = check_address;
   L.stream_bytes = cpu_stream_bytes();
 
-  const uint32_t variant = m.variant();
-  const hg_cpu_blocks_fn fn = kd.variants[variant];
-  const uint64_t lanes = launch.block.count();
-  const uint64_t shared = uint64_t{kd.shared_bytes} + launch.shared_memory;
-  const uint64_t scratch =
-      hg_cpu_scratch_bytes(&kd, variant, m.desc().variant_widths[variant], lanes);
-  // A kernel with no shared memory, chunk state or pool memory runs without a workspace
-  // (its code reads none: hg_cpu_scratch_bytes is then only the room for alignment).
-  const bool workspace = shared > 0 || scratch > HG_CPU_SCRATCH_ALIGNMENT;
-  const uint64_t blocks = launch.grid.count();
+  const hg_cpu_blocks_fn fn = p.fn;
+  const uint64_t lanes = p.lanes, shared = p.shared, scratch = p.scratch, blocks = p.blocks;
+  const bool workspace = p.workspace;
   // Enough tasks to balance uneven blocks, few enough to keep per-task costs small; one
   // thread runs every block in one task.
   const unsigned threads = std::max(1u, cpu_threads());
@@ -706,10 +713,8 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const LaunchConfig &launc
     atlas->phase = static_cast<uint32_t>((atlas->phase + phase_advance) % atlas::kPhaseModulus);
 }
 
-} // namespace
-
-void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &config,
-                       CpuArgPointers args, interp::AtlasState *atlas, LibraryPathCounter *paths) {
+PreparedCpuLaunch prepare_cpu_launch(const CpuModule &m, uint32_t kidx,
+                                     const LaunchConfig &config) {
   const hg_cpu_kernel_desc &kd = m.desc().kernels[kidx];
   const isa::Kernel &k = m.isa().kernels[kidx];
   LaunchConfig launch = config;
@@ -739,12 +744,15 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
                     std::to_string(launch.grid.y) + "x" + std::to_string(launch.grid.z) +
                     " blocks of " + std::to_string(block_lanes) +
                     " lanes; the CPU backend runs fewer than 2^62 lanes per launch");
-
-  run_cpu_launch(m, kidx, launch, args, atlas, paths);
+  return prepared(m, kidx, launch);
 }
 
-void launch_cpu_kernel_over(const CpuModule &m, uint32_t kidx, uint64_t count, CpuArgPointers args,
-                            interp::AtlasState *atlas) {
+void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &config,
+                       CpuArgPointers args, interp::AtlasState *atlas, LibraryPathCounter *paths) {
+  run_cpu_launch(m, kidx, prepare_cpu_launch(m, kidx, config), args, atlas, paths);
+}
+
+PreparedCpuLaunch prepare_cpu_launch_over(const CpuModule &m, uint32_t kidx, uint64_t count) {
   const hg_cpu_kernel_desc &kd = m.desc().kernels[kidx];
   LaunchConfig config; // a launch-level kernel: one lane, once
   if (!(kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL)) {
@@ -762,10 +770,15 @@ void launch_cpu_kernel_over(const CpuModule &m, uint32_t kidx, uint64_t count, C
     config.grid = {static_cast<uint32_t>(blocks), 1, 1};
     config.block = {block, kd.block[0] ? kd.block[1] : 1, kd.block[0] ? kd.block[2] : 1};
     // A block the module names is checked like any launch's; 256 lanes in fewer than 2^32
-    // blocks is a launch that launch_cpu_kernel would pass.
-    if (kd.block[0]) return launch_cpu_kernel(m, kidx, config, args, atlas);
+    // blocks is a launch that prepare_cpu_launch would pass.
+    if (kd.block[0]) return prepare_cpu_launch(m, kidx, config);
   }
-  run_cpu_launch(m, kidx, config, args, atlas, nullptr);
+  return prepared(m, kidx, config);
+}
+
+void launch_cpu_kernel_over(const CpuModule &m, uint32_t kidx, uint64_t count, CpuArgPointers args,
+                            interp::AtlasState *atlas) {
+  run_cpu_launch(m, kidx, prepare_cpu_launch_over(m, kidx, count), args, atlas);
 }
 
 } // namespace hologram::runtime

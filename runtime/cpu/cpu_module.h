@@ -87,6 +87,26 @@ struct CpuArgPointers {
   const uint64_t *sizes;
 };
 
+/// A checked launch of one kernel, with what running it needs worked out: the same for every
+/// launch of that kernel with the same configuration (the generated header's entry points
+/// keep the last one each thread made).
+struct PreparedCpuLaunch {
+  LaunchConfig launch;      ///< what runs: one lane, once, for a launch-level kernel
+  hg_cpu_blocks_fn fn;      ///< the kernel's code in the module's variant
+  uint64_t blocks, lanes;   ///< lanes per block
+  uint64_t shared, scratch; ///< a worker's shared memory and chunk-state scratch, in bytes
+  bool workspace;           ///< whether the code reads either (else it runs without them)
+};
+/// Checks a launch of kernel `k` as launch_cpu_kernel does (throws Error).
+PreparedCpuLaunch prepare_cpu_launch(const CpuModule &module, uint32_t k,
+                                     const LaunchConfig &launch);
+/// The launch of launch_cpu_kernel_over (throws as it does).
+PreparedCpuLaunch prepare_cpu_launch_over(const CpuModule &module, uint32_t k, uint64_t count);
+/// Runs a prepared launch of kernel `k`, as launch_cpu_kernel does.
+void run_cpu_launch(const CpuModule &module, uint32_t k, const PreparedCpuLaunch &launch,
+                    CpuArgPointers args, interp::AtlasState *atlas,
+                    LibraryPathCounter *paths = nullptr);
+
 /// Runs kernel `k` of `module` over `launch`. `atlas` is the backend's Atlas state (locked by
 /// the caller), and is null exactly when the kernel never touches it (no
 /// HG_CPU_KERNEL_ATLAS). Whole-launch operations count the schedule they took in `paths` when

@@ -75,6 +75,19 @@ const LinkedModule &module_of(const hg_cpu_module_desc *desc) {
   return it->second;
 }
 
+/// The last launch this thread made through an entry point, checked and worked out: a loop
+/// of calls of one kernel with one configuration (an hg_launch's bytes, or the count of a
+/// launch without one) goes straight to run_cpu_launch.
+struct LastLaunch {
+  const hg_cpu_module_desc *desc = nullptr;
+  uint32_t kernel = 0;
+  bool has_launch = false;
+  hg_launch launch{};
+  uint64_t count = 0;
+  PreparedCpuLaunch prepared{};
+};
+thread_local LastLaunch g_last_launch;
+
 } // namespace
 } // namespace hologram::runtime
 
@@ -92,35 +105,47 @@ int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void 
   try {
     const LinkedModule &lm = module_of(desc);
     const CpuModule &m = *lm.module;
-    const isa::Kernel &k = m.isa().kernels.at(kernel);
+    if (kernel >= lm.kernels.size())
+      throw Error(ErrorCode::InvalidArgument,
+                  "module '" + m.origin() + "' has no kernel " + std::to_string(kernel));
     const hg_cpu_kernel_desc &kd = m.desc().kernels[kernel];
     const LinkedModule::Kernel &lk = lm.kernels[kernel];
     // The entry point packs the arguments as the generated code reads them: buffer pointers
     // and pointers to each scalar's 8 bytes of bits.
     const CpuArgPointers pointers{args, lk.sizes.data()};
+    // The generated header's hg_launch is hologram.h's (one definition, HG_LAUNCH_DEFINED).
+    const auto *launch = static_cast<const hg_launch *>(launch_ptr);
     uint64_t count = 0;
-    if (!launch_ptr) {
+    if (!launch) {
       if (lk.count_param >= 0)
         std::memcpy(&count, args[lk.count_param], sizeof(count));
       else if (!(kd.flags & HG_CPU_KERNEL_LAUNCH_LEVEL))
         throw Error(ErrorCode::InvalidArgument,
-                    "kernel '" + k.name +
+                    "kernel '" + m.isa().kernels[kernel].name +
                         "' has no integer scalar to size a default launch; pass an hg_launch");
     }
-    // The generated header's hg_launch is hologram.h's (one definition, HG_LAUNCH_DEFINED).
-    auto run = [&](interp::AtlasState *atlas) {
-      if (launch_ptr)
-        launch_cpu_kernel(m, kernel, launch_config_of(*static_cast<const hg_launch *>(launch_ptr)),
-                          pointers, atlas);
-      else
-        launch_cpu_kernel_over(m, kernel, count, pointers, atlas);
-    };
+    LastLaunch &last = g_last_launch;
+    const bool same =
+        last.desc == desc && last.kernel == kernel && last.has_launch == (launch != nullptr) &&
+        (launch ? std::memcmp(launch, &last.launch, sizeof(hg_launch)) == 0 : last.count == count);
+    if (!same) {
+      // Checked before it is kept: a launch that throws leaves the last one as it was.
+      PreparedCpuLaunch p = launch ? prepare_cpu_launch(m, kernel, launch_config_of(*launch))
+                                   : prepare_cpu_launch_over(m, kernel, count);
+      last.desc = desc;
+      last.kernel = kernel;
+      last.has_launch = launch != nullptr;
+      last.launch = launch ? *launch : hg_launch{};
+      last.count = count;
+      last.prepared = p;
+    }
+    const PreparedCpuLaunch prepared = last.prepared; // a copy: the kernel may call again
     if (kd.flags & HG_CPU_KERNEL_ATLAS) {
       auto &l = linked();
       std::lock_guard lock(l.atlas_mutex);
-      run(&l.atlas);
+      run_cpu_launch(m, kernel, prepared, pointers, &l.atlas);
     } else {
-      run(nullptr);
+      run_cpu_launch(m, kernel, prepared, pointers, nullptr);
     }
     if (!g_last_error.empty()) g_last_error.clear();
     return HG_OK;
