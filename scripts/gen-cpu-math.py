@@ -142,12 +142,15 @@ w("/// of degree 8 beat 8 of degree 6 there. Interval k of width 1/S holds a = (
 w("/// [-1/2, 1/2]. erf(a) = a p_0(u) in the first (relative: erf's accuracy near 0 is kept), and")
 w("/// e_k + p_k(u) in the others, e_k being erf at the interval's centre rounded to f32: p_k is")
 w("/// small there, and so is its rounding error against an ulp of erf. kErfTableN[j][k] is")
-w("/// coefficient j (highest degree first) of p_k; the last row is e_k (e_0 = 0).")
+w("/// coefficient j (highest degree first) of p_k; the last row is e_k (e_0 = 0), or, where the")
+w("/// table has one row fewer (kErfTable4), e_k is in p_k's constant (p_k(0) + e_k rounds to")
+w("/// e_k: p_k(0) is below half an ulp of e_k, at most that is lost), and erf = a p_0(u) or")
+w("/// p_k(u) is one multiplication.")
 w("/// From kErfTableOne on, erf is 1 in f32.")
 w("inline constexpr float kErfTableOne = 0x1.fcp1f; // 3.96875")
 
 
-def erf_table(name, n, degree):
+def erf_table(name, n, degree, fold=False):
     delta = mpf(1) / 64 # interval ends round either way: the fits reach a little beyond
     scale = mpf(n) / 4
     worst = 0
@@ -163,18 +166,18 @@ def erf_table(name, n, degree):
         # in ulps of erf at the interval's start, where they are smallest (interval 0: relative)
         ulp = mpf(2) ** (mp.floor(mp.log(mp.erf(k / scale), 2)) - 23) if k else mpf(2) ** -23
         worst = max(worst, err / ulp)
-        rows.append(list(c) + [e])
+        rows.append(list(c[:-1]) + [c[-1] + e] if fold else list(c) + [e])
     w("/// %d intervals of width %s: degree %d, fit error at most %s ulp." %
       (n, mpmath.nstr(1 / scale, 3), degree, mpmath.nstr(worst, 3)))
     w("inline constexpr float kErfScale%d = %s;" % (n, lit(scale, True)))
-    w("inline constexpr float %s[%d][%d] = {" % (name, degree + 2, n))
-    for j in range(degree + 2):
+    w("inline constexpr float %s[%d][%d] = {" % (name, len(rows[0]), n))
+    for j in range(len(rows[0])):
         w("    {%s}," % ", ".join(lit(rows[k][j], True) for k in range(n)))
     w("};")
 
 
 erf_table("kErfTable16", 16, 5)
-erf_table("kErfTable4", 4, 8)
+erf_table("kErfTable4", 4, 8, fold=True)
 w("} // namespace f32")
 w("")
 w("namespace f64 {")

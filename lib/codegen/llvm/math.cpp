@@ -400,9 +400,12 @@ llvm::Value *emit_erf_f32_table(llvm::IRBuilder<> &b, const CpuTarget &target, l
         v.push_back(llvm::ConstantFP::get(b.getFloatTy(), r[i % entries]));
       return b.CreateIntrinsic(id, {}, {llvm::ConstantVector::get(v), index});
     };
-    const size_t degree = std::size(table) - 2;
+    // The 4-interval table has e_k in its constant row (p_k(0) + e_k rounds to e_k), the
+    // 16-interval one a row of e_k after the coefficients.
+    const bool folded = entries == 4;
+    const size_t degree = std::size(table) - (folded ? 1 : 2);
     llvm::Value *p = nullptr;
-    if (entries == 4) {
+    if (folded) {
       // p(u) = c_0 + u E(u), E by Estrin's scheme: the chain from the load to the store is
       // what bounds a loop of erf (no iteration's chain fits beside the next in the
       // out-of-order window). Only the last step rounds at p's own scale: all of p by
@@ -416,7 +419,8 @@ llvm::Value *emit_erf_f32_table(llvm::IRBuilder<> &b, const CpuTarget &target, l
       for (size_t j = 1; j <= degree; ++j) p = m.fma(p, u, row(table[j]));
     }
     llvm::Value *first = b.CreateFCmpOEQ(k, m.f(0.0));
-    llvm::Value *r = m.fma(b.CreateSelect(first, a, m.f(1.0)), p, row(table[degree + 1]));
+    llvm::Value *factor = b.CreateSelect(first, a, m.f(1.0));
+    llvm::Value *r = folded ? b.CreateFMul(factor, p) : m.fma(factor, p, row(table[degree + 1]));
     r = b.CreateSelect(b.CreateFCmpOGE(a, m.f(c::kErfTableOne)), m.f(1.0), r);
     // x's sign onto r, which is +0 or more (or NaN): an or of x ^ |x|, one operation fewer
     // than copysign's, which clears r's sign first.
