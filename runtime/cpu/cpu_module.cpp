@@ -370,12 +370,17 @@ std::atomic<uint64_t> g_stream_default{kStreamUnset};
   return v;
 }
 
-} // namespace
-
-uint64_t cpu_stream_bytes() {
+/// cpu_stream_bytes(), inlined into every launch.
+[[gnu::always_inline]] inline uint64_t stream_bytes_now() {
   if (uint64_t v = g_stream_bytes.load(std::memory_order_relaxed); v != kStreamUnset) return v;
   if (uint64_t v = g_stream_default.load(std::memory_order_relaxed); v != kStreamUnset) return v;
   return stream_bytes_default();
+}
+
+} // namespace
+
+uint64_t cpu_stream_bytes() {
+  return stream_bytes_now();
 }
 
 void set_cpu_stream_bytes(std::optional<uint64_t> bytes) {
@@ -639,14 +644,14 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &
   L.convert = convert;
   L.runtime = &cx;
   L.check_address = check_address;
-  L.stream_bytes = cpu_stream_bytes();
+  L.stream_bytes = stream_bytes_now();
 
   const hg_cpu_blocks_fn fn = p.fn;
   const uint64_t lanes = p.lanes, shared = p.shared, scratch = p.scratch, blocks = p.blocks;
   const bool workspace = p.workspace;
   // Enough tasks to balance uneven blocks, few enough to keep per-task costs small; one
   // thread runs every block in one task.
-  const unsigned threads = std::max(1u, cpu_threads());
+  const unsigned threads = std::max(1u, cpu_threads_now());
   uint64_t tasks = threads == 1 ? 1 : std::min<uint64_t>(blocks, uint64_t{threads} * 8);
   // A launch whose whole work, at the lanes' measured cost, is below what waking the workers
   // costs runs on the calling thread. Every 32nd launch (and any before a cost is known) is

@@ -127,12 +127,12 @@ Pool &pool() {
   return p;
 }
 
-std::atomic<unsigned> g_threads{0};
-
 } // namespace
 
+std::atomic<unsigned> detail::g_cpu_threads{0};
+
 unsigned cpu_threads() {
-  if (unsigned t = g_threads.load(std::memory_order_relaxed)) return t;
+  if (unsigned t = detail::g_cpu_threads.load(std::memory_order_relaxed)) return t;
   // HOLOGRAM_NUM_THREADS is read once: this runs on every launch, and getenv scans the
   // environment.
   static const unsigned from_env = [] {
@@ -146,7 +146,7 @@ unsigned cpu_threads() {
 }
 
 void set_cpu_threads(unsigned n) {
-  g_threads = n;
+  detail::g_cpu_threads = n;
 }
 
 void parallel_for_tasks(size_t n, const std::function<void(size_t)> &task) {

@@ -4,10 +4,22 @@
 
 #include "hologram/runtime/cpu.h"
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 
 namespace hologram::runtime {
+
+namespace detail {
+/// set_cpu_threads's count; 0 for the default.
+extern std::atomic<unsigned> g_cpu_threads;
+} // namespace detail
+
+/// cpu_threads(), without a call where set_cpu_threads set the count (every launch reads it).
+inline unsigned cpu_threads_now() {
+  if (unsigned t = detail::g_cpu_threads.load(std::memory_order_relaxed)) return t;
+  return cpu_threads();
+}
 
 /// parallel_for with the task already a std::function (n >= 2).
 void parallel_for_tasks(size_t n, const std::function<void(size_t)> &task);
