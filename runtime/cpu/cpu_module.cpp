@@ -540,32 +540,19 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
 
 namespace {
 
-/// How a launch's blocks split into tasks.
-struct BlockSplit {
-  uint64_t blocks, tasks, lanes; ///< lanes per block
-};
-/// What each worker of a launch needs: shared memory and chunk-state scratch, or nothing.
-struct Workspaces {
-  bool needed;
-  uint64_t shared, scratch;
-};
-
-/// Runs a launch's blocks in `split.tasks` tasks on the thread pool; returns whether a block
+/// Runs the blocks of launch `p` in `tasks` tasks on the thread pool; returns whether a block
 /// failed, with `fail` the error of the first block that did. Apart from run_cpu_launch, whose
 /// one-task launches do without any of this.
-[[gnu::noinline]] bool run_tasks(hg_cpu_blocks_fn fn, const hg_cpu_launch &L,
-                                 const BlockSplit &split_of, const Workspaces &workspaces,
+[[gnu::noinline]] bool run_tasks(const PreparedCpuLaunch &p, uint64_t tasks, const hg_cpu_launch &L,
                                  const std::string &kernel_name, hg_cpu_error &fail) {
-  const uint64_t blocks = split_of.blocks, tasks = split_of.tasks, lanes = split_of.lanes;
-  const bool workspace = workspaces.needed;
-  const uint64_t shared = workspaces.shared, scratch = workspaces.scratch;
+  const uint64_t blocks = p.blocks, lanes = p.lanes, shared = p.shared, scratch = p.scratch;
   std::mutex fail_mutex;
   uint64_t fail_block = UINT64_MAX;
   std::atomic<bool> any_failed{false};
   auto run = [&](size_t t) {
     if (any_failed.load(std::memory_order_relaxed)) return;
     hg_cpu_worker w{};
-    if (workspace) {
+    if (p.workspace) {
       thread_local Workspace ws;
       if (ws.shared.size() < shared) ws.shared.resize(shared);
       if (ws.scratch.size() < scratch) ws.scratch.resize(scratch);
@@ -583,7 +570,7 @@ struct Workspaces {
     // (tasks is small; blocks * i may not fit in 64 bits).
     auto split = [&](uint64_t i) { return blocks / tasks * i + blocks % tasks * i / tasks; };
     const uint64_t first = tasks == 1 ? 0 : split(t), end = tasks == 1 ? blocks : split(t + 1);
-    if (fn(&L, &w, first, end) != 0) {
+    if (p.fn(&L, &w, first, end) != 0) {
       any_failed = true;
       std::lock_guard lock(fail_mutex);
       uint64_t b = w.error.lane / lanes;
@@ -646,9 +633,7 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &
   L.check_address = check_address;
   L.stream_bytes = stream_bytes_now();
 
-  const hg_cpu_blocks_fn fn = p.fn;
-  const uint64_t lanes = p.lanes, shared = p.shared, scratch = p.scratch, blocks = p.blocks;
-  const bool workspace = p.workspace;
+  const uint64_t blocks = p.blocks;
   // Enough tasks to balance uneven blocks, few enough to keep per-task costs small; one
   // thread runs every block in one task.
   const unsigned threads = std::max(1u, cpu_threads_now());
@@ -658,7 +643,7 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &
   // due for timing, which keeps the cost current; one-block launches are not, nor launches
   // while one thread runs every launch (which uses no cost).
   CpuModule::LaneCost &cost = m.lane_cost(kidx);
-  const uint64_t total_lanes = blocks * lanes;
+  const uint64_t total_lanes = blocks * p.lanes;
   const uint64_t known = cost.picoseconds.load(std::memory_order_relaxed);
   bool due = false;
   if (tasks > 1) {
@@ -683,14 +668,13 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   hg_cpu_error fail{};
   bool failed = false;
-  if (tasks == 1 && !workspace) {
+  if (tasks == 1 && !p.workspace) {
     // The usual small launch: every block on this thread, and nothing to set up for it.
     hg_cpu_worker w{};
-    failed = fn(&L, &w, 0, blocks) != 0;
+    failed = p.fn(&L, &w, 0, blocks) != 0;
     if (failed) fail = w.error;
   } else {
-    failed = run_tasks(fn, L, BlockSplit{blocks, tasks, lanes},
-                       Workspaces{workspace, shared, scratch}, k.name, fail);
+    failed = run_tasks(p, tasks, L, k.name, fail);
   }
   if (timed && !failed) {
     // Time per lane on one thread.
@@ -707,7 +691,7 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &
     if (fail.region >= 0 && static_cast<size_t>(fail.region) < k.params.size())
       region_size = args.sizes[fail.region];
     else if (fail.region == HG_CPU_REGION_SHARED)
-      region_size = shared;
+      region_size = p.shared;
     else if (fail.region == HG_CPU_REGION_BOUNDARY)
       region_size = atlas::kBoundaryPoolBytes;
     else

@@ -139,13 +139,12 @@ int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void 
       last.count = count;
       last.prepared = p;
     }
-    const PreparedCpuLaunch prepared = last.prepared; // a copy: the kernel may call again
     if (kd.flags & HG_CPU_KERNEL_ATLAS) {
       auto &l = linked();
       std::lock_guard lock(l.atlas_mutex);
-      run_cpu_launch(m, kernel, prepared, pointers, &l.atlas);
+      run_cpu_launch(m, kernel, last.prepared, pointers, &l.atlas);
     } else {
-      run_cpu_launch(m, kernel, prepared, pointers, nullptr);
+      run_cpu_launch(m, kernel, last.prepared, pointers, nullptr);
     }
     if (!g_last_error.empty()) g_last_error.clear();
     return HG_OK;
