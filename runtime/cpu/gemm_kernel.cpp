@@ -115,6 +115,11 @@ void pack_a(const GemmArgs<T> &g, uint64_t i0, size_t mc, uint64_t p0, size_t kc
 template <typename T> constexpr size_t sliver_stride(size_t kc) {
   return kc * Shape<T>::NR + 64 / sizeof(T);
 }
+/// Where the sliver of packed B that holds column `j` (of the packed range) starts; at the
+/// range's column count (a multiple of NR), the room the range takes.
+template <typename T> constexpr size_t sliver_offset(size_t j, size_t kc) {
+  return j / Shape<T>::NR * sliver_stride<T>(kc);
+}
 
 /// Packs depth [p0, p0+kc) x columns [j0, j0+nc) of op(B) into NR-column slivers.
 template <typename T>
@@ -131,7 +136,7 @@ void pack_b(const GemmArgs<T> &g, uint64_t p0, size_t kc, uint64_t j0, size_t nc
       for (size_t jr = 0; jr < nc; jr += NR)
         for (size_t p = pb; p < pe; ++p) {
           const T *src = g.b + (p0 + p) * g.ldb + j0 + jr;
-          T *row = out + (jr / NR) * sliver_stride<T>(kc) + p * NR;
+          T *row = out + sliver_offset<T>(jr, kc) + p * NR;
           if (jr < whole) {
             std::memcpy(row, src, NR * sizeof(T));
             continue;
@@ -143,7 +148,7 @@ void pack_b(const GemmArgs<T> &g, uint64_t p0, size_t kc, uint64_t j0, size_t nc
   }
   for (size_t jr = 0; jr < nc; jr += NR)
     for (size_t p = 0; p < kc; ++p) {
-      T *row = out + (jr / NR) * sliver_stride<T>(kc) + p * NR;
+      T *row = out + sliver_offset<T>(jr, kc) + p * NR;
       for (size_t j = 0; j < NR; ++j)
         row[j] = jr + j < nc ? element(g.b, g.ldb, g.trans_b, p0 + p, j0 + jr + j) : T{0};
     }
@@ -216,7 +221,7 @@ template <typename T> void run(const GemmArgs<T> &g) {
   // this thread's panel and not their own thread_local one.
   thread_local std::vector<T> panel;
   std::vector<T> &bpack = panel;
-  bpack.resize(nc_max / S::NR * sliver_stride<T>(std::min<uint64_t>(S::KC, g.k)));
+  bpack.resize(sliver_offset<T>(nc_max, std::min<uint64_t>(S::KC, g.k)));
   const uint64_t blocks = (g.m + S::MC - 1) / S::MC;
   const size_t threads = std::max(1u, cpu_threads());
   for (uint64_t j0 = 0; j0 < g.n; j0 += S::NC) {
@@ -230,8 +235,7 @@ template <typename T> void run(const GemmArgs<T> &g) {
       parallel_for(parts, [&](size_t part) {
         const size_t first = slivers * part / parts * S::NR;
         const size_t end = std::min(nc, slivers * (part + 1) / parts * S::NR);
-        pack_b(g, p0, kc, j0 + first, end - first,
-               bpack.data() + first / S::NR * sliver_stride<T>(kc));
+        pack_b(g, p0, kc, j0 + first, end - first, bpack.data() + sliver_offset<T>(first, kc));
       });
       // Tasks are blocks of rows times ranges of column slivers, enough of them (8 per
       // thread) that the threads finish together: rows alone split 1024 into 11 blocks, 6
@@ -249,8 +253,7 @@ template <typename T> void run(const GemmArgs<T> &g) {
         pack_a(g, i0, mc, p0, kc, apack.data());
         for (size_t jr = j_first; jr < j_end; jr += S::NR)
           for (size_t ir = 0; ir < mc; ir += S::MR)
-            micro_kernel(kc, apack.data() + ir * kc,
-                         bpack.data() + jr / S::NR * sliver_stride<T>(kc),
+            micro_kernel(kc, apack.data() + ir * kc, bpack.data() + sliver_offset<T>(jr, kc),
                          g.c + (i0 + ir) * g.ldc + j0 + jr, g.ldc, std::min(S::MR, mc - ir),
                          std::min(S::NR, nc - jr), g.alpha, beta);
       });
