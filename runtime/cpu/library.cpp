@@ -474,7 +474,9 @@ template <typename T> const char *fast_gemv(const Operands &o) {
     return "gemm";
   }
   ranges(m, 16384 / std::max<uint64_t>(n, 1), [&](uint64_t lo, uint64_t hi) {
-    constexpr uint64_t kBlock = 64; // dots of a block of rows, then y's update
+    // Dots of a block of rows, then y's update; gemv_rows reads the block's rows by quarters
+    // (64-row streams).
+    constexpr uint64_t kBlock = 256;
     T dots[kBlock];
     for (uint64_t i0 = lo; i0 < hi; i0 += kBlock) {
       const uint64_t count = std::min(kBlock, hi - i0);
