@@ -750,6 +750,32 @@ void axpy(double *y, const double *x, uint64_t n, double alpha) {
   for (uint64_t i = 0; i < n; ++i) y[i] = std::fma(alpha, x[i], y[i]);
 }
 
+void decode_scores(const float *k, uint64_t rows, const uint64_t *kv, const float *q,
+                   uint64_t heads, uint64_t d, uint64_t sk, float *p) {
+  for (uint64_t j = 0; j < sk; ++j)
+    for (uint64_t h = 0; h < heads; ++h)
+      p[h * sk + j] = reduce<float>(k + kv[h] + j * rows, q + h * d, d);
+}
+
+void decode_values(const float *v, uint64_t rows, const uint64_t *kv, const float *p,
+                   uint64_t heads, uint64_t d, uint64_t sk, float *out, uint64_t out_stride) {
+  for (uint64_t h = 0; h < heads; ++h) std::fill_n(out + h * out_stride, d, 0.0f);
+  for (uint64_t j = 0; j < sk; ++j)
+    for (uint64_t h = 0; h < heads; ++h) {
+      const float *value = v + kv[h] + j * rows;
+      float *o = out + h * out_stride;
+      const VecF w = VecF{} + p[h * sk + j];
+      uint64_t c = 0;
+      for (; c + kLanesF <= d; c += kLanesF)
+        store(o + c, fused_multiply_add(w, load(value + c), load(o + c)));
+      if (c < d)
+        store_part(
+            o + c,
+            fused_multiply_add(w, load_part(value + c, d - c, 0.0f), load_part(o + c, d - c, 0.0f)),
+            d - c);
+    }
+}
+
 template <typename T>
 void rope_rows_t(T *y, const T *x, const T *cs, const T *sn, uint64_t rows, uint64_t dim) {
   const uint64_t half = dim / 2;

@@ -488,30 +488,34 @@ template <typename T> const char *fast_gemv(const Operands &o) {
   return "dot";
 }
 
-/// f32 attention of one query row (decoding: each new token against a KV cache), per head:
-/// the scores are dot products with the key rows (gemv, the scale folded into the query), the
-/// softmax is the library's f32 row kernel, and the output is the sum of the value rows
-/// weighted by it (axpy per row). Every key is seen (a causal mask hides none from the last
-/// query).
+/// f32 attention of one query row (decoding: each new token against a KV cache). The heads
+/// are split between the threads; each part reads the key rows, then the value rows, once and
+/// in order, all its heads at each position (decode_scores, decode_values), not once per head
+/// at a stride: the scale is folded into the query, the softmax is the library's f32 row
+/// kernel. Every key is seen (a causal mask hides none from the last query).
 const char *decode_attention(const Operands &o, const isa::AttentionOperands &a, uint64_t kv_rows) {
   const uint64_t sk = a.seq_k, d = a.head_dim;
   const float scale = scalar_of<float>(a.scale_bits);
   float *out = o.data<float>(a.out);
   const float *Q = o.data<float>(a.q), *K = o.data<float>(a.k), *V = o.data<float>(a.v);
-  thread_local std::vector<float> q, p;
-  q.resize(d);
-  p.resize(sk);
-  for (uint64_t h = 0; h < a.heads; ++h) {
-    const float *qh = Q + h * a.q_head_stride;
-    const uint64_t kv = a.kv_offset(h); // its key/value head
-    for (uint64_t c = 0; c < d; ++c) q[c] = qh[c] * scale;
-    HG_LEVEL_CALL(o.level, gemv_rows, K + kv, kv_rows, q.data(), sk, d, p.data());
-    HG_LEVEL_CALL(o.level, softmax_rows, p.data(), p.data(), 1, sk, false);
-    float *oh = out + h * a.q_head_stride;
-    std::fill_n(oh, d, 0.0f);
-    for (uint64_t j = 0; j < sk; ++j)
-      HG_LEVEL_CALL(o.level, axpy, oh, V + kv + j * kv_rows, d, p[j]);
-  }
+  const uint64_t grain = std::max<uint64_t>(a.heads / std::max(1u, cpu_threads()), 1);
+  ranges(a.heads, grain, [&](uint64_t lo, uint64_t hi) {
+    const uint64_t heads = hi - lo;
+    thread_local std::vector<float> q, p;
+    thread_local std::vector<uint64_t> kv;
+    q.resize(heads * d);
+    p.resize(heads * sk);
+    kv.resize(heads);
+    for (uint64_t h = 0; h < heads; ++h) {
+      kv[h] = a.kv_offset(lo + h);
+      const float *qh = Q + (lo + h) * a.q_head_stride;
+      for (uint64_t c = 0; c < d; ++c) q[h * d + c] = qh[c] * scale;
+    }
+    HG_LEVEL_CALL(o.level, decode_scores, K, kv_rows, kv.data(), q.data(), heads, d, sk, p.data());
+    HG_LEVEL_CALL(o.level, softmax_rows, p.data(), p.data(), heads, sk, false);
+    HG_LEVEL_CALL(o.level, decode_values, V, kv_rows, kv.data(), p.data(), heads, d, sk,
+                  out + lo * a.q_head_stride, a.q_head_stride);
+  });
   return "decode";
 }
 
