@@ -751,20 +751,21 @@ void axpy(double *y, const double *x, uint64_t n, double alpha) {
 }
 
 void decode_scores(const float *k, uint64_t rows, const uint64_t *kv, const float *q,
-                   uint64_t heads, uint64_t d, uint64_t sk, float *p) {
-  for (uint64_t j = 0; j < sk; ++j)
+                   uint64_t heads, uint64_t d, uint64_t count, float *p, uint64_t p_stride) {
+  for (uint64_t j = 0; j < count; ++j)
     for (uint64_t h = 0; h < heads; ++h)
-      p[h * sk + j] = reduce<float>(k + kv[h] + j * rows, q + h * d, d);
+      p[h * p_stride + j] = reduce<float>(k + kv[h] + j * rows, q + h * d, d);
 }
 
 void decode_values(const float *v, uint64_t rows, const uint64_t *kv, const float *p,
-                   uint64_t heads, uint64_t d, uint64_t sk, float *out, uint64_t out_stride) {
+                   uint64_t p_stride, uint64_t heads, uint64_t d, uint64_t count, float *out,
+                   uint64_t out_stride) {
   for (uint64_t h = 0; h < heads; ++h) std::fill_n(out + h * out_stride, d, 0.0f);
-  for (uint64_t j = 0; j < sk; ++j)
+  for (uint64_t j = 0; j < count; ++j)
     for (uint64_t h = 0; h < heads; ++h) {
       const float *value = v + kv[h] + j * rows;
       float *o = out + h * out_stride;
-      const VecF w = VecF{} + p[h * sk + j];
+      const VecF w = VecF{} + p[h * p_stride + j];
       uint64_t c = 0;
       for (; c + kLanesF <= d; c += kLanesF)
         store(o + c, fused_multiply_add(w, load(value + c), load(o + c)));

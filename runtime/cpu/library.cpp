@@ -496,34 +496,59 @@ template <typename T> const char *fast_gemv(const Operands &o) {
   return "dot";
 }
 
-/// f32 attention of one query row (decoding: each new token against a KV cache). The heads
-/// are split between the threads; each part reads the key rows, then the value rows, once and
-/// in order, all its heads at each position (decode_scores, decode_values), not once per head
-/// at a stride: the scale is folded into the query, the softmax is the library's f32 row
-/// kernel. Every key is seen (a causal mask hides none from the last query).
+/// f32 attention of one query row (decoding: each new token against a KV cache). The positions
+/// are split between the threads; each part reads its key rows, then its value rows, once and
+/// in order, all the heads at each position (decode_scores, decode_values), not once per head
+/// at a stride. The scale is folded into the query; the softmax of each head's scores is the
+/// library's f32 row kernel, between the two passes; the parts' weighted sums of the values
+/// are added in part order. Every key is seen (a causal mask hides none from the last query).
 const char *decode_attention(const Operands &o, const isa::AttentionOperands &a, uint64_t kv_rows) {
-  const uint64_t sk = a.seq_k, d = a.head_dim;
+  const uint64_t sk = a.seq_k, d = a.head_dim, heads = a.heads;
   const float scale = scalar_of<float>(a.scale_bits);
   float *out = o.data<float>(a.out);
   const float *Q = o.data<float>(a.q), *K = o.data<float>(a.k), *V = o.data<float>(a.v);
-  const uint64_t grain = std::max<uint64_t>(a.heads / std::max(1u, cpu_threads()), 1);
-  ranges(a.heads, grain, [&](uint64_t lo, uint64_t hi) {
-    const uint64_t heads = hi - lo;
-    thread_local std::vector<float> q, p;
-    thread_local std::vector<uint64_t> kv;
-    q.resize(heads * d);
-    p.resize(heads * sk);
-    kv.resize(heads);
-    for (uint64_t h = 0; h < heads; ++h) {
-      kv[h] = a.kv_offset(lo + h);
-      const float *qh = Q + (lo + h) * a.q_head_stride;
-      for (uint64_t c = 0; c < d; ++c) q[h * d + c] = qh[c] * scale;
-    }
-    HG_LEVEL_CALL(o.level, decode_scores, K, kv_rows, kv.data(), q.data(), heads, d, sk, p.data());
-    HG_LEVEL_CALL(o.level, softmax_rows, p.data(), p.data(), heads, sk, false);
-    HG_LEVEL_CALL(o.level, decode_values, V, kv_rows, kv.data(), p.data(), heads, d, sk,
-                  out + lo * a.q_head_stride, a.q_head_stride);
+  thread_local std::vector<float> q, p, partial;
+  thread_local std::vector<uint64_t> kv;
+  q.resize(heads * d);
+  p.resize(heads * sk);
+  kv.resize(heads);
+  for (uint64_t h = 0; h < heads; ++h) {
+    kv[h] = a.kv_offset(h);
+    const float *qh = Q + h * a.q_head_stride;
+    for (uint64_t c = 0; c < d; ++c) q[h * d + c] = qh[c] * scale;
+  }
+  // Parts of at least 32 positions, one per thread. The parts run on other threads, so they
+  // take the calling thread's thread_local arrays by pointer (a thread_local named in the
+  // lambda would be the running thread's own).
+  const uint64_t threads = std::max(1u, cpu_threads());
+  const uint64_t parts = parts_of(sk, std::max<uint64_t>((sk + threads - 1) / threads, 32));
+  partial.resize(parts > 1 ? parts * heads * d : 0);
+  const float *qs = q.data();
+  const uint64_t *offsets = kv.data();
+  float *scores = p.data(), *sums = partial.data();
+  auto first = [&](uint64_t i) { return sk * i / parts; };
+  parallel_for(parts, [&](size_t i) {
+    const uint64_t lo = first(i), hi = first(i + 1);
+    HG_LEVEL_CALL(o.level, decode_scores, K + lo * kv_rows, kv_rows, offsets, qs, heads, d, hi - lo,
+                  scores + lo, sk);
   });
+  HG_LEVEL_CALL(o.level, softmax_rows, scores, scores, heads, sk, false);
+  if (parts == 1) {
+    HG_LEVEL_CALL(o.level, decode_values, V, kv_rows, offsets, scores, sk, heads, d, sk, out,
+                  a.q_head_stride);
+    return "decode";
+  }
+  parallel_for(parts, [&](size_t i) {
+    const uint64_t lo = first(i), hi = first(i + 1);
+    HG_LEVEL_CALL(o.level, decode_values, V + lo * kv_rows, kv_rows, offsets, scores + lo, sk,
+                  heads, d, hi - lo, sums + i * heads * d, d);
+  });
+  for (uint64_t h = 0; h < heads; ++h)
+    for (uint64_t c = 0; c < d; ++c) {
+      float sum = sums[h * d + c];
+      for (uint64_t i = 1; i < parts; ++i) sum += sums[(i * heads + h) * d + c];
+      out[h * a.q_head_stride + c] = sum;
+    }
   return "decode";
 }
 

@@ -412,8 +412,8 @@ template <typename T> Case attention_case() {
   // `out`: [heads, seq, d] with a mask. `outc`: the same buffers read as rows of all heads side
   // by side ([seq, heads·d]), K and V by kv_heads = heads / 2 heads (grouped-query attention,
   // rows wider than those heads, as in a KV cache), causal. dd leaves a partial vector at every
-  // x86 level.
-  const uint32_t heads = 4, kv_heads = 2, sq = 20, sk = 28, dd = 18;
+  // x86 level; sk is two parts of the positions of `outd` (decoding) on two threads.
+  const uint32_t heads = 4, kv_heads = 2, sq = 20, sk = 70, dd = 18;
   const T scale = static_cast<T>(0.25);
   Case c = fast_case("fast_attention_" + suffix<T>(), "attention_" + suffix<T>());
   c.inputs = [=](CaseData &d) {
