@@ -108,8 +108,10 @@ int main(int argc, char **argv) {
     }
     std::printf("%d tokens: hologram %.1f tokens/s", steps, steps / hologram_s);
     if (check)
-      std::printf(", plain C reference %.1f tokens/s; logits within %.2e of the reference "
-                  "(relative to the largest), argmax equal at %d of %d positions",
+      std::printf(", plain C reference %.1f tokens/s (built with this build's flags: for the "
+                  "comparison with clang -O3 -march=native -ffast-math -fopenmp see "
+                  "docs/performance.md); logits within %.2e of the reference (relative to the "
+                  "largest), argmax equal at %d of %d positions",
                   steps / reference_s, worst, agree, steps);
     std::printf("\n");
     return !check || (worst < 1e-4 && agree == steps) ? 0 : 1;
