@@ -768,6 +768,68 @@ TEST(RecentCache, DropsTheValueUsedLeastRecently) {
   EXPECT_EQ(c.find(std::string("d")), nullptr);
 }
 
+TEST(CpuLibrary, DecodingAttentionGivesTheSameOutputsOnAnyNumberOfThreads) {
+  // One query row of 6 heads on 3 key/value heads against 100 cached positions whose rows are
+  // 59 floats apart, a transformer's decoding step: the CPU runs it position by position, the
+  // positions split between the threads (runtime/cpu/library.cpp, decode_attention). On 1, 2
+  // and 3 threads (one part, then two) the outputs match the interpreter's within the op's
+  // bound (docs/isa.md: 64 sk ulp of the output's scale), through the "decode" schedule.
+  const char *text = R"(
+.kernel att
+.param %out : buffer<f32> write
+.param %q : buffer<f32> read
+.param %k : buffer<f32> read
+.param %v : buffer<f32> read
+.param %len : u64
+.param %kv_row : u64
+.param %scale : f32
+  mov.imm.u64    r1, 6
+  mov.imm.u64    r2, 3
+  mov.imm.u64    r3, 1
+  param.u64      r4, %len
+  mov.imm.u64    r5, 18
+  param.u64      r6, %kv_row
+  mov.imm.u64    r7, 108
+  param.f32      r8, %scale
+  attention.f32  %out, %q, %k, %v, none, r1, r2, r3, r4, r5, r5, r7, r5, r6, r8, 0
+)";
+  struct ThreadsGuard {
+    ~ThreadsGuard() { runtime::set_cpu_threads(0); }
+  } threads_guard;
+  const uint64_t len = 100, row = 59, kv = (len - 1) * row + 3 * 18;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> q(108), k(kv), v(kv);
+  for (auto *a : {&q, &k, &v})
+    for (float &x : *a) x = u(rng);
+  DiagnosticEngine diags;
+  auto m = isa::parse_module(text, "att.hasm", diags);
+  ASSERT_TRUE(m) << diags.to_string();
+  auto run = [&](Backend &b) {
+    auto out = b.allocate_buffer(108 * 4), bq = b.allocate_buffer(108 * 4),
+         bk = b.allocate_buffer(kv * 4), bv = b.allocate_buffer(kv * 4);
+    b.write<float>(bq, q);
+    b.write<float>(bk, k);
+    b.write<float>(bv, v);
+    KernelArg args[] = {KernelArg::buffer(out), KernelArg::buffer(bq), KernelArg::buffer(bk),
+                        KernelArg::buffer(bv),  KernelArg::u64(len),   KernelArg::u64(row),
+                        KernelArg::f32(0.25f)};
+    b.execute_program(m->kernels[0], LaunchConfig::linear(1), args);
+    return b.read<float>(out);
+  };
+  auto interp = create_backend(Preference::parse("interp"));
+  const std::vector<float> want = run(*interp);
+  auto cpu = create_backend(Preference::parse("cpu"));
+  for (unsigned threads : {1u, 2u, 3u}) {
+    runtime::set_cpu_threads(threads);
+    const std::vector<float> got = run(*cpu);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i)
+      EXPECT_NEAR(got[i], want[i], 64 * len * 0x1p-24) << threads << " threads, element " << i;
+  }
+  EXPECT_EQ(cpu->library_path_counts().at("attention:decode"), 3u);
+}
+
 // execute_program keeps the code of the last runtime::kRecentPrograms programs only: more
 // distinct programs than that all run right, and the first runs again after it was dropped.
 TEST(CpuExecuteProgram, ManyDistinctProgramsRunAndOldOnesAreCompiledAgain) {
