@@ -93,6 +93,10 @@ std::string compile(std::vector<std::string> targets, bool bounds = false, bool 
 struct IsaGuard {
   ~IsaGuard() { runtime::set_cpu_isa(""); }
 };
+/// Puts the thread count back to the default (the CPU's) at the end of a test.
+struct ThreadsGuard {
+  ~ThreadsGuard() { runtime::set_cpu_threads(0); }
+};
 
 bool has_v3() {
   return runtime::cpu_has_feature("avx2") && runtime::cpu_has_feature("fma");
@@ -540,9 +544,7 @@ TEST(CpuModules, BlocksRunAsOneSpanOnlyWhereTheKernelCannotTellThemApart) {
   st.u32         [%x + %gid*4], r2
 )";
   IsaGuard isa;
-  struct ThreadsGuard {
-    ~ThreadsGuard() { runtime::set_cpu_threads(0); }
-  } threads_guard;
+  ThreadsGuard threads_guard;
   driver::CpuOutputOptions o;
   o.targets = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
   std::string path = compile_text(text, o);
@@ -607,9 +609,7 @@ TEST(CpuModules, SpansOfBlocksStopAtTwoToTheThirtyLanes) {
 @done:
   exit
 )";
-  struct ThreadsGuard {
-    ~ThreadsGuard() { runtime::set_cpu_threads(0); }
-  } threads_guard;
+  ThreadsGuard threads_guard;
   runtime::set_cpu_threads(1);
   driver::CpuOutputOptions o;
   o.targets = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
@@ -793,18 +793,14 @@ TEST(CpuLibrary, DecodingAttentionGivesTheSameOutputsOnAnyNumberOfThreads) {
   param.f32      r8, %scale
   attention.f32  %out, %q, %k, %v, none, r1, r2, r3, r4, r5, r5, r7, r5, r6, r8, 0
 )";
-  struct ThreadsGuard {
-    ~ThreadsGuard() { runtime::set_cpu_threads(0); }
-  } threads_guard;
+  ThreadsGuard threads_guard;
   const uint64_t len = 100, row = 59, kv = (len - 1) * row + 3 * 18;
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> u(-1, 1);
   std::vector<float> q(108), k(kv), v(kv);
   for (auto *a : {&q, &k, &v})
     for (float &x : *a) x = u(rng);
-  DiagnosticEngine diags;
-  auto m = isa::parse_module(text, "att.hasm", diags);
-  ASSERT_TRUE(m) << diags.to_string();
+  const isa::Module m = test::parse_ok(text);
   auto run = [&](Backend &b) {
     auto out = b.allocate_buffer(108 * 4), bq = b.allocate_buffer(108 * 4),
          bk = b.allocate_buffer(kv * 4), bv = b.allocate_buffer(kv * 4);
@@ -814,7 +810,7 @@ TEST(CpuLibrary, DecodingAttentionGivesTheSameOutputsOnAnyNumberOfThreads) {
     KernelArg args[] = {KernelArg::buffer(out), KernelArg::buffer(bq), KernelArg::buffer(bk),
                         KernelArg::buffer(bv),  KernelArg::u64(len),   KernelArg::u64(row),
                         KernelArg::f32(0.25f)};
-    b.execute_program(m->kernels[0], LaunchConfig::linear(1), args);
+    b.execute_program(m.kernels[0], LaunchConfig::linear(1), args);
     return b.read<float>(out);
   };
   auto interp = create_backend(Preference::parse("interp"));
