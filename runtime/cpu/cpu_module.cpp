@@ -612,8 +612,12 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &
   LaunchContext cx{&m, paths, {}, {}, ErrorCode::LaunchFailed};
   uint64_t phase_advance = 0;
   hg_cpu_launch L{};
+  // Stored one by one: GCC would otherwise spill `args` and read it back as one 16-byte
+  // vector, a load that the two 8-byte stores cannot forward to (a stall on every launch).
+  const uint64_t *sizes = args.sizes;
+  asm("" : "+r"(sizes));
   L.args = args.pointers;
-  L.sizes = args.sizes;
+  L.sizes = sizes;
   L.grid[0] = launch.grid.x;
   L.grid[1] = launch.grid.y;
   L.grid[2] = launch.grid.z;
@@ -666,7 +670,7 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &
   const bool timed = due && tasks == 1;
   const auto started =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  hg_cpu_error fail{};
+  hg_cpu_error fail; // written only when a launch fails
   bool failed = false;
   if (tasks == 1 && !p.workspace) {
     // The usual small launch: every block on this thread, and nothing to set up for it.
