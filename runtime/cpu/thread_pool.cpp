@@ -130,6 +130,7 @@ Pool &pool() {
 } // namespace
 
 std::atomic<unsigned> detail::g_cpu_threads{0};
+std::atomic<unsigned> detail::g_default_threads{0};
 
 unsigned cpu_threads() {
   if (unsigned t = detail::g_cpu_threads.load(std::memory_order_relaxed)) return t;
@@ -142,7 +143,9 @@ unsigned cpu_threads() {
     }
     return 0u;
   }();
-  return from_env ? from_env : static_cast<unsigned>(pool().size());
+  const unsigned t = from_env ? from_env : static_cast<unsigned>(pool().size());
+  detail::g_default_threads.store(t, std::memory_order_relaxed);
+  return t;
 }
 
 void set_cpu_threads(unsigned n) {

@@ -13,11 +13,15 @@ namespace hologram::runtime {
 namespace detail {
 /// set_cpu_threads's count; 0 for the default.
 extern std::atomic<unsigned> g_cpu_threads;
+/// The default count (HOLOGRAM_NUM_THREADS, else the pool's threads) once cpu_threads() has
+/// worked it out; 0 before.
+extern std::atomic<unsigned> g_default_threads;
 } // namespace detail
 
-/// cpu_threads(), without a call where set_cpu_threads set the count (every launch reads it).
+/// cpu_threads(), without a call once the count is known (every launch reads it).
 inline unsigned cpu_threads_now() {
   if (unsigned t = detail::g_cpu_threads.load(std::memory_order_relaxed)) return t;
+  if (unsigned t = detail::g_default_threads.load(std::memory_order_relaxed)) return t;
   return cpu_threads();
 }
 
