@@ -310,51 +310,41 @@ TEST(CpuModules, DivisionByZeroIsZeroOrAnErrorNamingTheLane) {
   }
 }
 
-TEST(CpuModules, BoundsCheckNamesKernelLaneParameterOffsetAndSize) {
+/// Launches the bounds-checked `overrun` (lane i reads element i + 100) over `lanes` lanes in
+/// blocks of 64 on a buffer of `floats` floats, and expects the error to name `lane` (with its
+/// block and place in it) and `access` (the parameter, offset and size).
+void expect_overrun(uint64_t floats, uint64_t lanes, const std::string &lane,
+                    const std::string &access) {
   auto path = compile({"x86-64-v2"}, true);
   auto b = create_backend(Preference::parse("cpu"));
   auto m = b->load_module(path);
-  auto buf = b->allocate_buffer(200 * 4);
+  auto buf = b->allocate_buffer(floats * 4);
   KernelArg args[] = {KernelArg::buffer(buf)};
   try {
-    b->launch(m, "overrun", LaunchConfig::linear(200, 64), args);
+    b->launch(m, "overrun", LaunchConfig::linear(lanes, 64), args);
     FAIL() << "-fbounds-check must catch the overrun";
   } catch (const Error &e) {
     EXPECT_EQ(e.code(), ErrorCode::OutOfBounds);
     std::string w = e.what();
-    EXPECT_NE(w.find("kernel 'overrun': lane 100 (block (1,0,0), lane (36,0,0))"),
-              std::string::npos)
-        << w;
-    EXPECT_NE(w.find("parameter %x: offset 800, size 4, but it holds 800 bytes"), std::string::npos)
-        << w;
+    EXPECT_NE(w.find("kernel 'overrun': " + lane), std::string::npos) << w;
+    EXPECT_NE(w.find("parameter %x: " + access), std::string::npos) << w;
   }
+}
+
+TEST(CpuModules, BoundsCheckNamesKernelLaneParameterOffsetAndSize) {
+  expect_overrun(200, 200, "lane 100 (block (1,0,0), lane (36,0,0))",
+                 "offset 800, size 4, but it holds 800 bytes");
 }
 
 TEST(CpuModules, AFailureInALaunchOfManyTasksNamesItsFirstLane) {
   // 2^17 lanes on two threads: above the lanes a first launch may run on the calling thread to
-  // time them, so the blocks are split into tasks; only the last task's blocks overrun, and
-  // the error must be its first lane's (the record a failing task fills in).
+  // time them, so the blocks are split into tasks; only the last task's blocks overrun (from
+  // lane 125972), and the error must be its first lane's (the record a failing task fills in).
   ThreadsGuard threads;
   runtime::set_cpu_threads(2);
-  auto path = compile({"x86-64-v2"}, true);
-  auto b = create_backend(Preference::parse("cpu"));
-  auto m = b->load_module(path);
-  const uint64_t floats = (uint64_t{1} << 17) - 5000; // lanes from 125972 read past the end
-  auto buf = b->allocate_buffer(floats * 4);
-  KernelArg args[] = {KernelArg::buffer(buf)};
-  try {
-    b->launch(m, "overrun", LaunchConfig::linear(uint64_t{1} << 17, 64), args);
-    FAIL() << "-fbounds-check must catch the overrun";
-  } catch (const Error &e) {
-    EXPECT_EQ(e.code(), ErrorCode::OutOfBounds);
-    std::string w = e.what();
-    EXPECT_NE(w.find("kernel 'overrun': lane 125972 (block (1968,0,0), lane (20,0,0))"),
-              std::string::npos)
-        << w;
-    EXPECT_NE(w.find("parameter %x: offset 504288, size 4, but it holds 504288 bytes"),
-              std::string::npos)
-        << w;
-  }
+  expect_overrun((uint64_t{1} << 17) - 5000, uint64_t{1} << 17,
+                 "lane 125972 (block (1968,0,0), lane (20,0,0))",
+                 "offset 504288, size 4, but it holds 504288 bytes");
 }
 
 TEST(CpuModules, ConcurrentLaunchesFromManyThreads) {
