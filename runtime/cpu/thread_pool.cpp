@@ -134,18 +134,19 @@ std::atomic<unsigned> detail::g_default_threads{0};
 
 unsigned cpu_threads() {
   if (unsigned t = detail::g_cpu_threads.load(std::memory_order_relaxed)) return t;
-  // HOLOGRAM_NUM_THREADS is read once: this runs on every launch, and getenv scans the
-  // environment.
-  static const unsigned from_env = [] {
+  // Worked out once (HOLOGRAM_NUM_THREADS, else the pool's threads: getenv scans the
+  // environment) and published for cpu_threads_now(), which every launch calls.
+  static const unsigned by_default = [] {
+    unsigned t = 0;
     if (const char *env = std::getenv("HOLOGRAM_NUM_THREADS")) {
       long v = std::strtol(env, nullptr, 10);
-      if (v > 0) return static_cast<unsigned>(v);
+      if (v > 0) t = static_cast<unsigned>(v);
     }
-    return 0u;
+    if (t == 0) t = static_cast<unsigned>(pool().size());
+    detail::g_default_threads.store(t, std::memory_order_relaxed);
+    return t;
   }();
-  const unsigned t = from_env ? from_env : static_cast<unsigned>(pool().size());
-  detail::g_default_threads.store(t, std::memory_order_relaxed);
-  return t;
+  return by_default;
 }
 
 void set_cpu_threads(unsigned n) {
