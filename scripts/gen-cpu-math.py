@@ -107,6 +107,17 @@ w("namespace f32 {")
 w("/// exp's e^r = 1 + r + r² P(r) for |r| <= ln2/2 (support/exp_f32.h), both CPU code paths.")
 poly("kExpP", lambda r: mpf(1) / 2 if r == 0 else (mp.exp(r) - 1 - r) / r**2, -half_ln2, half_ln2,
      5, True, "P(r) = (e^r - 1 - r)/r² of exp")
+w("/// exp at x86-64-v3 by quarters (AVX's vpermilps holds a table of 4 in each 128-bit half):")
+w("/// e^x = 2^(k/4) e^r, k = round(4 x log2 e), r = x - k ln2/4 (|r| <= ln2/8, a little beyond")
+w("/// for the rounding of 4 log2 e), 2^(k/4) as kExpQuarters[k mod 4] with 2^floor(k/4) added to")
+w("/// its exponent, and e^r = 1 + r + r² Q(r).")
+eighth = ln2 / 8 * mpf("1.001")
+poly("kExpQ", lambda r: mpf(1) / 2 if r == 0 else (mp.exp(r) - 1 - r) / r**2, -eighth, eighth,
+     3, True, "Q(r) = (e^r - 1 - r)/r² of exp by quarters")
+w("inline constexpr float kExpQuarters[] = {%s};" %
+  ", ".join(lit(mpf(2) ** (mpf(j) / 4), True) for j in range(4)))
+w("/// ln2/4 in two parts: k times the head is exact for |k| < 2^10 (x clamped to exp's range).")
+split("kLn2Quarter", ln2 / 4, 14, True)
 w("/// ln 2 rounded, and the rest, for exp2's y = r ln 2.")
 w("inline constexpr float kLn2 = %s;" % lit(ln2, True))
 w("inline constexpr float kLn2Rest = %s;" % lit(ln2 - mpf(f32(ln2)), True))

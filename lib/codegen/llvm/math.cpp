@@ -109,54 +109,104 @@ llvm::Value *call_library(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpc
   return result;
 }
 
+/// Entry k mod 4 of a table of four f32 values, k in the two low bits of `index` (as integers):
+/// AVX's vpermilps for each 8 lanes of a vector (it reads only those bits), else an element of
+/// a constant.
+llvm::Value *quarter_entry(MathIR &m, const float (&table)[4], llvm::Value *index) {
+  llvm::IRBuilder<> &b = m.builder();
+  auto *vty = llvm::dyn_cast<llvm::FixedVectorType>(index->getType());
+  const unsigned lanes = vty ? vty->getNumElements() : 1;
+  std::vector<llvm::Constant *> entries;
+  for (unsigned i = 0; i < (vty ? 8u : 4u); ++i)
+    entries.push_back(llvm::ConstantFP::get(b.getFloatTy(), table[i % 4]));
+  llvm::Constant *constant = llvm::ConstantVector::get(entries);
+  if (!vty) return b.CreateExtractElement(constant, b.CreateAnd(index, 3));
+  std::vector<llvm::Value *> parts;
+  for (unsigned first = 0; first < lanes; first += 8) {
+    llvm::SmallVector<int, 8> take;
+    for (unsigned i = 0; i < 8; ++i) take.push_back(static_cast<int>(first + i));
+    llvm::Value *part = lanes == 8 ? index : b.CreateShuffleVector(index, take);
+    parts.push_back(
+        b.CreateIntrinsic(llvm::Intrinsic::x86_avx_vpermilvar_ps_256, {}, {constant, part}));
+  }
+  if (parts.size() == 1) return parts[0];
+  llvm::SmallVector<int, 16> both;
+  for (unsigned i = 0; i < lanes; ++i) both.push_back(static_cast<int>(i));
+  return b.CreateShuffleVector(parts[0], parts[1], both);
+}
+
+/// Whether f32 exp goes by quarters (emit_exp_quarters): at x86-64-v3, for vectors of one or two
+/// AVX registers and for scalars, so that a uniform value and a lane get the same result.
+bool exp_by_quarters(MathIR &m, llvm::Type *ty) {
+  if (m.f64() || m.target().width != 8 || !m.fused()) return false;
+  auto *vty = llvm::dyn_cast<llvm::FixedVectorType>(ty);
+  return !vty || vty->getNumElements() == 8 || vty->getNumElements() == 16;
+}
+
+/// e^x of f32 by quarters (support/cpu_math.h kExpQ): t = 4 x log2 e + shifter rounds to k in
+/// its low bits; r = x - k ln2/4 in two steps (k times the head is exact); e^r - 1 = r + r² Q(r)
+/// by Estrin's scheme; s = 2^(k/4) as kExpQuarters[k mod 4] (quarter_entry reads t's two low
+/// bits) with floor(k/4) added to its exponent field; e^x = s + (e^r - 1) s, one FMA rounded
+/// once. Two multiply-adds fewer than halves and a degree-6 polynomial, and a smaller error
+/// (docs/isa.md). `normal`: every |x| is at most 86.5, so floor(k/4) is within [-125, 125] and
+/// t's bits 2 to 10 shifted to 23 to 31 are its exponent's addend (no carry leaves the field).
+/// Else x is clamped to exp's range and s is 2^(k1/4) 2^k2, the first factor made as above
+/// and the second applied after the FMA, exactly where the result is normal: both ways give
+/// the same bits there.
+llvm::Value *emit_exp_quarters(MathIR &m, llvm::Value *x, bool normal) {
+  namespace c = cpu_math::f32;
+  llvm::IRBuilder<> &b = m.builder();
+  if (!normal) x = m.clamp(x, exp_f32::kLowest, exp_f32::kHighest);
+  llvm::Value *t = m.fma(x, m.f(4 * exp_f32::kLog2e), m.shifter());
+  llvm::Value *nk = b.CreateFNeg(b.CreateFSub(t, m.shifter()));
+  llvm::Value *r = m.fma(nk, m.f(c::kLn2QuarterLo), m.fma(nk, m.f(c::kLn2QuarterHi), x));
+  llvm::Value *r2 = b.CreateFMul(r, r);
+  llvm::Value *em1 = m.fma(m.estrin(r, r2, c::kExpQ), r2, r);
+  llvm::Value *index = m.bits(t);
+  llvm::Value *entry = m.bits(quarter_entry(m, c::kExpQuarters, index));
+  if (normal) {
+    llvm::Value *exponent = b.CreateAnd(b.CreateShl(index, m.i(21)), m.i(0xff800000));
+    llvm::Value *s = m.from_bits(b.CreateAdd(entry, exponent));
+    return m.fused_fma(em1, s, s);
+  }
+  llvm::Value *kq = b.CreateAShr(b.CreateSub(index, m.bits(m.shifter())), m.i(2));
+  llvm::Value *k1 = b.CreateAShr(kq, m.i(1));
+  llvm::Value *s1 = m.from_bits(b.CreateAdd(entry, b.CreateShl(k1, m.i(23))));
+  return b.CreateFMul(m.fused_fma(em1, s1, s1), m.pow2(b.CreateSub(kq, k1)));
+}
+
 /// e^x: k = round(x log2 e), r = x - k ln2 in two steps (Cody-Waite), e^r by its polynomial,
 /// scaled by 2^k once. The clamps keep k in range and let NaN through to the arithmetic.
 /// When every lane's |x| is small enough that e^x and 2^k are normal numbers (k within
 /// [-125, 127] for f32, [-1021, 1023] for f64), the clamps change nothing and 2^k is one
 /// power of two: that path skips the clamps and multiplies once, with the same result.
+/// f32 at x86-64-v3 goes by quarters instead (emit_exp_quarters), with the same two paths.
 llvm::Value *emit_exp(MathIR &m, llvm::Value *x) {
   const bool d = m.f64();
-  auto clamped = [&] {
-    return m.exp_reduce(d ? m.clamp(x, cpu_math::f64::kExpLowest, cpu_math::f64::kExpHighest)
-                          : m.clamp(x, exp_f32::kLowest, exp_f32::kHighest));
+  auto clamped = [&](llvm::Value *v) {
+    return m.exp_reduce(d ? m.clamp(v, cpu_math::f64::kExpLowest, cpu_math::f64::kExpHighest)
+                          : m.clamp(v, exp_f32::kLowest, exp_f32::kHighest));
   };
   if (m.scales_in_one_instruction()) {
-    MathIR::ExpReduced e = clamped();
+    MathIR::ExpReduced e = clamped(x);
     return m.scale(m.exp_reduced(e.r), e.kf, e.k);
   }
   llvm::IRBuilder<> &b = m.builder();
   // Ordered: a NaN lane takes the general path.
   llvm::Value *normal = m.all(
       b.CreateFCmpOLE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), m.f(d ? 708.0 : 86.5)));
-  if (!d && m.fused()) {
-    // f32 with FMA (v3): e^r 2^k = 2^k + (e^r - 1) 2^k, one FMA rounded once, on e^r - 1 by
-    // Estrin's scheme (a shorter chain of dependent operations than Horner's rule below). The
-    // general path scales by 2^k1 the same way and then by 2^k2, exactly where the result is
-    // normal, so that both paths give the same result there.
-    auto scaled = [&](llvm::Value *r, llvm::Value *k) {
-      llvm::Value *s = m.pow2(k);
-      return m.fused_fma(m.expm1_reduced_f32(r), s, s);
-    };
+  if (exp_by_quarters(m, x->getType()))
     return m.unless_rare(
-        normal,
-        [&] {
-          MathIR::ExpReduced e = m.exp_reduce(x);
-          return scaled(e.r, e.k);
-        },
-        [&] {
-          MathIR::ExpReduced e = clamped();
-          llvm::Value *k1 = b.CreateAShr(e.k, m.i(1));
-          return b.CreateFMul(scaled(e.r, k1), m.pow2(b.CreateSub(e.k, k1)));
-        });
-  }
+        normal, x, [&](llvm::Value *v) { return emit_exp_quarters(m, v, true); },
+        [&](llvm::Value *v) { return emit_exp_quarters(m, v, false); });
   return m.unless_rare(
-      normal,
-      [&] {
-        MathIR::ExpReduced e = m.exp_reduce(x);
-        return b.CreateFMul(m.exp_reduced(e.r), m.pow2(e.k));
+      normal, x,
+      [&](llvm::Value *v) {
+        auto [r, s] = m.exp_reduce_normal(v);
+        return b.CreateFMul(m.exp_reduced(r), s);
       },
-      [&] {
-        MathIR::ExpReduced e = clamped();
+      [&](llvm::Value *v) {
+        MathIR::ExpReduced e = clamped(v);
         return m.scale(m.exp_reduced(e.r), e.kf, e.k);
       });
 }
@@ -671,14 +721,14 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
   case MathOpcode::Log:
     // Positive normal inputs skip the subnormal scaling and the special cases.
     return m.unless_rare(
-        m.all_positive_normal(x), [&] { return emit_log(m, x, true); },
-        [&] { return emit_log(m, x, false); });
+        m.all_positive_normal(x), x, [&](llvm::Value *v) { return emit_log(m, v, true); },
+        [&](llvm::Value *v) { return emit_log(m, v, false); });
   case MathOpcode::Log2:
   case MathOpcode::Log10: {
     const bool ten = op == MathOpcode::Log10;
     return m.unless_rare(
-        m.all_positive_normal(x), [&] { return emit_log_base(m, x, ten, true); },
-        [&] { return emit_log_base(m, x, ten, false); });
+        m.all_positive_normal(x), x, [&](llvm::Value *v) { return emit_log_base(m, v, ten, true); },
+        [&](llvm::Value *v) { return emit_log_base(m, v, ten, false); });
   }
   case MathOpcode::Tanh: return m.f64() ? emit_tanh_f64(m, x) : emit_tanh_f32(m, x);
   case MathOpcode::Sin:
@@ -692,8 +742,9 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
                     : op == MathOpcode::Cos ? Trig::Cos
                                             : Trig::Tan;
     return m.unless_rare(
-        small, [&] { return m.f64() ? emit_trig_f64(m, x, fn) : emit_trig_f32(m, x, fn); },
-        [&] { return call_library(b, target, op, args); });
+        small, x,
+        [&](llvm::Value *v) { return m.f64() ? emit_trig_f64(m, v, fn) : emit_trig_f32(m, v, fn); },
+        [&](llvm::Value *v) { return call_library(b, target, op, {v}); });
   }
   case MathOpcode::Pow:
     return m.f64() ? emit_pow_f64(m, args[0], args[1]) : emit_pow_f32(b, target, args[0], args[1]);

@@ -11,6 +11,8 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
+#include <llvm/IR/MDBuilder.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include <utility>
 #include <vector>
@@ -158,11 +160,6 @@ public:
     Pair e = exp_reduced_pair(r, extra);
     return b_.CreateFAdd(e.hi, e.lo);
   }
-  /// e^r - 1 for f32 as r + r²·P(r), P by Estrin's scheme (estrin()).
-  llvm::Value *expm1_reduced_f32(llvm::Value *r) {
-    llvm::Value *r2 = b_.CreateFMul(r, r);
-    return fma(estrin(r, r2, exp_f32::kPoly), r2, r);
-  }
   /// e^(r + extra) of f64 as an unnormalised pair: 1 + r rounded, and its error plus the rest.
   Pair exp_reduced_pair(llvm::Value *r, llvm::Value *extra = nullptr) {
     llvm::Value *t =
@@ -203,6 +200,18 @@ public:
     llvm::Value *head = fma(nk, ln2_hi(), x);
     return {kf, k, head, fma(nk, ln2_lo(), head)};
   }
+  /// exp's reduction where 2^k is a normal number (k + bias within [1, 2 bias]): r as in
+  /// exp_reduce, and 2^k. With the bias added to the shifter, x log2 e + shifter + bias rounds
+  /// to the same integer k and leaves k + bias in the low bits of the sum's representation,
+  /// from which one shift makes 2^k (the shifter's bits shift out): no integer add, and one
+  /// constant fewer in a loop short of vector registers.
+  std::pair<llvm::Value *, llvm::Value *> exp_reduce_normal(llvm::Value *x) {
+    const double biased = f64_ ? cpu_math::f64::kShifter + 1023 : exp_f32::kShifter + 127;
+    llvm::Value *t = fma(x, f(f64_ ? cpu_math::f64::kLog2e : exp_f32::kLog2e), f(biased));
+    llvm::Value *nk = b_.CreateFNeg(b_.CreateFSub(t, f(biased)));
+    llvm::Value *r = fma(nk, ln2_lo(), fma(nk, ln2_hi(), x));
+    return {r, from_bits(b_.CreateShl(bits(t), i(f64_ ? 52 : 23)))};
+  }
   llvm::IRBuilder<> &builder() { return b_; }
   llvm::Type *type() const { return ty_; }
 
@@ -217,23 +226,25 @@ public:
   llvm::Value *all(llvm::Value *test) {
     return test->getType()->isVectorTy() ? b_.CreateAndReduce(test) : test;
   }
-  /// `usual()` when `test` holds, else `rare()`: a branch around the code for inputs that
-  /// need more care (special values, subnormals), which a chunk almost never has. The
-  /// builder continues in the join block.
+  /// `usual(x)` when `test` holds, else `rare(x)`: a branch around the code for inputs that
+  /// need more care (special values, subnormals), which a chunk almost never has. The builder
+  /// continues in the join block. On x86 the rare code is a function of its own (rare_call),
+  /// so that a loop of chunks holds no register for it.
   template <typename Usual, typename Rare>
-  llvm::Value *unless_rare(llvm::Value *test, Usual &&usual, Rare &&rare) {
+  llvm::Value *unless_rare(llvm::Value *test, llvm::Value *x, Usual &&usual, Rare &&rare) {
     llvm::Function *fn = b_.GetInsertBlock()->getParent();
     llvm::LLVMContext &c = b_.getContext();
     auto *usual_bb = llvm::BasicBlock::Create(c, "math.usual", fn);
     auto *rare_bb = llvm::BasicBlock::Create(c, "math.rare", fn);
     auto *done = llvm::BasicBlock::Create(c, "math.done", fn);
-    b_.CreateCondBr(test, usual_bb, rare_bb);
+    b_.CreateCondBr(test, usual_bb, rare_bb, llvm::MDBuilder(c).createLikelyBranchWeights());
     b_.SetInsertPoint(usual_bb);
-    llvm::Value *u = usual();
+    llvm::Value *u = usual(x);
     llvm::BasicBlock *usual_end = b_.GetInsertBlock();
     b_.CreateBr(done);
     b_.SetInsertPoint(rare_bb);
-    llvm::Value *r = rare();
+    const bool x86 = llvm::Triple(fn->getParent()->getTargetTriple()).isX86();
+    llvm::Value *r = x86 ? rare_call(x, rare) : rare(x);
     llvm::BasicBlock *rare_end = b_.GetInsertBlock();
     b_.CreateBr(done);
     b_.SetInsertPoint(done);
@@ -241,6 +252,44 @@ public:
     phi->addIncoming(u, usual_end);
     phi->addIncoming(r, rare_end);
     return phi;
+  }
+
+  /// rare(x) computed by a call to a new function (internal, cold, never inlined) of the
+  /// preserve_all calling convention, under which the callee saves every register it uses, the
+  /// vector registers too. Inline, the rare code's own constants and temporaries competed for
+  /// the 16 vector registers with the usual path's across the whole loop of chunks, and the
+  /// allocator reloaded the usual path's constants from memory in every chunk (exp at v3:
+  /// eight broadcasts a chunk, about 14 % of a map's time; docs/design.md). A call of the C
+  /// convention would clobber every vector register instead. The result comes back through a
+  /// stack slot, so that no return register needs an exception to the convention.
+  template <typename Rare> llvm::Value *rare_call(llvm::Value *x, Rare &&rare) {
+    llvm::Function *parent = b_.GetInsertBlock()->getParent();
+    llvm::LLVMContext &c = b_.getContext();
+    llvm::Type *ty = x->getType();
+    auto *fty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), ty}, false);
+    auto *fn = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage,
+                                      parent->getName() + ".rare", parent->getParent());
+    fn->setCallingConv(llvm::CallingConv::PreserveAll);
+    // Its name begins with the kernel's, so that it gets the variant's target attributes
+    // (module_lowering.cpp) as the kernel does.
+    fn->addFnAttr(llvm::Attribute::NoInline);
+    fn->addFnAttr(llvm::Attribute::Cold);
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    llvm::Type *result_ty = nullptr;
+    {
+      llvm::IRBuilderBase::InsertPointGuard guard(b_); // also restores the debug location
+      b_.SetCurrentDebugLocation(llvm::DebugLoc());    // the new function has no subprogram
+      b_.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", fn));
+      llvm::Value *r = rare(fn->getArg(1));
+      result_ty = r->getType();
+      b_.CreateStore(r, fn->getArg(0));
+      b_.CreateRetVoid();
+    }
+    llvm::IRBuilder<> entry(&parent->getEntryBlock(), parent->getEntryBlock().begin());
+    llvm::AllocaInst *slot = entry.CreateAlloca(result_ty, nullptr, "math.rare.result");
+    llvm::CallInst *call = b_.CreateCall(fn, {slot, x});
+    call->setCallingConv(llvm::CallingConv::PreserveAll);
+    return b_.CreateLoad(result_ty, slot);
   }
 
 private:

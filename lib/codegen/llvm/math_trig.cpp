@@ -258,10 +258,11 @@ llvm::Value *emit_trig_any(MathIR &m, llvm::Value *x, Trig fn) {
   llvm::Value *small =
       b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), m.f(limit));
   return m.unless_rare(
-      small, [&] { return m.f64() ? emit_trig_f64(m, x, fn) : emit_trig_f32(m, x, fn); },
-      [&] {
+      small, x,
+      [&](llvm::Value *v) { return m.f64() ? emit_trig_f64(m, v, fn) : emit_trig_f32(m, v, fn); },
+      [&](llvm::Value *arg) {
         MathIR m64(b, m.target(), b.getDoubleTy());
-        llvm::Value *xd = m.f64() ? x : b.CreateFPExt(x, b.getDoubleTy());
+        llvm::Value *xd = m.f64() ? arg : b.CreateFPExt(arg, b.getDoubleTy());
         llvm::Value *ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, xd);
         auto [k, r] = reduce_large(m64, ax);
         // sin(-x) = -sin x: -x = (-k) π/2 + (-r).
@@ -271,7 +272,7 @@ llvm::Value *emit_trig_any(MathIR &m, llvm::Value *x, Trig fn) {
              b.CreateSelect(negative, b.CreateFNeg(r.lo), r.lo)};
         llvm::Value *v = nullptr;
         if (m.f64()) {
-          v = eval_trig_f64(m, r, k, x, fn);
+          v = eval_trig_f64(m, r, k, arg, fn);
         } else {
           llvm::Value *hi = b.CreateFPTrunc(r.hi, b.getFloatTy());
           llvm::Value *lo = b.CreateFPTrunc(
@@ -280,9 +281,9 @@ llvm::Value *emit_trig_any(MathIR &m, llvm::Value *x, Trig fn) {
           v = eval_trig_f32(m, hi, lo, b.CreateTrunc(k, b.getInt32Ty()), fn);
         }
         // Infinities and NaN: NaN (x - x).
-        llvm::Value *finite = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
+        llvm::Value *finite = b.CreateFCmpOLT(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, arg),
                                               m.f(std::numeric_limits<double>::infinity()));
-        return b.CreateSelect(finite, v, b.CreateFSub(x, x));
+        return b.CreateSelect(finite, v, b.CreateFSub(arg, arg));
       });
 }
 

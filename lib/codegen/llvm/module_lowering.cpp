@@ -117,11 +117,20 @@ private:
           return isa::kernel_error(ErrorCode::Internal, isa_.source_name, kernel, kernel.loc,
                                    "the x86 back end failed (target " + t.name + "): " + e.what());
         }
-        for (auto *f : {lk.blocks, module_->getFunction(symbol + ".chunk")}) {
-          f->addFnAttr("target-cpu", t.name);
-          f->addFnAttr("target-features", t.llvm_features);
-          f->addFnAttr(llvm::Attribute::NoUnwind);
-          if (opts_.fast_math) f->addFnAttr("unsafe-fp-math", "true");
+        // The driver, its chunk function and the functions math made for its rare paths:
+        // every function defined under this variant's symbol.
+        for (llvm::Function &f : *module_) {
+          if (f.isDeclaration() ||
+              !(f.getName() == symbol || f.getName().starts_with(symbol + ".")))
+            continue;
+          f.addFnAttr("target-cpu", t.name);
+          // A function that keeps every register for its caller (math's rare paths, the
+          // preserve_all convention) must not clear the vector registers' upper halves as it
+          // returns, which LLVM's vzeroupper insertion would do.
+          const bool keeps_all = f.getCallingConv() == llvm::CallingConv::PreserveAll;
+          f.addFnAttr("target-features", t.llvm_features + (keeps_all ? ",-vzeroupper" : ""));
+          f.addFnAttr(llvm::Attribute::NoUnwind);
+          if (opts_.fast_math) f.addFnAttr("unsafe-fp-math", "true");
         }
         variants.push_back(lk);
       }
