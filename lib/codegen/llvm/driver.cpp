@@ -22,6 +22,12 @@ bool KernelLowering::spans_blocks() const {
   return true;
 }
 
+bool KernelLowering::has_math() const {
+  for (const Instruction &inst : k_.insts)
+    if (isa::family_of(inst.op) == isa::OpFamily::Math) return true;
+  return false;
+}
+
 llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Function *chunk) {
   auto *fty = llvm::FunctionType::get(i32(), {ptr(), ptr(), i64(), i64()}, false);
   auto *f = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, symbol, m_);
@@ -30,14 +36,17 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   auto arg = f->arg_begin();
   Value *launch = arg++, *worker = arg++, *first = arg++, *end = arg++;
   b_.SetInsertPoint(BasicBlock::Create(c_, "entry", f));
-  if (di_) {
+  // A function of the driver (itself, its loops of whole chunks) under the kernel's line.
+  auto describe = [&](llvm::Function *fn) {
+    if (!di_) return;
     auto *type = di_->createSubroutineType(di_->getOrCreateTypeArray({}));
-    auto *sp =
-        di_->createFunction(di_cu_, k_.name, symbol, di_file_, k_.loc.line, type, k_.loc.line,
-                            llvm::DINode::FlagZero, llvm::DISubprogram::SPFlagDefinition);
-    f->setSubprogram(sp);
+    auto *sp = di_->createFunction(di_cu_, k_.name, fn->getName(), di_file_, k_.loc.line, type,
+                                   k_.loc.line, llvm::DINode::FlagZero,
+                                   llvm::DISubprogram::SPFlagDefinition);
+    fn->setSubprogram(sp);
     b_.SetCurrentDebugLocation(llvm::DILocation::get(c_, k_.loc.line, k_.loc.col, sp));
-  }
+  };
+  describe(f);
   auto dim = [&](unsigned field, unsigned d) -> Value * {
     if (field == LBlock && opts_.block[0] != 0) return u64c(opts_.block[d]); // --block
     Value *p = b_.CreateConstGEP2_32(abi_.launch, launch, 0, field);
@@ -76,7 +85,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   Value *scratch = b_.CreateLoad(ptr(), b_.CreateStructGEP(abi_.worker, worker, WScratch));
   const uint64_t state_size = a_.has_barriers ? state_type_bytes() : 0;
   // The chunk's answer: from which chunk of the span on every lane leaves at the bound check.
-  llvm::AllocaInst *leaves_from = b_.CreateAlloca(i32(), nullptr, "leaves.from");
+  Value *leaves_from = b_.CreateAlloca(i32(), nullptr, "leaves.from");
 
   // Whether this launch is big enough for a store to stream (its largest element size decides):
   // a constant in the loops of blocks that go on, so that a smaller launch does not test the
@@ -161,9 +170,18 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
 
   // A span of whole chunks has only full chunks (the chunk function's block_whole_).
   Value *whole = b_.CreateICmpEQ(b_.CreateURem(span_lanes, u64c(w_)), u64c(0), "block.whole");
+  // What a loop of chunks passes to each: the driver's values, or those of a function of whole
+  // chunks (whole_function below).
+  struct Frame {
+    llvm::Function *fn;
+    Value *launch, *worker, *first_gid, *span_lanes32, *bx, *by, *bz, *leaves_from;
+  };
+  const Frame driver{f, launch, worker, first_gid, span_lanes32, bx, by, bz, leaves_from};
+  const Frame *frame = &driver;
   auto call_chunk = [&](Value *c, Value *state, Value *is_whole, Value *goes_on, Value *may) {
-    return b_.CreateCall(chunk, {launch, worker, first_gid, span_lanes32, bx, by, bz, c, state,
-                                 is_whole, goes_on, may, leaves_from});
+    const Frame &w = *frame;
+    return b_.CreateCall(chunk, {w.launch, w.worker, w.first_gid, w.span_lanes32, w.bx, w.by, w.bz,
+                                 c, state, is_whole, goes_on, may, w.leaves_from});
   };
   auto fail = [&](Value *kind, Value *inst, Value *lane) {
     Value *err = b_.CreateStructGEP(abi_.worker, worker, WError);
@@ -194,11 +212,12 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     auto chunk_loop = [&](Value *from, Value *to, Value *is_whole, Value *goes_on, Value *may,
                           llvm::PHINode *goes_on_from, llvm::PHINode *goes_on_to,
                           BasicBlock *after) {
+      llvm::Function *fn = frame->fn;
       BasicBlock *pre = b_.GetInsertBlock();
-      BasicBlock *head = BasicBlock::Create(c_, "chunk", f);
-      BasicBlock *run = BasicBlock::Create(c_, "chunk.run", f);
-      BasicBlock *ok = BasicBlock::Create(c_, "chunk.ok", f);
-      BasicBlock *bad = BasicBlock::Create(c_, "chunk.failed", f);
+      BasicBlock *head = BasicBlock::Create(c_, "chunk", fn);
+      BasicBlock *run = BasicBlock::Create(c_, "chunk.run", fn);
+      BasicBlock *ok = BasicBlock::Create(c_, "chunk.ok", fn);
+      BasicBlock *bad = BasicBlock::Create(c_, "chunk.failed", fn);
       // Counted from 0 to the number of chunks left, so that LLVM knows the trip count (and
       // unrolls a small body) when `from` is not a constant.
       Value *left = b_.CreateSub(to, from, "chunks.left");
@@ -219,28 +238,66 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
         Value *r64 = b_.CreateZExt(r, i64());
         goes_on_from->addIncoming(c1, ok);
         goes_on_to->addIncoming(r64, ok);
-        BasicBlock *same = BasicBlock::Create(c_, "chunk.same", f);
+        BasicBlock *same = BasicBlock::Create(c_, "chunk.same", fn);
         b_.CreateCondBr(b_.CreateICmpUGT(r64, c1), goes_on_from->getParent(), same);
         b_.SetInsertPoint(same);
-        BasicBlock *more = BasicBlock::Create(c_, "chunk.more", f);
+        BasicBlock *more = BasicBlock::Create(c_, "chunk.more", fn);
         b_.CreateCondBr(b_.CreateICmpUGE(c1, leaving()), after, more);
         b_.SetInsertPoint(more);
       }
       i->addIncoming(b_.CreateAdd(i, u64c(1), "", true, true), b_.GetInsertBlock());
       b_.CreateBr(head);
     };
-    // Chunks [from, to) of a block of whole chunks, with a loop per streaming decision, then
-    // `after`.
-    auto whole_loops = [&](Value *from, Value *to, Value *goes_on, BasicBlock *after) {
-      if (!stream_size_)
-        return chunk_loop(from, to, b_.getTrue(), goes_on, b_.getFalse(), nullptr, nullptr, after);
+    // Chunks [from, to) of a span of whole chunks that go on past the bound check, whose
+    // stores stream or not (`may`, a constant), then `after`: the kernel's hottest loop. In a
+    // kernel of math functions, a function of its own (never inlined), called once a span:
+    // the register allocator then gives that loop registers of its own. In the driver, the
+    // constants LLVM hoists to its entry are live across all its loops, the partial chunks'
+    // too, and where they did not all fit it reloaded them in every chunk (exp at v3: 7
+    // broadcasts a chunk of 16 lanes; docs/design.md). A kernel without math keeps the loop
+    // inline: the call cost vector_add of 1024 floats 5 ns of 140.
+    const bool own_functions = has_math();
+    auto whole_function = [&](Value *from, Value *to, llvm::Constant *may, BasicBlock *after) {
+      if (!own_functions)
+        return chunk_loop(from, to, b_.getTrue(), b_.getTrue(), may, nullptr, nullptr, after);
+      auto *wty = llvm::FunctionType::get(
+          i32(), {ptr(), ptr(), i64(), i32(), i32(), i32(), i32(), i64(), i64(), ptr()}, false);
+      // Named under the kernel's symbol, so that it gets the variant's target attributes.
+      auto *wf = llvm::Function::Create(wty, llvm::GlobalValue::InternalLinkage,
+                                        symbol + (may->isOneValue() ? ".stream" : ".whole"), m_);
+      wf->addFnAttr(llvm::Attribute::NoInline);
+      // As the driver's launch and worker; the last is the driver's own variable.
+      for (unsigned i : {0u, 1u, 9u}) wf->addParamAttr(i, llvm::Attribute::NoAlias);
+      auto a = wf->arg_begin();
+      Frame whole_frame{wf, a, a + 1, a + 2, a + 3, a + 4, a + 5, a + 6, a + 9};
+      {
+        llvm::IRBuilderBase::InsertPointGuard guard(b_); // and the debug location
+        b_.SetInsertPoint(BasicBlock::Create(c_, "entry", wf));
+        describe(wf);
+        BasicBlock *chunks_done = BasicBlock::Create(c_, "chunks.done", wf);
+        frame = &whole_frame;
+        chunk_loop(a + 7, a + 8, b_.getTrue(), b_.getTrue(), may, nullptr, nullptr, chunks_done);
+        frame = &driver;
+        b_.SetInsertPoint(chunks_done);
+        b_.CreateRet(b_.getInt32(0));
+      }
+      Value *r = b_.CreateCall(
+          wf, {launch, worker, first_gid, span_lanes32, bx, by, bz, from, to, leaves_from});
+      BasicBlock *failed = BasicBlock::Create(c_, "whole.failed", f);
+      b_.CreateCondBr(b_.CreateICmpSLT(r, b_.getInt32(0)), failed, after);
+      b_.SetInsertPoint(failed);
+      b_.CreateRet(r);
+    };
+    // The same with a function per streaming decision.
+    auto whole_functions = [&](Value *from, Value *to, BasicBlock *after) {
+      if (!stream_size_) return whole_function(from, to, b_.getFalse(), after);
       BasicBlock *cached = BasicBlock::Create(c_, "whole.cached", f);
       BasicBlock *streamed = BasicBlock::Create(c_, "whole.streamed", f);
       b_.CreateCondBr(streams, streamed, cached);
       b_.SetInsertPoint(cached);
-      chunk_loop(from, to, b_.getTrue(), goes_on, b_.getFalse(), nullptr, nullptr, after);
+      whole_function(from, to, b_.getFalse(), after);
       b_.SetInsertPoint(streamed);
-      chunk_loop(from, to, b_.getTrue(), goes_on, b_.getTrue(), nullptr, nullptr, after);
+      whole_function(from, to, b_.getTrue(), after);
     };
     if (k_.insts.size() <= kMaxWholeBlockLoop && has_goes_on_check_) {
       // Every block starts in one loop; the chunks of a block of whole chunks that its first
@@ -253,7 +310,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       b_.SetInsertPoint(goes_on);
       auto *from = b_.CreatePHI(i64(), 2, "chunk.from");
       auto *to = b_.CreatePHI(i64(), 2, "chunk.to");
-      whole_loops(from, to, b_.getTrue(), goes_on_end);
+      whole_functions(from, to, goes_on_end);
       b_.SetInsertPoint(goes_on_end);
       b_.CreateCondBr(
           b_.CreateICmpULT(to, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, chunks, leaving())),

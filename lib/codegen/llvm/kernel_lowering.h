@@ -449,6 +449,9 @@ private:
   /// one block from the next or where a lane sits in its block (it reads %gid and launch-wide
   /// specials only, and no shared memory, barrier, per-lane pool or whole-launch instruction).
   bool spans_blocks() const;
+  /// Whether the kernel calls a math function (exp, log, sin, ...): the driver then runs its
+  /// loops of whole chunks that go on past the bound check in functions of their own.
+  bool has_math() const;
 
   friend class DriverEmitter;
 

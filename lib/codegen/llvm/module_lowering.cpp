@@ -117,8 +117,9 @@ private:
           return isa::kernel_error(ErrorCode::Internal, isa_.source_name, kernel, kernel.loc,
                                    "the x86 back end failed (target " + t.name + "): " + e.what());
         }
-        // The driver, its chunk function and the functions math made for its rare paths:
-        // every function defined under this variant's symbol.
+        // The driver, its chunk function, the functions of its loops of whole chunks and
+        // those math made for its rare paths: every function defined under this variant's
+        // symbol.
         for (llvm::Function &f : *module_) {
           if (f.isDeclaration() ||
               !(f.getName() == symbol || f.getName().starts_with(symbol + ".")))
