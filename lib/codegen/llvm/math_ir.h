@@ -258,10 +258,11 @@ public:
   /// preserve_all calling convention, under which the callee saves every register it uses, the
   /// vector registers too. Inline, the rare code's own constants and temporaries competed for
   /// the 16 vector registers with the usual path's across the whole loop of chunks, and the
-  /// allocator reloaded the usual path's constants from memory in every chunk (exp at v3:
-  /// eight broadcasts a chunk, about 14 % of a map's time; docs/design.md). A call of the C
-  /// convention would clobber every vector register instead. The result comes back through a
-  /// stack slot, so that no return register needs an exception to the convention.
+  /// allocator reloaded the usual path's constants from memory in every chunk (exp at v3: up
+  /// to eight broadcasts a chunk of 16 lanes; docs/design.md). A call of the C convention
+  /// would clobber every vector register instead, and this one must not return through
+  /// vzeroupper either (module_lowering.cpp). The result comes back through a stack slot, so
+  /// that no return register needs an exception to the convention.
   template <typename Rare> llvm::Value *rare_call(llvm::Value *x, Rare &&rare) {
     llvm::Function *parent = b_.GetInsertBlock()->getParent();
     llvm::LLVMContext &c = b_.getContext();
