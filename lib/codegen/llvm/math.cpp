@@ -109,25 +109,31 @@ llvm::Value *call_library(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpc
   return result;
 }
 
-/// Entry k mod 4 of a table of four f32 values, k in the two low bits of `index` (as integers):
-/// AVX's vpermilps for each 8 lanes of a vector (it reads only those bits), else an element of
-/// a constant.
-llvm::Value *quarter_entry(MathIR &m, const float (&table)[4], llvm::Value *index) {
-  llvm::IRBuilder<> &b = m.builder();
+/// Entry k mod `entries` of an f32 table, k in the low bits of `index` (integers), by one
+/// permute that indexes the whole table: AVX-512's vpermps for 16 lanes of 16 entries, else
+/// AVX's vpermilps for each 8 lanes of 4 entries (it permutes within each 128-bit half, so
+/// the 4 entries are repeated in both, and reads only the index's two low bits); for a scalar,
+/// an element of a constant.
+llvm::Value *permute_table(llvm::IRBuilder<> &b, const float *table, unsigned entries,
+                           llvm::Value *index) {
   auto *vty = llvm::dyn_cast<llvm::FixedVectorType>(index->getType());
-  const unsigned lanes = vty ? vty->getNumElements() : 1;
-  std::vector<llvm::Constant *> entries;
-  for (unsigned i = 0; i < (vty ? 8u : 4u); ++i)
-    entries.push_back(llvm::ConstantFP::get(b.getFloatTy(), table[i % 4]));
-  llvm::Constant *constant = llvm::ConstantVector::get(entries);
-  if (!vty) return b.CreateExtractElement(constant, b.CreateAnd(index, 3));
+  auto constant = [&](unsigned lanes) {
+    std::vector<llvm::Constant *> v;
+    for (unsigned i = 0; i < lanes; ++i)
+      v.push_back(llvm::ConstantFP::get(b.getFloatTy(), table[i % entries]));
+    return llvm::ConstantVector::get(v);
+  };
+  if (!vty) return b.CreateExtractElement(constant(entries), b.CreateAnd(index, entries - 1));
+  const unsigned lanes = vty->getNumElements();
+  if (entries == 16)
+    return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_permvar_sf_512, {}, {constant(16), index});
   std::vector<llvm::Value *> parts;
   for (unsigned first = 0; first < lanes; first += 8) {
     llvm::SmallVector<int, 8> take;
     for (unsigned i = 0; i < 8; ++i) take.push_back(static_cast<int>(first + i));
     llvm::Value *part = lanes == 8 ? index : b.CreateShuffleVector(index, take);
     parts.push_back(
-        b.CreateIntrinsic(llvm::Intrinsic::x86_avx_vpermilvar_ps_256, {}, {constant, part}));
+        b.CreateIntrinsic(llvm::Intrinsic::x86_avx_vpermilvar_ps_256, {}, {constant(8), part}));
   }
   if (parts.size() == 1) return parts[0];
   llvm::SmallVector<int, 16> both;
@@ -145,7 +151,7 @@ bool exp_by_quarters(MathIR &m, llvm::Type *ty) {
 
 /// e^x of f32 by quarters (support/cpu_math.h kExpQ): t = 4 x log2 e + shifter rounds to k in
 /// its low bits; r = x - k ln2/4 in two steps (k times the head is exact); e^r - 1 = r + r² Q(r)
-/// by Estrin's scheme; s = 2^(k/4) as kExpQuarters[k mod 4] (quarter_entry reads t's two low
+/// by Estrin's scheme; s = 2^(k/4) as kExpQuarters[k mod 4] (permute_table reads t's two low
 /// bits) with floor(k/4) added to its exponent field; e^x = s + (e^r - 1) s, one FMA rounded
 /// once. Two multiply-adds fewer than halves and a degree-6 polynomial, and a smaller error
 /// (docs/isa.md). `normal`: every |x| is at most 86.5, so floor(k/4) is within [-125, 125] and
@@ -158,18 +164,19 @@ llvm::Value *emit_exp_quarters(MathIR &m, llvm::Value *x, bool normal) {
   llvm::IRBuilder<> &b = m.builder();
   if (!normal) x = m.clamp(x, exp_f32::kLowest, exp_f32::kHighest);
   llvm::Value *t = m.fma(x, m.f(4 * exp_f32::kLog2e), m.shifter());
-  llvm::Value *nk = b.CreateFNeg(b.CreateFSub(t, m.shifter()));
+  auto [kf, k] = m.round(t);
+  llvm::Value *nk = b.CreateFNeg(kf);
   llvm::Value *r = m.fma(nk, m.f(c::kLn2QuarterLo), m.fma(nk, m.f(c::kLn2QuarterHi), x));
   llvm::Value *r2 = b.CreateFMul(r, r);
   llvm::Value *em1 = m.fma(m.estrin(r, r2, c::kExpQ), r2, r);
   llvm::Value *index = m.bits(t);
-  llvm::Value *entry = m.bits(quarter_entry(m, c::kExpQuarters, index));
+  llvm::Value *entry = m.bits(permute_table(b, c::kExpQuarters, 4, index));
   if (normal) {
     llvm::Value *exponent = b.CreateAnd(b.CreateShl(index, m.i(21)), m.i(0xff800000));
     llvm::Value *s = m.from_bits(b.CreateAdd(entry, exponent));
     return m.fused_fma(em1, s, s);
   }
-  llvm::Value *kq = b.CreateAShr(b.CreateSub(index, m.bits(m.shifter())), m.i(2));
+  llvm::Value *kq = b.CreateAShr(k, m.i(2));
   llvm::Value *k1 = b.CreateAShr(kq, m.i(1));
   llvm::Value *s1 = m.from_bits(b.CreateAdd(entry, b.CreateShl(k1, m.i(23))));
   return b.CreateFMul(m.fused_fma(em1, s1, s1), m.pow2(b.CreateSub(kq, k1)));
@@ -442,13 +449,8 @@ llvm::Value *emit_erf_f32_table(llvm::IRBuilder<> &b, const CpuTarget &target, l
     llvm::Value *u = b.CreateFSub(y, k);
     llvm::Value *index = m.bits(t);
     const size_t entries = std::size(table[0]);
-    llvm::Intrinsic::ID id = lanes == 16 ? llvm::Intrinsic::x86_avx512_permvar_sf_512
-                                         : llvm::Intrinsic::x86_avx_vpermilvar_ps_256;
     auto row = [&](const float *r) {
-      std::vector<llvm::Constant *> v;
-      for (unsigned i = 0; i < lanes; ++i)
-        v.push_back(llvm::ConstantFP::get(b.getFloatTy(), r[i % entries]));
-      return b.CreateIntrinsic(id, {}, {llvm::ConstantVector::get(v), index});
+      return permute_table(b, r, static_cast<unsigned>(entries), index);
     };
     // The 4-interval table has e_k in its constant row (p_k(0) + e_k rounds to e_k), the
     // 16-interval one a row of e_k after the coefficients.
