@@ -560,9 +560,11 @@ template <typename Run> bool with_unary_f32(MapKind op, Run &&run) {
     // e^-|v| rounded once, as the exponential itself is.
     // The usual case, every -|v| at least kNormalArgument (NaN counts): e^-|v| and v·e^-|v|
     // are normal, so neither needs the 2^64 and the quotient is the same bits without it.
+    // A NaN takes the first branch, so the result is v's NaN (the dividend's) whichever order
+    // the compiler gives the operands of v·e: e^-|v| is a NaN of the other sign.
     run([](VecF v) {
       const VecF a = vmath::min(v, -v); // -|v|; NaN stays NaN
-      const auto positive = v >= VecF{};
+      const auto positive = ~(v < VecF{});
       if (vmath::all_at_least(a, VecF{} + vmath::kNormalArgument)) {
         const VecF e = vmath::exp_parts(a).scaled_normal();
         return (positive ? v : v * e) / (1.0f + e);

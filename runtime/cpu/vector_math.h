@@ -4,9 +4,11 @@
 //
 // exp is the algorithm and constants of hologram/support/exp_f32.h; the scale 2^k is applied
 // once (AVX-512 vscalefps, or two exact powers of two), so results in the subnormal range are
-// rounded once. The exhaustive sweep (`scripts/math-sweep.sh`, docs/isa.md) measures its error
-// against the correctly rounded value. Everything is branch-free: NaN, ±inf, overflow and
-// underflow come out of clamps and the arithmetic itself.
+// rounded once. The x86-64-v3 build goes by quarters instead, with the operations of compiled
+// kernels at that level (exp_quarters_of), so the two give the same bits. The exhaustive sweep
+// (`scripts/math-sweep.sh`, docs/isa.md) measures its error against the correctly rounded value.
+// Everything is branch-free: NaN, ±inf, overflow and underflow come out of clamps and the
+// arithmetic itself.
 #pragma once
 
 #include "hologram/support/exp_f32.h"
@@ -145,10 +147,14 @@ template <typename V> inline bool all_within(V v, V lo, V hi) {
   }
 }
 
-/// exp(x + lo) = p·2^k with p in [0.7, 1.42], before the scale is applied.
+/// exp(x + lo) = p·2^k with p in [0.7, 1.84], before the scale is applied.
 template <typename V> struct ExpParts {
   V p, kf;    ///< p, and k as a float
   IntOf<V> k; ///< k as an integer
+  /// p·2^k where 2^k and the result are normal, when the way that makes the parts has a
+  /// cheaper one than a multiplication (exp by quarters); else unset.
+  V normal{};
+  bool has_normal = false;
   /// p·2^(k + shift), rounded once.
   [[nodiscard]] V scaled(int shift = 0) const {
     return scale(p, kf + splat<V>(static_cast<float>(shift)), k + shift);
@@ -156,15 +162,64 @@ template <typename V> struct ExpParts {
   /// p·2^k where 2^k and the result are normal (k in [-125, 127]): one exact multiplication
   /// (AVX-512's scale instruction where there is one).
   [[nodiscard]] V scaled_normal() const {
+    if (has_normal) return normal;
     if constexpr (sizeof(V) == 64) return scaled();
     return p * pow2<V>(k);
   }
 };
 
+/// Whether exp goes by quarters (exp_quarters_of): in the x86-64-v3 build (8 lanes, FMA, no
+/// AVX-512), as compiled kernels do at that level.
+template <typename V>
+constexpr bool kExpByQuarters =
+#if defined(__AVX2__) && defined(__FMA__) && !defined(__AVX512F__)
+    sizeof(V) == 32;
+#else
+    false;
+#endif
+
+/// The parts of exp(x + lo) by quarters, as compiled kernels at x86-64-v3 compute it
+/// (lib/codegen/llvm/math.cpp emit_exp_quarters, docs/isa.md): k = round(4x·log2 e) by the
+/// shifter, r = x − k·ln2/4 in two steps (k times the 14-bit head is exact), e^r − 1 =
+/// r + r²·Q(r) with Q of degree 2 by Estrin's scheme, 2^(k/4) = kExpQuarters[k mod 4] (one
+/// vpermilps, which reads the two low bits of t = k + shifter) times 2^floor(k/4); p is the
+/// table entry times e^r, one FMA rounded once, and the scale is 2^floor(k/4).
+template <bool WithLo, typename V> inline ExpParts<V> exp_quarters_of(V x, V lo) {
+  using I = IntOf<V>;
+  namespace q = cpu_math::f32;
+  const V shifter = splat<V>(exp_f32::kShifter);
+  const V t = x * splat<V>(4 * exp_f32::kLog2e) + shifter;
+  const V kf = t - shifter;
+  const I k = std::bit_cast<I>(t) - std::bit_cast<I>(shifter);
+  V r = x - kf * splat<V>(q::kLn2QuarterHi);
+  r = r - kf * splat<V>(q::kLn2QuarterLo);
+  if constexpr (WithLo) r = r + lo;
+  const V r2 = r * r;
+  const V poly = splat<V>(q::kExpQ[0]) * r2 + (splat<V>(q::kExpQ[1]) * r + splat<V>(q::kExpQ[2]));
+  const V em1 = poly * r2 + r;
+  V entry{};
+#if defined(__AVX__)
+  if constexpr (sizeof(V) == 32) {
+    const __m256 table = _mm256_setr_ps(q::kExpQuarters[0], q::kExpQuarters[1], q::kExpQuarters[2],
+                                        q::kExpQuarters[3], q::kExpQuarters[0], q::kExpQuarters[1],
+                                        q::kExpQuarters[2], q::kExpQuarters[3]);
+    entry = reinterpret_cast<V>(_mm256_permutevar_ps(table, std::bit_cast<__m256i>(t)));
+  }
+#endif
+  const I whole = k >> 2; // floor(k / 4)
+  // Where the result is normal, 2^floor(k/4) goes into the entry's exponent field before the
+  // FMA: t's bits 2 to 10 moved to 23 to 31 (the shifter's are 0 there) add floor(k/4) to it
+  // modulo 2^9, and 127 + floor(k/4) is in [2, 254], so no carry reaches the sign.
+  const I exponent = (std::bit_cast<I>(t) << 21) & static_cast<int32_t>(0xff800000u);
+  const V s = std::bit_cast<V>(std::bit_cast<I>(entry) + exponent);
+  return {entry * em1 + entry, __builtin_convertvector(whole, V), whole, s * em1 + s, true};
+}
+
 /// The parts of exp(x + lo) for x in [kLowestArgument, 89] (or NaN) and |lo| <= 2^-10: lo is the
 /// rounding error of the caller's argument, folded into the reduced argument so it costs one
 /// add (WithLo false: there is none, and no add). A NaN reaches r and stays NaN with no select.
 template <bool WithLo, typename V> inline ExpParts<V> exp_parts_of(V x, V lo) {
+  if constexpr (kExpByQuarters<V>) return exp_quarters_of<WithLo>(x, lo);
   using I = IntOf<V>;
   namespace c = exp_f32;
   // k = round(x / ln2) by the shifter: its low mantissa bits hold k.

@@ -7,8 +7,9 @@
 //    log10, sigmoid, sin, cos, tan, tanh, erf, pow, atan2) and its f32 pow and atan2, against a
 //    long double reference.
 // Prints the worst error and where it occurs; exits 1 when a bound is exceeded. Arguments name
-// the functions to sweep (all when none); --compiled leaves out the library's, --f64 runs only
-// the sampled f64 functions, --level=N (2, 3, 4) only that x86 level. Run by
+// the functions to sweep (all when none); --compiled leaves out the library's, --library runs
+// only the library's, --f64 runs only the sampled f64 functions, --level=N (2, 3, 4) only that
+// x86 level. Run by
 // scripts/math-sweep.sh (about half an hour on 2 cores; not part of the unit tests).
 #include "library_math.h"
 
@@ -310,13 +311,15 @@ std::pair<double, double> sample_of(const std::string &path, const SampledFuncti
 int main(int argc, char **argv) {
   setenv("HOLOGRAM_NUM_THREADS", "1", 0); // the sweep runs a thread per core itself
   // Arguments: function names (all when none); --compiled skips the library's functions,
-  // --f64 runs only the sampled ones (f64, and f32 pow and atan2).
-  bool library = true, f32 = true;
+  // --library runs only them, --f64 runs only the sampled ones (f64, and f32 pow and atan2).
+  bool library = true, f32 = true, compiled = true;
   int only_level = 0;
   std::vector<std::string> names;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--compiled"))
       library = false;
+    else if (!std::strcmp(argv[i], "--library"))
+      compiled = false;
     else if (!std::strcmp(argv[i], "--f64"))
       library = f32 = false;
     else if (!std::strncmp(argv[i], "--level=", 8)) {
@@ -350,6 +353,7 @@ int main(int argc, char **argv) {
           fn.exact);
       ok &= report("library", fn.name, level, w, fn.ulps);
     }
+    if (!compiled) continue;
     const std::string path = compile_kernels(level);
     for (const auto &fn : kCompiled) {
       if (!f32 || !wanted(fn.name)) continue;

@@ -1,7 +1,7 @@
 // The f32 exponential that both CPU code paths inline: the x86 lowering emits it as LLVM IR
 // (lib/codegen/llvm/math.cpp) and the runtime's library kernels as vector code
-// (runtime/cpu/vector_math.h). One set of constants, so the two cannot drift. Compiled code at
-// x86-64-v3 goes by quarters instead (a table of 2^(j/4) and a shorter polynomial,
+// (runtime/cpu/vector_math.h). One set of constants, so the two cannot drift. Both go by
+// quarters at x86-64-v3 instead (a table of 2^(j/4) and a shorter polynomial,
 // support/cpu_math.h kExpQ), with this shifter, log2 e and range.
 //
 // exp(x) = 2^k · p(r): k = round(x·log2 e) by the 1.5·2^23 shifter, r = x − k·ln 2 in two parts

@@ -238,6 +238,52 @@ TEST(CompiledMath, PowAndAtan2FollowC99OnSpecialValues) {
   expect_c99_special_values<double>(*m, "f64");
 }
 
+// At x86-64-v3 the library's f32 exp and sigmoid (runtime/cpu/vector_math.h) go by quarters
+// with the operations of the compiled ones (docs/isa.md): `map.exp` and a kernel's `exp` give
+// the same bits, on every 4093rd bit pattern (each sign and exponent, NaN and infinities).
+TEST(CompiledMath, LibraryExpAndSigmoidHaveTheBitsOfCompiledOnesAtV3) {
+  const std::vector<int> levels = runtime::test::runnable_levels();
+  if (std::find(levels.begin(), levels.end(), 3) == levels.end())
+    GTEST_SKIP() << "this CPU does not run x86-64-v3";
+  DiagnosticEngine diags;
+  auto m = isa::parse_module(kernels(), "math.hasm", diags);
+  ASSERT_TRUE(m) << diags.to_string();
+  std::vector<float> x;
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 4093)
+    x.push_back(std::bit_cast<float>(static_cast<uint32_t>(bits)));
+  // The kernels have no bound check: whole blocks of 256 (run's launch), the last padded with
+  // the edges of exp's two ways and its range.
+  for (size_t i = 0; x.size() % 256; ++i) {
+    const float edges[] = {86.5f, -86.5f, 88.72283f, 88.72284f, -103.97208f, -104.0f, -105.0f};
+    x.push_back(edges[i % std::size(edges)]);
+  }
+  driver::CpuOutputOptions o;
+  o.targets = {"x86-64-v3"};
+  o.module_name = "math";
+  auto bytes = driver::emit_cpu_output(*m, o, "shared");
+  ASSERT_TRUE(bytes) << bytes.message();
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("hologram-math-" + std::to_string(getpid()) + "-library.so"))
+                               .string();
+  ASSERT_TRUE(write_file_atomic(path, *bytes).is_ok());
+  auto b = create_backend(Preference::parse("cpu"));
+  const ModuleHandle mod = b->load_module(path);
+  for (const auto op : {isa::MapUnaryOp::Exp, isa::MapUnaryOp::Sigmoid}) {
+    const std::string name = op == isa::MapUnaryOp::Exp ? "exp" : "sigmoid";
+    const std::vector<float> compiled = run<float>(*b, mod, *m->find_kernel(name + "_f32"), x, x);
+    std::vector<float> library(x.size());
+    runtime::test::run_map(3, runtime::map_kind(op), x.data(), library.data(), x.size());
+    size_t differ = 0, first = 0;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (std::bit_cast<uint32_t>(compiled[i]) != std::bit_cast<uint32_t>(library[i]) &&
+          !(std::isnan(compiled[i]) && std::isnan(library[i])) && differ++ == 0)
+        first = i;
+    EXPECT_EQ(differ, 0u) << name << ": first at x = " << show(x[first]) << ": compiled "
+                          << show(compiled[first]) << ", library " << show(library[first]);
+  }
+  std::filesystem::remove(path);
+}
+
 // The SPIR-V backends evaluate f32 math in f64 with their own reductions and round once, and
 // f64 math in double-double (docs/spirv.md): the same bounds on Vulkan and OpenCL, and
 // sin/cos/tan over the whole f32 and f64 ranges (the reductions are exact).
