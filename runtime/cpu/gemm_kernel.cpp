@@ -543,6 +543,11 @@ VecD unary(MapKind kind, VecD v, bool f32) {
   return r;
 }
 
+/// A lambda that GCC must inline where it is called: the vector functions below go into the
+/// loops that call them once per vector. Left to GCC, silu's (with its rare path) became a
+/// function of its own, called per vector with its constants loaded again each time.
+#define HG_INLINE_LAMBDA __attribute__((always_inline))
+
 /// Calls run(f) with f the f32 vector function of op, for exp, sigmoid and silu, and returns
 /// true; returns false for the operations evaluated in f64. The functions are f32 arithmetic
 /// on vmath::exp (1.013 ulp), within the SPEC's f32 bounds (docs/isa.md), at twice the lanes
@@ -562,7 +567,7 @@ template <typename Run> bool with_unary_f32(MapKind op, Run &&run) {
     // are normal, so neither needs the 2^64 and the quotient is the same bits without it.
     // A NaN takes the first branch, so the result is v's NaN (the dividend's) whichever order
     // the compiler gives the operands of v·e: e^-|v| is a NaN of the other sign.
-    run([](VecF v) {
+    run([](VecF v) HG_INLINE_LAMBDA {
       const VecF a = vmath::min(v, -v); // -|v|; NaN stays NaN
       const auto positive = ~(v < VecF{});
       if (vmath::all_at_least(a, VecF{} + vmath::kNormalArgument)) {
@@ -582,9 +587,9 @@ template <typename Run> bool with_unary_f32(MapKind op, Run &&run) {
   }
   using Op = isa::MapUnaryOp;
   switch (static_cast<Op>(op)) {
-  case Op::Exp: run([](VecF v) { return vmath::exp(v); }); return true;
+  case Op::Exp: run([](VecF v) HG_INLINE_LAMBDA { return vmath::exp(v); }); return true;
   case Op::Sigmoid: // exactly 0 once exp(-v) is inf
-    run([](VecF v) { return 1.0f / (1.0f + vmath::exp(-v)); });
+    run([](VecF v) HG_INLINE_LAMBDA { return 1.0f / (1.0f + vmath::exp(-v)); });
     return true;
   case Op::Abs:
   case Op::Neg:
