@@ -704,7 +704,7 @@ def main():
         "  vector function into the fused loop (a call per vector, its constants loaded on",
         "  every call) until it was made always_inline. Out of cache swiglu stays a race",
         "  between streams: in-process runs against Halide's pipeline (one binary, alternated)",
-        "  put it at 0.82-0.96 (1t) and 0.74-0.99 (mt) both before and after.",
+        "  put it at 0.78-0.96 (1t) and 0.74-0.99 (mt) before and after.",
         "- **softmax_rows at v3.** 2.65-2.70 ms against 1.45 at v4 (2026-11-28, alternating",
         "  runs; the peers run AVX-512 code). perf puts 23 % of the v3 time in the row maximum's",
         "  pass (each row's first read from memory) and the rest in the exponential pass, whose",
