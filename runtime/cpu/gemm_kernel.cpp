@@ -550,8 +550,8 @@ VecD unary(MapKind kind, VecD v, bool f32) {
 
 /// Calls run(f) with f the f32 vector function of op, for exp, sigmoid and silu, and returns
 /// true; returns false for the operations evaluated in f64. The functions are f32 arithmetic
-/// on vmath::exp (1.013 ulp), within the SPEC's f32 bounds (docs/isa.md), at twice the lanes
-/// of the f64 evaluation.
+/// on vmath::exp (its error by level in docs/isa.md), within the SPEC's f32 bounds, at twice the
+/// lanes of the f64 evaluation.
 template <typename Run> bool with_unary_f32(MapKind op, Run &&run) {
   switch (op) {
   case MapKind::Silu:

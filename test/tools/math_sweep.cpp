@@ -9,8 +9,8 @@
 // Prints the worst error and where it occurs; exits 1 when a bound is exceeded. Arguments name
 // the functions to sweep (all when none); --compiled leaves out the library's, --library runs
 // only the library's, --f64 runs only the sampled f64 functions, --level=N (2, 3, 4) only that
-// x86 level. Run by
-// scripts/math-sweep.sh (about half an hour on 2 cores; not part of the unit tests).
+// x86 level. Run by scripts/math-sweep.sh (about half an hour on 2 cores; not part of the unit
+// tests).
 #include "library_math.h"
 
 #include "hologram/driver/cpu_output.h"
