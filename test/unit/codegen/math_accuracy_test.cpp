@@ -238,6 +238,50 @@ TEST(CompiledMath, PowAndAtan2FollowC99OnSpecialValues) {
   expect_c99_special_values<double>(*m, "f64");
 }
 
+// The values a user checks first come out exact at every level, f32 and f64: exp(0) = 1,
+// exp2 of an integer, log(1) = 0, log2 of a power of two, sin(0) = 0, cos(0) = 1, sin of π/2
+// rounded = 1, cos of π rounded = -1 (their true values round to those), tanh(0) = erf(0) = 0,
+// sigmoid(0) = 1/2, pow(2, 10) = 1024, atan2(0, 1) = 0. An evaluation that gives
+// cos(0) = 0.99999994 is within SPEC §3.4's bound, but not what a user expects of cos(0).
+template <typename T>
+void expect_notable_values(Backend &b, ModuleHandle mod, const isa::Module &m,
+                           const std::string &target, const char *type) {
+  struct Case {
+    const char *op;
+    T x, y, want;
+  };
+  const T half_pi = static_cast<T>(1.5707963267948966), pi = static_cast<T>(3.141592653589793);
+  const Case cases[] = {
+      {"exp", 0, 0, 1},       {"exp2", 10, 0, 1024},  {"exp2", -3, 0, 0.125}, {"log", 1, 0, 0},
+      {"log2", 1024, 0, 10},  {"log2", 0.25, 0, -2},  {"sin", 0, 0, 0},       {"cos", 0, 0, 1},
+      {"sin", half_pi, 0, 1}, {"cos", pi, 0, -1},     {"tan", 0, 0, 0},       {"tanh", 0, 0, 0},
+      {"erf", 0, 0, 0},       {"sigmoid", 0, 0, 0.5}, {"pow", 2, 10, 1024},   {"atan2", 0, 1, 0}};
+  for (const Case &c : cases) {
+    const auto *k = m.find_kernel(std::string(c.op) + "_" + type);
+    ASSERT_NE(k, nullptr) << c.op;
+    // Whole blocks of 256 (run's launch): the kernels have no bound check.
+    const std::vector<T> got =
+        run<T>(b, mod, *k, std::vector<T>(256, c.x), std::vector<T>(256, c.y));
+    EXPECT_EQ(got[0], c.want) << target << " " << type << " " << c.op << "(" << show(c.x)
+                              << (binary(*std::find_if(
+                                      std::begin(kOps), std::end(kOps),
+                                      [&](const MathOp &o) { return !std::strcmp(o.name, c.op); }))
+                                      ? ", " + show(c.y)
+                                      : std::string())
+                              << ") = " << show(got[0]);
+  }
+}
+
+TEST(CompiledMath, NotableValuesAreExact) {
+  DiagnosticEngine diags;
+  auto m = isa::parse_module(kernels(), "math.hasm", diags);
+  ASSERT_TRUE(m) << diags.to_string();
+  on_each_level(*m, [&](const std::string &target, Backend &b, ModuleHandle mod) {
+    expect_notable_values<float>(b, mod, *m, target, "f32");
+    expect_notable_values<double>(b, mod, *m, target, "f64");
+  });
+}
+
 // At x86-64-v3 the library's f32 exp and sigmoid (runtime/cpu/vector_math.h) go by quarters
 // with the operations of the compiled ones (docs/isa.md): `map.exp` and a kernel's `exp` give
 // the same bits, on every 4093rd bit pattern (each sign and exponent, NaN and infinities).
