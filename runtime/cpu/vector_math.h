@@ -147,27 +147,6 @@ template <typename V> inline bool all_within(V v, V lo, V hi) {
   }
 }
 
-/// exp(x + lo) = p·2^k with p in [0.7, 1.84], before the scale is applied.
-template <typename V> struct ExpParts {
-  V p, kf;    ///< p, and k as a float
-  IntOf<V> k; ///< k as an integer
-  /// p·2^k where 2^k and the result are normal, when the way that makes the parts has a
-  /// cheaper one than a multiplication (exp by quarters); else unset.
-  V normal{};
-  bool has_normal = false;
-  /// p·2^(k + shift), rounded once.
-  [[nodiscard]] V scaled(int shift = 0) const {
-    return scale(p, kf + splat<V>(static_cast<float>(shift)), k + shift);
-  }
-  /// p·2^k where 2^k and the result are normal (k in [-125, 127]): one exact multiplication
-  /// (AVX-512's scale instruction where there is one).
-  [[nodiscard]] V scaled_normal() const {
-    if (has_normal) return normal;
-    if constexpr (sizeof(V) == 64) return scaled();
-    return p * pow2<V>(k);
-  }
-};
-
 /// Whether exp goes by quarters (exp_quarters_of): in the x86-64-v3 build (8 lanes, FMA, no
 /// AVX-512), as compiled kernels do at that level.
 template <typename V>
@@ -177,6 +156,26 @@ constexpr bool kExpByQuarters =
 #else
     false;
 #endif
+
+/// exp(x + lo) = p·2^k with p in [0.7, 1.84], before the scale is applied.
+template <typename V> struct ExpParts {
+  V p, kf;    ///< p, and k as a float
+  IntOf<V> k; ///< k as an integer
+  /// By quarters (kExpByQuarters), p·2^k where 2^k and the result are normal, made more
+  /// cheaply than by a multiplication; unset otherwise.
+  V normal{};
+  /// p·2^(k + shift), rounded once.
+  [[nodiscard]] V scaled(int shift = 0) const {
+    return scale(p, kf + splat<V>(static_cast<float>(shift)), k + shift);
+  }
+  /// p·2^k where 2^k and the result are normal (k in [-125, 127]): one exact multiplication
+  /// (AVX-512's scale instruction where there is one).
+  [[nodiscard]] V scaled_normal() const {
+    if constexpr (kExpByQuarters<V>) return normal;
+    if constexpr (sizeof(V) == 64) return scaled();
+    return p * pow2<V>(k);
+  }
+};
 
 /// The parts of exp(x + lo) by quarters, as compiled kernels at x86-64-v3 compute it
 /// (lib/codegen/llvm/math.cpp emit_exp_quarters, docs/isa.md): k = round(4x·log2 e) by the
@@ -212,7 +211,7 @@ template <bool WithLo, typename V> inline ExpParts<V> exp_quarters_of(V x, V lo)
   // modulo 2^9, and 127 + floor(k/4) is in [2, 254], so no carry reaches the sign.
   const I exponent = (std::bit_cast<I>(t) << 21) & static_cast<int32_t>(0xff800000u);
   const V s = std::bit_cast<V>(std::bit_cast<I>(entry) + exponent);
-  return {entry * em1 + entry, __builtin_convertvector(whole, V), whole, s * em1 + s, true};
+  return {entry * em1 + entry, __builtin_convertvector(whole, V), whole, s * em1 + s};
 }
 
 /// The parts of exp(x + lo) for x in [kLowestArgument, 89] (or NaN) and |lo| <= 2^-10: lo is the
