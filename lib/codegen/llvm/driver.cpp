@@ -262,7 +262,6 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
         return chunk_loop(from, to, b_.getTrue(), b_.getTrue(), may, nullptr, nullptr, after);
       auto *wty = llvm::FunctionType::get(
           i32(), {ptr(), ptr(), i64(), i32(), i32(), i32(), i32(), i64(), i64(), ptr()}, false);
-      // Named under the kernel's symbol, so that it gets the variant's target attributes.
       auto *wf = llvm::Function::Create(wty, llvm::GlobalValue::InternalLinkage,
                                         symbol + (may->isOneValue() ? ".stream" : ".whole"), m_);
       wf->addFnAttr(llvm::Attribute::NoInline);

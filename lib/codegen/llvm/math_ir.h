@@ -271,7 +271,7 @@ public:
     auto *fn = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage,
                                       parent->getName() + ".rare", parent->getParent());
     fn->setCallingConv(llvm::CallingConv::PreserveAll);
-    // Its name begins with the kernel's, so that it gets the variant's target attributes
+    // Made while the variant is lowered, so that it gets the variant's target attributes
     // (module_lowering.cpp) as the kernel does.
     fn->addFnAttr(llvm::Attribute::NoInline);
     fn->addFnAttr(llvm::Attribute::Cold);

@@ -8,6 +8,7 @@
 #include "hologram/isa/text.h"
 #include "lowering.h"
 
+#include <llvm/ADT/iterator_range.h>
 #include <llvm/Bitcode/BitcodeWriter.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/PassInstrumentation.h>
@@ -22,6 +23,7 @@
 #include <llvm/Transforms/Scalar/SimpleLoopUnswitch.h>
 
 #include <algorithm>
+#include <iterator>
 #include <mutex>
 
 namespace hologram::codegen {
@@ -108,6 +110,9 @@ private:
         std::string symbol =
             "hg." + opts_.module_name + "." + kernel.name + "." + c_identifier(t.name);
         detail::LoweredKernel lk;
+        // Functions are appended to the module as they are made: those after this one are
+        // the variant's.
+        llvm::Function *before = module_->empty() ? nullptr : &module_->getFunctionList().back();
         try {
           lk = detail::lower_kernel(*module_, abi_, kernel, k, t, opts_, symbol);
         } catch (const detail::LoweringError &e) {
@@ -118,12 +123,11 @@ private:
                                    "the x86 back end failed (target " + t.name + "): " + e.what());
         }
         // The driver, its chunk function, the functions of its loops of whole chunks and
-        // those math made for its rare paths: every function defined under this variant's
-        // symbol.
-        for (llvm::Function &f : *module_) {
-          if (f.isDeclaration() ||
-              !(f.getName() == symbol || f.getName().starts_with(symbol + ".")))
-            continue;
+        // those math made for its rare paths: every function this variant's lowering defined
+        // (it also declares library functions, which keep no attributes of a variant).
+        auto made = before ? std::next(before->getIterator()) : module_->begin();
+        for (llvm::Function &f : llvm::make_range(made, module_->end())) {
+          if (f.isDeclaration()) continue;
           f.addFnAttr("target-cpu", t.name);
           // A function that keeps every register for its caller (math's rare paths, the
           // preserve_all convention) must not clear the vector registers' upper halves as it
