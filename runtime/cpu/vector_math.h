@@ -196,21 +196,27 @@ template <bool WithLo, typename V> inline ExpParts<V> exp_quarters_of(V x, V lo)
   const V r2 = r * r;
   const V poly = splat<V>(q::kExpQ[0]) * r2 + (splat<V>(q::kExpQ[1]) * r + splat<V>(q::kExpQ[2]));
   const V em1 = poly * r2 + r;
-  V entry{};
+  // Entry k mod 4 of a table of 4, by one vpermilps (which reads t's two low bits).
+  auto entry_of = [&](const auto &table) {
+    V entry{};
 #if defined(__AVX__)
-  if constexpr (sizeof(V) == 32) {
-    const __m256 table = _mm256_setr_ps(q::kExpQuarters[0], q::kExpQuarters[1], q::kExpQuarters[2],
-                                        q::kExpQuarters[3], q::kExpQuarters[0], q::kExpQuarters[1],
-                                        q::kExpQuarters[2], q::kExpQuarters[3]);
-    entry = reinterpret_cast<V>(_mm256_permutevar_ps(table, std::bit_cast<__m256i>(t)));
-  }
+    if constexpr (sizeof(V) == 32) {
+      const __m256 both = _mm256_setr_ps(table[0], table[1], table[2], table[3], table[0], table[1],
+                                         table[2], table[3]);
+      entry = reinterpret_cast<V>(_mm256_permutevar_ps(both, std::bit_cast<__m256i>(t)));
+    }
 #endif
+    return entry;
+  };
+  const V entry = entry_of(q::kExpQuarters);
   const I whole = k >> 2; // floor(k / 4)
   // Where the result is normal, 2^floor(k/4) goes into the entry's exponent field before the
   // FMA: t's bits 2 to 10 moved to 23 to 31 (the shifter's are 0 there) add floor(k/4) to it
-  // modulo 2^9, and 127 + floor(k/4) is in [2, 254], so no carry reaches the sign.
-  const I exponent = (std::bit_cast<I>(t) << 21) & static_cast<int32_t>(0xff800000u);
-  const V s = std::bit_cast<V>(std::bit_cast<I>(entry) + exponent);
+  // modulo 2^9, and 127 + floor(k/4) is in [2, 254], so no carry reaches the sign. t's bits 0
+  // and 1 land at 21 and 22, which kExpQuartersLessIndex's entries have had taken off. Each
+  // caller uses p or normal, and the other's permute is dead code.
+  const V s = std::bit_cast<V>(std::bit_cast<I>(entry_of(exp_f32::kExpQuartersLessIndex)) +
+                               (std::bit_cast<I>(t) << 21));
   return {entry * em1 + entry, __builtin_convertvector(whole, V), whole, s * em1 + s};
 }
 

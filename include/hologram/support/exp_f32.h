@@ -12,6 +12,10 @@
 
 #include "hologram/support/cpu_math.h"
 
+#include <array>
+#include <bit>
+#include <cstdint>
+
 namespace hologram::exp_f32 {
 
 inline constexpr float kLog2e = 1.44269504088896341f;
@@ -23,5 +27,18 @@ inline constexpr const auto &kPoly = cpu_math::f32::kExpP;
 /// Outside [kLowest, kHighest] exp is 0 or +inf in f32; clamping there keeps k in range.
 inline constexpr float kLowest = -105.0f;
 inline constexpr float kHighest = 89.0f;
+
+/// By quarters, where 2^floor(k/4) and the result are normal: kExpQuarters[j] with j·2^21 taken
+/// off its bits. t = 4x·log2 e + kShifter holds k in its low bits, and t's bits shifted left by
+/// 21 are floor(k/4)·2^23 + (k mod 4)·2^21 modulo 2^32, so this table's entry k mod 4 plus them
+/// is kExpQuarters[k mod 4] with floor(k/4) added to its exponent field: one integer add, no
+/// mask. Its entries are only permuted and added to as integers, never computed with as floats.
+inline constexpr std::array<float, 4> kExpQuartersLessIndex = [] {
+  std::array<float, 4> t{};
+  for (uint32_t j = 0; j < 4; ++j)
+    t[j] =
+        std::bit_cast<float>(std::bit_cast<uint32_t>(cpu_math::f32::kExpQuarters[j]) - (j << 21));
+  return t;
+}();
 
 } // namespace hologram::exp_f32

@@ -155,27 +155,35 @@ bool exp_by_quarters(MathIR &m, llvm::Type *ty) {
 /// bits) with floor(k/4) added to its exponent field; e^x = s + (e^r - 1) s, one FMA rounded
 /// once. Two multiply-adds fewer than halves and a degree-6 polynomial, and a smaller error
 /// (docs/isa.md). `normal`: every |x| is at most 86.5, so floor(k/4) is within [-125, 125] and
-/// t's bits 2 to 10 shifted to 23 to 31 are its exponent's addend (no carry leaves the field).
+/// t's bits 2 to 10 shifted to 23 to 31 are its exponent's addend (no carry leaves the field):
+/// t shifted left by 21 adds floor(k/4) there and k mod 4 at bits 21 and 22, which the entries
+/// of exp_f32::kExpQuartersLessIndex have had taken off, so one integer add makes s.
 /// Else x is clamped to exp's range and s is 2^(k1/4) 2^k2, the first factor made as above
 /// and the second applied after the FMA, exactly where the result is normal: both ways give
-/// the same bits there.
-llvm::Value *emit_exp_quarters(MathIR &m, llvm::Value *x, bool normal) {
+/// the same bits there. `negated`: e^-x, with the negation folded into the two multiply-adds
+/// that read x (the usual path; sigmoid's), the same bits as e^x of -x.
+llvm::Value *emit_exp_quarters(MathIR &m, llvm::Value *x, bool normal, bool negated = false) {
   namespace c = cpu_math::f32;
   llvm::IRBuilder<> &b = m.builder();
+  if (negated && !normal) return emit_exp_quarters(m, b.CreateFNeg(x), false);
   if (!normal) x = m.clamp(x, exp_f32::kLowest, exp_f32::kHighest);
-  llvm::Value *t = m.fma(x, m.f(4 * exp_f32::kLog2e), m.shifter());
+  const float log2e4 = 4 * exp_f32::kLog2e;
+  llvm::Value *t = m.fma(x, m.f(negated ? -log2e4 : log2e4), m.shifter());
   auto [kf, k] = m.round(t);
   llvm::Value *nk = b.CreateFNeg(kf);
-  llvm::Value *r = m.fma(nk, m.f(c::kLn2QuarterLo), m.fma(nk, m.f(c::kLn2QuarterHi), x));
+  // -x - k ln2/4's head is -(x + k head): one multiply-add whose addend and result are negated.
+  llvm::Value *head = negated ? b.CreateFNeg(m.fma(kf, m.f(c::kLn2QuarterHi), x))
+                              : m.fma(nk, m.f(c::kLn2QuarterHi), x);
+  llvm::Value *r = m.fma(nk, m.f(c::kLn2QuarterLo), head);
   llvm::Value *r2 = b.CreateFMul(r, r);
   llvm::Value *em1 = m.fma(m.estrin(r, r2, c::kExpQ), r2, r);
   llvm::Value *index = m.bits(t);
-  llvm::Value *entry = m.bits(permute_table(b, c::kExpQuarters, 4, index));
   if (normal) {
-    llvm::Value *exponent = b.CreateAnd(b.CreateShl(index, m.i(21)), m.i(0xff800000));
-    llvm::Value *s = m.from_bits(b.CreateAdd(entry, exponent));
+    llvm::Value *entry = m.bits(permute_table(b, exp_f32::kExpQuartersLessIndex.data(), 4, index));
+    llvm::Value *s = m.from_bits(b.CreateAdd(entry, b.CreateShl(index, m.i(21))));
     return m.fused_fma(em1, s, s);
   }
+  llvm::Value *entry = m.bits(permute_table(b, c::kExpQuarters, 4, index));
   llvm::Value *kq = b.CreateAShr(k, m.i(2));
   llvm::Value *k1 = b.CreateAShr(kq, m.i(1));
   llvm::Value *s1 = m.from_bits(b.CreateAdd(entry, b.CreateShl(k1, m.i(23))));
@@ -188,7 +196,9 @@ llvm::Value *emit_exp_quarters(MathIR &m, llvm::Value *x, bool normal) {
 /// [-125, 127] for f32, [-1021, 1023] for f64), the clamps change nothing and 2^k is one
 /// power of two: that path skips the clamps and multiplies once, with the same result.
 /// f32 at x86-64-v3 goes by quarters instead (emit_exp_quarters), with the same two paths.
-llvm::Value *emit_exp(MathIR &m, llvm::Value *x) {
+/// `negated`: e^-x (sigmoid's), the negation folded into the arithmetic where it goes by quarters.
+llvm::Value *emit_exp(MathIR &m, llvm::Value *x, bool negated = false) {
+  if (negated && !exp_by_quarters(m, x->getType())) return emit_exp(m, m.builder().CreateFNeg(x));
   const bool d = m.f64();
   auto clamped = [&](llvm::Value *v) {
     return m.exp_reduce(d ? m.clamp(v, cpu_math::f64::kExpLowest, cpu_math::f64::kExpHighest)
@@ -204,8 +214,8 @@ llvm::Value *emit_exp(MathIR &m, llvm::Value *x) {
       b.CreateFCmpOLE(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x), m.f(d ? 708.0 : 86.5)));
   if (exp_by_quarters(m, x->getType()))
     return m.unless_rare(
-        normal, x, [&](llvm::Value *v) { return emit_exp_quarters(m, v, true); },
-        [&](llvm::Value *v) { return emit_exp_quarters(m, v, false); });
+        normal, x, [&](llvm::Value *v) { return emit_exp_quarters(m, v, true, negated); },
+        [&](llvm::Value *v) { return emit_exp_quarters(m, v, false, negated); });
   return m.unless_rare(
       normal, x,
       [&](llvm::Value *v) {
@@ -713,7 +723,7 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
                         b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
   }
   case MathOpcode::Sigmoid: {
-    llvm::Value *e = emit_exp(m, b.CreateFNeg(x));
+    llvm::Value *e = emit_exp(m, x, /*negated=*/true);
     return b.CreateFDiv(llvm::ConstantFP::get(ty, 1.0),
                         b.CreateFAdd(llvm::ConstantFP::get(ty, 1.0), e));
   }
