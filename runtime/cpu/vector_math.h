@@ -197,7 +197,7 @@ template <bool WithLo, typename V> inline ExpParts<V> exp_quarters_of(V x, V lo)
   const V poly = splat<V>(q::kExpQ[0]) * r2 + (splat<V>(q::kExpQ[1]) * r + splat<V>(q::kExpQ[2]));
   const V em1 = poly * r2 + r;
   // Entry k mod 4 of a table of 4, by one vpermilps (which reads t's two low bits).
-  auto entry_of = [&](const auto &table) {
+  auto entry_of = [&]([[maybe_unused]] const auto &table) {
     V entry{};
 #if defined(__AVX__)
     if constexpr (sizeof(V) == 32) {
