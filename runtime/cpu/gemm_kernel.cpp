@@ -588,8 +588,15 @@ template <typename Run> bool with_unary_f32(MapKind op, Run &&run) {
   using Op = isa::MapUnaryOp;
   switch (static_cast<Op>(op)) {
   case Op::Exp: run([](VecF v) HG_INLINE_LAMBDA { return vmath::exp(v); }); return true;
-  case Op::Sigmoid: // exactly 0 once exp(-v) is inf
-    run([](VecF v) HG_INLINE_LAMBDA { return 1.0f / (1.0f + vmath::exp(-v)); });
+  case Op::Sigmoid:
+    // Exactly 0 once exp(-v) is inf. A NaN gives v's own NaN: through exp, -v's NaN and a NaN
+    // of v's sign (where the compiler folds the negation into a constant) may meet in one
+    // operation, and which it returns depends on the order the compiler gives the operands,
+    // so a fused map-then-map2 loop and a loop of its own could differ in the sign.
+    run([](VecF v) HG_INLINE_LAMBDA {
+      const VecF s = 1.0f / (1.0f + vmath::exp(-v));
+      return v == v ? s : v;
+    });
     return true;
   case Op::Abs:
   case Op::Neg:
