@@ -210,6 +210,11 @@ struct Candidate {
   std::string reason;
   bool float64 = false, int16 = false, int8 = false, storage16 = false, storage8 = false,
        atomics64 = false, shared_atomics64 = false;
+  /// Whether shaders keep signed zeros, infinities and NaNs of f32 and f64 under the
+  /// SignedZeroInfNanPreserve execution mode (VkPhysicalDeviceFloatControlsProperties).
+  bool keeps_specials32 = false, keeps_specials64 = false;
+  /// VK_KHR_shader_float_controls must be enabled (a Vulkan 1.1 device that has it).
+  bool float_controls_ext = false;
   /// VK_EXT_external_memory_host: buffers over host memory, at this alignment (0: none).
   uint64_t host_import_alignment = 0;
 };
@@ -256,6 +261,20 @@ Candidate inspect(const Instance &inst, VkPhysicalDevice pd) {
   inst.vkEnumerateDeviceExtensionProperties(pd, nullptr, &num_ext, nullptr);
   std::vector<VkExtensionProperties> exts(num_ext);
   inst.vkEnumerateDeviceExtensionProperties(pd, nullptr, &num_ext, exts.data());
+  bool float_controls = v12;
+  for (const auto &e : exts)
+    if (!v12 && std::string_view(e.extensionName) == VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME)
+      float_controls = c.float_controls_ext = true;
+  if (float_controls) {
+    VkPhysicalDeviceFloatControlsProperties fc{};
+    fc.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES;
+    VkPhysicalDeviceProperties2 p2{};
+    p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    p2.pNext = &fc;
+    inst.vkGetPhysicalDeviceProperties2(pd, &p2);
+    c.keeps_specials32 = fc.shaderSignedZeroInfNanPreserveFloat32;
+    c.keeps_specials64 = fc.shaderSignedZeroInfNanPreserveFloat64;
+  }
   for (const auto &e : exts)
     if (std::string_view(e.extensionName) == VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) {
       VkPhysicalDeviceExternalMemoryHostPropertiesEXT host{};
@@ -364,11 +383,11 @@ struct Device {
 
     ci.queueCreateInfoCount = 1;
     ci.pQueueCreateInfos = &q;
-    const char *host_ext = VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME;
-    if (c.host_import_alignment) {
-      ci.enabledExtensionCount = 1;
-      ci.ppEnabledExtensionNames = &host_ext;
-    }
+    std::vector<const char *> extensions;
+    if (c.host_import_alignment) extensions.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+    if (c.float_controls_ext) extensions.push_back(VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME);
+    ci.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+    ci.ppEnabledExtensionNames = extensions.data();
     check(instance->vkCreateDevice(c.device, &ci, nullptr, &handle), "vkCreateDevice");
     if (c.host_import_alignment)
       vkGetMemoryHostPointerPropertiesEXT =
@@ -409,6 +428,8 @@ struct Device {
     if (f == "storage_buffer_8bit") return cand.storage8;
     if (f == "int64_atomics") return cand.atomics64;
     if (f == "shared_int64_atomics") return cand.shared_atomics64;
+    if (f == "signed_zero_inf_nan_32") return cand.keeps_specials32;
+    if (f == "signed_zero_inf_nan_64") return cand.keeps_specials64;
     return false;
   }
 

@@ -103,7 +103,9 @@ struct SpirvKernelInfo {
   /// arguments against for the device library kernels, which have no ISA in the module.
   std::vector<isa::Param> params;
   /// Device capabilities beyond the baseline: "int8", "int16", "float64", "int64_atomics",
-  /// "storage_buffer_8bit", "storage_buffer_16bit".
+  /// "storage_buffer_8bit", "storage_buffer_16bit", and on Vulkan "signed_zero_inf_nan_32" and
+  /// "signed_zero_inf_nan_64" (the SignedZeroInfNanPreserve execution mode of a kernel that
+  /// has f32 or f64 values).
   std::vector<std::string> requires_features;
 };
 

@@ -241,6 +241,37 @@ auto KernelLowering::signbit(Type t, Id x) -> Id {
   return op(Op::OpSLessThan, boolt(), {bitcast(u32t(), x), cu32(0)});
 }
 
+auto KernelLowering::trunc(Type t, Id x) -> Id {
+  if (t != Type::F64) return with_sign_of(t, x, glsl(rep(t), GLSLstd450Trunc, {x}));
+  // The fraction bits below the exponent cleared: none from 2^52 up (and infinities and
+  // NaNs), all below 1 (leaving x's sign).
+  Id bits = bitcast(u64t(), x);
+  Id e = op(Op::OpISub, u64t(),
+            {op(Op::OpBitwiseAnd, u64t(),
+                {op(Op::OpShiftRightLogical, u64t(), {bits, cu64(52)}), cu64(0x7ff)}),
+             cu64(1023)});
+  Id below_one = op(Op::OpSLessThan, boolt(), {e, cu64(0)});
+  Id whole = op(Op::OpSGreaterThanEqual, boolt(), {e, cu64(52)});
+  Id frac = op(Op::OpISub, u64t(),
+               {op(Op::OpShiftLeftLogical, u64t(),
+                   {cu64(1), op(Op::OpISub, u64t(),
+                                {cu64(52), sel(u64t(), lor(below_one, whole), cu64(0), e)})}),
+                cu64(1)});
+  Id kept = op(Op::OpBitwiseAnd, u64t(), {bits, op(Op::OpNot, u64t(), {frac})});
+  kept = sel(
+      u64t(), whole, bits,
+      sel(u64t(), below_one, op(Op::OpBitwiseAnd, u64t(), {bits, cu64(uint64_t{1} << 63)}), kept));
+  return bitcast(f64t(), kept);
+}
+
+auto KernelLowering::with_sign_of(Type t, Id x, Id r) -> Id {
+  Id it = t == Type::F64 ? u64t() : u32t();
+  Id sign = t == Type::F64 ? cu64(uint64_t{1} << 63) : cu32(0x80000000u);
+  Id bits =
+      op(Op::OpBitwiseOr, it, {bitcast(it, r), op(Op::OpBitwiseAnd, it, {bitcast(it, x), sign})});
+  return bitcast(rep(t), bits);
+}
+
 auto KernelLowering::fminmax(bool is_min, Type t, Id a, Id c) -> Id {
   Id ft = rep(t);
   Id better = op(is_min ? Op::OpFOrdLessThan : Op::OpFOrdGreaterThan, boolt(), {a, c});
@@ -268,7 +299,7 @@ auto KernelLowering::binary(BinaryOp o, Type t, Id a, Id c) -> Id {
     return f ? exact(op(Op::OpFMul, ty, {a, c})) : wrap(op(Op::OpIMul, ty, {a, c}));
   case BinaryOp::Div:
   case BinaryOp::Rem: {
-    if (f) return exact(op(o == BinaryOp::Div ? Op::OpFDiv : Op::OpFRem, ty, {a, c}));
+    if (f) return o == BinaryOp::Div ? exact(op(Op::OpFDiv, ty, {a, c})) : frem(t, a, c);
     Id zero = b_.c_null(ty);
     Id by_zero = ieq(c, zero);
     if (o_.check_div) record_if(by_zero, spirv_status::DivisionByZero, 0, zero_u64(), 0);
@@ -350,16 +381,26 @@ auto KernelLowering::unary(UnaryOp o, Type t, Id x) -> Id {
     return sel(ty, pos, one, sel(ty, op(Op::OpSLessThan, boolt(), {x, zero}), minus, zero));
   }
   case UnaryOp::Rcp: return exact(op(Op::OpFDiv, ty, {cfloat(t, 1.0), x}));
-  case UnaryOp::Floor: return glsl(ty, GLSLstd450Floor, {x});
-  case UnaryOp::Ceil: return glsl(ty, GLSLstd450Ceil, {x});
-  case UnaryOp::Trunc: return glsl(ty, GLSLstd450Trunc, {x});
+  case UnaryOp::Floor:
+  case UnaryOp::Ceil: {
+    if (t != Type::F64)
+      return with_sign_of(t, x,
+                          glsl(ty, o == UnaryOp::Floor ? GLSLstd450Floor : GLSLstd450Ceil, {x}));
+    // trunc(x), one step down (floor) or up (ceil) where x is not an integer: exact.
+    Id tr = trunc(t, x);
+    Id past =
+        op(o == UnaryOp::Floor ? Op::OpFOrdLessThan : Op::OpFOrdGreaterThan, boolt(), {x, tr});
+    Id stepped = exact(op(Op::OpFAdd, ty, {tr, cfloat(t, o == UnaryOp::Floor ? -1.0 : 1.0)}));
+    return with_sign_of(t, x, sel(ty, past, stepped, tr));
+  }
+  case UnaryOp::Trunc: return trunc(t, x);
   case UnaryOp::Round: {
     // Half away from zero: x - trunc(x) is exact, so compare it with 0.5.
-    Id tr = glsl(ty, GLSLstd450Trunc, {x});
+    Id tr = trunc(t, x);
     Id frac = glsl(ty, GLSLstd450FAbs, {exact(op(Op::OpFSub, ty, {x, tr}))});
     Id up = op(Op::OpFOrdGreaterThanEqual, boolt(), {frac, cfloat(t, 0.5)});
     Id step = glsl(ty, GLSLstd450FSign, {x});
-    return sel(ty, up, exact(op(Op::OpFAdd, ty, {tr, step})), tr);
+    return with_sign_of(t, x, sel(ty, up, exact(op(Op::OpFAdd, ty, {tr, step})), tr));
   }
   }
   unreachable_enum("UnaryOp");

@@ -135,6 +135,10 @@ protected:
   /// Whether the flavour's f32 fma rounds once (OpenCL.std's does; GLSL.std.450's need not
   /// fuse), so that `fma.f32` needs no f64 emulation.
   virtual bool f32_fma_rounds_once() const = 0;
+  /// Whether the flavour's OpFRem is C's fmod, exact (OpenCL's is; Vulkan's SPIR-V
+  /// environment gives it no precision, and lavapipe's is x - y trunc(x / y), several ulp
+  /// off, NaN for an infinite y).
+  virtual bool frem_is_exact() const = 0;
   // f64 math (math64.h): f64_no_contraction and f64_product_error.
   Id f64_extended(GLSLstd450 fn, Id x) override { return glsl(f64t(), fn, {x}); }
 
@@ -177,7 +181,10 @@ protected:
   Id u32t() { return b_.t_int(32); }
   Id u64t() { return b_.t_int(64); }
   Id boolt() { return b_.t_bool(); }
-  Id f32t() { return b_.t_float(32); }
+  Id f32t() {
+    f32_used_ = true;
+    return b_.t_float(32);
+  }
   Id f64t();
   void use_f64();
 
@@ -323,6 +330,12 @@ protected:
   Id arith(const Instruction &inst);
 
   Id signbit(Type t, Id x);
+  /// r with the sign bit of x set where x has it: floor, ceil, trunc and round of x keep x's
+  /// sign (-0.5 gives -0), which lavapipe's f64 trunc lost.
+  Id with_sign_of(Type t, Id x, Id r);
+  /// trunc of f32 by the device (with x's sign); of f64 by clearing the fraction's bits, since
+  /// lavapipe's f64 trunc lost the sign of zero and kept a fraction of ½ above 2^28.
+  Id trunc(Type t, Id x);
   Id isnan(Id x) { return op(Op::OpIsNan, boolt(), {x}); }
 
   /// IEEE minNum / maxNum, -0 below +0 (SPEC §3.4), independent of the target's FMin.
@@ -395,6 +408,13 @@ protected:
   /// For f32, a*b is exact in f64 and the sum is rounded to odd there (TwoSum finds its
   /// error), so the final rounding to f32 is correct.
   Id fma_f32_exact(Id a, Id b, Id c);
+  /// Float `rem` (SPEC §3.4: C's fmod, exact): OpFRem where the flavour's is exact, else a
+  /// call of one function per module and type whose body is fmod_exact.
+  Id frem(Type t, Id a, Id c);
+  /// fmod(a, c) of f32 or f64 in integer arithmetic: the significands' remainder
+  /// mx 2^(ex - ey) mod my by steps of as many bits as a u64 holds beside mx (40 for f32, 11
+  /// for f64), then rebuilt with c's exponent (exact: the result is representable).
+  Id fmod_exact(Type t, Id a, Id c);
 
   // ------------------------------------------------------------------------------------------
   // Conversions (SPEC §3.4: all pairs; float->int truncates and saturates, NaN -> 0)
@@ -535,7 +555,7 @@ protected:
   std::vector<NaturalLoop> natural_loops_; ///< every function's, found once
   SpirvKernelInfo info_;
   std::set<std::string> features_;
-  bool f64_used_ = false;
+  bool f64_used_ = false, f32_used_ = false;
 
   // The ids of the current function (OpenCL hands the kernel's to its subroutines).
   Id ext_ = 0, local_id_ = 0, group_id_ = 0, status_ = 0, shared_ = 0, shared_words_ = 0,

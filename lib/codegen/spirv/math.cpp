@@ -327,6 +327,88 @@ auto KernelLowering::fma(Type t, Id a, Id b, Id c) -> Id {
   return b_.op(Op::OpFunctionCall, ty, {fn, a, b, c});
 }
 
+auto KernelLowering::frem(Type t, Id a, Id c) -> Id {
+  Id ty = rep(t);
+  if (frem_is_exact()) return exact(op(Op::OpFRem, ty, {a, c}));
+  const bool d = t == Type::F64;
+  Id fn = b_.shared_global(d ? "fmod.f64" : "fmod.f32", [&] {
+    Id id = b_.fresh();
+    b_.aside([&] {
+      b_.begin_function(ty, b_.t_function(ty, {ty, ty}), id);
+      Id pa = b_.function_param(ty), pc = b_.function_param(ty);
+      b_.begin_block(b_.fresh());
+      b_.terminate(Op::OpReturnValue, {fmod_exact(t, pa, pc)});
+      b_.end_function();
+    });
+    b_.name(id, d ? "__hg_fmod_f64" : "__hg_fmod_f32");
+    return id;
+  });
+  return b_.op(Op::OpFunctionCall, ty, {fn, a, c});
+}
+
+auto KernelLowering::fmod_exact(Type t, Id a, Id c) -> Id {
+  const bool d = t == Type::F64;
+  const uint32_t m = d ? 52 : 23, step = d ? 11 : 40;
+  Id it = d ? u64t() : u32t();
+  auto k = [&](uint64_t v) { return d ? cu64(v) : cu32(static_cast<uint32_t>(v)); };
+  auto band = [&](Id x, Id y) { return op(Op::OpBitwiseAnd, it, {x, y}); };
+  auto bor = [&](Id x, Id y) { return op(Op::OpBitwiseOr, it, {x, y}); };
+  auto ult = [&](Id x, Id y) { return op(Op::OpULessThan, boolt(), {x, y}); };
+  Id ua = bitcast(it, a), uc = bitcast(it, c);
+  const uint64_t sign_bit = uint64_t{1} << (d ? 63 : 31), inf = d ? 0x7ff0000000000000 : 0x7f800000;
+  Id sign = band(ua, k(sign_bit)), ax = band(ua, k(sign_bit - 1)), ay = band(uc, k(sign_bit - 1));
+  // NaN for a NaN, an infinite x or a zero y; x itself where |x| < |y| (an infinite y too).
+  Id nan = lor(lnot(ult(ax, k(inf))), lor(ult(k(inf), ay), ieq(ay, k(0))));
+  Id keep = lor(nan, ult(ax, ay));
+  // Significands with the hidden bit, and exponents (subnormals: 1, no hidden bit).
+  auto split = [&](Id v) {
+    Id e = op(Op::OpShiftRightLogical, it, {v, k(m)});
+    Id sub = ieq(e, k(0));
+    Id mant = sel(it, sub, v, bor(band(v, k((uint64_t{1} << m) - 1)), k(uint64_t{1} << m)));
+    return std::pair{sel(it, sub, k(1), e), mant};
+  };
+  auto [ex, mx] = split(ax);
+  auto [ey, my] = split(ay);
+  auto wide = [&](Id v) { return d ? v : op(Op::OpUConvert, u64t(), {v}); };
+  Id divisor = sel(u64t(), keep, cu64(1), wide(my));
+  Id r = b_.local_variable(u64t()), n = b_.local_variable(u64t());
+  b_.store_local(r, op(Op::OpUMod, u64t(), {wide(mx), divisor}));
+  b_.store_local(n, sel(u64t(), keep, cu64(0), wide(op(Op::OpISub, it, {ex, ey}))));
+  structured_loop(
+      [&] { return op(Op::OpUGreaterThan, boolt(), {b_.load_local(u64t(), n), cu64(0)}); },
+      [&] {
+        Id left = b_.load_local(u64t(), n);
+        Id s = sel(u64t(), op(Op::OpULessThan, boolt(), {left, cu64(step)}), left, cu64(step));
+        Id shifted = op(Op::OpShiftLeftLogical, u64t(), {b_.load_local(u64t(), r), s});
+        b_.store_local(r, op(Op::OpUMod, u64t(), {shifted, divisor}));
+        b_.store_local(n, op(Op::OpISub, u64t(), {left, s}));
+      });
+  Id rem64 = b_.load_local(u64t(), r);
+  // Rebuilt: rem 2^(ey - bias - m), normal where its top bit lands on an exponent of 1 or more.
+  Id rem = d ? rem64 : op(Op::OpUConvert, u32t(), {rem64});
+  Id top;
+  if (d) {
+    Id hi = op(Op::OpUConvert, u32t(), {op(Op::OpShiftRightLogical, u64t(), {rem64, cu64(32)})});
+    Id lo = op(Op::OpUConvert, u32t(), {rem64});
+    Id msb_hi = op(Op::OpIAdd, u32t(), {glsl(u32t(), GLSLstd450FindUMsb, {hi}), cu32(32)});
+    top = op(Op::OpUConvert, u64t(),
+             {sel(u32t(), ieq(hi, cu32(0)), glsl(u32t(), GLSLstd450FindUMsb, {lo}), msb_hi)});
+  } else {
+    top = glsl(u32t(), GLSLstd450FindUMsb, {rem});
+  }
+  // biased = ey + top - m, as a signed value (top <= m, ey >= 1).
+  Id biased = op(Op::OpISub, it, {op(Op::OpIAdd, it, {ey, top}), k(m)});
+  Id normal = op(Op::OpSGreaterThan, boolt(), {biased, k(0)});
+  Id frac = band(op(Op::OpShiftLeftLogical, it, {rem, op(Op::OpISub, it, {k(m), top})}),
+                 k((uint64_t{1} << m) - 1));
+  Id normal_bits = op(Op::OpIAdd, it, {op(Op::OpShiftLeftLogical, it, {biased, k(m)}), frac});
+  Id sub_bits = op(Op::OpShiftLeftLogical, it, {rem, op(Op::OpISub, it, {ey, k(1)})});
+  Id bits = sel(it, ieq(rem, k(0)), k(0), sel(it, normal, normal_bits, sub_bits));
+  Id result = bitcast(rep(t), bor(bits, sign));
+  result = sel(rep(t), keep, a, result);
+  return sel(rep(t), nan, cfloat(t, std::numeric_limits<double>::quiet_NaN()), result);
+}
+
 auto KernelLowering::fma_f32_exact(Id a, Id b, Id c) -> Id {
   Id p = fmul(op(Op::OpFConvert, f64t(), {a}), op(Op::OpFConvert, f64t(), {b}));
   Id cd = op(Op::OpFConvert, f64t(), {c});
