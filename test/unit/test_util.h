@@ -290,4 +290,170 @@ inline std::string random_loop_kernel(std::mt19937 &rng, uint32_t lanes) {
   return s + "  exit\n";
 }
 
+/// The element types of random_typed_kernel's buffers, in the order of its parameters: the ten
+/// numeric types that have arithmetic, then f16 and bf16 (storage only).
+inline const std::vector<Type> &random_kernel_types() {
+  static const std::vector<Type> types = {Type::I8,  Type::I16, Type::I32, Type::I64,
+                                          Type::U8,  Type::U16, Type::U32, Type::U64,
+                                          Type::F32, Type::F64, Type::F16, Type::BF16};
+  return types;
+}
+/// Each lane's elements of each buffer of random_typed_kernel: six it may read; at the end
+/// it writes its registers of that type over the last four (one for f16 and bf16).
+inline constexpr uint32_t kRandomKernelSlots = 6;
+
+/// Bits of a random value of type t, often one at an edge: 0, ±1, the limits, for floats
+/// ±0, infinities, NaN, the smallest subnormal, halves (rounding) and values past the range of
+/// the integers (saturating conversions).
+inline uint64_t random_value_bits(std::mt19937 &rng, Type t) {
+  const uint64_t r = (uint64_t{rng()} << 32) | rng();
+  if (t == Type::F16 || t == Type::BF16) { // any 16 bits: subnormals, infinities, NaNs too
+    const uint64_t edges[] = {0x0000, 0x8000, 0x0001, 0x7c00, 0xfc00, 0x7f80, 0xff80, 0x3c00};
+    return rng() % 4 ? r & 0xffff : edges[rng() % std::size(edges)];
+  }
+  if (t == Type::F32 || t == Type::F64) {
+    const double edges[] = {0.0,    -0.0,  1.0,    -1.0,   0.5,     2.5,     -2.5,
+                            1e10,   3e9,   -3e9,   1.9e19, -1e20,   65504.0, 1e-40,
+                            -1e-45, 127.5, -128.5, 255.5,  32767.5, 1.0e300, -1.0e-310};
+    double v = 0;
+    switch (rng() % 4) {
+    case 0: v = edges[rng() % std::size(edges)]; break;
+    case 1: v = std::numeric_limits<double>::infinity() * (rng() % 2 ? 1 : -1); break;
+    case 2: v = static_cast<double>(static_cast<int32_t>(rng() % 2001) - 1000) / 8; break;
+    default:
+      v = std::ldexp(static_cast<double>(static_cast<int32_t>(rng())) / 0x1p31,
+                     static_cast<int>(rng() % 80) - 40);
+    }
+    if (rng() % 12 == 0) v = std::numeric_limits<double>::quiet_NaN();
+    if (t == Type::F64) return std::bit_cast<uint64_t>(v);
+    return std::bit_cast<uint32_t>(static_cast<float>(v));
+  }
+  const unsigned bits = static_cast<unsigned>(type_size(t)) * 8;
+  const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  const uint64_t min = isa::is_signed_int(t) ? uint64_t{1} << (bits - 1) : 0;
+  const uint64_t edges[] = {0, 1, mask, min, min - 1, 2, mask - 1, 7, 31, 33, 64, 65};
+  switch (rng() % 3) {
+  case 0: return edges[rng() % std::size(edges)] & mask;
+  case 1: return static_cast<uint64_t>(static_cast<int64_t>(rng() % 41) - 20) & mask;
+  default: return r & mask;
+  }
+}
+
+/// A random straight-line kernel over every numeric type (SPEC §3.4's exact rules: integer
+/// arithmetic that wraps, division by zero, MIN / -1, shifts modulo the width, float arithmetic
+/// with its NaNs, minNum/maxNum, fma and mad, rounding, saturating conversions between every
+/// pair of types, f16/bf16 through f32, compares and selects). Parameter j is
+/// `buffer<random_kernel_types()[j]>`; lane g reads elements 6g to 6g + 5 of each, and writes
+/// its registers of that type to 6g + 2 on. No transcendentals (their results may differ
+/// within their ulp bounds). With `immediates` false, a register gets a new value by a load of
+/// one of its lane's elements instead of `mov.imm`, so that no value is a constant of the code:
+/// the device drivers' own constant folding breaks SPEC §3.4 (lavapipe of Mesa 22.3 makes
+/// x · 0 zero and 0 / x +0 for a constant 0, whatever x; PoCL 3.1 drops the store of floor of
+/// a constant NaN), which is not the back end's to test. With `f64_fma` false there is no f64
+/// `fma` or `fms`: Vulkan's is GLSL.std.450's Fma, which need not round once (lavapipe's
+/// rounds twice; docs/spirv.md).
+inline std::string random_typed_kernel(std::mt19937 &rng, int length, bool immediates = true,
+                                       bool f64_fma = true) {
+  const std::vector<Type> &types = random_kernel_types();
+  auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+  auto name = [](Type t) { return std::string(isa::type_name(t)); };
+  // Registers of type index t: r(8 + 4t) .. r(8 + 4t + 3); f16 r48, bf16 r49.
+  auto reg = [&](size_t t) {
+    return "r" + std::to_string(t < 10 ? 8 + 4 * t + pick(4) : 48 + (t - 10));
+  };
+  auto pred = [&] { return "p" + std::to_string(pick(4)); };
+  std::string s = ".kernel k\n";
+  for (size_t t = 0; t < types.size(); ++t)
+    s += ".param %b" + std::to_string(t) + " : buffer<" + name(types[t]) + "> readwrite\n";
+  s += "  mov.imm.u64 r1, " + std::to_string(kRandomKernelSlots) +
+       "\n  mul.u64 r2, %gid, r1\n  mov.imm.u64 r1, 1\n  add.u64 r3, r2, r1\n";
+  auto addr = [&](size_t t, const std::string &index, uint32_t plus) {
+    return "[%b" + std::to_string(t) + " + " + index + "*" + std::to_string(type_size(types[t])) +
+           " + " + std::to_string(plus * type_size(types[t])) + "]";
+  };
+  for (size_t t = 0; t < 10; ++t) {
+    const std::string T = name(types[t]), base = std::to_string(8 + 4 * t);
+    s += "  ld." + T + " r" + base + ", " + addr(t, "r2", 0) + "\n";
+    s += "  ld." + T + " r" + std::to_string(8 + 4 * t + 1) + ", " + addr(t, "r3", 0) + "\n";
+    for (uint32_t k = 2; k < 4; ++k)
+      s += immediates ? "  mov.imm." + T + " r" + std::to_string(8 + 4 * t + k) + ", " +
+                            isa::format_literal(types[t], random_value_bits(rng, types[t])) + "\n"
+                      : "  ld." + T + " r" + std::to_string(8 + 4 * t + k) + ", " +
+                            addr(t, "r2", k) + "\n";
+  }
+  s += "  ld.f16 r48, " + addr(10, "r2", 0) + "\n  ld.bf16 r49, " + addr(11, "r2", 0) + "\n";
+  s += "  setlt.i32 p0, r16, r17\n  setne.f32 p1, r40, r41\n  pnot p2, p0\n  por p3, p0, p1\n";
+  static const char *kIntCc[] = {"eq", "ne", "lt", "le", "gt", "ge"};
+  static const char *kFloatCc[] = {"eq",  "ne",  "lt",  "le",  "gt",  "ge",
+                                   "equ", "neu", "ltu", "leu", "gtu", "geu"};
+  static const char *kIntBinary[] = {"add", "sub", "mul", "div", "rem", "min",
+                                     "max", "and", "or",  "xor", "shl", "shr"};
+  static const char *kIntUnary[] = {"abs", "neg", "not", "sign"};
+  static const char *kFloatBinary[] = {"add", "sub", "mul", "div", "rem", "min", "max"};
+  static const char *kFloatUnary[] = {"abs",   "neg",  "rcp",   "sign",
+                                      "floor", "ceil", "round", "trunc"};
+  static const char *kFloatTernary[] = {"mad", "fma", "fms", "clamp", "lerp"};
+  for (int i = 0; i < length; ++i) {
+    const size_t t = pick(10);
+    const bool fl = t >= 8;
+    const std::string T = name(types[t]), d = reg(t);
+    switch (pick(10)) {
+    case 0:
+    case 1:
+    case 2: {
+      const std::string op = fl ? kFloatBinary[pick(std::size(kFloatBinary))]
+                                : kIntBinary[pick(std::size(kIntBinary))];
+      // Shift amounts are u32 registers (index 6).
+      const std::string b = op == "shl" || op == "shr" ? reg(6) : reg(t);
+      s += "  " + op + "." + T + " " + d + ", " + reg(t) + ", " + b + "\n";
+      break;
+    }
+    case 3:
+      s += "  " +
+           std::string(fl ? kFloatUnary[pick(std::size(kFloatUnary))]
+                          : kIntUnary[pick(std::size(kIntUnary))]) +
+           "." + T + " " + d + ", " + reg(t) + "\n";
+      break;
+    case 4: {
+      std::string op =
+          fl ? kFloatTernary[pick(std::size(kFloatTernary))] : (pick(2) ? "mad" : "clamp");
+      if (!f64_fma && types[t] == Type::F64 && (op == "fma" || op == "fms")) op = "mad";
+      s += "  " + op + "." + T + " " + d + ", " + reg(t) + ", " + reg(t) + ", " + reg(t) + "\n";
+      break;
+    }
+    case 5:
+    case 6: { // a conversion from another type
+      const size_t from = pick(10);
+      s += "  cvt." + T + "." + name(types[from]) + " " + d + ", " + reg(from) + "\n";
+      break;
+    }
+    case 7: {
+      const std::string p = pred();
+      s += "  set" + std::string(fl ? kFloatCc[pick(12)] : kIntCc[pick(6)]) + "." + T + " " + p +
+           ", " + reg(t) + ", " + reg(t) + "\n  sel." + T + " " + d + ", " + p + ", " + reg(t) +
+           ", " + reg(t) + "\n";
+      break;
+    }
+    case 8: // f16 and bf16 through f32
+      if (pick(2))
+        s += pick(2) ? "  cvt.f16.f32 r48, " + reg(8) + "\n"
+                     : "  cvt.bf16.f32 r49, " + reg(8) + "\n";
+      else
+        s += "  cvt.f32.f16 " + reg(8) + ", r48\n  cvt.f32.bf16 " + reg(8) + ", r49\n";
+      break;
+    default:
+      s += immediates ? "  mov.imm." + T + " " + d + ", " +
+                            isa::format_literal(types[t], random_value_bits(rng, types[t])) + "\n"
+                      : "  ld." + T + " " + d + ", " +
+                            addr(t, "r2", static_cast<uint32_t>(pick(kRandomKernelSlots))) + "\n";
+    }
+  }
+  for (size_t t = 0; t < 10; ++t)
+    for (uint32_t k = 0; k < 4; ++k)
+      s += "  st." + name(types[t]) + " " + addr(t, "r2", 2 + k) + ", r" +
+           std::to_string(8 + 4 * t + k) + "\n";
+  s += "  st.f16 " + addr(10, "r2", 2) + ", r48\n  st.bf16 " + addr(11, "r2", 2) + ", r49\n";
+  return s + "  exit\n";
+}
+
 } // namespace hologram::test
