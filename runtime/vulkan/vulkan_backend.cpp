@@ -261,6 +261,13 @@ Candidate inspect(const Instance &inst, VkPhysicalDevice pd) {
   inst.vkEnumerateDeviceExtensionProperties(pd, nullptr, &num_ext, nullptr);
   std::vector<VkExtensionProperties> exts(num_ext);
   inst.vkEnumerateDeviceExtensionProperties(pd, nullptr, &num_ext, exts.data());
+  // Properties of an extension structure (`chain`, its sType set).
+  auto properties = [&](void *chain) {
+    VkPhysicalDeviceProperties2 p2{};
+    p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+    p2.pNext = chain;
+    inst.vkGetPhysicalDeviceProperties2(pd, &p2);
+  };
   bool float_controls = v12;
   for (const auto &e : exts)
     if (!v12 && std::string_view(e.extensionName) == VK_KHR_SHADER_FLOAT_CONTROLS_EXTENSION_NAME)
@@ -268,10 +275,7 @@ Candidate inspect(const Instance &inst, VkPhysicalDevice pd) {
   if (float_controls) {
     VkPhysicalDeviceFloatControlsProperties fc{};
     fc.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES;
-    VkPhysicalDeviceProperties2 p2{};
-    p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-    p2.pNext = &fc;
-    inst.vkGetPhysicalDeviceProperties2(pd, &p2);
+    properties(&fc);
     c.keeps_specials32 = fc.shaderSignedZeroInfNanPreserveFloat32;
     c.keeps_specials64 = fc.shaderSignedZeroInfNanPreserveFloat64;
   }
@@ -279,10 +283,7 @@ Candidate inspect(const Instance &inst, VkPhysicalDevice pd) {
     if (std::string_view(e.extensionName) == VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME) {
       VkPhysicalDeviceExternalMemoryHostPropertiesEXT host{};
       host.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT;
-      VkPhysicalDeviceProperties2 p2{};
-      p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-      p2.pNext = &host;
-      inst.vkGetPhysicalDeviceProperties2(pd, &p2);
+      properties(&host);
       c.host_import_alignment = std::max<uint64_t>(1, host.minImportedHostPointerAlignment);
     }
   c.storage16 = s16.storageBuffer16BitAccess;

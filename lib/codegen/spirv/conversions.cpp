@@ -8,8 +8,7 @@ auto KernelLowering::convert(Type dt, Type st, Id v) -> Id {
   if (dt == st) return v;
   if (is_int(st) && is_int(dt)) {
     if (is64(st) && !is64(dt)) return normalize(dt, to32(v));
-    if (!is64(st) && is64(dt))
-      return op(is_signed_int(st) ? Op::OpSConvert : Op::OpUConvert, u64t(), {v});
+    if (!is64(st) && is64(dt)) return widen_to_64(is_signed_int(st), v);
     return normalize(dt, v);
   }
   if (st == Type::F16 || st == Type::BF16) return convert(dt, Type::F32, small_to_f32(st, v));
@@ -21,6 +20,13 @@ auto KernelLowering::convert(Type dt, Type st, Id v) -> Id {
   if (is_int(st)) // int -> float, correctly rounded
     return op(is_signed_int(st) ? Op::OpConvertSToF : Op::OpConvertUToF, rep(dt), {v});
   return float_to_int(dt, st, v);
+}
+
+auto KernelLowering::widen_to_64(bool is_signed, Id v) -> Id {
+  Id wide = op(Op::OpUConvert, u64t(), {v});
+  if (!is_signed) return wide;
+  return op(Op::OpShiftRightArithmetic, u64t(),
+            {op(Op::OpShiftLeftLogical, u64t(), {wide, cu64(32)}), cu64(32)});
 }
 
 auto KernelLowering::float_to_int(Type dt, Type st, Id v) -> Id {
@@ -126,7 +132,7 @@ auto KernelLowering::f64_to_f32_odd(Id d) -> Id {
 auto KernelLowering::int_to_f32_odd(Type st, Id v) -> Id {
   bool s = is_signed_int(st);
   if (!is64(st)) { // 32-bit registers: promote to 64 and share the code
-    v = op(s ? Op::OpSConvert : Op::OpUConvert, u64t(), {v});
+    v = widen_to_64(s, v);
     st = s ? Type::I64 : Type::U64;
   }
   Id neg = s ? op(Op::OpSLessThan, boolt(), {v, cu64(0)}) : b_.c_bool(false);

@@ -242,7 +242,7 @@ auto KernelLowering::signbit(Type t, Id x) -> Id {
 }
 
 auto KernelLowering::trunc(Type t, Id x) -> Id {
-  if (t != Type::F64) return with_sign_of(t, x, glsl(rep(t), GLSLstd450Trunc, {x}));
+  if (t != Type::F64) return glsl(rep(t), GLSLstd450Trunc, {x});
   // The fraction bits below the exponent cleared: none from 2^52 up (and infinities and
   // NaNs), all below 1 (leaving x's sign).
   Id bits = bitcast(u64t(), x);
@@ -262,14 +262,6 @@ auto KernelLowering::trunc(Type t, Id x) -> Id {
       u64t(), whole, bits,
       sel(u64t(), below_one, op(Op::OpBitwiseAnd, u64t(), {bits, cu64(uint64_t{1} << 63)}), kept));
   return bitcast(f64t(), kept);
-}
-
-auto KernelLowering::with_sign_of(Type t, Id x, Id r) -> Id {
-  Id it = t == Type::F64 ? u64t() : u32t();
-  Id sign = t == Type::F64 ? cu64(uint64_t{1} << 63) : cu32(0x80000000u);
-  Id bits =
-      op(Op::OpBitwiseOr, it, {bitcast(it, r), op(Op::OpBitwiseAnd, it, {bitcast(it, x), sign})});
-  return bitcast(rep(t), bits);
 }
 
 auto KernelLowering::fminmax(bool is_min, Type t, Id a, Id c) -> Id {
@@ -384,14 +376,13 @@ auto KernelLowering::unary(UnaryOp o, Type t, Id x) -> Id {
   case UnaryOp::Floor:
   case UnaryOp::Ceil: {
     if (t != Type::F64)
-      return with_sign_of(t, x,
-                          glsl(ty, o == UnaryOp::Floor ? GLSLstd450Floor : GLSLstd450Ceil, {x}));
+      return glsl(ty, o == UnaryOp::Floor ? GLSLstd450Floor : GLSLstd450Ceil, {x});
     // trunc(x), one step down (floor) or up (ceil) where x is not an integer: exact.
     Id tr = trunc(t, x);
     Id past =
         op(o == UnaryOp::Floor ? Op::OpFOrdLessThan : Op::OpFOrdGreaterThan, boolt(), {x, tr});
     Id stepped = exact(op(Op::OpFAdd, ty, {tr, cfloat(t, o == UnaryOp::Floor ? -1.0 : 1.0)}));
-    return with_sign_of(t, x, sel(ty, past, stepped, tr));
+    return sel(ty, past, stepped, tr);
   }
   case UnaryOp::Trunc: return trunc(t, x);
   case UnaryOp::Round: {
@@ -400,7 +391,7 @@ auto KernelLowering::unary(UnaryOp o, Type t, Id x) -> Id {
     Id frac = glsl(ty, GLSLstd450FAbs, {exact(op(Op::OpFSub, ty, {x, tr}))});
     Id up = op(Op::OpFOrdGreaterThanEqual, boolt(), {frac, cfloat(t, 0.5)});
     Id step = glsl(ty, GLSLstd450FSign, {x});
-    return with_sign_of(t, x, sel(ty, up, exact(op(Op::OpFAdd, ty, {tr, step})), tr));
+    return sel(ty, up, exact(op(Op::OpFAdd, ty, {tr, step})), tr);
   }
   }
   unreachable_enum("UnaryOp");

@@ -330,12 +330,13 @@ protected:
   Id arith(const Instruction &inst);
 
   Id signbit(Type t, Id x);
-  /// r with the sign bit of x set where x has it: floor, ceil, trunc and round of x keep x's
-  /// sign (-0.5 gives -0), which lavapipe's f64 trunc lost.
-  Id with_sign_of(Type t, Id x, Id r);
-  /// trunc of f32 by the device (with x's sign); of f64 by clearing the fraction's bits, since
-  /// lavapipe's f64 trunc lost the sign of zero and kept a fraction of ½ above 2^28.
+  /// trunc of f32 by the device; of f64 by clearing the fraction's bits (x's sign stays, so
+  /// trunc(-0.5) is -0), since lavapipe's f64 trunc gave +0 there and kept a fraction of ½
+  /// above 2^28. floor, ceil and round of f64 step from it.
   Id trunc(Type t, Id x);
+  /// A 32-bit register's value as 64 bits, sign-extended by shifts (is_signed) rather than
+  /// OpSConvert: lavapipe compared OpSConvert's result with 0 as if it were not negative.
+  Id widen_to_64(bool is_signed, Id v);
   Id isnan(Id x) { return op(Op::OpIsNan, boolt(), {x}); }
 
   /// IEEE minNum / maxNum, -0 below +0 (SPEC §3.4), independent of the target's FMin.

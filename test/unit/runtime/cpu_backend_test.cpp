@@ -115,6 +115,26 @@ std::vector<std::string> levels_this_cpu_runs() {
   return levels;
 }
 
+/// `text` compiled at -O0 and at -O2 for every level this CPU runs, each level loaded with the
+/// dispatcher capped there and handed to `check` with "-ON at vN" for its messages.
+void for_each_compiled_level(Backend &cpu, const std::string &text,
+                             const std::function<void(ModuleHandle, const std::string &)> &check) {
+  const std::vector<std::string> levels = levels_this_cpu_runs();
+  for (unsigned opt : {0u, 2u}) {
+    driver::CpuOutputOptions o;
+    for (const std::string &level : levels) o.targets.push_back("x86-64-" + level);
+    o.opt_level = opt;
+    const std::string path = compile_text(text.c_str(), o);
+    for (const std::string &level : levels) {
+      runtime::set_cpu_isa(level);
+      auto mod = cpu.load_module(path);
+      check(mod, "-O" + std::to_string(opt) + " at " + level);
+      cpu.unload_module(mod);
+    }
+    std::filesystem::remove(path);
+  }
+}
+
 /// c = a + b with a[i] = b[i] = i; c bound `c_offset` bytes into its buffer (which is
 /// 64-byte aligned), so that its stores start at that alignment.
 std::vector<float> run_vector_add(Backend &b, ModuleHandle m, uint32_t n, uint32_t c_offset = 0) {
@@ -656,7 +676,6 @@ TEST(CpuModules, RandomIfThenRegionsMatchTheInterpreter) {
   std::mt19937 rng(20261126);
   auto cpu = create_backend(Preference::parse("cpu"));
   auto interp = create_backend(Preference::parse("interp"));
-  const std::vector<std::string> levels = levels_this_cpu_runs();
   const uint32_t lanes = 60;
   std::vector<int32_t> x(lanes);
   for (auto &v : x) v = static_cast<int32_t>(rng() % 200) - 100;
@@ -680,21 +699,11 @@ TEST(CpuModules, RandomIfThenRegionsMatchTheInterpreter) {
     const auto want = run(*interp, [&](std::span<const KernelArg> args) {
       interp->execute_program(m.kernels[0], config, args);
     });
-    for (unsigned opt : {0u, 2u}) {
-      driver::CpuOutputOptions o;
-      for (const std::string &level : levels) o.targets.push_back("x86-64-" + level);
-      o.opt_level = opt;
-      const std::string path = compile_text(text.c_str(), o);
-      for (const std::string &level : levels) {
-        runtime::set_cpu_isa(level);
-        auto mod = cpu->load_module(path);
-        const auto got = run(
-            *cpu, [&](std::span<const KernelArg> args) { cpu->launch(mod, "k", config, args); });
-        EXPECT_EQ(got, want) << "-O" << opt << " at " << level << ":\n" << text;
-        cpu->unload_module(mod);
-      }
-      std::filesystem::remove(path);
-    }
+    for_each_compiled_level(*cpu, text, [&](ModuleHandle mod, const std::string &where) {
+      const auto got =
+          run(*cpu, [&](std::span<const KernelArg> args) { cpu->launch(mod, "k", config, args); });
+      EXPECT_EQ(got, want) << where << ":\n" << text;
+    });
   }
 }
 
@@ -706,7 +715,6 @@ TEST(CpuModules, RandomArithmeticOfEveryTypeMatchesTheInterpreter) {
   std::mt19937 rng(20261129);
   auto cpu = create_backend(Preference::parse("cpu"));
   auto interp = create_backend(Preference::parse("interp"));
-  const std::vector<std::string> levels = levels_this_cpu_runs();
   LaunchConfig config;
   config.grid = {3, 1, 1};
   config.block = {15, 1, 1};
@@ -716,23 +724,11 @@ TEST(CpuModules, RandomArithmeticOfEveryTypeMatchesTheInterpreter) {
     const auto inputs = test::random_kernel_inputs(rng, 45);
     const auto want = test::run_random_typed_kernel(
         *interp, inputs, [&](auto args) { interp->execute_program(m.kernels[0], config, args); });
-    for (unsigned opt : {0u, 2u}) {
-      driver::CpuOutputOptions o;
-      for (const std::string &level : levels) o.targets.push_back("x86-64-" + level);
-      o.opt_level = opt;
-      const std::string path = compile_text(text.c_str(), o);
-      for (const std::string &level : levels) {
-        runtime::set_cpu_isa(level);
-        auto mod = cpu->load_module(path);
-        const auto got = test::run_random_typed_kernel(
-            *cpu, inputs, [&](auto args) { cpu->launch(mod, "k", config, args); });
-        const std::string diff = test::random_kernel_mismatch(got, want);
-        EXPECT_EQ(diff, "") << "-O" << opt << " at " << level << ":\n" << text;
-        cpu->unload_module(mod);
-        if (!diff.empty()) break;
-      }
-      std::filesystem::remove(path);
-    }
+    for_each_compiled_level(*cpu, text, [&](ModuleHandle mod, const std::string &where) {
+      const auto got = test::run_random_typed_kernel(
+          *cpu, inputs, [&](auto args) { cpu->launch(mod, "k", config, args); });
+      EXPECT_EQ(test::random_kernel_mismatch(got, want), "") << where << ":\n" << text;
+    });
   }
 }
 
