@@ -122,6 +122,110 @@ void semantics_cases(std::vector<Case> &out) {
     out.push_back(c);
   }
   {
+    const std::vector<float> a = {25.7f,   -4082600.5f, 5.5f,    -0.0f, 1e30f,  1e-40f,
+                                  3.0f,    7.0f,        kInf,    kNan,  -6.25f, 1e-45f,
+                                  3.4e38f, -5.0f,       -1e-30f, 100.0f};
+    const std::vector<float> b = {1.2526654f, -kInf, 0.0f, 2.0f,   3.0f,   3e-41f, -kInf, kNan,
+                                  2.0f,       1.0f,  0.5f, 1e-45f, 1e-45f, 5.0f,   3.0f,  -kInf};
+    const std::vector<double> c64 = {
+        25.7, -4082600.5, 5.5,   -0.0,   1e300,   1e-310, 3.0,     7.0,
+        kInf, kNan,       -6.25, 5e-324, 1.7e308, -5.0,   -1e-300, 0x1.fffffffffffffp+1023};
+    const std::vector<double> d64 = {1.2526654, -kInf, 0.0, 2.0,      3.0, 3e-311,
+                                     -kInf,     kNan,  2.0, 1.0,      0.5, 5e-324,
+                                     3e-300,    5.0,   3.0, 0x1p-1073};
+    const uint32_t n = static_cast<uint32_t>(a.size());
+    Case c = rule_case("float_rem", n);
+    c.inputs = [=](CaseData &d) {
+      set<float>(d, "a", Type::F32, a);
+      set<float>(d, "b", Type::F32, b);
+      set<double>(d, "c", Type::F64, c64);
+      set<double>(d, "d", Type::F64, d64);
+      for (const char *o : {"r32", "s32"}) zeros<float>(d, o, Type::F32, n);
+      for (const char *o : {"r64", "s64"})
+        d.arrays[o] = Array::of(Type::F64, std::vector<double>(n));
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &) {
+      std::vector<float> r32(n), s32(n);
+      std::vector<double> r64(n), s64(n);
+      for (uint32_t i = 0; i < n; ++i) {
+        r32[i] = std::fmod(a[i], b[i]);
+        s32[i] = 1.0f / r32[i];
+        r64[i] = std::fmod(c64[i], d64[i]);
+        s64[i] = 1.0 / r64[i];
+      }
+      set<float>(d, "r32", Type::F32, r32);
+      set<float>(d, "s32", Type::F32, s32);
+      set<double>(d, "r64", Type::F64, r64);
+      set<double>(d, "s64", Type::F64, s64);
+    };
+    c.checks = {{"r32", {}}, {"s32", {}}, {"r64", {}}, {"s64", {}}};
+    out.push_back(c);
+  }
+  {
+    const std::vector<double> x = {-298634240.5, -0.5,
+                                   0.5,          -0.0,
+                                   2.5,          -2.5,
+                                   1e300,        -kInf,
+                                   kNan,         4503599627370495.5,
+                                   -1.5,         0.49999999999999994,
+                                   7.0,          -0.7,
+                                   0x1p52 + 1,   -1e-310};
+    const uint32_t n = static_cast<uint32_t>(x.size());
+    Case c = rule_case("round_f64", n);
+    c.inputs = [=](CaseData &d) {
+      set<double>(d, "x", Type::F64, x);
+      for (const char *o : {"t", "f", "c", "r", "st", "sr"})
+        d.arrays[o] = Array::of(Type::F64, std::vector<double>(n));
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &) {
+      std::vector<double> t(n), f(n), cl(n), r(n), st(n), sr(n);
+      for (uint32_t i = 0; i < n; ++i) {
+        t[i] = std::trunc(x[i]);
+        f[i] = std::floor(x[i]);
+        cl[i] = std::ceil(x[i]);
+        r[i] = std::round(x[i]);
+        st[i] = 1.0 / t[i];
+        sr[i] = 1.0 / r[i];
+      }
+      set<double>(d, "t", Type::F64, t);
+      set<double>(d, "f", Type::F64, f);
+      set<double>(d, "c", Type::F64, cl);
+      set<double>(d, "r", Type::F64, r);
+      set<double>(d, "st", Type::F64, st);
+      set<double>(d, "sr", Type::F64, sr);
+    };
+    c.checks = {{"t", {}}, {"f", {}}, {"c", {}}, {"r", {}}, {"st", {}}, {"sr", {}}};
+    out.push_back(c);
+  }
+  {
+    const std::vector<int32_t> a = {-5, 7, -1494312166, kMin, -14, 0, 2147483647, -1};
+    const uint32_t n = static_cast<uint32_t>(a.size());
+    Case c = rule_case("widen_i64", n);
+    c.inputs = [=](CaseData &d) {
+      set<int32_t>(d, "a", Type::I32, a);
+      for (const char *o : {"abs", "rem"})
+        d.arrays[o] = Array::of(Type::I64, std::vector<int64_t>(n));
+      for (const char *o : {"neg", "sat"}) zeros<uint32_t>(d, o, Type::U32, n);
+    };
+    c.reference = [=](CaseData &d, std::vector<Check> &) {
+      std::vector<int64_t> abs(n), rem(n);
+      std::vector<uint32_t> neg(n), sat(n);
+      for (uint32_t i = 0; i < n; ++i) {
+        const int64_t v = a[i];
+        abs[i] = v < 0 ? -v : v;
+        rem[i] = v % 7;
+        neg[i] = v < 0;
+        sat[i] = v < 0 ? 0 : static_cast<uint32_t>(static_cast<float>(v));
+      }
+      set<int64_t>(d, "abs", Type::I64, abs);
+      set<int64_t>(d, "rem", Type::I64, rem);
+      set<uint32_t>(d, "neg", Type::U32, neg);
+      set<uint32_t>(d, "sat", Type::U32, sat);
+    };
+    c.checks = {{"abs", {}}, {"rem", {}}, {"neg", {}}, {"sat", {}}};
+    out.push_back(c);
+  }
+  {
     Case c = rule_case("min_max", 7);
     c.inputs = [](CaseData &d) {
       set<float>(d, "a", Type::F32, {kNan, 1.0f, kNan, -0.0f, 0.0f, -0.0f, -kInf});
