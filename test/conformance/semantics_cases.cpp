@@ -122,17 +122,19 @@ void semantics_cases(std::vector<Case> &out) {
     out.push_back(c);
   }
   {
-    const std::vector<float> a = {25.7f,   -4082600.5f, 5.5f,    -0.0f, 1e30f,  1e-40f,
-                                  3.0f,    7.0f,        kInf,    kNan,  -6.25f, 1e-45f,
-                                  3.4e38f, -5.0f,       -1e-30f, 100.0f};
-    const std::vector<float> b = {1.2526654f, -kInf, 0.0f, 2.0f,   3.0f,   3e-41f, -kInf, kNan,
-                                  2.0f,       1.0f,  0.5f, 1e-45f, 1e-45f, 5.0f,   3.0f,  -kInf};
+    const std::vector<float> a = {25.7f,   -4082600.5f, 5.5f,  -0.0f,   1e30f,  1e-40f,  3.0f,
+                                  7.0f,    kInf,        kNan,  -6.25f,  1e-45f, 3.4e38f, -5.0f,
+                                  -1e-30f, 100.0f,      1e30f, 3.3e38f, -1e20f};
+    const std::vector<float> b = {1.2526654f, -kInf, 0.0f, 2.0f, 3.0f,   3e-41f, -kInf,
+                                  kNan,       2.0f,  1.0f, 0.5f, 1e-45f, 1e-45f, 5.0f,
+                                  3.0f,       -kInf, 7.0f, 1.1f, 0.3f};
     const std::vector<double> c64 = {
-        25.7, -4082600.5, 5.5,   -0.0,   1e300,   1e-310, 3.0,     7.0,
-        kInf, kNan,       -6.25, 5e-324, 1.7e308, -5.0,   -1e-300, 0x1.fffffffffffffp+1023};
-    const std::vector<double> d64 = {1.2526654, -kInf, 0.0, 2.0,      3.0, 3e-311,
-                                     -kInf,     kNan,  2.0, 1.0,      0.5, 5e-324,
-                                     3e-300,    5.0,   3.0, 0x1p-1073};
+        25.7,  -4082600.5, 5.5,   -0.0,   1e300,   1e-310, 3.0,     7.0,
+        kInf,  kNan,       -6.25, 5e-324, 1.7e308, -5.0,   -1e-300, 0x1.fffffffffffffp+1023,
+        1e300, 1.7e308,    -1e200};
+    const std::vector<double> d64 = {1.2526654, -kInf,     0.0, 2.0,      3.0,    3e-311, -kInf,
+                                     kNan,      2.0,       1.0, 0.5,      5e-324, 3e-300, 5.0,
+                                     3.0,       0x1p-1073, 0.7, 3.3e-300, 0.3};
     const uint32_t n = static_cast<uint32_t>(a.size());
     Case c = rule_case("float_rem", n);
     c.inputs = [=](CaseData &d) {
