@@ -16,9 +16,10 @@ auto VulkanLowering::declare_entry_point(Id entry) -> void {
   b_.entry_point(spv::ExecutionModel::GLCompute, entry, k_.name,
                  all_globals ? interface_ : inputs_);
   b_.name(entry, k_.name);
-  // SPEC §3.4's floats keep signed zeros, infinities and NaNs. Without this mode a Vulkan
-  // driver may assume none: lavapipe folded 0 · inf to 0 and made trunc(-0.1) +0. The runtime
-  // refuses a kernel that has it on a device that does not keep them (requires_features).
+  // SPEC §3.4's floats keep signed zeros, infinities and NaNs. Without this mode the Vulkan
+  // environment lets a driver assume there are none (lavapipe has gaps even with it,
+  // docs/spirv.md). The runtime refuses a kernel that has it on a device that does not keep
+  // them (requires_features).
   for (const auto &[used, bits] : {std::pair{f32_used_, 32u}, std::pair{f64_used_, 64u}}) {
     if (!used) continue;
     if (o_.target.env == SpirvEnv::Vulkan1_1) b_.extension("SPV_KHR_float_controls");
