@@ -60,10 +60,14 @@ bool eliminate_common_subexpressions(Kernel &k) {
                static_cast<uint64_t>(inst.type2), inst.sub};
         for (size_t j = 1; j < inst.operands.size(); ++j) {
           const Operand &o = inst.operands[j];
-          const bool reg = o.kind == OperandKind::Reg;
-          const uint64_t v = reg && !is_special(o.index) ? version[o.index] : 0;
+          // A predicate source (sel's) is versioned like a register: a sel after its
+          // predicate is written again computes something else.
+          const bool reg = o.kind == OperandKind::Reg, pred = o.kind == OperandKind::Pred;
+          const uint64_t v = pred                          ? version[kFirstSpecialReg + o.index]
+                             : reg && !is_special(o.index) ? version[o.index]
+                                                           : 0;
           key.push_back((uint64_t{static_cast<uint8_t>(o.kind)} << 32) | o.index);
-          key.push_back(reg ? v : o.imm);
+          key.push_back(reg || pred ? v : o.imm);
         }
         // Sources 1 and 2 of a commutative instruction in a fixed order (pairs at 4 and 6).
         if (inst.info().commutative() && inst.operands.size() >= 3 &&
