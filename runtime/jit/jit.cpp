@@ -28,6 +28,16 @@ namespace hologram::runtime {
 
 namespace {
 
+/// `module` after the ISA pipeline at hologram-cc's default level, as every backend's programs
+/// are compiled.
+Expected<isa::Module> optimised(const isa::Module &module) {
+  isa::Module m = module;
+  DiagnosticEngine diags;
+  if (!opt::optimize(m, opt::PassOptions{}, diags))
+    return Status{ErrorCode::InvalidProgram, diags.to_string()};
+  return m;
+}
+
 /// The cached output of `what` for `module` (in the persistent compile cache as the
 /// environment sets it, read at each compile), or `make`'s, which is then stored.
 Expected<std::string> cached(std::string_view what, const isa::Module &module, unsigned opt_level,
@@ -83,7 +93,11 @@ Expected<codegen::SpirvModule> compile_spirv(const isa::Module &module,
   options.target = target;
   return compile_cached<codegen::SpirvModule>(
       "spirv " + target.name, module, options.opt_level,
-      [&] { return codegen::compile_spirv(module, options); },
+      [&]() -> Expected<codegen::SpirvModule> {
+        auto m = optimised(module);
+        if (!m) return m.status();
+        return codegen::compile_spirv(*m, options);
+      },
       [](const codegen::SpirvModule &m) {
         return frame(codegen::spirv_reflection_json(m),
                      {reinterpret_cast<const char *>(m.words.data()), m.words.size() * 4});
@@ -110,7 +124,11 @@ Expected<codegen::PtxModule> compile_ptx(const isa::Module &module,
   options.target = target;
   return compile_cached<codegen::PtxModule>(
       "ptx " + target.name, module, options.opt_level,
-      [&] { return codegen::compile_ptx(module, options); },
+      [&]() -> Expected<codegen::PtxModule> {
+        auto m = optimised(module);
+        if (!m) return m.status();
+        return codegen::compile_ptx(*m, options);
+      },
       [](const codegen::PtxModule &m) {
         return frame(codegen::ptx_reflection_json(m.kernels), m.text);
       },
@@ -158,11 +176,9 @@ Expected<JitCpuModule> compile_cpu(const isa::Module &module) {
   options.module_name = "jit";
   options.source_name = module.kernels.empty() ? "program" : module.kernels.front().name;
   auto compile = [&]() -> Expected<std::string> {
-    isa::Module optimised = module;
-    DiagnosticEngine diags;
-    if (!opt::optimize(optimised, opt::PassOptions{}, diags))
-      return Status{ErrorCode::InvalidProgram, diags.to_string()};
-    return codegen::emit_cpu(optimised, options, codegen::CpuEmit::Object);
+    auto m = optimised(module);
+    if (!m) return m.status();
+    return codegen::emit_cpu(*m, options, codegen::CpuEmit::Object);
   };
   auto object = cached(options.targets.back().name + " object", module, options.opt_level, compile);
   if (!object) return object.status();
