@@ -143,8 +143,7 @@ void semantics_cases(std::vector<Case> &out) {
       set<double>(d, "c", Type::F64, c64);
       set<double>(d, "d", Type::F64, d64);
       for (const char *o : {"r32", "s32"}) zeros<float>(d, o, Type::F32, n);
-      for (const char *o : {"r64", "s64"})
-        d.arrays[o] = Array::of(Type::F64, std::vector<double>(n));
+      for (const char *o : {"r64", "s64"}) zeros<double>(d, o, Type::F64, n);
     };
     c.reference = [=](CaseData &d, std::vector<Check> &) {
       std::vector<float> r32(n), s32(n);
@@ -176,8 +175,7 @@ void semantics_cases(std::vector<Case> &out) {
     Case c = rule_case("round_f64", n);
     c.inputs = [=](CaseData &d) {
       set<double>(d, "x", Type::F64, x);
-      for (const char *o : {"t", "f", "c", "r", "st", "sr"})
-        d.arrays[o] = Array::of(Type::F64, std::vector<double>(n));
+      for (const char *o : {"t", "f", "c", "r", "st", "sr"}) zeros<double>(d, o, Type::F64, n);
     };
     c.reference = [=](CaseData &d, std::vector<Check> &) {
       std::vector<double> t(n), f(n), cl(n), r(n), st(n), sr(n);
@@ -205,8 +203,7 @@ void semantics_cases(std::vector<Case> &out) {
     Case c = rule_case("widen_i64", n);
     c.inputs = [=](CaseData &d) {
       set<int32_t>(d, "a", Type::I32, a);
-      for (const char *o : {"abs", "rem"})
-        d.arrays[o] = Array::of(Type::I64, std::vector<int64_t>(n));
+      for (const char *o : {"abs", "rem"}) zeros<int64_t>(d, o, Type::I64, n);
       for (const char *o : {"neg", "sat"}) zeros<uint32_t>(d, o, Type::U32, n);
     };
     c.reference = [=](CaseData &d, std::vector<Check> &) {

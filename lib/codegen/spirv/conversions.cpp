@@ -29,6 +29,13 @@ auto KernelLowering::widen_to_64(bool is_signed, Id v) -> Id {
             {op(Op::OpShiftLeftLogical, u64t(), {wide, cu64(32)}), cu64(32)});
 }
 
+auto KernelLowering::msb64(Id v) -> Id {
+  Id hi = to32(op(Op::OpShiftRightLogical, u64t(), {v, cu32(32)}));
+  return sel(u32t(), ine(hi, cu32(0)),
+             op(Op::OpIAdd, u32t(), {glsl(u32t(), GLSLstd450FindUMsb, {hi}), cu32(32)}),
+             glsl(u32t(), GLSLstd450FindUMsb, {to32(v)}));
+}
+
 auto KernelLowering::float_to_int(Type dt, Type st, Id v) -> Id {
   unsigned bits = type_bits(dt);
   bool s = is_signed_int(dt);
@@ -137,11 +144,7 @@ auto KernelLowering::int_to_f32_odd(Type st, Id v) -> Id {
   }
   Id neg = s ? op(Op::OpSLessThan, boolt(), {v, cu64(0)}) : b_.c_bool(false);
   Id mag = sel(u64t(), neg, op(Op::OpSNegate, u64t(), {v}), v);
-  Id hi = to32(op(Op::OpShiftRightLogical, u64t(), {mag, cu32(32)}));
-  Id lo = to32(mag);
-  Id msb = sel(u32t(), ine(hi, cu32(0)),
-               op(Op::OpIAdd, u32t(), {glsl(u32t(), GLSLstd450FindUMsb, {hi}), cu32(32)}),
-               glsl(u32t(), GLSLstd450FindUMsb, {lo}));
+  Id msb = msb64(mag);
   Id big = op(Op::OpUGreaterThan, boolt(), {mag, cu64((uint64_t{1} << 24) - 1)});
   Id n = sel(u32t(), big, op(Op::OpISub, u32t(), {msb, cu32(23)}), cu32(0));
   Id mask = op(Op::OpISub, u64t(), {op(Op::OpShiftLeftLogical, u64t(), {cu64(1), n}), cu64(1)});

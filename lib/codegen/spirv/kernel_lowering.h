@@ -337,6 +337,8 @@ protected:
   /// A 32-bit register's value as 64 bits, sign-extended by shifts (is_signed) rather than
   /// OpSConvert: lavapipe compared OpSConvert's result with 0 as if it were not negative.
   Id widen_to_64(bool is_signed, Id v);
+  /// The index of the highest set bit of a u64, as a u32 (FindUMsb of its halves; ~0 for 0).
+  Id msb64(Id v);
   Id isnan(Id x) { return op(Op::OpIsNan, boolt(), {x}); }
 
   /// IEEE minNum / maxNum, -0 below +0 (SPEC §3.4), independent of the target's FMin.

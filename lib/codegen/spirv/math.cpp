@@ -369,7 +369,7 @@ auto KernelLowering::fmod_exact(Type t, Id a, Id c) -> Id {
   };
   auto [ex, mx] = split(ax);
   auto [ey, my] = split(ay);
-  auto wide = [&](Id v) { return d ? v : op(Op::OpUConvert, u64t(), {v}); };
+  auto wide = [&](Id v) { return d ? v : widen_to_64(false, v); };
   Id divisor = sel(u64t(), keep, cu64(1), wide(my));
   Id r = b_.local_variable(u64t()), n = b_.local_variable(u64t());
   b_.store_local(r, op(Op::OpUMod, u64t(), {wide(mx), divisor}));
@@ -385,17 +385,8 @@ auto KernelLowering::fmod_exact(Type t, Id a, Id c) -> Id {
       });
   Id rem64 = b_.load_local(u64t(), r);
   // Rebuilt: rem 2^(ey - bias - m), normal where its top bit lands on an exponent of 1 or more.
-  Id rem = d ? rem64 : op(Op::OpUConvert, u32t(), {rem64});
-  Id top;
-  if (d) {
-    Id hi = op(Op::OpUConvert, u32t(), {op(Op::OpShiftRightLogical, u64t(), {rem64, cu64(32)})});
-    Id lo = op(Op::OpUConvert, u32t(), {rem64});
-    Id msb_hi = op(Op::OpIAdd, u32t(), {glsl(u32t(), GLSLstd450FindUMsb, {hi}), cu32(32)});
-    top = op(Op::OpUConvert, u64t(),
-             {sel(u32t(), ieq(hi, cu32(0)), glsl(u32t(), GLSLstd450FindUMsb, {lo}), msb_hi)});
-  } else {
-    top = glsl(u32t(), GLSLstd450FindUMsb, {rem});
-  }
+  Id rem = d ? rem64 : to32(rem64);
+  Id top = d ? op(Op::OpUConvert, u64t(), {msb64(rem64)}) : glsl(u32t(), GLSLstd450FindUMsb, {rem});
   // biased = ey + top - m, as a signed value (top <= m, ey >= 1).
   Id biased = op(Op::OpISub, it, {op(Op::OpIAdd, it, {ey, top}), k(m)});
   Id normal = op(Op::OpSGreaterThan, boolt(), {biased, k(0)});
