@@ -358,6 +358,39 @@ void semantics_cases(std::vector<Case> &out) {
     out.push_back(c);
   }
   {
+    // (1 + 2^-52) 1.5 is a tie between two f64 values, which -2^-200 breaks downwards and
+    // +2^-200 upwards; MAX 2 overflows before -MAX brings it back; (1 + 2^-52)^2 - (1 + 2^-51)
+    // is 2^-104; 0.1 0.1 minus its rounding is the rounding error; products of subnormal size,
+    // half the smallest subnormal (a tie to +0), zeros' signs, inf * 0 and NaN.
+    const double max = std::numeric_limits<double>::max(), e = 1.0 + 0x1p-52;
+    const std::vector<double> a{e,         e,    max,  e,   0.1,  0x1.8p-540,
+                                0x1p-1074, -0.0, kInf, 1.0, -max, 0x1.0000000000001p-537};
+    const std::vector<double> b{1.5, 1.5, 2.0, e,    0.1, 0x1.8p-540,
+                                0.5, 5.0, 0.0, kNan, 2.0, -0x1p-537};
+    const std::vector<double> c{-0x1p-200,    0x1p-200,  -max, -(1.0 + 0x1p-51),
+                                -(0.1 * 0.1), 0x1p-1074, 0.0,  -0.0,
+                                1.0,          2.0,       max,  0x1p-1073};
+    const auto n = static_cast<uint32_t>(a.size());
+    Case cs = rule_case("fma_f64", n);
+    cs.inputs = [=](CaseData &d) {
+      set<double>(d, "a", Type::F64, a);
+      set<double>(d, "b", Type::F64, b);
+      set<double>(d, "c", Type::F64, c);
+      for (const char *o : {"fused", "negated"}) zeros<double>(d, o, Type::F64, n);
+    };
+    cs.reference = [=](CaseData &d, std::vector<Check> &) {
+      std::vector<double> fused(n), negated(n);
+      for (uint32_t i = 0; i < n; ++i) {
+        fused[i] = std::fma(a[i], b[i], c[i]); // C's fma rounds once
+        negated[i] = std::fma(a[i], b[i], -c[i]);
+      }
+      set<double>(d, "fused", Type::F64, fused);
+      set<double>(d, "negated", Type::F64, negated);
+    };
+    cs.checks = {{"fused", {}}, {"negated", {}}};
+    out.push_back(cs);
+  }
+  {
     const std::vector<float> a{1.0f, kNan, 2.0f, 100.0f, -100.0f, 0.1f, 65519.0f, 1e-8f};
     const std::vector<float> b{2.0f, 1.0f, kNan, 100.0f, -50.0f, 0.2f, 0.0f, 0.0f};
     Case c = rule_case("compare_sigmoid_f16", static_cast<uint32_t>(a.size()));

@@ -349,11 +349,8 @@ inline uint64_t random_value_bits(std::mt19937 &rng, Type t) {
 /// one of its lane's elements instead of `mov.imm`, so that no value is a constant of the code:
 /// the device drivers' own constant folding breaks SPEC §3.4 (lavapipe of Mesa 22.3 makes
 /// x · 0 zero and 0 / x +0 for a constant 0, whatever x, and folds y - y to that 0; PoCL 3.1
-/// drops the store of floor of a constant NaN), which is not the back end's to test. With `f64_fma`
-/// false there is no f64 `fma` or `fms`: Vulkan's is GLSL.std.450's Fma, which need not round once
-/// (lavapipe's rounds twice; docs/spirv.md).
-inline std::string random_typed_kernel(std::mt19937 &rng, int length, bool immediates = true,
-                                       bool f64_fma = true) {
+/// drops the store of floor of a constant NaN), which is not the back end's to test.
+inline std::string random_typed_kernel(std::mt19937 &rng, int length, bool immediates = true) {
   const std::vector<Type> &types = random_kernel_types();
   auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
   auto name = [](Type t) { return std::string(isa::type_name(t)); };
@@ -417,7 +414,6 @@ inline std::string random_typed_kernel(std::mt19937 &rng, int length, bool immed
     case 4: {
       std::string op =
           fl ? kFloatTernary[pick(std::size(kFloatTernary))] : (pick(2) ? "mad" : "clamp");
-      if (!f64_fma && types[t] == Type::F64 && (op == "fma" || op == "fms")) op = "mad";
       s += "  " + op + "." + T + " " + d + ", " + reg(t) + ", " + reg(t) + ", " + reg(t) + "\n";
       break;
     }

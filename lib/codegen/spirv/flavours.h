@@ -38,7 +38,7 @@ private:
   Id glsl(Id t, GLSLstd450 f, const Words &w) override;
   void f64_no_contraction(Id v) override { b_.decorate(v, spv::Decoration::NoContraction); }
   Id f64_product_error(Id, Id, Id) override { return 0; } // GLSL.std.450's Fma need not fuse
-  bool f32_fma_rounds_once() const override { return false; }
+  bool fma_rounds_once() const override { return false; }
   bool frem_is_exact() const override { return false; }
   Id sign_extend(Id v, uint32_t bits) override;
   Id signed_rem(Id ty, Id a, Id divisor) override;
@@ -159,8 +159,8 @@ private:
   Id f64_product_error(Id a, Id c, Id p) override { // OpenCL's fma rounds once for double
     return b_.ext(ext_, f64t(), OpenCLLIB::Fma, {a, c, b_.op(Op::OpFNegate, f64t(), {p})});
   }
-  bool f32_fma_rounds_once() const override { return true; } // OpenCL: correctly rounded
-  bool frem_is_exact() const override { return true; }       // OpenCL: fmod, 0 ulp
+  bool fma_rounds_once() const override { return true; } // OpenCL: correctly rounded
+  bool frem_is_exact() const override { return true; }   // OpenCL: fmod, 0 ulp
   Id sign_extend(Id v, uint32_t bits) override;
   Id signed_rem(Id ty, Id a, Id divisor) override { return op(Op::OpSRem, ty, {a, divisor}); }
   Id status_word(uint32_t i) override;

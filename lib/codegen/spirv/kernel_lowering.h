@@ -132,9 +132,9 @@ protected:
   virtual Id exact(Id v) = 0;
   /// A GLSL.std.450 function, or its twin in the flavour's extended instruction set.
   virtual Id glsl(Id t, GLSLstd450 f, const Words &w) = 0;
-  /// Whether the flavour's f32 fma rounds once (OpenCL.std's does; GLSL.std.450's need not
-  /// fuse), so that `fma.f32` needs no f64 emulation.
-  virtual bool f32_fma_rounds_once() const = 0;
+  /// Whether the flavour's fma rounds once (OpenCL.std's does, for f32 and f64;
+  /// GLSL.std.450's need not fuse), so that `fma` needs no emulation.
+  virtual bool fma_rounds_once() const = 0;
   /// Whether the flavour's OpFRem is C's fmod, exact (OpenCL's is; Vulkan's SPIR-V
   /// environment gives it no precision, and lavapipe's is x - y trunc(x / y), several ulp
   /// off, NaN for an infinite y).
@@ -405,12 +405,19 @@ protected:
 
   Id math(MathOpcode o, Type t, Id x);
 
-  /// fma rounding once. f32 without fast math calls one function per module (its body is
-  /// two dozen instructions; a call keeps the module, and spirv-opt's work, small).
+  /// fma rounding once: the flavour's where it rounds once or with fast math, else a call of
+  /// one function per module and type (__hg_fma_f32, __hg_fma_f64; a call keeps the module,
+  /// and spirv-opt's work, small).
   Id fma(Type t, Id a, Id b, Id c);
   /// For f32, a*b is exact in f64 and the sum is rounded to odd there (TwoSum finds its
   /// error), so the final rounding to f32 is correct.
   Id fma_f32_exact(Id a, Id b, Id c);
+  /// For f64, in integer arithmetic (no float operation, so nothing depends on the device's
+  /// rounding or subnormals): the significands' 106-bit product and c's significand, each
+  /// with its highest bit at bit 126 of a u64 pair, the smaller shifted to the larger's
+  /// exponent with a sticky bit, added or subtracted, and rounded to nearest even once at
+  /// the result's lowest bit (normal or subnormal); specials by their bits.
+  Id fma_f64_exact(Id a, Id b, Id c);
   /// Float `rem` (SPEC §3.4: C's fmod, exact): OpFRem where the flavour's is exact, else a
   /// call of one function per module and type whose body is fmod_exact.
   Id frem(Type t, Id a, Id c);

@@ -310,18 +310,19 @@ auto KernelLowering::math(MathOpcode o, Type t, Id x) -> Id {
 
 auto KernelLowering::fma(Type t, Id a, Id b, Id c) -> Id {
   Id ty = rep(t);
-  if (o_.fast_math || t == Type::F64 || f32_fma_rounds_once())
-    return glsl(ty, GLSLstd450Fma, {a, b, c});
-  Id fn = b_.shared_global("fma.f32", [&] {
+  if (o_.fast_math || fma_rounds_once()) return glsl(ty, GLSLstd450Fma, {a, b, c});
+  const bool wide = t == Type::F64;
+  Id fn = b_.shared_global(wide ? "fma.f64" : "fma.f32", [&] {
     Id id = b_.fresh();
     b_.aside([&] {
       b_.begin_function(ty, b_.t_function(ty, {ty, ty, ty}), id);
       Id pa = b_.function_param(ty), pb = b_.function_param(ty), pc = b_.function_param(ty);
       b_.begin_block(b_.fresh());
-      b_.terminate(Op::OpReturnValue, {fma_f32_exact(pa, pb, pc)});
+      b_.terminate(Op::OpReturnValue,
+                   {wide ? fma_f64_exact(pa, pb, pc) : fma_f32_exact(pa, pb, pc)});
       b_.end_function();
     });
-    b_.name(id, "__hg_fma_f32");
+    b_.name(id, wide ? "__hg_fma_f64" : "__hg_fma_f32");
     return id;
   });
   return b_.op(Op::OpFunctionCall, ty, {fn, a, b, c});
@@ -416,6 +417,130 @@ auto KernelLowering::fma_f32_exact(Id a, Id b, Id c) -> Id {
                op(Op::OpISub, u64t(), {bits, cu64(1)}));
   Id sum = bitcast(f64t(), sel(u64t(), land(inexact, even), odd, bits));
   return op(Op::OpFConvert, f32t(), {sum});
+}
+
+auto KernelLowering::fma_f64_exact(Id a, Id b, Id c) -> Id {
+  const Id t = u64t();
+  auto k = [&](uint64_t v) { return cu64(v); };
+  auto add = [&](Id x, Id y) { return op(Op::OpIAdd, t, {x, y}); };
+  auto sub = [&](Id x, Id y) { return op(Op::OpISub, t, {x, y}); };
+  auto mul = [&](Id x, Id y) { return op(Op::OpIMul, t, {x, y}); };
+  auto band = [&](Id x, Id y) { return op(Op::OpBitwiseAnd, t, {x, y}); };
+  auto bor = [&](Id x, Id y) { return op(Op::OpBitwiseOr, t, {x, y}); };
+  // Shifts by an amount taken mod 64, so that a lane whose select drops the result still
+  // computes a defined value.
+  auto shl = [&](Id x, Id n) { return op(Op::OpShiftLeftLogical, t, {x, band(n, k(63))}); };
+  auto shr = [&](Id x, Id n) { return op(Op::OpShiftRightLogical, t, {x, band(n, k(63))}); };
+  auto ult = [&](Id x, Id y) { return op(Op::OpULessThan, boolt(), {x, y}); };
+  auto slt = [&](Id x, Id y) { return op(Op::OpSLessThan, boolt(), {x, y}); };
+  auto usel = [&](Id c0, Id x, Id y) { return sel(t, c0, x, y); };
+  struct U128 {
+    Id hi, lo;
+  };
+  auto sel128 = [&](Id c0, U128 x, U128 y) {
+    return U128{usel(c0, x.hi, y.hi), usel(c0, x.lo, y.lo)};
+  };
+  auto nonzero = [&](U128 x) { return ine(bor(x.hi, x.lo), k(0)); };
+  auto msb128 = [&](U128 x) { // of a non-zero value, as a u64 in [0, 127]
+    return usel(ine(x.hi, k(0)), add(to64(msb64(x.hi)), k(64)), to64(msb64(x.lo)));
+  };
+  // x << n for n in [0, 127].
+  auto shl128 = [&](U128 x, Id n) {
+    Id big = ult(k(63), n), m = band(n, k(63));
+    Id carried = usel(ieq(m, k(0)), k(0), shr(x.lo, sub(k(64), m)));
+    return U128{usel(big, shl(x.lo, m), bor(shl(x.hi, m), carried)), usel(big, k(0), shl(x.lo, m))};
+  };
+  // x >> n for any n >= 0, and whether a set bit was shifted out.
+  auto shr128 = [&](U128 x, Id n) {
+    Id gone = ult(k(127), n), big = ult(k(63), n), m = band(n, k(63));
+    Id low_mask = sub(shl(k(1), m), k(1));
+    Id carried = usel(ieq(m, k(0)), k(0), shl(x.hi, sub(k(64), m)));
+    U128 r{usel(big, k(0), shr(x.hi, m)), usel(big, shr(x.hi, m), bor(shr(x.lo, m), carried))};
+    Id lost_small = ine(band(x.lo, low_mask), k(0));
+    Id lost_big = lor(ine(x.lo, k(0)), ine(band(x.hi, low_mask), k(0)));
+    Id lost = op(Op::OpSelect, boolt(), {big, lost_big, lost_small});
+    return std::pair{sel128(gone, U128{k(0), k(0)}, r),
+                     op(Op::OpSelect, boolt(), {gone, nonzero(x), lost})};
+  };
+
+  const uint64_t sign_bit = uint64_t{1} << 63, inf = 0x7ff0000000000000, quiet = uint64_t{1} << 51;
+  Id ua = bitcast(t, a), ub = bitcast(t, b), uc = bitcast(t, c);
+  Id ma = band(ua, k(sign_bit - 1)), mb = band(ub, k(sign_bit - 1)), mc = band(uc, k(sign_bit - 1));
+  Id sp = band(op(Op::OpBitwiseXor, t, {ua, ub}), k(sign_bit)), sc = band(uc, k(sign_bit));
+
+  // The special cases, in integers: NaNs propagate (quieted, a's first), inf * 0 and
+  // inf - inf are NaN, an infinite product or c is the result, and a zero product leaves c
+  // (-0 only when both are -0).
+  Id an = ult(k(inf), ma), bn = ult(k(inf), mb), cn = ult(k(inf), mc);
+  Id ai = ieq(ma, k(inf)), bi = ieq(mb, k(inf)), ci = ieq(mc, k(inf));
+  Id az = ieq(ma, k(0)), bz = ieq(mb, k(0)), cz = ieq(mc, k(0));
+  Id pinf = lor(ai, bi);
+  Id invalid = lor(lor(land(ai, bz), land(bi, az)), land(land(pinf, ci), ine(sp, sc)));
+  Id nan = lor(lor(an, bn), lor(cn, invalid));
+  Id nan_bits = usel(an, bor(ua, k(quiet)),
+                     usel(bn, bor(ub, k(quiet)), usel(cn, bor(uc, k(quiet)), k(inf | quiet))));
+  Id special = usel(pinf, bor(sp, k(inf)),
+                    usel(ci, uc, usel(cz, band(sp, sc), uc))); // ci, or a zero product
+  Id is_special = lor(nan, lor(lor(pinf, ci), lor(az, bz)));
+
+  // Finite operands, a and b non-zero: value = m 2^(e - 1075), subnormals with e = 1.
+  auto split = [&](Id mag) {
+    Id e = shr(mag, k(52));
+    Id subnormal = ieq(e, k(0));
+    Id frac = band(mag, k((uint64_t{1} << 52) - 1));
+    return std::pair{usel(subnormal, k(1), e),
+                     usel(subnormal, frac, bor(frac, k(uint64_t{1} << 52)))};
+  };
+  auto [ea, fa] = split(ma);
+  auto [eb, fb] = split(mb);
+  auto [ec, fc] = split(mc);
+  // The product's 106 bits from 32-bit halves (fa, fb < 2^53, so mid < 2^54).
+  Id a0 = band(fa, k(0xffffffff)), a1 = shr(fa, k(32));
+  Id b0 = band(fb, k(0xffffffff)), b1 = shr(fb, k(32));
+  Id p00 = mul(a0, b0), mid = add(mul(a0, b1), mul(a1, b0));
+  Id plo = add(p00, shl(mid, k(32)));
+  Id phi = add(add(mul(a1, b1), shr(mid, k(32))), usel(ult(plo, p00), k(1), k(0)));
+  // Both addends with their highest bit at 126 (bit 127 takes the sum's carry); exponents
+  // are of the lowest bit, signed in a u64.
+  U128 p{phi, plo};
+  Id p_shift = sub(k(126), msb128(p));
+  p = shl128(p, p_shift);
+  Id ep = sub(sub(add(ea, eb), k(2150)), p_shift);
+  Id c_msb = to64(msb64(fc));
+  U128 cv{usel(cz, k(0), shl(fc, sub(k(62), c_msb))), k(0)};
+  Id e_c = usel(cz, k(static_cast<uint64_t>(-100000)), sub(sub(ec, k(1075)), sub(k(126), c_msb)));
+  // x is the addend of larger magnitude, y is shifted right to x's exponent (with a sticky
+  // bit: at least 20 bits lie between the sum's rounding bit and it).
+  Id p_first = lor(
+      slt(e_c, ep),
+      land(ieq(e_c, ep), lor(ult(cv.hi, p.hi), land(ieq(cv.hi, p.hi), lnot(ult(p.lo, cv.lo))))));
+  U128 x = sel128(p_first, p, cv), y = sel128(p_first, cv, p);
+  Id ex = usel(p_first, ep, e_c), ey = usel(p_first, e_c, ep);
+  Id sx = usel(p_first, sp, sc), sy = usel(p_first, sc, sp);
+  auto [ys, y_lost] = shr128(y, sub(ex, ey));
+  ys.lo = bor(ys.lo, usel(y_lost, k(1), k(0)));
+  Id lo_sum = add(x.lo, ys.lo);
+  U128 sum{add(add(x.hi, ys.hi), usel(ult(lo_sum, x.lo), k(1), k(0))), lo_sum};
+  Id lo_diff = sub(x.lo, ys.lo);
+  U128 diff{sub(sub(x.hi, ys.hi), usel(ult(x.lo, ys.lo), k(1), k(0))), lo_diff};
+  U128 s = sel128(ieq(sx, sy), sum, diff);
+  // Rounded to nearest even at the result's lowest bit 2^l, l = max(msb + ex - 52, -1074);
+  // bits = (l + 1074) 2^52 + q is the result for a normal q (2^52 <= q < 2^53), a subnormal
+  // one (l = -1074), and a q that rounding carried to 2^53.
+  Id l = add(add(msb128(s), ex), k(static_cast<uint64_t>(-52)));
+  l = usel(slt(l, k(static_cast<uint64_t>(-1074))), k(static_cast<uint64_t>(-1074)), l);
+  Id r = sub(l, ex);
+  Id rounds = slt(k(0), r);
+  auto [q1, lost] = shr128(s, usel(rounds, sub(r, k(1)), k(0)));
+  Id half = ine(band(q1.lo, k(1)), k(0));
+  Id q = bor(shr(q1.lo, k(1)), shl(q1.hi, k(63)));
+  Id up = land(half, lor(lost, ine(band(q, k(1)), k(0))));
+  q = add(q, usel(up, k(1), k(0)));
+  q = usel(rounds, q, shl(s.lo, sub(k(0), r))); // exact: s < 2^53 here
+  Id bits = add(shl(add(l, k(1074)), k(52)), q);
+  bits = usel(ult(bits, k(inf)), bits, k(inf));
+  Id general = usel(nonzero(s), bor(bits, sx), k(0)); // an exact 0 is +0
+  return bitcast(f64t(), usel(nan, nan_bits, usel(is_special, special, general)));
 }
 
 } // namespace hologram::codegen::spirv

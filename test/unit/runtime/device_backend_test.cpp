@@ -821,8 +821,8 @@ TEST_P(DeviceBackend, RandomArithmeticOfEveryTypeMatchesTheInterpreter) {
   // edge values (SPEC §3.4's exact rules), in blocks of 15 lanes, bit for bit against the
   // interpreter (NaNs as NaNs). Found on Vulkan: float `rem` several ulp off and NaN for an
   // infinite divisor (OpFRem), and f64 trunc/floor/ceil/round losing -0 and keeping a half
-  // above 2^28 (lavapipe's). Values come from memory, not literals, and Vulkan has no f64
-  // fma (random_typed_kernel says why).
+  // above 2^28 (lavapipe's), and f64 fma rounding twice (GLSL.std.450's Fma). Values come
+  // from memory, not literals (random_typed_kernel says why).
   auto b = start();
   auto interp = create_backend(Preference::parse("interp"));
   std::mt19937 rng(20261130);
@@ -830,8 +830,7 @@ TEST_P(DeviceBackend, RandomArithmeticOfEveryTypeMatchesTheInterpreter) {
   config.grid = {3, 1, 1};
   config.block = {15, 1, 1};
   for (int trial = 0; trial < 12; ++trial) {
-    const std::string text =
-        test::random_typed_kernel(rng, 20 + 5 * trial, false, GetParam() != std::string("vulkan"));
+    const std::string text = test::random_typed_kernel(rng, 20 + 5 * trial, false);
     auto m = test::parse_ok(text);
     const auto inputs = test::random_kernel_inputs(rng, 45);
     auto on = [&](Backend &backend) {
@@ -841,6 +840,103 @@ TEST_P(DeviceBackend, RandomArithmeticOfEveryTypeMatchesTheInterpreter) {
     const std::string diff = test::random_kernel_mismatch(on(*b), on(*interp));
     EXPECT_EQ(diff, "") << text;
   }
+}
+
+TEST_P(DeviceBackend, FmaOfF64RoundsOnce) {
+  // fma.f64 and fms.f64 round once (SPEC §3.4): Vulkan's in integer arithmetic, since
+  // GLSL.std.450's Fma need not fuse (lavapipe's rounds twice), OpenCL's is OpenCL.std's. Every
+  // triple of edge values, random bits, products that c cancels down to their rounding error,
+  // sums within a few ulp of a midpoint, subnormal, underflowing and overflowing results, bit
+  // for bit against C's fma (any NaN for a NaN).
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double max = std::numeric_limits<double>::max();
+  const std::vector<double> edges{
+      0.0,        -0.0,      1.0,       -1.0,      1.0 + 0x1p-52, 0x1p-1074,
+      -0x1p-1074, 0x1p-1022, 0x1p-1023, max,       -max,          inf,
+      -inf,       nan,       3.0,       -0x1p-537, 0x1p511 * 1.5, 0x1.fffffffffffffp-1};
+  std::vector<double> a, b, c;
+  auto add = [&](double x, double y, double z) {
+    a.push_back(x);
+    b.push_back(y);
+    c.push_back(z);
+  };
+  for (double x : edges)
+    for (double y : edges)
+      for (double z : edges) add(x, y, z);
+  std::mt19937_64 rng(20261205);
+  auto bits = [&] { return std::bit_cast<double>(rng()); };
+  // A value with a random significand and an exponent in [lo, hi].
+  auto near = [&](int lo, int hi) {
+    const double m = 1.0 + static_cast<double>(rng() >> 12) * 0x1p-52;
+    const int e = lo + static_cast<int>(rng() % static_cast<uint64_t>(hi - lo + 1));
+    return std::ldexp(rng() & 1 ? -m : m, e);
+  };
+  for (int i = 0; i < 3000; ++i) add(bits(), bits(), bits());
+  for (int i = 0; i < 3000; ++i) {
+    const double x = near(-40, 40), y = near(-40, 40), p = x * y;
+    const double e = std::fma(x, y, -p); // the product's rounding error
+    switch (i % 6) {
+    case 0: add(x, y, -p); break;
+    case 1: add(x, y, std::nextafter(-p, inf)); break;
+    case 2: add(x, y, near(-100, 100)); break;
+    // c within a few ulp of half an ulp of p: the sum near a midpoint.
+    case 3: add(x, y, std::ldexp(0.5, std::ilogb(p) - 52) * static_cast<double>(rng() % 5)); break;
+    case 4: add(x, y, -e * static_cast<double>(rng() % 3)); break;
+    case 5:
+      add(x, y, std::ldexp(near(0, 0), std::ilogb(p) - 53 - static_cast<int>(rng() % 60)));
+      break;
+    }
+  }
+  for (int i = 0; i < 1500; ++i) { // subnormal and underflowing results
+    const double x = near(-560, -480), y = near(-560, -480);
+    add(x, y, i % 3 == 0 ? 0.0 : i % 3 == 1 ? -x * y : near(-1074, -1020));
+  }
+  for (int i = 0; i < 1000; ++i) { // overflowing and nearly overflowing ones
+    const double x = near(500, 520), y = near(500, 520);
+    add(x, y, i % 2 ? -max : near(1000, 1023));
+  }
+  while (a.size() % 64) add(1.0, 1.0, 1.0);
+  const auto n = static_cast<uint32_t>(a.size());
+
+  auto backend = start();
+  auto m = test::parse_ok(R"(.kernel fma64
+.param %a : buffer<f64> read
+.param %b : buffer<f64> read
+.param %c : buffer<f64> read
+.param %fused : buffer<f64> write
+.param %negated : buffer<f64> write
+  ld.f64         r0, [%a + %gid*8]
+  ld.f64         r1, [%b + %gid*8]
+  ld.f64         r2, [%c + %gid*8]
+  fma.f64        r3, r0, r1, r2
+  fms.f64        r4, r0, r1, r2
+  st.f64         [%fused + %gid*8], r3
+  st.f64         [%negated + %gid*8], r4
+)");
+  std::array<BufferHandle, 5> buf;
+  for (auto &h : buf) h = backend->allocate_buffer(uint64_t{n} * 8);
+  backend->write<double>(buf[0], a);
+  backend->write<double>(buf[1], b);
+  backend->write<double>(buf[2], c);
+  std::vector<KernelArg> args;
+  for (auto h : buf) args.push_back(KernelArg::buffer(h));
+  backend->execute_program(m.kernels[0], LaunchConfig::linear(n, 64), args);
+  const auto fused = backend->read<double>(buf[3]), negated = backend->read<double>(buf[4]);
+  auto same = [](double x, double y) {
+    return std::isnan(x) ? std::isnan(y) : std::bit_cast<uint64_t>(x) == std::bit_cast<uint64_t>(y);
+  };
+  int wrong = 0;
+  for (uint32_t i = 0; i < n && wrong < 10; ++i) {
+    const double want = std::fma(a[i], b[i], c[i]), want_neg = std::fma(a[i], b[i], -c[i]);
+    if (!same(fused[i], want) || !same(negated[i], want_neg)) {
+      ++wrong;
+      ADD_FAILURE() << std::hexfloat << "fma(" << a[i] << ", " << b[i] << ", " << c[i]
+                    << "): " << fused[i] << " (want " << want << "), fms: " << negated[i]
+                    << " (want " << want_neg << ")";
+    }
+  }
+  for (auto h : buf) backend->free_buffer(h);
 }
 
 INSTANTIATE_TEST_SUITE_P(SpirvBackends, DeviceBackend, ::testing::Values("vulkan", "opencl"),
