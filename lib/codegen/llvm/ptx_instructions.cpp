@@ -57,11 +57,7 @@ void SimtLowering::emit(const isa::Instruction &inst, uint32_t block) {
   case Opcode::Sub: binary(inst, BinaryOp::Sub); return;
   case Opcode::Mul: binary(inst, BinaryOp::Mul); return;
   case Opcode::Div: binary(inst, BinaryOp::Div); return;
-  case Opcode::Rem:
-    // NVPTX computes a float remainder as x - y trunc(x/y), which is not fmod's exact one.
-    if (t == Type::F32 || t == Type::F64) unsupported(inst, "a floating-point remainder");
-    binary(inst, BinaryOp::Rem);
-    return;
+  case Opcode::Rem: binary(inst, BinaryOp::Rem); return;
   case Opcode::And: binary(inst, BinaryOp::And); return;
   case Opcode::Or: binary(inst, BinaryOp::Or); return;
   case Opcode::Xor: binary(inst, BinaryOp::Xor); return;

@@ -83,12 +83,85 @@ Value *ValueOps::binary(BinaryOp op, Type t, Value *x, Value *y) {
   case BinaryOp::Sub: return fp ? b_.CreateFSub(x, y) : b_.CreateSub(x, y);
   case BinaryOp::Mul: return fp ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
   case BinaryOp::Div: return b_.CreateFDiv(x, y);
-  case BinaryOp::Rem: return b_.CreateFRem(x, y);
+  case BinaryOp::Rem: return fmod(x, y);
   case BinaryOp::And: return b_.CreateAnd(x, y);
   case BinaryOp::Or: return b_.CreateOr(x, y);
   case BinaryOp::Xor: return b_.CreateXor(x, y);
   }
   unreachable_enum("BinaryOp");
+}
+
+Value *ValueOps::fmod(Value *x, Value *y) {
+  llvm::Type *fty = x->getType();
+  const bool d = fty->getScalarType()->isDoubleTy();
+  const unsigned w = d ? 64 : 32, m = d ? 52 : 23;
+  llvm::Type *ity = shaped(b_.getIntNTy(w), x), *i64 = shaped(b_.getInt64Ty(), x);
+  auto k = [&](uint64_t v) { return llvm::ConstantInt::get(ity, v); };
+  auto k64 = [&](uint64_t v) { return llvm::ConstantInt::get(i64, v); };
+  // Shift amounts are taken mod the width: a lane whose select drops the result still computes
+  // a value, not poison.
+  auto shl = [&](Value *v, Value *n) { return b_.CreateShl(v, b_.CreateAnd(n, k(w - 1))); };
+  const uint64_t sign_bit = uint64_t{1} << (w - 1), inf = d ? 0x7ff0000000000000 : 0x7f800000;
+  const uint64_t frac_mask = (uint64_t{1} << m) - 1;
+  Value *ux = b_.CreateBitCast(x, ity), *uy = b_.CreateBitCast(y, ity);
+  Value *sign = b_.CreateAnd(ux, k(sign_bit));
+  Value *ax = b_.CreateAnd(ux, k(sign_bit - 1)), *ay = b_.CreateAnd(uy, k(sign_bit - 1));
+  // NaN for a NaN, an infinite x or a zero y (an input NaN, quieted); x itself where |x| < |y|
+  // (an infinite y too).
+  Value *x_nan = b_.CreateICmpUGT(ax, k(inf)), *y_nan = b_.CreateICmpUGT(ay, k(inf));
+  Value *nan = b_.CreateOr(b_.CreateOr(b_.CreateICmpEQ(ax, k(inf)), x_nan),
+                           b_.CreateOr(y_nan, b_.CreateICmpEQ(ay, k(0))));
+  const uint64_t quiet = uint64_t{1} << (m - 1);
+  Value *nan_bits =
+      b_.CreateSelect(x_nan, b_.CreateOr(ux, k(quiet)),
+                      b_.CreateSelect(y_nan, b_.CreateOr(uy, k(quiet)), k(inf | quiet)));
+  Value *keep = b_.CreateOr(nan, b_.CreateICmpULT(ax, ay));
+  // Significands with the hidden bit, and exponents (subnormals: 1, no hidden bit).
+  auto split = [&](Value *v) {
+    Value *e = b_.CreateLShr(v, k(m));
+    Value *sub = b_.CreateICmpEQ(e, k(0));
+    Value *mant =
+        b_.CreateSelect(sub, v, b_.CreateOr(b_.CreateAnd(v, k(frac_mask)), k(frac_mask + 1)));
+    return std::pair{b_.CreateSelect(sub, k(1), e), mant};
+  };
+  auto [ex, mx] = split(ax);
+  auto [ey, my] = split(ay);
+  // The significands' remainder mx 2^(ex - ey) mod my, by steps of as many bits as a u64
+  // holds beside my (40 for f32, 11 for f64) while any lane has some left.
+  Value *divisor = b_.CreateSelect(keep, k64(1), b_.CreateZExtOrBitCast(my, i64));
+  Value *r0 = b_.CreateURem(b_.CreateZExtOrBitCast(mx, i64), divisor);
+  Value *n0 = b_.CreateSelect(keep, k64(0), b_.CreateZExtOrBitCast(b_.CreateSub(ex, ey), i64));
+  llvm::BasicBlock *pre = b_.GetInsertBlock();
+  llvm::LLVMContext &c = b_.getContext();
+  auto *loop = llvm::BasicBlock::Create(c, "fmod.loop", pre->getParent());
+  auto *done = llvm::BasicBlock::Create(c, "fmod.done", pre->getParent());
+  b_.CreateBr(loop);
+  b_.SetInsertPoint(loop);
+  llvm::PHINode *r = b_.CreatePHI(i64, 2, "fmod.r"), *n = b_.CreatePHI(i64, 2, "fmod.n");
+  Value *s = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, n, k64(d ? 11 : 40));
+  Value *r1 = b_.CreateURem(b_.CreateShl(r, s), divisor);
+  Value *n1 = b_.CreateSub(n, s);
+  Value *more = b_.CreateICmpNE(n1, k64(0));
+  if (more->getType()->isVectorTy()) more = b_.CreateOrReduce(more);
+  r->addIncoming(r0, pre);
+  r->addIncoming(r1, loop);
+  n->addIncoming(n0, pre);
+  n->addIncoming(n1, loop);
+  b_.CreateCondBr(more, loop, done);
+  b_.SetInsertPoint(done);
+  // Rebuilt: rem 2^(ey - bias - m), normal where its top bit lands on an exponent of 1 or more.
+  Value *rem = b_.CreateTruncOrBitCast(r1, ity);
+  Value *top =
+      b_.CreateSub(k(w - 1), b_.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, rem, b_.getFalse()));
+  Value *biased = b_.CreateSub(b_.CreateAdd(ey, top), k(m)); // signed: top <= m, ey >= 1
+  Value *frac = b_.CreateAnd(shl(rem, b_.CreateSub(k(m), top)), k(frac_mask));
+  Value *normal_bits = b_.CreateAdd(shl(biased, k(m)), frac);
+  Value *sub_bits = shl(rem, b_.CreateSub(ey, k(1)));
+  Value *bits =
+      b_.CreateSelect(b_.CreateICmpEQ(rem, k(0)), k(0),
+                      b_.CreateSelect(b_.CreateICmpSGT(biased, k(0)), normal_bits, sub_bits));
+  Value *result = b_.CreateSelect(keep, ux, b_.CreateOr(bits, sign));
+  return b_.CreateBitCast(b_.CreateSelect(nan, nan_bits, result), fty);
 }
 
 Value *ValueOps::min_max(bool is_min, Type t, Value *x, Value *y) {

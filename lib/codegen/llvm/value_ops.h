@@ -41,6 +41,11 @@ public:
   llvm::Value *mad(isa::Type t, llvm::Value *x, llvm::Value *y, llvm::Value *z);
   llvm::Value *fma(bool subtract, llvm::Value *x, llvm::Value *y, llvm::Value *z);
   llvm::Value *lerp(llvm::Value *a, llvm::Value *b, llvm::Value *t);
+  /// Float `rem`: C's fmod, exact, in integer arithmetic (no libm, so x86 and PTX share it):
+  /// the significands' remainder mx 2^(ex - ey) mod my in u64 steps (40 bits for f32, 11 for
+  /// f64) in a loop that runs while any lane has bits left, then rebuilt with y's exponent.
+  /// The builder continues in the loop's exit block.
+  llvm::Value *fmod(llvm::Value *x, llvm::Value *y);
 
   /// The atomic `aop` (or, with `cas`, a compare-exchange of `val` where the memory holds
   /// `cmp`) on the t at `p`, relaxed (monotonic): the value the memory held. Float min and max

@@ -13,9 +13,12 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <random>
@@ -705,6 +708,110 @@ TEST(CpuModules, RandomIfThenRegionsMatchTheInterpreter) {
       EXPECT_EQ(got, want) << where << ":\n" << text;
     });
   }
+}
+
+TEST(CpuModules, FloatRemIsCsFmodExactlyAtEveryLevel) {
+  // Float `rem` is C's fmod, exact (SPEC §3.4), in the lowering's own integer loop (shared
+  // with PTX, value_ops.h): random bits, pairs whose exponents lie 0 to 300 (f32) and 0 to 2100
+  // (f64) apart so that the loop takes one step or many, subnormal operands and results, and
+  // edge values, at every level and -O0/-O2, bit for bit against C's fmod (any NaN for a NaN).
+  IsaGuard isa;
+  std::mt19937_64 rng(20261205);
+  auto sample = [&]<typename F, typename U>(F, U, int bias, int mant) {
+    const int top = 2 * bias;
+    std::vector<F> a, b;
+    auto value = [&](int e) { // a random significand at biased exponent e (0: subnormal)
+      const U frac = static_cast<U>(rng()) & ((U{1} << mant) - 1);
+      return std::bit_cast<F>(
+          static_cast<U>((U(rng() & 1) << (sizeof(U) * 8 - 1)) | (U(e) << mant) | frac));
+    };
+    const F edges[] = {F(0),
+                       F(-0.0),
+                       F(1),
+                       F(-1.5),
+                       std::numeric_limits<F>::infinity(),
+                       -std::numeric_limits<F>::infinity(),
+                       std::numeric_limits<F>::quiet_NaN(),
+                       std::numeric_limits<F>::denorm_min(),
+                       std::numeric_limits<F>::min(),
+                       std::numeric_limits<F>::max(),
+                       F(0.1),
+                       F(-7)};
+    for (F x : edges)
+      for (F y : edges) a.push_back(x), b.push_back(y);
+    for (int i = 0; i < 4000; ++i) {
+      const int ey = static_cast<int>(rng() % static_cast<uint64_t>(top + 1));
+      const int gap = static_cast<int>(rng() % static_cast<uint64_t>(top + 2));
+      switch (i % 4) {
+      case 0:
+        a.push_back(std::bit_cast<F>(static_cast<U>(rng())));
+        b.push_back(std::bit_cast<F>(static_cast<U>(rng())));
+        break;
+      case 1:
+        a.push_back(value(std::min(ey + gap, top)));
+        b.push_back(value(ey));
+        break;
+      case 2:
+        a.push_back(value(static_cast<int>(rng() % 3)));
+        b.push_back(value(0));
+        break;
+      case 3:
+        a.push_back(value(std::min(gap, top)));
+        b.push_back(value(static_cast<int>(rng() % 2)));
+        break;
+      }
+    }
+    while (a.size() % 64) a.push_back(F(5)), b.push_back(F(3)); // whole blocks
+    return std::pair{a, b};
+  };
+  const auto [a32, b32] = sample(float{}, uint32_t{}, 127, 23);
+  const auto [a64, b64] = sample(double{}, uint64_t{}, 1023, 52);
+  const auto n = static_cast<uint32_t>(a32.size());
+  ASSERT_EQ(n, a64.size());
+  const std::string text = R"(.kernel k
+.param %a : buffer<f32> read
+.param %b : buffer<f32> read
+.param %r : buffer<f32> write
+.param %c : buffer<f64> read
+.param %d : buffer<f64> read
+.param %s : buffer<f64> write
+  ld.f32         r0, [%a + %gid*4]
+  ld.f32         r1, [%b + %gid*4]
+  rem.f32        r2, r0, r1
+  st.f32         [%r + %gid*4], r2
+  ld.f64         r3, [%c + %gid*8]
+  ld.f64         r4, [%d + %gid*8]
+  rem.f64        r5, r3, r4
+  st.f64         [%s + %gid*8], r5
+)";
+  auto same = []<typename F>(F x, F y) {
+    return std::isnan(x) ? std::isnan(y) : std::memcmp(&x, &y, sizeof x) == 0;
+  };
+  auto cpu = create_backend(Preference::parse("cpu"));
+  for_each_compiled_level(*cpu, text, [&](ModuleHandle mod, const std::string &where) {
+    std::array<BufferHandle, 6> buf;
+    for (size_t i = 0; i < buf.size(); ++i)
+      buf[i] = cpu->allocate_buffer(uint64_t{n} * (i < 3 ? 4 : 8));
+    cpu->write<float>(buf[0], a32);
+    cpu->write<float>(buf[1], b32);
+    cpu->write<double>(buf[3], a64);
+    cpu->write<double>(buf[4], b64);
+    std::vector<KernelArg> args;
+    for (auto h : buf) args.push_back(KernelArg::buffer(h));
+    cpu->launch(mod, "k", LaunchConfig::linear(n, 64), args);
+    const auto r32 = cpu->read<float>(buf[2]);
+    const auto r64 = cpu->read<double>(buf[5]);
+    int wrong = 0;
+    for (uint32_t i = 0; i < n && wrong < 10; ++i) {
+      if (!same(r32[i], std::fmod(a32[i], b32[i])))
+        ++wrong, ADD_FAILURE() << where << std::hexfloat << ": fmod(" << a32[i] << ", " << b32[i]
+                               << ") = " << r32[i] << ", not " << std::fmod(a32[i], b32[i]);
+      if (!same(r64[i], std::fmod(a64[i], b64[i])))
+        ++wrong, ADD_FAILURE() << where << std::hexfloat << ": fmod(" << a64[i] << ", " << b64[i]
+                               << ") = " << r64[i] << ", not " << std::fmod(a64[i], b64[i]);
+    }
+    for (auto h : buf) cpu->free_buffer(h);
+  });
 }
 
 TEST(CpuModules, RandomArithmeticOfEveryTypeMatchesTheInterpreter) {
