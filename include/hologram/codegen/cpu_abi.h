@@ -57,7 +57,9 @@ typedef int32_t (*hg_cpu_launch_op_fn)(const struct hg_cpu_launch *launch, uint3
                                        uint32_t first, uint32_t count, const uint64_t *regs,
                                        uint64_t *result);
 /** Converts `bits` of ISA type `src` to ISA type `dst` (f16/bf16 conversions whose source is
- * not f32); types are hologram::isa::Type values. */
+ * not f32); types are hologram::isa::Type values. Kernels compiled since 2026-12-05 round these
+ * in their own code and do not call it; the runtime still sets it for objects of this ABI
+ * version compiled before. */
 typedef uint64_t (*hg_cpu_convert_fn)(uint64_t bits, uint32_t dst, uint32_t src);
 struct hg_cpu_worker;
 /** -fbounds-check for register-indirect addresses: nonzero when [address, address + size)

@@ -338,11 +338,7 @@ V KernelLowering::compare(CmpCode cc, Type t, V x, V y) {
 }
 
 V KernelLowering::convert(V x, Type dst, Type src) {
-  // The conversions to f16/bf16 that LLVM cannot round once call the runtime's.
-  auto narrow = [&](Value *v, Type d, Type s) {
-    return convert_scalar_helper({v, !v->getType()->isVectorTy()}, d, s).v;
-  };
-  return {ops_.convert(x.v, dst, src, narrow), x.uni};
+  return {ops_.convert(x.v, dst, src), x.uni};
 }
 
 Value *KernelLowering::bits64(Value *v, Type t) {
@@ -355,22 +351,6 @@ Value *KernelLowering::from_bits64(Value *bits, Type t) {
   if (t == Type::F32) return b_.CreateBitCast(b_.CreateTrunc(bits, i32()), b_.getFloatTy());
   if (t == Type::F64) return b_.CreateBitCast(bits, b_.getDoubleTy());
   return b_.CreateZExtOrTrunc(bits, scalar_type(t));
-}
-
-V KernelLowering::convert_scalar_helper(V x, Type dst, Type src) {
-  Value *fn = load_field(abi_.launch, launch_, LConvert, ptr());
-  auto *fty = llvm::FunctionType::get(i64(), {i64(), i32(), i32()}, false);
-  auto call = [&](Value *s) {
-    Value *r = b_.CreateCall(
-        fty, fn,
-        {bits64(s, src), u32c(static_cast<uint32_t>(dst)), u32c(static_cast<uint32_t>(src))});
-    return b_.CreateTrunc(r, b_.getInt16Ty());
-  };
-  if (x.uni) return {call(x.v), true};
-  Value *out = llvm::Constant::getNullValue(vec(b_.getInt16Ty()));
-  for (unsigned j = 0; j < w_; ++j)
-    out = b_.CreateInsertElement(out, call(b_.CreateExtractElement(x.v, uint64_t{j})), uint64_t{j});
-  return {out, false};
 }
 
 void KernelLowering::emit_launch_ops(uint32_t first, uint32_t count) {

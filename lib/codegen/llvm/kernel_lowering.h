@@ -423,7 +423,6 @@ private:
   uint32_t state_type_bytes();
   V min_max(bool is_min, Type t, V x, V y);
   V convert(V x, Type dst, Type src);
-  V convert_scalar_helper(V x, Type dst, Type src);
   V compare(CmpCode cc, Type t, V x, V y);
   void emit_atomic(const Instruction &inst);
   void emit_atlas(const Instruction &inst);

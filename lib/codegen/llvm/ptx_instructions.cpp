@@ -33,14 +33,7 @@ void SimtLowering::emit(const isa::Instruction &inst, uint32_t block) {
   case Opcode::PoolSt: store(address(opnds[0].addr, isa::type_size(t)), src(inst, 1, t)); return;
   case Opcode::Mov: set(inst, 0, t, src(inst, 1, t)); return;
   case Opcode::MovImm: set(inst, 0, t, ops_.constant(t, opnds[1].imm)); return;
-  case Opcode::Cvt:
-    set(inst, 0, t,
-        ops_.convert(
-            src(inst, 1, inst.type2), t, inst.type2, [&](Value *, Type d, Type s) -> Value * {
-              unsupported(inst, std::string("conversion from ") + std::string(isa::type_name(s)) +
-                                    " to " + std::string(isa::type_name(d)));
-            }));
-    return;
+  case Opcode::Cvt: set(inst, 0, t, ops_.convert(src(inst, 1, inst.type2), t, inst.type2)); return;
   case Opcode::Param: {
     const Arg &a = args_.at(opnds[1].index);
     llvm::Type *want = ops_.scalar_type(t);
@@ -221,19 +214,12 @@ void SimtLowering::emit(const isa::Instruction &inst, uint32_t block) {
     // Folds from the identity in register order, exactly as the interpreter does.
     const auto rop = static_cast<isa::ReduceOp>(inst.sub);
     Value *acc = ops_.constant(t, isa::reduce_identity(rop, t));
-    for (uint64_t j = 0; j < opnds[2].imm; ++j) {
-      Value *x = get(static_cast<isa::Reg>(opnds[1].index + j), t);
-      switch (rop) {
-      case isa::ReduceOp::Add: acc = ops_.binary(BinaryOp::Add, t, acc, x); break;
-      case isa::ReduceOp::Mul: acc = ops_.binary(BinaryOp::Mul, t, acc, x); break;
-      case isa::ReduceOp::Min: acc = ops_.min_max(true, t, acc, x); break;
-      case isa::ReduceOp::Max: acc = ops_.min_max(false, t, acc, x); break;
-      }
-    }
+    for (uint64_t j = 0; j < opnds[2].imm; ++j)
+      acc = fold(rop, t, acc, get(static_cast<isa::Reg>(opnds[1].index + j), t));
     set(inst, 0, t, acc);
     return;
   }
-  case Opcode::ReduceMem: unsupported(inst, "reduce over memory");
+  case Opcode::ReduceMem: emit_reduce_mem(inst); return;
   case Opcode::PoolAlloc: {
     // Each thread's scratch is local memory: every allocation site has a fixed place in it
     // (the verifier frees an allocation before its site allocates again), zeroed here.

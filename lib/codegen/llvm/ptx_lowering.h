@@ -166,7 +166,8 @@ private:
     llvm::Align align;
     Value *ok = nullptr;
   };
-  Place address(const isa::Address &a, uint64_t size);
+  /// `extra` (u64, or null) is added to the address's offset before it is checked.
+  Place address(const isa::Address &a, uint64_t size, Value *extra = nullptr);
 
   /// `body()` where `ok` holds (everywhere when `ok` is null); what it yields, of type `ty`
   /// unless that is null, is 0 where it did not run.
@@ -201,6 +202,11 @@ private:
   }
   Value *neighbour(Value *c, uint64_t k);
   void emit_atlas(const isa::Instruction &inst);
+  /// acc op x for `reduce`.
+  Value *fold(isa::ReduceOp rop, Type t, Value *acc, Value *x);
+  /// `reduce` over memory: a loop over the count's elements from the address, folded in
+  /// order from the identity, each access checked as a load of its own.
+  void emit_reduce_mem(const isa::Instruction &inst);
 
   // Control (ptx_lowering.cpp) ----------------------------------------------------------------
 

@@ -4,6 +4,7 @@
 
 #include "hologram/codegen/spirv_abi.h"
 #include "hologram/isa/atlas.h"
+#include "hologram/isa/type_dispatch.h"
 #include "hologram/support/unreachable.h"
 
 #include <llvm/IR/InlineAsm.h>
@@ -30,7 +31,7 @@ Value *SimtLowering::shared_bytes() {
   return b_.CreateZExt(b_.CreateCall(fty, asm_), i64());
 }
 
-auto SimtLowering::address(const isa::Address &a, uint64_t size) -> Place {
+auto SimtLowering::address(const isa::Address &a, uint64_t size, Value *extra) -> Place {
   Value *base = nullptr, *limit = nullptr;
   uint32_t region = a.base_id;
   switch (a.base) {
@@ -70,6 +71,7 @@ auto SimtLowering::address(const isa::Address &a, uint64_t size) -> Place {
     off = b_.CreateAdd(b_.CreateMul(get(a.index, Type::U64), b_.getInt64(a.scale)), off);
     align = std::min(align, proven(a.scale));
   }
+  if (extra) off = b_.CreateAdd(off, extra);
   Place place{b_.CreateGEP(b_.getInt8Ty(), base, off), llvm::Align(std::min(align, size))};
   if (o_.bounds_check && limit) {
     // off + size > limit, without overflow: limit < size || off > limit - size.
@@ -79,6 +81,45 @@ auto SimtLowering::address(const isa::Address &a, uint64_t size) -> Place {
     place.ok = b_.CreateNot(bad);
   }
   return place;
+}
+
+Value *SimtLowering::fold(isa::ReduceOp rop, Type t, Value *acc, Value *x) {
+  using B = detail::ValueOps::BinaryOp;
+  switch (rop) {
+  case isa::ReduceOp::Add: return ops_.binary(B::Add, t, acc, x);
+  case isa::ReduceOp::Mul: return ops_.binary(B::Mul, t, acc, x);
+  case isa::ReduceOp::Min: return ops_.min_max(true, t, acc, x);
+  case isa::ReduceOp::Max: return ops_.min_max(false, t, acc, x);
+  }
+  unreachable_enum("ReduceOp");
+}
+
+void SimtLowering::emit_reduce_mem(const isa::Instruction &inst) {
+  const Type t = inst.type;
+  const auto rop = static_cast<isa::ReduceOp>(inst.sub);
+  const uint64_t size = isa::type_size(t);
+  Value *n = src(inst, 2, Type::U64);
+  BasicBlock *pre = b_.GetInsertBlock();
+  BasicBlock *head = BasicBlock::Create(c_, "fold", fn_);
+  BasicBlock *body = BasicBlock::Create(c_, "fold.body", fn_);
+  BasicBlock *done = BasicBlock::Create(c_, "fold.done", fn_);
+  b_.CreateBr(head);
+  b_.SetInsertPoint(head);
+  llvm::PHINode *k = b_.CreatePHI(i64(), 2, "fold.k");
+  llvm::PHINode *acc = b_.CreatePHI(ops_.scalar_type(t), 2, "fold.acc");
+  b_.CreateCondBr(b_.CreateICmpULT(k, n), body, done);
+  b_.SetInsertPoint(body);
+  Value *x = load(t, address(inst.operands[1].addr, size, b_.CreateMul(k, b_.getInt64(size))));
+  Value *next = fold(rop, t, acc, x);
+  Value *k1 = b_.CreateAdd(k, b_.getInt64(1));
+  BasicBlock *end = b_.GetInsertBlock();
+  b_.CreateBr(head);
+  k->addIncoming(b_.getInt64(0), pre);
+  k->addIncoming(k1, end);
+  acc->addIncoming(ops_.constant(t, isa::reduce_identity(rop, t)), pre);
+  acc->addIncoming(next, end);
+  b_.SetInsertPoint(done);
+  set(inst, 0, t, acc);
 }
 
 Value *SimtLowering::load(Type t, const Place &p) {

@@ -292,23 +292,81 @@ Value *ValueOps::atomic(bool cas, isa::AtomicOp aop, Type t, Value *p, Value *va
   return b_.CreateAtomicRMW(bop, p, val, llvm::MaybeAlign(), relaxed);
 }
 
-Value *ValueOps::convert(Value *x, Type dst, Type src, const NarrowHelper &narrow) {
+Value *ValueOps::narrow_exact(Value *x, Type dst, Type src) {
+  llvm::Type *i64 = shaped(b_.getInt64Ty(), x);
+  auto k = [&](uint64_t v) { return llvm::ConstantInt::get(i64, v); };
+  auto ks = [&](int64_t v) { return llvm::ConstantInt::get(i64, static_cast<uint64_t>(v), true); };
+  // Shift amounts are taken mod 64: a lane whose select drops the result still computes a
+  // value, not poison.
+  auto shl = [&](Value *v, Value *n) { return b_.CreateShl(v, b_.CreateAnd(n, k(63))); };
+  auto lshr = [&](Value *v, Value *n) { return b_.CreateLShr(v, b_.CreateAnd(n, k(63))); };
+  // The source as sign, magnitude m and exponent e: |x| = m 2^e.
+  Value *sign, *m, *e, *nan = nullptr, *inf = nullptr;
+  if (src == Type::F64) {
+    Value *u = b_.CreateBitCast(x, i64);
+    sign = b_.CreateICmpSLT(u, k(0));
+    Value *a = b_.CreateAnd(u, k(~(uint64_t{1} << 63)));
+    nan = b_.CreateICmpUGT(a, k(0x7ff0000000000000));
+    inf = b_.CreateICmpEQ(a, k(0x7ff0000000000000));
+    Value *ex = b_.CreateLShr(a, k(52)), *frac = b_.CreateAnd(a, k((uint64_t{1} << 52) - 1));
+    Value *sub = b_.CreateICmpEQ(ex, k(0));
+    m = b_.CreateSelect(sub, frac, b_.CreateOr(frac, k(uint64_t{1} << 52)));
+    e = b_.CreateSub(b_.CreateSelect(sub, k(1), ex), k(1075));
+  } else {
+    const bool s = isa::is_signed_int(src);
+    Value *v = s ? b_.CreateSExt(x, i64) : b_.CreateZExt(x, i64);
+    sign = s ? b_.CreateICmpSLT(v, k(0)) : b_.CreateICmpNE(v, v);
+    m = s ? b_.CreateSelect(sign, b_.CreateNeg(v), v) : v; // MIN's magnitude is 2^63 as a u64
+    e = k(0);
+  }
+  // The result's lowest bit 2^l, l = max(msb + e - (p - 1), lowest) for p bits of precision;
+  // bits = (l - lowest) 2^(p - 1) + q then covers subnormal results, a carry to the next
+  // binade, and (at or above the infinity's bits) overflow.
+  const bool half = dst == Type::F16;
+  const int64_t p = half ? 11 : 8, lowest = half ? -24 : -133;
+  const uint64_t inf_bits = half ? 0x7c00 : 0x7f80, nan_bits = half ? 0x7e00 : 0x7fc0;
+  Value *msb =
+      b_.CreateSub(k(63), b_.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, m, b_.getFalse()));
+  Value *l = b_.CreateAdd(b_.CreateAdd(msb, e), ks(1 - p));
+  l = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, l, ks(lowest));
+  Value *r = b_.CreateSub(l, e);
+  Value *rounds = b_.CreateICmpSGT(r, k(0));
+  // Rounding: t = m >> (r - 1) keeps the half bit at its bottom; nothing is left of m where
+  // r - 1 >= 64.
+  Value *s1 = b_.CreateSub(r, k(1));
+  Value *gone = b_.CreateICmpUGE(s1, k(64));
+  Value *t = b_.CreateSelect(gone, k(0), lshr(m, s1));
+  Value *lost = b_.CreateICmpNE(b_.CreateAnd(m, b_.CreateSub(shl(k(1), s1), k(1))), k(0));
+  Value *q = b_.CreateLShr(t, k(1));
+  Value *up = b_.CreateAnd(b_.CreateICmpNE(b_.CreateAnd(t, k(1)), k(0)),
+                           b_.CreateOr(lost, b_.CreateICmpNE(b_.CreateAnd(q, k(1)), k(0))));
+  q = b_.CreateAdd(q, b_.CreateZExt(up, i64));
+  q = b_.CreateSelect(rounds, q, shl(m, b_.CreateNeg(r))); // exact: m < 2^p here
+  Value *bits = b_.CreateAdd(shl(b_.CreateSub(l, ks(lowest)), k(p - 1)), q);
+  bits = b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, bits, k(inf_bits));
+  bits = b_.CreateSelect(b_.CreateICmpEQ(m, k(0)), k(0), bits);
+  if (nan) bits = b_.CreateSelect(nan, k(nan_bits), b_.CreateSelect(inf, k(inf_bits), bits));
+  bits = b_.CreateOr(bits, b_.CreateSelect(sign, k(0x8000), k(0)));
+  return b_.CreateTrunc(bits, shaped(b_.getInt16Ty(), x));
+}
+
+Value *ValueOps::convert(Value *x, Type dst, Type src) {
   if (dst == src) return x;
   // Widen f16/bf16 sources to f32 exactly.
   if (src == Type::F16) {
     Value *h = b_.CreateBitCast(x, shaped(b_.getHalfTy(), x));
-    return convert(b_.CreateFPExt(h, shaped(b_.getFloatTy(), x)), dst, Type::F32, narrow);
+    return convert(b_.CreateFPExt(h, shaped(b_.getFloatTy(), x)), dst, Type::F32);
   }
   if (src == Type::BF16) {
     Value *w = b_.CreateShl(b_.CreateZExt(x, shaped(b_.getInt32Ty(), x)), 16);
-    return convert(b_.CreateBitCast(w, shaped(b_.getFloatTy(), x)), dst, Type::F32, narrow);
+    return convert(b_.CreateBitCast(w, shaped(b_.getFloatTy(), x)), dst, Type::F32);
   }
   if (dst == Type::F16 || dst == Type::BF16) {
     // Narrow sources that f32 holds exactly convert through f32; the others through the
     // target's exact conversion (one rounding, as the SPEC requires).
     const bool exact_in_f32 = src == Type::F32 || (!is_fp(src) && isa::type_size(src) <= 2);
-    if (!exact_in_f32) return narrow(x, dst, src);
-    Value *f = convert(x, Type::F32, src, narrow);
+    if (!exact_in_f32) return narrow_exact(x, dst, src);
+    Value *f = convert(x, Type::F32, src);
     Value *bits = b_.CreateBitCast(f, shaped(b_.getInt32Ty(), f));
     Value *isnan = b_.CreateFCmpUNO(f, f);
     Value *sign = b_.CreateTrunc(b_.CreateLShr(b_.CreateAnd(bits, 0x80000000u), 16),

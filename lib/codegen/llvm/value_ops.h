@@ -10,8 +10,6 @@
 
 #include <llvm/IR/IRBuilder.h>
 
-#include <functional>
-
 namespace hologram::codegen::detail {
 
 class ValueOps {
@@ -53,11 +51,14 @@ public:
   llvm::Value *atomic(bool cas, isa::AtomicOp aop, isa::Type t, llvm::Value *p, llvm::Value *val,
                       llvm::Value *cmp);
 
-  /// A conversion the target cannot do exactly in LLVM IR: to f16/bf16 from a source f32
-  /// does not hold exactly (f64, 32- and 64-bit integers), rounded once.
-  using NarrowHelper = std::function<llvm::Value *(llvm::Value *x, isa::Type dst, isa::Type src)>;
   /// x of type src converted to dst.
-  llvm::Value *convert(llvm::Value *x, isa::Type dst, isa::Type src, const NarrowHelper &narrow);
+  llvm::Value *convert(llvm::Value *x, isa::Type dst, isa::Type src);
+  /// x (f64, or a 32- or 64-bit integer: a source f32 does not hold exactly) as the 16 bits of
+  /// an f16 or bf16, rounded once to nearest even in integer arithmetic (LLVM's own rounds
+  /// twice through f32, or calls a libgcc routine): its magnitude m 2^e shifted to the result's
+  /// lowest bit with a half bit and a sticky bit; subnormal results, overflow to infinity,
+  /// and a NaN as the quiet NaN of x's sign.
+  llvm::Value *narrow_exact(llvm::Value *x, isa::Type dst, isa::Type src);
 
 private:
   /// `elem` in the shape of `like` (a scalar, or a vector of its lanes).

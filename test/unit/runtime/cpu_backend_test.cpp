@@ -5,6 +5,7 @@
 #include "hologram/driver/cpu_output.h"
 #include "hologram/isa/library_accuracy.h"
 #include "hologram/isa/text.h"
+#include "hologram/isa/type_dispatch.h"
 #include "hologram/runtime/backend.h"
 #include "hologram/runtime/cpu.h"
 #include "hologram/support/file_io.h"
@@ -809,6 +810,83 @@ TEST(CpuModules, FloatRemIsCsFmodExactlyAtEveryLevel) {
       if (!same(r64[i], std::fmod(a64[i], b64[i])))
         ++wrong, ADD_FAILURE() << where << std::hexfloat << ": fmod(" << a64[i] << ", " << b64[i]
                                << ") = " << r64[i] << ", not " << std::fmod(a64[i], b64[i]);
+    }
+    for (auto h : buf) cpu->free_buffer(h);
+  });
+}
+
+TEST(CpuModules, NarrowingToF16AndBf16RoundsOnceAtEveryLevel) {
+  // f16 and bf16 from f64 and from 32- and 64-bit integers round once (SPEC §3.4), in the
+  // lowering's integer code (shared with PTX, value_ops.h): random bits, values a tie and an
+  // ulp either side of it at every exponent of both formats' normal and subnormal ranges, the
+  // overflow threshold, integers that are ties far above 2^11, at every level and -O0/-O2,
+  // bit for bit against the ISA's reference conversion (isa::convert_bits).
+  using isa::Type;
+  const double kInf = std::numeric_limits<double>::infinity();
+  const double kNan = std::numeric_limits<double>::quiet_NaN();
+  IsaGuard isa;
+  std::mt19937_64 rng(20261205);
+  std::vector<double> f;
+  std::vector<uint64_t> ints;
+  for (int i = 0; i < 1500; ++i) {
+    f.push_back(std::bit_cast<double>(rng()));
+    ints.push_back(i % 3 ? rng() : rng() >> (rng() % 64));
+  }
+  for (int p : {11, 8}) // f16, bf16: a tie (2k + 1) 2^(e - p) and its neighbours
+    for (int e = p == 11 ? -27 : -136; e <= (p == 11 ? 17 : 129); ++e) {
+      const double k =
+          static_cast<double>((rng() % (uint64_t{1} << (p - 1))) | (uint64_t{1} << (p - 1)));
+      const double tie = std::ldexp(2 * k + 1, e - p);
+      for (double v : {tie, std::nextafter(tie, 0.0), std::nextafter(tie, kInf)})
+        f.push_back(rng() & 1 ? -v : v);
+    }
+  for (double v : {65504.0, 65519.99999999999, 65520.0, 0x1p-25, 0x1.0000000000001p-25, 0x1p-134,
+                   0x1.0000000000001p-134, 3.3895313892515355e38, 0.0, -0.0, kInf, kNan, -kNan})
+    f.push_back(v);
+  for (int s = 0; s < 53; ++s) { // integer ties: (2k + 1) 2^s with k of 11 and 8 bits
+    const uint64_t k = rng() % 2048 + 2048;
+    for (uint64_t v : {(2 * k + 1) << s, ((2 * k + 1) << s) + 1, ((2 * k + 1) << s) - 1})
+      ints.push_back(rng() & 1 ? 0 - v : v);
+  }
+  while (f.size() % 64) f.push_back(1.0);
+  ints.resize(f.size(), 7);
+  const auto n = static_cast<uint32_t>(f.size());
+  const Type srcs[] = {Type::F64, Type::I32, Type::U32, Type::I64, Type::U64};
+  std::string text = ".kernel k\n.param %x : buffer<f64> read\n.param %i : buffer<u64> read\n";
+  for (int j = 0; j < 10; ++j) text += ".param %o" + std::to_string(j) + " : buffer<u16> write\n";
+  text += "  ld.f64         r0, [%x + %gid*8]\n  ld.u64         r1, [%i + %gid*8]\n";
+  text += "  cvt.i32.u64    r2, r1\n  cvt.u32.u64    r3, r1\n  cvt.i64.u64    r4, r1\n";
+  const char *reg[] = {"r0", "r2", "r3", "r4", "r1"};
+  for (int j = 0; j < 10; ++j) {
+    const std::string dst = j % 2 ? "bf16" : "f16", o = std::to_string(j);
+    text += "  cvt." + dst + "." + std::string(isa::type_name(srcs[j / 2])) + " r" +
+            std::to_string(10 + j) + ", " + reg[j / 2] + "\n";
+    text += "  st." + dst + " [%o" + o + " + %gid*2], r" + std::to_string(10 + j) + "\n";
+  }
+  auto cpu = create_backend(Preference::parse("cpu"));
+  for_each_compiled_level(*cpu, text, [&](ModuleHandle mod, const std::string &where) {
+    std::vector<BufferHandle> buf{cpu->allocate_buffer(uint64_t{n} * 8),
+                                  cpu->allocate_buffer(uint64_t{n} * 8)};
+    for (int j = 0; j < 10; ++j) buf.push_back(cpu->allocate_buffer(uint64_t{n} * 2));
+    cpu->write<double>(buf[0], f);
+    cpu->write<uint64_t>(buf[1], ints);
+    std::vector<KernelArg> args;
+    for (auto h : buf) args.push_back(KernelArg::buffer(h));
+    cpu->launch(mod, "k", LaunchConfig::linear(n, 64), args);
+    int wrong = 0;
+    for (int j = 0; j < 10 && wrong < 10; ++j) {
+      const auto out = cpu->read<uint16_t>(buf[2 + static_cast<size_t>(j)]);
+      const Type dst = j % 2 ? Type::BF16 : Type::F16, src = srcs[j / 2];
+      for (uint32_t i = 0; i < n && wrong < 10; ++i) {
+        const uint64_t bits = src == Type::F64                       ? std::bit_cast<uint64_t>(f[i])
+                              : src == Type::I32 || src == Type::U32 ? ints[i] & 0xffffffff
+                                                                     : ints[i];
+        const auto want = static_cast<uint16_t>(isa::convert_bits(dst, src, bits));
+        if (out[i] != want)
+          ++wrong, ADD_FAILURE() << where << ": cvt." << isa::type_name(dst) << "."
+                                 << isa::type_name(src) << " of 0x" << std::hex << bits << " = 0x"
+                                 << out[i] << ", not 0x" << want;
+      }
     }
     for (auto h : buf) cpu->free_buffer(h);
   });
