@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -123,6 +124,11 @@ template <typename T> uint64_t bits_of(T v) {
     return std::bit_cast<uint64_t>(v);
   else
     return static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(v));
+}
+
+/// Whether two floats have the same bits, any two NaNs counting as the same.
+template <typename T> bool same_bits_or_nans(T x, T y) {
+  return std::isnan(x) ? std::isnan(y) : bits_of(x) == bits_of(y);
 }
 
 template <typename T> std::string lit(T v) {

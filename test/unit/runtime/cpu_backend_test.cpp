@@ -19,7 +19,6 @@
 #include <bit>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <random>
@@ -785,9 +784,6 @@ TEST(CpuModules, FloatRemIsCsFmodExactlyAtEveryLevel) {
   rem.f64        r5, r3, r4
   st.f64         [%s + %gid*8], r5
 )";
-  auto same = []<typename F>(F x, F y) {
-    return std::isnan(x) ? std::isnan(y) : std::memcmp(&x, &y, sizeof x) == 0;
-  };
   auto cpu = create_backend(Preference::parse("cpu"));
   for_each_compiled_level(*cpu, text, [&](ModuleHandle mod, const std::string &where) {
     std::array<BufferHandle, 6> buf;
@@ -804,10 +800,10 @@ TEST(CpuModules, FloatRemIsCsFmodExactlyAtEveryLevel) {
     const auto r64 = cpu->read<double>(buf[5]);
     int wrong = 0;
     for (uint32_t i = 0; i < n && wrong < 10; ++i) {
-      if (!same(r32[i], std::fmod(a32[i], b32[i])))
+      if (!test::same_bits_or_nans(r32[i], std::fmod(a32[i], b32[i])))
         ++wrong, ADD_FAILURE() << where << std::hexfloat << ": fmod(" << a32[i] << ", " << b32[i]
                                << ") = " << r32[i] << ", not " << std::fmod(a32[i], b32[i]);
-      if (!same(r64[i], std::fmod(a64[i], b64[i])))
+      if (!test::same_bits_or_nans(r64[i], std::fmod(a64[i], b64[i])))
         ++wrong, ADD_FAILURE() << where << std::hexfloat << ": fmod(" << a64[i] << ", " << b64[i]
                                << ") = " << r64[i] << ", not " << std::fmod(a64[i], b64[i]);
     }

@@ -923,13 +923,11 @@ TEST_P(DeviceBackend, FmaOfF64RoundsOnce) {
   for (auto h : buf) args.push_back(KernelArg::buffer(h));
   backend->execute_program(m.kernels[0], LaunchConfig::linear(n, 64), args);
   const auto fused = backend->read<double>(buf[3]), negated = backend->read<double>(buf[4]);
-  auto same = [](double x, double y) {
-    return std::isnan(x) ? std::isnan(y) : std::bit_cast<uint64_t>(x) == std::bit_cast<uint64_t>(y);
-  };
   int wrong = 0;
   for (uint32_t i = 0; i < n && wrong < 10; ++i) {
     const double want = std::fma(a[i], b[i], c[i]), want_neg = std::fma(a[i], b[i], -c[i]);
-    if (!same(fused[i], want) || !same(negated[i], want_neg)) {
+    if (!test::same_bits_or_nans(fused[i], want) ||
+        !test::same_bits_or_nans(negated[i], want_neg)) {
       ++wrong;
       ADD_FAILURE() << std::hexfloat << "fma(" << a[i] << ", " << b[i] << ", " << c[i]
                     << "): " << fused[i] << " (want " << want << "), fms: " << negated[i]
