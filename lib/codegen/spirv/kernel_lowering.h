@@ -62,7 +62,9 @@ inline Type library_element_type(const Kernel &k) {
 class KernelLowering : public F64Flavour {
 public:
   KernelLowering(Builder &b, const Kernel &k, const SpirvOptions &o, bool library)
-      : b_(b), k_(k), o_(o), f32_library_(library && library_element_type(k) == Type::F32),
+      : b_(b), k_(k), o_(o),
+        gemm_library_(library && k.name.starts_with(std::string(kSpirvLibraryPrefix) + "gemm")),
+        f32_library_(library && library_element_type(k) == Type::F32),
         fixed_block_(!library && o.block[0] != 0), lanes_(opt::analyse_lanes(k)),
         natural_loops_(natural_loops(cfg_)) {}
   virtual ~KernelLowering() = default;
@@ -405,9 +407,9 @@ protected:
 
   Id math(MathOpcode o, Type t, Id x);
 
-  /// fma rounding once: the flavour's where it rounds once or with fast math, else a call of
-  /// one function per module and type (__hg_fma_f32, __hg_fma_f64; a call keeps the module,
-  /// and spirv-opt's work, small).
+  /// fma rounding once: the flavour's where it rounds once, with fast math and in the device
+  /// library's gemm, else a call of one function per module and type (__hg_fma_f32, __hg_fma_f64; a
+  /// call keeps the module, and spirv-opt's work, small).
   Id fma(Type t, Id a, Id b, Id c);
   /// For f32, a*b is exact in f64 and the sum is rounded to odd there (TwoSum finds its
   /// error), so the final rounding to f32 is correct.
@@ -553,6 +555,11 @@ protected:
   Builder &b_;
   const Kernel &k_;
   const SpirvOptions &o_;
+  /// The device library's gemm (and batched gemm): held to gemm's error bound (docs/isa.md,
+  /// γ_K), which a product and a sum rounded apart also meet, so its `fma` is the device's own
+  /// even where that need not round once (Vulkan), not the exact emulation. The other library
+  /// kernels keep `fma` exact (axpy is y = fma(alpha, x, y)).
+  bool gemm_library_;
   /// A device library kernel for f32 arrays: its f64 math need only be accurate enough for
   /// f32 results (~1e-15 relative), not the SPEC's 1 ulp of f64.
   bool f32_library_;

@@ -310,7 +310,7 @@ auto KernelLowering::math(MathOpcode o, Type t, Id x) -> Id {
 
 auto KernelLowering::fma(Type t, Id a, Id b, Id c) -> Id {
   Id ty = rep(t);
-  if (o_.fast_math || fma_rounds_once()) return glsl(ty, GLSLstd450Fma, {a, b, c});
+  if (o_.fast_math || gemm_library_ || fma_rounds_once()) return glsl(ty, GLSLstd450Fma, {a, b, c});
   const bool wide = t == Type::F64;
   Id fn = b_.shared_global(wide ? "fma.f64" : "fma.f32", [&] {
     Id id = b_.fresh();
