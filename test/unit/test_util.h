@@ -19,6 +19,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -124,6 +125,20 @@ template <typename T> uint64_t bits_of(T v) {
     return std::bit_cast<uint64_t>(v);
   else
     return static_cast<uint64_t>(static_cast<std::make_unsigned_t<T>>(v));
+}
+
+/// The seed of a randomised test: `base`, plus the value of HOLOGRAM_TEST_SEED where that is
+/// set, so that a campaign by hand explores other programs than CI's (docs/testing.md).
+inline uint32_t random_seed(uint32_t base) {
+  const char *e = std::getenv("HOLOGRAM_TEST_SEED");
+  return e ? base + static_cast<uint32_t>(std::strtoul(e, nullptr, 10)) : base;
+}
+/// The number of trials of a randomised test: `n`, times HOLOGRAM_TEST_RANDOM_SCALE where that
+/// is set (a longer campaign by hand; CI runs `n`).
+inline int random_trials(int n) {
+  const char *e = std::getenv("HOLOGRAM_TEST_RANDOM_SCALE");
+  const long scale = e ? std::strtol(e, nullptr, 10) : 1;
+  return scale > 1 ? static_cast<int>(n * scale) : n;
 }
 
 /// Whether two floats have the same bits, any two NaNs counting as the same.

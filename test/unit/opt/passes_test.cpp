@@ -135,10 +135,10 @@ TEST(Passes, RandomArithmeticOfEveryTypeKeepsItsDataEffect) {
   // selects over edge values) on the interpreter before and after -O1 and -O2. Until
   // 2026-11-29 CSE shared a sel with an earlier one of the same registers across a write of
   // its predicate.
-  std::mt19937 rng(20261201);
+  std::mt19937 rng(test::random_seed(20261201));
   auto interp = create_backend(Preference::parse("interp"));
   const LaunchConfig config = LaunchConfig::linear(8, 8);
-  for (int trial = 0; trial < 150; ++trial) {
+  for (int trial = 0; trial < test::random_trials(150); ++trial) {
     const std::string text = test::random_typed_kernel(rng, 20 + trial % 60);
     const isa::Module m = test::parse_ok(text);
     const auto inputs = test::random_kernel_inputs(rng, 8);
@@ -162,9 +162,9 @@ TEST(Passes, RandomArithmeticOfEveryTypeKeepsItsDataEffect) {
 }
 
 TEST(Passes, RandomProgramsKeepTheirDataEffect) {
-  std::mt19937 rng(20261124);
+  std::mt19937 rng(test::random_seed(20261124));
   int changed = 0, hoists = 0, reductions = 0;
-  for (int trial = 0; trial < 300; ++trial) {
+  for (int trial = 0; trial < test::random_trials(300); ++trial) {
     const std::string text = random_program(rng, 10 + trial % 40);
     DiagnosticEngine diags;
     auto m = isa::parse_module(text, "random.hasm", diags);
@@ -211,11 +211,11 @@ std::string random_circuit(std::mt19937 &rng) {
 }
 
 TEST(Passes, RandomCircuitsKeepTheirDataEffectWhenTheirStepsFuse) {
-  std::mt19937 rng(20261125);
+  std::mt19937 rng(test::random_seed(20261125));
   std::vector<std::byte> pool(atlas::kBoundaryPoolBytes);
   for (auto &b : pool) b = static_cast<std::byte>(rng() % 64); // small values: no f32 overflow
   int fused = 0, circuits = 0;
-  for (int trial = 0; trial < 200; ++trial) {
+  for (int trial = 0; trial < test::random_trials(200); ++trial) {
     const std::string text = random_circuit(rng);
     DiagnosticEngine d;
     auto c = frontend::parse_circuit(text, "r.circuit", d);
@@ -287,9 +287,9 @@ std::string random_elementwise_program(std::mt19937 &rng) {
 }
 
 TEST(Passes, RandomElementwiseProgramsKeepTheirDataEffectWhenTheirChainsGather) {
-  std::mt19937 rng(20261126);
+  std::mt19937 rng(test::random_seed(20261126));
   int gathered = 0;
-  for (int trial = 0; trial < 300; ++trial) {
+  for (int trial = 0; trial < test::random_trials(300); ++trial) {
     const std::string text = random_elementwise_program(rng);
     DiagnosticEngine diags;
     auto m = isa::parse_module(text, "random.hasm", diags);

@@ -676,7 +676,7 @@ TEST(CpuModules, RandomIfThenRegionsMatchTheInterpreter) {
   // Masked regions at every level and -O level, in full and partial chunks (blocks of 20
   // lanes), against the interpreter, which runs every lane on its own.
   IsaGuard isa;
-  std::mt19937 rng(20261126);
+  std::mt19937 rng(test::random_seed(20261126));
   auto cpu = create_backend(Preference::parse("cpu"));
   auto interp = create_backend(Preference::parse("interp"));
   const uint32_t lanes = 60;
@@ -696,7 +696,7 @@ TEST(CpuModules, RandomIfThenRegionsMatchTheInterpreter) {
     b.free_buffer(by);
     return y;
   };
-  for (int trial = 0; trial < 20; ++trial) {
+  for (int trial = 0; trial < test::random_trials(20); ++trial) {
     const std::string text = test::random_if_then_kernel(rng, lanes);
     auto m = test::parse_ok(text);
     const auto want = run(*interp, [&](std::span<const KernelArg> args) {
@@ -893,14 +893,14 @@ TEST(CpuModules, RandomArithmeticOfEveryTypeMatchesTheInterpreter) {
   // edge values (SPEC §3.4's exact rules), at every level and -O0/-O2, in full and partial
   // chunks (blocks of 15 lanes), bit for bit against the interpreter (NaNs as NaNs).
   IsaGuard isa;
-  std::mt19937 rng(20261129);
+  std::mt19937 rng(test::random_seed(20261129));
   auto cpu = create_backend(Preference::parse("cpu"));
   auto interp = create_backend(Preference::parse("interp"));
   LaunchConfig config;
   config.grid = {3, 1, 1};
   config.block = {15, 1, 1};
-  for (int trial = 0; trial < 3; ++trial) {
-    const std::string text = test::random_typed_kernel(rng, 40 + 20 * trial);
+  for (int trial = 0; trial < test::random_trials(3); ++trial) {
+    const std::string text = test::random_typed_kernel(rng, 40 + 20 * (trial % 3));
     auto m = test::parse_ok(text);
     const auto inputs = test::random_kernel_inputs(rng, 45);
     const auto want = test::run_random_typed_kernel(

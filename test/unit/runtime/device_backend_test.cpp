@@ -789,11 +789,11 @@ static std::vector<int32_t> run_random_kernel(Backend &on, const isa::Kernel &k,
 static void expect_random_kernels_match(Backend &b, uint32_t seed, int trials,
                                         std::string (*generate)(std::mt19937 &, uint32_t)) {
   auto interp = create_backend(Preference::parse("interp"));
-  std::mt19937 rng(seed);
+  std::mt19937 rng(test::random_seed(seed));
   const uint32_t lanes = 60;
   std::vector<int32_t> x(lanes);
   for (auto &v : x) v = static_cast<int32_t>(rng() % 200) - 100;
-  for (int trial = 0; trial < trials; ++trial) {
+  for (int trial = 0; trial < test::random_trials(trials); ++trial) {
     const std::string text = generate(rng, lanes);
     auto m = test::parse_ok(text);
     EXPECT_EQ(run_random_kernel(b, m.kernels[0], x), run_random_kernel(*interp, m.kernels[0], x))
@@ -825,12 +825,12 @@ TEST_P(DeviceBackend, RandomArithmeticOfEveryTypeMatchesTheInterpreter) {
   // from memory, not literals (random_typed_kernel says why).
   auto b = start();
   auto interp = create_backend(Preference::parse("interp"));
-  std::mt19937 rng(20261130);
+  std::mt19937 rng(test::random_seed(20261130));
   LaunchConfig config;
   config.grid = {3, 1, 1};
   config.block = {15, 1, 1};
-  for (int trial = 0; trial < 12; ++trial) {
-    const std::string text = test::random_typed_kernel(rng, 20 + 5 * trial, false);
+  for (int trial = 0; trial < test::random_trials(12); ++trial) {
+    const std::string text = test::random_typed_kernel(rng, 20 + 5 * (trial % 12), false);
     auto m = test::parse_ok(text);
     const auto inputs = test::random_kernel_inputs(rng, 45);
     auto on = [&](Backend &backend) {
