@@ -315,7 +315,7 @@ Value *ValueOps::narrow_exact(Value *x, Type dst, Type src) {
   } else {
     const bool s = isa::is_signed_int(src);
     Value *v = s ? b_.CreateSExt(x, i64) : b_.CreateZExt(x, i64);
-    sign = s ? b_.CreateICmpSLT(v, k(0)) : b_.CreateICmpNE(v, v);
+    sign = s ? b_.CreateICmpSLT(v, k(0)) : llvm::Constant::getNullValue(shaped(b_.getInt1Ty(), x));
     m = s ? b_.CreateSelect(sign, b_.CreateNeg(v), v) : v; // MIN's magnitude is 2^63 as a u64
     e = k(0);
   }
@@ -362,8 +362,8 @@ Value *ValueOps::convert(Value *x, Type dst, Type src) {
     return convert(b_.CreateBitCast(w, shaped(b_.getFloatTy(), x)), dst, Type::F32);
   }
   if (dst == Type::F16 || dst == Type::BF16) {
-    // Narrow sources that f32 holds exactly convert through f32; the others through the
-    // target's exact conversion (one rounding, as the SPEC requires).
+    // Narrow sources that f32 holds exactly convert through f32; the others are rounded once
+    // in integers (narrow_exact), as the SPEC requires.
     const bool exact_in_f32 = src == Type::F32 || (!is_fp(src) && isa::type_size(src) <= 2);
     if (!exact_in_f32) return narrow_exact(x, dst, src);
     Value *f = convert(x, Type::F32, src);
