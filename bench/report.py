@@ -937,6 +937,14 @@ def main():
         "  rows prefetched 1, 2 or 4 KiB ahead at v3 (every matrix slower). Keeping the layers'",
         "  24 MB in the 32 MB L3 by streaming the classifier past it (prefetchnta, or clflushopt",
         "  behind the reads) left them at DRAM speed in a harness of its own on this VM.",
+        "  On 2026-12-05 (a Zen 5 VM) the row was 1.23 / 0.98 in the full run and 1.05-1.10 /",
+        "  0.98-1.04 in two reruns of it alone, short of the goal at both. Each launch timed in",
+        "  the example (16 tokens, 2 threads): the classifier 507 µs a token (73 GB/s), the",
+        "  five 288-row matrices of a layer 347 µs (38 GB/s), the two 768-row ones 198 µs",
+        "  (54 GB/s), the small ops together about 80 µs; one thread: 899, 369 and 271 µs",
+        "  (41, 36, 39 GB/s). `sum` reads 88 GB/s on two threads and 48 on one here, so the",
+        "  layers' matrices of 331-884 KB, split between the threads, are where the token's",
+        "  time is lost; 1.5x would need about 88 GB/s over the whole token at two threads.",
         "",
     ]
     lines += kept_sections(sys.argv[-1])
