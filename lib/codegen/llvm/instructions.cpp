@@ -12,13 +12,7 @@ auto KernelLowering::set_binary(const Instruction &inst, BinaryOp op) -> void {
 }
 
 auto KernelLowering::fold(ReduceOp op, Type t, V acc, V x) -> V {
-  switch (op) {
-  case ReduceOp::Add: return binary(BinaryOp::Add, t, acc, x);
-  case ReduceOp::Mul: return binary(BinaryOp::Mul, t, acc, x);
-  case ReduceOp::Min: return min_max(true, t, acc, x);
-  case ReduceOp::Max: return min_max(false, t, acc, x);
-  }
-  unreachable_enum("ReduceOp");
+  return lift({acc, x}, [&](auto &v) { return ops_.fold(op, t, v[0], v[1]); });
 }
 
 auto KernelLowering::uses_shared() const -> bool {

@@ -215,7 +215,7 @@ void SimtLowering::emit(const isa::Instruction &inst, uint32_t block) {
     const auto rop = static_cast<isa::ReduceOp>(inst.sub);
     Value *acc = ops_.constant(t, isa::reduce_identity(rop, t));
     for (uint64_t j = 0; j < opnds[2].imm; ++j)
-      acc = fold(rop, t, acc, get(static_cast<isa::Reg>(opnds[1].index + j), t));
+      acc = ops_.fold(rop, t, acc, get(static_cast<isa::Reg>(opnds[1].index + j), t));
     set(inst, 0, t, acc);
     return;
   }

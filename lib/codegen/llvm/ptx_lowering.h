@@ -202,8 +202,6 @@ private:
   }
   Value *neighbour(Value *c, uint64_t k);
   void emit_atlas(const isa::Instruction &inst);
-  /// acc op x for `reduce`.
-  Value *fold(isa::ReduceOp rop, Type t, Value *acc, Value *x);
   /// `reduce` over memory: a loop over the count's elements from the address, folded in
   /// order from the identity, each access checked as a load of its own.
   void emit_reduce_mem(const isa::Instruction &inst);

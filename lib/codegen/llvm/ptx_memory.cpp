@@ -83,17 +83,6 @@ auto SimtLowering::address(const isa::Address &a, uint64_t size, Value *extra) -
   return place;
 }
 
-Value *SimtLowering::fold(isa::ReduceOp rop, Type t, Value *acc, Value *x) {
-  using B = detail::ValueOps::BinaryOp;
-  switch (rop) {
-  case isa::ReduceOp::Add: return ops_.binary(B::Add, t, acc, x);
-  case isa::ReduceOp::Mul: return ops_.binary(B::Mul, t, acc, x);
-  case isa::ReduceOp::Min: return ops_.min_max(true, t, acc, x);
-  case isa::ReduceOp::Max: return ops_.min_max(false, t, acc, x);
-  }
-  unreachable_enum("ReduceOp");
-}
-
 void SimtLowering::emit_reduce_mem(const isa::Instruction &inst) {
   const Type t = inst.type;
   const auto rop = static_cast<isa::ReduceOp>(inst.sub);
@@ -110,7 +99,7 @@ void SimtLowering::emit_reduce_mem(const isa::Instruction &inst) {
   b_.CreateCondBr(b_.CreateICmpULT(k, n), body, done);
   b_.SetInsertPoint(body);
   Value *x = load(t, address(inst.operands[1].addr, size, b_.CreateMul(k, b_.getInt64(size))));
-  Value *next = fold(rop, t, acc, x);
+  Value *next = ops_.fold(rop, t, acc, x);
   Value *k1 = b_.CreateAdd(k, b_.getInt64(1));
   BasicBlock *end = b_.GetInsertBlock();
   b_.CreateBr(head);

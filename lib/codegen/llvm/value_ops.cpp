@@ -91,6 +91,26 @@ Value *ValueOps::binary(BinaryOp op, Type t, Value *x, Value *y) {
   unreachable_enum("BinaryOp");
 }
 
+std::pair<Value *, Value *> ValueOps::split_float(Value *magnitude, unsigned mant) {
+  llvm::Type *ity = magnitude->getType();
+  const uint64_t hidden = uint64_t{1} << mant;
+  Value *e = b_.CreateLShr(magnitude, llvm::ConstantInt::get(ity, mant));
+  Value *sub = b_.CreateICmpEQ(e, llvm::Constant::getNullValue(ity));
+  Value *frac = b_.CreateAnd(magnitude, llvm::ConstantInt::get(ity, hidden - 1));
+  return {b_.CreateSelect(sub, llvm::ConstantInt::get(ity, 1), e),
+          b_.CreateSelect(sub, frac, b_.CreateOr(frac, llvm::ConstantInt::get(ity, hidden)))};
+}
+
+Value *ValueOps::fold(isa::ReduceOp op, Type t, Value *acc, Value *x) {
+  switch (op) {
+  case isa::ReduceOp::Add: return binary(BinaryOp::Add, t, acc, x);
+  case isa::ReduceOp::Mul: return binary(BinaryOp::Mul, t, acc, x);
+  case isa::ReduceOp::Min: return min_max(true, t, acc, x);
+  case isa::ReduceOp::Max: return min_max(false, t, acc, x);
+  }
+  unreachable_enum("ReduceOp");
+}
+
 Value *ValueOps::fmod(Value *x, Value *y) {
   llvm::Type *fty = x->getType();
   const bool d = fty->getScalarType()->isDoubleTy();
@@ -116,16 +136,8 @@ Value *ValueOps::fmod(Value *x, Value *y) {
       b_.CreateSelect(x_nan, b_.CreateOr(ux, k(quiet)),
                       b_.CreateSelect(y_nan, b_.CreateOr(uy, k(quiet)), k(inf | quiet)));
   Value *keep = b_.CreateOr(nan, b_.CreateICmpULT(ax, ay));
-  // Significands with the hidden bit, and exponents (subnormals: 1, no hidden bit).
-  auto split = [&](Value *v) {
-    Value *e = b_.CreateLShr(v, k(m));
-    Value *sub = b_.CreateICmpEQ(e, k(0));
-    Value *mant =
-        b_.CreateSelect(sub, v, b_.CreateOr(b_.CreateAnd(v, k(frac_mask)), k(frac_mask + 1)));
-    return std::pair{b_.CreateSelect(sub, k(1), e), mant};
-  };
-  auto [ex, mx] = split(ax);
-  auto [ey, my] = split(ay);
+  auto [ex, mx] = split_float(ax, m);
+  auto [ey, my] = split_float(ay, m);
   // The significands' remainder mx 2^(ex - ey) mod my, by steps of as many bits as a u64
   // holds beside my (40 for f32, 11 for f64) while any lane has some left.
   Value *divisor = b_.CreateSelect(keep, k64(1), b_.CreateZExtOrBitCast(my, i64));
@@ -308,10 +320,9 @@ Value *ValueOps::narrow_exact(Value *x, Type dst, Type src) {
     Value *a = b_.CreateAnd(u, k(~(uint64_t{1} << 63)));
     nan = b_.CreateICmpUGT(a, k(0x7ff0000000000000));
     inf = b_.CreateICmpEQ(a, k(0x7ff0000000000000));
-    Value *ex = b_.CreateLShr(a, k(52)), *frac = b_.CreateAnd(a, k((uint64_t{1} << 52) - 1));
-    Value *sub = b_.CreateICmpEQ(ex, k(0));
-    m = b_.CreateSelect(sub, frac, b_.CreateOr(frac, k(uint64_t{1} << 52)));
-    e = b_.CreateSub(b_.CreateSelect(sub, k(1), ex), k(1075));
+    auto [ex, significand] = split_float(a, 52);
+    m = significand;
+    e = b_.CreateSub(ex, k(1075));
   } else {
     const bool s = isa::is_signed_int(src);
     Value *v = s ? b_.CreateSExt(x, i64) : b_.CreateZExt(x, i64);

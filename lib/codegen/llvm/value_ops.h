@@ -10,6 +10,8 @@
 
 #include <llvm/IR/IRBuilder.h>
 
+#include <utility>
+
 namespace hologram::codegen::detail {
 
 class ValueOps {
@@ -39,6 +41,8 @@ public:
   llvm::Value *mad(isa::Type t, llvm::Value *x, llvm::Value *y, llvm::Value *z);
   llvm::Value *fma(bool subtract, llvm::Value *x, llvm::Value *y, llvm::Value *z);
   llvm::Value *lerp(llvm::Value *a, llvm::Value *b, llvm::Value *t);
+  /// acc op x for `reduce` (add, mul, min or max with their rules above).
+  llvm::Value *fold(isa::ReduceOp op, isa::Type t, llvm::Value *acc, llvm::Value *x);
   /// Float `rem`: C's fmod, exact, in integer arithmetic (no libm, so x86 and PTX share it):
   /// the significands' remainder mx 2^(ex - ey) mod my in u64 steps (40 bits for f32, 11 for
   /// f64) in a loop that runs while any lane has bits left, then rebuilt with y's exponent.
@@ -61,6 +65,10 @@ public:
   llvm::Value *narrow_exact(llvm::Value *x, isa::Type dst, isa::Type src);
 
 private:
+  /// A float's magnitude bits (sign cleared; `mant` fraction bits) as (biased exponent,
+  /// significand): the exponent field and the fraction with its hidden bit, or 1 and the
+  /// fraction for a subnormal, so that |x| = significand 2^(exponent - bias - mant).
+  std::pair<llvm::Value *, llvm::Value *> split_float(llvm::Value *magnitude, unsigned mant);
   /// `elem` in the shape of `like` (a scalar, or a vector of its lanes).
   llvm::Type *shaped(llvm::Type *elem, llvm::Value *like);
 

@@ -423,6 +423,10 @@ protected:
   /// Float `rem` (SPEC §3.4: C's fmod, exact): OpFRem where the flavour's is exact, else a
   /// call of one function per module and type whose body is fmod_exact.
   Id frem(Type t, Id a, Id c);
+  /// A float's magnitude bits (sign cleared; f64 in a u64 when `wide`, else f32 in a u32) as
+  /// (biased exponent, significand): the exponent field and the fraction with its hidden bit,
+  /// or 1 and the fraction for a subnormal.
+  std::pair<Id, Id> split_float(bool wide, Id magnitude);
   /// fmod(a, c) of f32 or f64 in integer arithmetic: the significands' remainder
   /// mx 2^(ex - ey) mod my by steps of as many bits as a u64 holds beside mx (40 for f32, 11
   /// for f64), then rebuilt with c's exponent (exact: the result is representable).

@@ -347,6 +347,17 @@ auto KernelLowering::frem(Type t, Id a, Id c) -> Id {
   return b_.op(Op::OpFunctionCall, ty, {fn, a, c});
 }
 
+auto KernelLowering::split_float(bool wide, Id magnitude) -> std::pair<Id, Id> {
+  const uint32_t m = wide ? 52 : 23;
+  Id it = wide ? u64t() : u32t();
+  auto k = [&](uint64_t v) { return wide ? cu64(v) : cu32(static_cast<uint32_t>(v)); };
+  Id e = op(Op::OpShiftRightLogical, it, {magnitude, k(m)});
+  Id sub = ieq(e, k(0));
+  Id frac = op(Op::OpBitwiseAnd, it, {magnitude, k((uint64_t{1} << m) - 1)});
+  return {sel(it, sub, k(1), e),
+          sel(it, sub, frac, op(Op::OpBitwiseOr, it, {frac, k(uint64_t{1} << m)}))};
+}
+
 auto KernelLowering::fmod_exact(Type t, Id a, Id c) -> Id {
   const bool d = t == Type::F64;
   const uint32_t m = d ? 52 : 23, step = d ? 11 : 40;
@@ -361,15 +372,8 @@ auto KernelLowering::fmod_exact(Type t, Id a, Id c) -> Id {
   // NaN for a NaN, an infinite x or a zero y; x itself where |x| < |y| (an infinite y too).
   Id nan = lor(lnot(ult(ax, k(inf))), lor(ult(k(inf), ay), ieq(ay, k(0))));
   Id keep = lor(nan, ult(ax, ay));
-  // Significands with the hidden bit, and exponents (subnormals: 1, no hidden bit).
-  auto split = [&](Id v) {
-    Id e = op(Op::OpShiftRightLogical, it, {v, k(m)});
-    Id sub = ieq(e, k(0));
-    Id mant = sel(it, sub, v, bor(band(v, k((uint64_t{1} << m) - 1)), k(uint64_t{1} << m)));
-    return std::pair{sel(it, sub, k(1), e), mant};
-  };
-  auto [ex, mx] = split(ax);
-  auto [ey, my] = split(ay);
+  auto [ex, mx] = split_float(d, ax);
+  auto [ey, my] = split_float(d, ay);
   auto wide = [&](Id v) { return d ? v : widen_to_64(false, v); };
   Id divisor = sel(u64t(), keep, cu64(1), wide(my));
   Id r = b_.local_variable(u64t()), n = b_.local_variable(u64t());
@@ -484,16 +488,9 @@ auto KernelLowering::fma_f64_exact(Id a, Id b, Id c) -> Id {
   Id is_special = lor(nan, lor(lor(pinf, ci), lor(az, bz)));
 
   // Finite operands, a and b non-zero: value = m 2^(e - 1075), subnormals with e = 1.
-  auto split = [&](Id mag) {
-    Id e = shr(mag, k(52));
-    Id subnormal = ieq(e, k(0));
-    Id frac = band(mag, k((uint64_t{1} << 52) - 1));
-    return std::pair{usel(subnormal, k(1), e),
-                     usel(subnormal, frac, bor(frac, k(uint64_t{1} << 52)))};
-  };
-  auto [ea, fa] = split(ma);
-  auto [eb, fb] = split(mb);
-  auto [ec, fc] = split(mc);
+  auto [ea, fa] = split_float(true, ma);
+  auto [eb, fb] = split_float(true, mb);
+  auto [ec, fc] = split_float(true, mc);
   // The product's 106 bits from 32-bit halves (fa, fb < 2^53, so mid < 2^54).
   Id a0 = band(fa, k(0xffffffff)), a1 = shr(fa, k(32));
   Id b0 = band(fb, k(0xffffffff)), b1 = shr(fb, k(32));
