@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -37,13 +38,24 @@ struct Job {
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
   std::atomic<bool> sleeping{false}; ///< the submitter sleeps on `done`
+  std::atomic<bool> failed{false};
+  std::exception_ptr error; ///< the first exception a task threw; written once, under `failed`
 
   /// Claims and runs tasks until none is left; the one that finishes the last wakes the
   /// submitter if it went to sleep (seq_cst on both sides: it either sees the count or is
-  /// woken).
+  /// woken). A task that throws, on a worker as on the submitter, counts as done: the first
+  /// exception is kept for the submitter to rethrow, and the tasks not yet started are
+  /// skipped (counted, not run), so that the submitter always waits for every task that
+  /// runs and no exception leaves a worker thread (which would end the process).
   void work() {
     for (size_t i; (i = next.fetch_add(1)) < n;) {
-      (*task)(i);
+      if (!failed.load(std::memory_order_relaxed)) {
+        try {
+          (*task)(i);
+        } catch (...) {
+          if (!failed.exchange(true)) error = std::current_exception();
+        }
+      }
       if (done.fetch_add(1) + 1 == n && sleeping.load()) done.notify_all();
     }
   }
@@ -88,6 +100,8 @@ public:
     if (sleepers_.load() > 0) pending_.notify_all();
     job->work();
     job->wait();
+    // Every task has finished or been skipped, so `task` is no longer in use anywhere.
+    if (job->failed.load()) std::rethrow_exception(job->error);
   }
 
 private:

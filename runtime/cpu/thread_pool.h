@@ -29,6 +29,8 @@ inline unsigned cpu_threads_now() {
 void parallel_for_tasks(size_t n, const std::function<void(size_t)> &task);
 
 /// Runs task(i) for i in [0, n) on the pool and the calling thread; returns when all are done.
+/// When a task throws, on whichever thread, the tasks not yet started are skipped and the
+/// first exception is rethrown here once the running ones have finished.
 /// One task runs directly, without wrapping `task` in a std::function (an allocation when its
 /// captures are many): a small launch is one task.
 template <typename Task> void parallel_for(size_t n, Task &&task) {
