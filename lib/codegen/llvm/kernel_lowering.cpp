@@ -852,9 +852,10 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
   b_.CreateBr(dispatch_);
 }
 
-unsigned chunk_width(const Kernel &k, const opt::LaneAnalysis &lanes, const CpuTarget &target) {
-  if (target.width >= 16) return target.width; // AVX-512: 16 f32 lanes to a register already
-  bool f32_math = false;
+unsigned chunk_width(const Kernel &k, const opt::LaneAnalysis &lanes,
+                     const opt::LaneAffinity &affinity, const CpuTarget &target) {
+  const bool avx512 = target.width >= 16; // 16 f32 lanes to a register already
+  bool f32_math = false, stores = false, may_stream = false;
   for (const Instruction &inst : k.insts) {
     if (inst.type == isa::Type::F64 || inst.type2 == isa::Type::F64) return target.width;
     switch (isa::family_of(inst.op)) {
@@ -871,11 +872,21 @@ unsigned chunk_width(const Kernel &k, const opt::LaneAnalysis &lanes, const CpuT
     case isa::OpFamily::HigherOrder:
     case isa::OpFamily::Library: break;
     }
+    if ((inst.info().flags & isa::kFlagWritesMemory) == 0) continue;
+    stores = true;
+    for (size_t i = 0; i < inst.operands.size(); ++i)
+      if (inst.info().role(i) == isa::OperandRole::Address)
+        may_stream |= affinity.write_only(inst.operands[i].addr);
   }
-  if (f32_math) return 2 * target.width;
-  // A stream is straight-line code: a loop whose lanes leave it at different times would keep
-  // four times as many lanes waiting for the last one.
-  if (lanes.has_calls) return target.width;
+  if (f32_math) return avx512 ? target.width : 2 * target.width;
+  // Non-temporal stores of four registers at a time ran slower than one at a time at v4 in
+  // the benchmark's 2^24-element streams (docs/design.md), so there a stream gets four
+  // registers only when none of its stores may bypass the caches.
+  if (avx512 && may_stream) return target.width;
+  // A stream stores, and it is straight-line code: a loop whose lanes leave it at different
+  // times would keep four times as many lanes waiting for the last one. (A kernel that stores
+  // nothing, such as an empty one, gains nothing from wider chunks: only more lanes to mask.)
+  if (!stores || lanes.has_calls) return target.width;
   for (uint32_t b = 0; b < lanes.blocks.size(); ++b)
     for (uint32_t succ : lanes.blocks[b].succs)
       if (succ <= b) return target.width;

@@ -61,26 +61,29 @@ struct V {
   bool uni = true;
 };
 
-/// Lanes per chunk of kernel `k` below AVX-512 (AVX-512 keeps its 16 f32 lanes):
-/// - twice the target's width for a kernel of f32 math functions (exp, log, sin, ...), whose
-///   chunks are long chains of dependent operations: two registers a value put two independent
-///   chains in each basic block, which the CPU overlaps;
-/// - four times it for a straight-line kernel (no loop, no call) of at most six varying values
-///   and no math, a stream such as c = a + b: each load, operation and store becomes four,
-///   and a chunk's loads all come before its stores, so that a store does not stall the next
+/// Lanes per chunk of kernel `k`:
+/// - twice the target's width below AVX-512 for a kernel of f32 math functions (exp, log, sin,
+///   ...), whose chunks are long chains of dependent operations: two registers a value put two
+///   independent chains in each basic block, which the CPU overlaps;
+/// - four times it for a straight-line kernel (no loop, no call) that stores, of at most six
+///   varying values and no math, a stream such as c = a + b: each load, operation and store becomes
+///   four, and a chunk's loads all come before its stores, so that a store does not stall the next
 ///   loads (a store whose address matches a later load's modulo 4 KiB holds it back, which
-///   arrays allocated one after another hit);
+///   arrays allocated one after another hit). At AVX-512 only when no store of the kernel may
+///   bypass the caches (`affinity.write_only`): there, non-temporal stores four registers at
+///   a time were slower than one at a time (docs/design.md);
 /// - the target's width otherwise, and for kernels with barriers or fences, pools, atomics,
 ///   reductions, the Atlas state or f64 values.
-unsigned chunk_width(const Kernel &k, const opt::LaneAnalysis &lanes, const CpuTarget &target);
+unsigned chunk_width(const Kernel &k, const opt::LaneAnalysis &lanes,
+                     const opt::LaneAffinity &affinity, const CpuTarget &target);
 
 class KernelLowering {
 public:
   KernelLowering(llvm::Module &m, const AbiTypes &abi, const Kernel &k, uint32_t kernel_index,
                  const CpuTarget &target, const CpuOptions &opts)
       : m_(m), c_(m.getContext()), abi_(abi), k_(k), kernel_index_(kernel_index), target_(target),
-        opts_(opts), b_(c_), a_(opt::analyse_lanes(k)), w_(chunk_width(k, a_, target)),
-        affinity_(k, a_.cfg, a_.uniformity), ranges_(k), chain_length_(k.insts.size(), 1) {
+        opts_(opts), b_(c_), a_(opt::analyse_lanes(k)), affinity_(k, a_.cfg, a_.uniformity),
+        w_(chunk_width(k, a_, affinity_, target)), ranges_(k), chain_length_(k.insts.size(), 1) {
     for (const ElementwiseChain &c : elementwise_chains(k)) chain_length_[c.first] = c.count;
   }
 
@@ -464,8 +467,8 @@ private:
   llvm::IRBuilder<> b_;
   ValueOps ops_{b_};
   opt::LaneAnalysis a_;
-  unsigned w_;
   opt::LaneAffinity affinity_;
+  unsigned w_;
   /// Value ranges under the CPU backend's launch limits (cpu_module.cpp refuses launches
   /// beyond them), which are opt::LaunchLimits' defaults.
   opt::ValueRanges ranges_;
