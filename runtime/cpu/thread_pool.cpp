@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace hologram::runtime {
@@ -100,8 +101,10 @@ public:
     if (sleepers_.load() > 0) pending_.notify_all();
     job->work();
     job->wait();
-    // Every task has finished or been skipped, so `task` is no longer in use anywhere.
-    if (job->failed.load()) std::rethrow_exception(job->error);
+    // Every task has finished or been skipped, so `task` is no longer in use anywhere. The
+    // exception leaves the Job here: a worker may hold the Job last and destroy it, and the
+    // exception object must be freed by this thread, which catches it, not by that one.
+    if (job->failed.load()) std::rethrow_exception(std::exchange(job->error, nullptr));
   }
 
 private:
