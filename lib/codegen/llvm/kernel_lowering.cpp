@@ -874,9 +874,8 @@ unsigned chunk_width(const Kernel &k, const opt::LaneAnalysis &lanes,
     }
     if ((inst.info().flags & isa::kFlagWritesMemory) == 0) continue;
     stores = true;
-    for (size_t i = 0; i < inst.operands.size(); ++i)
-      if (inst.info().role(i) == isa::OperandRole::Address)
-        may_stream |= affinity.write_only(inst.operands[i].addr);
+    for (const isa::Operand &o : inst.operands)
+      if (o.kind == isa::OperandKind::Addr) may_stream |= affinity.write_only(o.addr);
   }
   if (f32_math) return avx512 ? target.width : 2 * target.width;
   // Non-temporal stores of four registers at a time ran slower than one at a time at v4 in
