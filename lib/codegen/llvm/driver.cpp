@@ -28,7 +28,8 @@ bool KernelLowering::has_math() const {
   return false;
 }
 
-llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Function *chunk) {
+llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Function *chunk,
+                                            llvm::Function *streaming) {
   auto *fty = llvm::FunctionType::get(i32(), {ptr(), ptr(), i64(), i64()}, false);
   auto *f = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, symbol, m_);
   f->addParamAttr(0, llvm::Attribute::NoAlias);
@@ -178,10 +179,15 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   };
   const Frame driver{f, launch, worker, first_gid, span_lanes32, bx, by, bz, leaves_from};
   const Frame *frame = &driver;
+  // The chunk function that the loops call: `chunk`, or `streaming` in a loop of whole chunks
+  // that streams, and where its chunks tell from which chunk on every lane leaves.
+  llvm::Function *running = chunk;
+  Value *running_leaves = nullptr; // null: the frame's leaves_from
   auto call_chunk = [&](Value *c, Value *state, Value *is_whole, Value *goes_on, Value *may) {
     const Frame &w = *frame;
-    return b_.CreateCall(chunk, {w.launch, w.worker, w.first_gid, w.span_lanes32, w.bx, w.by, w.bz,
-                                 c, state, is_whole, goes_on, may, w.leaves_from});
+    return b_.CreateCall(running, {w.launch, w.worker, w.first_gid, w.span_lanes32, w.bx, w.by,
+                                   w.bz, c, state, is_whole, goes_on, may,
+                                   running_leaves ? running_leaves : w.leaves_from});
   };
   auto fail = [&](Value *kind, Value *inst, Value *lane) {
     Value *err = b_.CreateStructGEP(abi_.worker, worker, WError);
@@ -213,6 +219,16 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
                           llvm::PHINode *goes_on_from, llvm::PHINode *goes_on_to,
                           BasicBlock *after) {
       llvm::Function *fn = frame->fn;
+      if (running != chunk) {
+        // Chunks of widths_.streaming lanes, w_ / that many for each of the driver's. Their
+        // answers to the bound check count their own chunks: they go to a variable of their
+        // own (the span's first chunk, of the driver's width, has answered already).
+        const uint64_t per = w_ / widths_.streaming;
+        from = b_.CreateMul(from, u64c(per), "narrow.from", true, true);
+        to = b_.CreateMul(to, u64c(per), "narrow.to", true, true);
+        llvm::IRBuilder<> at_entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+        running_leaves = at_entry.CreateAlloca(i32(), nullptr, "narrow.leaves.from");
+      }
       BasicBlock *pre = b_.GetInsertBlock();
       BasicBlock *head = BasicBlock::Create(c_, "chunk", fn);
       BasicBlock *run = BasicBlock::Create(c_, "chunk.run", fn);
@@ -257,7 +273,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     // broadcasts a chunk of 16 lanes; docs/design.md). A kernel without math keeps the loop
     // inline: the call cost vector_add of 1024 floats 5 ns of 140.
     const bool own_functions = has_math();
-    auto whole_function = [&](Value *from, Value *to, llvm::Constant *may, BasicBlock *after) {
+    auto whole_chunks = [&](Value *from, Value *to, llvm::Constant *may, BasicBlock *after) {
       if (!own_functions)
         return chunk_loop(from, to, b_.getTrue(), b_.getTrue(), may, nullptr, nullptr, after);
       auto *wty = llvm::FunctionType::get(
@@ -286,6 +302,13 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       b_.CreateCondBr(b_.CreateICmpSLT(r, b_.getInt32(0)), failed, after);
       b_.SetInsertPoint(failed);
       b_.CreateRet(r);
+    };
+    // The same with the chunk function of the streaming width where the loop streams.
+    auto whole_function = [&](Value *from, Value *to, llvm::Constant *may, BasicBlock *after) {
+      if (streaming && may->isOneValue()) running = streaming;
+      whole_chunks(from, to, may, after);
+      running = chunk;
+      running_leaves = nullptr;
     };
     // The same with a function per streaming decision.
     auto whole_functions = [&](Value *from, Value *to, BasicBlock *after) {
@@ -326,7 +349,23 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       BasicBlock *part_loop = BasicBlock::Create(c_, "block.part", f);
       b_.CreateCondBr(whole, whole_loop, part_loop);
       b_.SetInsertPoint(whole_loop);
-      chunk_loop(u64c(0), chunks, b_.getTrue(), b_.getFalse(), streams, nullptr, nullptr, next);
+      if (streaming) {
+        // A loop for each streaming decision, the streaming one of the streaming width.
+        BasicBlock *cached = BasicBlock::Create(c_, "block.whole.cached", f);
+        BasicBlock *streamed = BasicBlock::Create(c_, "block.whole.streamed", f);
+        b_.CreateCondBr(streams, streamed, cached);
+        b_.SetInsertPoint(streamed);
+        running = streaming;
+        chunk_loop(u64c(0), chunks, b_.getTrue(), b_.getFalse(), b_.getTrue(), nullptr, nullptr,
+                   next);
+        running = chunk;
+        running_leaves = nullptr;
+        b_.SetInsertPoint(cached);
+        chunk_loop(u64c(0), chunks, b_.getTrue(), b_.getFalse(), b_.getFalse(), nullptr, nullptr,
+                   next);
+      } else {
+        chunk_loop(u64c(0), chunks, b_.getTrue(), b_.getFalse(), streams, nullptr, nullptr, next);
+      }
       b_.SetInsertPoint(part_loop);
       chunk_loop(u64c(0), chunks, b_.getFalse(), b_.getFalse(), streams, nullptr, nullptr, next);
     } else {

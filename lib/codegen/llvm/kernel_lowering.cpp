@@ -136,6 +136,14 @@ auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
   return fn_;
 }
 
+auto KernelLowering::emit_chunk_only(const std::string &name) -> llvm::Function * {
+  if (opts_.debug_info) begin_debug_info();
+  plan_pools();
+  llvm::Function *f = emit_chunk(name);
+  if (di_) di_->finalize();
+  return f;
+}
+
 auto KernelLowering::create_allocas() -> void {
   for (const auto &s : a_.slots) {
     bool uni = !a_.is_varying(s);
@@ -852,19 +860,20 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
   b_.CreateBr(dispatch_);
 }
 
-unsigned chunk_width(const Kernel &k, const opt::LaneAnalysis &lanes,
-                     const opt::LaneAffinity &affinity, const CpuTarget &target) {
-  const bool avx512 = target.width >= 16; // 16 f32 lanes to a register already
+ChunkWidths chunk_widths(const Kernel &k, const opt::LaneAnalysis &lanes,
+                         const opt::LaneAffinity &affinity, const CpuTarget &target) {
+  const unsigned one = target.width;
+  const bool avx512 = one >= 16; // 16 f32 lanes to a register already
   bool f32_math = false, stores = false, may_stream = false;
   for (const Instruction &inst : k.insts) {
-    if (inst.type == isa::Type::F64 || inst.type2 == isa::Type::F64) return target.width;
+    if (inst.type == isa::Type::F64 || inst.type2 == isa::Type::F64) return {one, one};
     switch (isa::family_of(inst.op)) {
     case isa::OpFamily::Math: f32_math |= inst.type == isa::Type::F32; break;
     case isa::OpFamily::Sync:
     case isa::OpFamily::Atomic:
     case isa::OpFamily::Atlas:
     case isa::OpFamily::Reduce:
-    case isa::OpFamily::Pool: return target.width;
+    case isa::OpFamily::Pool: return {one, one};
     case isa::OpFamily::Move:
     case isa::OpFamily::Arith:
     case isa::OpFamily::Logic:
@@ -877,21 +886,21 @@ unsigned chunk_width(const Kernel &k, const opt::LaneAnalysis &lanes,
     for (const isa::Operand &o : inst.operands)
       if (o.kind == isa::OperandKind::Addr) may_stream |= affinity.write_only(o.addr);
   }
-  if (f32_math) return avx512 ? target.width : 2 * target.width;
-  // Non-temporal stores of four registers at a time ran slower than one at a time at v4 in
-  // the benchmark's 2^24-element streams (docs/design.md), so there a stream gets four
-  // registers only when none of its stores may bypass the caches.
-  if (avx512 && may_stream) return target.width;
+  if (f32_math) return avx512 ? ChunkWidths{one, one} : ChunkWidths{2 * one, 2 * one};
   // A stream stores, and it is straight-line code: a loop whose lanes leave it at different
   // times would keep four times as many lanes waiting for the last one. (A kernel that stores
   // nothing, such as an empty one, gains nothing from wider chunks: only more lanes to mask.)
-  if (!stores || lanes.has_calls) return target.width;
+  if (!stores || lanes.has_calls) return {one, one};
   for (uint32_t b = 0; b < lanes.blocks.size(); ++b)
     for (uint32_t succ : lanes.blocks[b].succs)
-      if (succ <= b) return target.width;
+      if (succ <= b) return {one, one};
   // Four registers a value: a few values fit the 16 vector registers without spills.
   constexpr size_t kStreamValues = 6;
-  return lanes.varying.size() <= kStreamValues ? 4 * target.width : target.width;
+  if (lanes.varying.size() > kStreamValues) return {one, one};
+  // Non-temporal stores of four registers at a time ran slower than one at a time at v4 in
+  // the benchmark's 2^24-element streams (docs/design.md), so there the loop that streams
+  // keeps one register a chunk.
+  return {4 * one, avx512 && may_stream ? one : 4 * one};
 }
 
 LoweredKernel lower_kernel(llvm::Module &module, const AbiTypes &abi, const Kernel &kernel,

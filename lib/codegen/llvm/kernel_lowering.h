@@ -61,7 +61,9 @@ struct V {
   bool uni = true;
 };
 
-/// Lanes per chunk of kernel `k`:
+/// Lanes per chunk of kernel `k`, in the chunks that run when the launch's stores stay in the
+/// caches (`cached`) and in the loop of whole chunks that runs when they stream (`streaming`,
+/// non-temporal stores); the two differ only where noted:
 /// - twice the target's width below AVX-512 for a kernel of f32 math functions (exp, log, sin,
 ///   ...), whose chunks are long chains of dependent operations: two registers a value put two
 ///   independent chains in each basic block, which the CPU overlaps;
@@ -69,21 +71,28 @@ struct V {
 ///   varying values and no math, a stream such as c = a + b: each load, operation and store becomes
 ///   four, and a chunk's loads all come before its stores, so that a store does not stall the next
 ///   loads (a store whose address matches a later load's modulo 4 KiB holds it back, which
-///   arrays allocated one after another hit). At AVX-512 only when no store of the kernel may
-///   bypass the caches (`affinity.write_only`): there, non-temporal stores four registers at
-///   a time were slower than one at a time (docs/design.md);
+///   arrays allocated one after another hit). At AVX-512, where a store of the kernel may
+///   bypass the caches (`affinity.write_only`), its streaming chunks keep the target's width:
+///   there, non-temporal stores four registers at a time were slower than one at a time
+///   (docs/design.md);
 /// - the target's width otherwise, and for kernels with barriers or fences, pools, atomics,
 ///   reductions, the Atlas state or f64 values.
-unsigned chunk_width(const Kernel &k, const opt::LaneAnalysis &lanes,
-                     const opt::LaneAffinity &affinity, const CpuTarget &target);
+struct ChunkWidths {
+  unsigned cached;
+  unsigned streaming;
+};
+ChunkWidths chunk_widths(const Kernel &k, const opt::LaneAnalysis &lanes,
+                         const opt::LaneAffinity &affinity, const CpuTarget &target);
 
 class KernelLowering {
 public:
+  /// `width`: lanes per chunk, or 0 for the kernel's cached width (chunk_widths).
   KernelLowering(llvm::Module &m, const AbiTypes &abi, const Kernel &k, uint32_t kernel_index,
-                 const CpuTarget &target, const CpuOptions &opts)
+                 const CpuTarget &target, const CpuOptions &opts, unsigned width = 0)
       : m_(m), c_(m.getContext()), abi_(abi), k_(k), kernel_index_(kernel_index), target_(target),
         opts_(opts), b_(c_), a_(opt::analyse_lanes(k)), affinity_(k, a_.cfg, a_.uniformity),
-        w_(chunk_width(k, a_, affinity_, target)), ranges_(k), chain_length_(k.insts.size(), 1) {
+        widths_(chunk_widths(k, a_, affinity_, target)), w_(width ? width : widths_.cached),
+        ranges_(k), chain_length_(k.insts.size(), 1) {
     for (const ElementwiseChain &c : elementwise_chains(k)) chain_length_[c.first] = c.count;
   }
 
@@ -91,8 +100,14 @@ public:
     if (opts_.debug_info) begin_debug_info();
     plan_pools();
     llvm::Function *chunk = emit_chunk(symbol + ".chunk");
+    // The streaming loop's chunk function, where its width differs (stream_size_ says whether
+    // any store may stream at all).
+    llvm::Function *streaming = nullptr;
+    if (widths_.streaming != w_ && stream_size_)
+      streaming = KernelLowering(m_, abi_, k_, kernel_index_, target_, opts_, widths_.streaming)
+                      .emit_chunk_only(symbol + ".chunk.stream");
     LoweredKernel out;
-    out.blocks = emit_driver(symbol, chunk);
+    out.blocks = emit_driver(symbol, chunk, streaming);
     out.state_bytes = state_bytes_;
     out.pool_bytes = pool_bytes_;
     if (di_) di_->finalize();
@@ -148,6 +163,9 @@ private:
   // barrier. (launch, worker, block_linear, bx, by, bz, chunk, state) -> status.
 
   llvm::Function *emit_chunk(const std::string &name);
+  /// The chunk function alone, with debug information of its own: the streaming chunks of a
+  /// kernel whose two widths differ.
+  llvm::Function *emit_chunk_only(const std::string &name);
 
   void create_allocas();
   static std::string slot_name(const opt::Slot &s);
@@ -446,7 +464,10 @@ private:
   // ------------------------------------------------------------------------------------------
   // The driver: runs blocks [first, end), every chunk of each, in phases for barrier kernels.
 
-  llvm::Function *emit_driver(const std::string &symbol, llvm::Function *chunk);
+  /// `streaming`: the chunk function of the loop of whole chunks that runs when the launch
+  /// streams, of widths_.streaming lanes (a divisor of w_), or null where it is `chunk`.
+  llvm::Function *emit_driver(const std::string &symbol, llvm::Function *chunk,
+                              llvm::Function *streaming);
   /// Whether the driver may run consecutive blocks as one span: nothing in the kernel tells
   /// one block from the next or where a lane sits in its block (it reads %gid and launch-wide
   /// specials only, and no shared memory, barrier, per-lane pool or whole-launch instruction).
@@ -468,6 +489,7 @@ private:
   ValueOps ops_{b_};
   opt::LaneAnalysis a_;
   opt::LaneAffinity affinity_;
+  ChunkWidths widths_;
   unsigned w_;
   /// Value ranges under the CPU backend's launch limits (cpu_module.cpp refuses launches
   /// beyond them), which are opt::LaunchLimits' defaults.

@@ -491,7 +491,7 @@ llvm::Value *emit_erf_f32_table(llvm::IRBuilder<> &b, const CpuTarget &target, l
   if (lanes == 16 && target.width == 16) return evaluate(c::kErfTable16, c::kErfScale16);
   if (lanes == 8 && target.width >= 8) return evaluate(c::kErfTable4, c::kErfScale4);
   if (lanes == 2 * target.width && target.width >= 8) {
-    // A chunk of twice the native width (chunk_width): each half in its registers.
+    // A chunk of twice the native width (chunk_widths): each half in its registers.
     llvm::SmallVector<int, 32> low, high, both;
     for (unsigned i = 0; i < lanes; ++i)
       (i < lanes / 2 ? low : high).push_back(static_cast<int>(i));

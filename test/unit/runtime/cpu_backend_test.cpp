@@ -58,6 +58,12 @@ constexpr const char *kVectorAdd = R"(
   ld.i32         r1, [%x + %gid*4]
   div.i32        r2, r1, r0
   st.i32         [%x + %gid*4], r2
+.kernel double_out
+.param %x : buffer<f32> read
+.param %y : buffer<f32> write
+  ld.f32         r0, [%x + %gid*4]
+  add.f32        r1, r0, r0
+  st.f32         [%y + %gid*4], r1
 .kernel overrun
 .param %x : buffer<f32> readwrite
   mov.imm.u64    r0, 100
@@ -417,6 +423,22 @@ TEST(CpuModules, StreamingStoresWriteEveryElementAtEveryLevel) {
           EXPECT_EQ(bad, 0u) << level << ", threshold " << threshold << ", n = " << n << ", offset "
                              << offset;
         }
+      // A kernel with no bound check, in blocks of whole chunks: its chunks run in the loop
+      // of whole blocks, whose streaming chunks are narrower at v4 (chunk_widths).
+      for (uint32_t n : {256u, 4096u}) {
+        std::vector<float> x(n);
+        for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i);
+        auto bx = b->allocate_buffer(n * 4), by = b->allocate_buffer(n * 4);
+        b->write<float>(bx, x);
+        KernelArg args[] = {KernelArg::buffer(bx), KernelArg::buffer(by)};
+        b->launch(m, "double_out", LaunchConfig::linear(n, 256), args);
+        const std::vector<float> y = b->read<float>(by);
+        uint32_t bad = 0;
+        for (uint32_t k = 0; k < n; ++k) bad += y[k] != 2.0f * static_cast<float>(k);
+        EXPECT_EQ(bad, 0u) << level << ", threshold " << threshold << ", double_out, n = " << n;
+        b->free_buffer(bx);
+        b->free_buffer(by);
+      }
       b->unload_module(m);
     }
   runtime::set_cpu_stream_bytes(std::nullopt);
