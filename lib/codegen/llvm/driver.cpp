@@ -29,7 +29,8 @@ bool KernelLowering::has_math() const {
 }
 
 llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Function *chunk,
-                                            llvm::Function *streaming) {
+                                            const StreamingChunk &narrow) {
+  llvm::Function *streaming = narrow.fn;
   auto *fty = llvm::FunctionType::get(i32(), {ptr(), ptr(), i64(), i64()}, false);
   auto *f = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, symbol, m_);
   f->addParamAttr(0, llvm::Attribute::NoAlias);
@@ -183,6 +184,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   // that streams, and where its chunks tell from which chunk on every lane leaves.
   llvm::Function *running = chunk;
   Value *running_leaves = nullptr; // null: the frame's leaves_from
+  Value *running_state = nullptr;  // null: none
   auto call_chunk = [&](Value *c, Value *state, Value *is_whole, Value *goes_on, Value *may) {
     const Frame &w = *frame;
     return b_.CreateCall(running, {w.launch, w.worker, w.first_gid, w.span_lanes32, w.bx, w.by,
@@ -215,20 +217,10 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     // `goes_on_to` (phis at the start of a block), if given; then, if every lane of the
     // chunks from c + 1 leaves at the bound check, the loop ends.
     auto leaving = [&] { return b_.CreateZExt(b_.CreateLoad(i32(), leaves_from), i64()); };
-    auto chunk_loop = [&](Value *from, Value *to, Value *is_whole, Value *goes_on, Value *may,
+    auto plain_loop = [&](Value *from, Value *to, Value *is_whole, Value *goes_on, Value *may,
                           llvm::PHINode *goes_on_from, llvm::PHINode *goes_on_to,
                           BasicBlock *after) {
       llvm::Function *fn = frame->fn;
-      if (running != chunk) {
-        // Chunks of widths_.streaming lanes, w_ / that many for each of the driver's. Their
-        // answers to the bound check count their own chunks: they go to a variable of their
-        // own (the span's first chunk, of the driver's width, has answered already).
-        const uint64_t per = w_ / widths_.streaming;
-        from = b_.CreateMul(from, u64c(per), "narrow.from", true, true);
-        to = b_.CreateMul(to, u64c(per), "narrow.to", true, true);
-        llvm::IRBuilder<> at_entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
-        running_leaves = at_entry.CreateAlloca(i32(), nullptr, "narrow.leaves.from");
-      }
       BasicBlock *pre = b_.GetInsertBlock();
       BasicBlock *head = BasicBlock::Create(c_, "chunk", fn);
       BasicBlock *run = BasicBlock::Create(c_, "chunk.run", fn);
@@ -244,7 +236,9 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       b_.CreateCondBr(b_.CreateICmpULT(i, left), run, after);
       b_.SetInsertPoint(run);
       Value *c = b_.CreateAdd(from, i, "chunk", true, true);
-      Value *r = call_chunk(c, llvm::ConstantPointerNull::get(ptr()), is_whole, goes_on, may);
+      Value *r =
+          call_chunk(c, running_state ? running_state : llvm::ConstantPointerNull::get(ptr()),
+                     is_whole, goes_on, may);
       b_.CreateCondBr(b_.CreateICmpSLT(r, b_.getInt32(0)), bad, ok);
       b_.SetInsertPoint(bad);
       b_.CreateRet(r);
@@ -263,6 +257,86 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       }
       i->addIncoming(b_.CreateAdd(i, u64c(1), "", true, true), b_.GetInsertBlock());
       b_.CreateBr(head);
+    };
+    // One chunk, returning to `after` unless it fails.
+    auto one_chunk = [&](Value *c, Value *is_whole, Value *goes_on, Value *may, BasicBlock *after) {
+      Value *r = call_chunk(c, running_state, is_whole, goes_on, may);
+      BasicBlock *bad = BasicBlock::Create(c_, "chunk.failed", frame->fn);
+      b_.CreateCondBr(b_.CreateICmpSLT(r, b_.getInt32(0)), bad, after);
+      b_.SetInsertPoint(bad);
+      b_.CreateRet(r);
+    };
+    // plain_loop, and where `running` is the streaming chunk function, its chunks: w_ /
+    // widths_.streaming for each of the driver's. Their answers to the bound check count their
+    // own chunks: they go to a variable of their own (the span's first chunk, of the driver's
+    // width, has answered already). In a span (where lanes are told apart by %gid alone), once
+    // the first chunk has said where its store begins, the others are moved by the lanes up
+    // to the next line, so that its stores (and loads of arrays aligned alike) are whole
+    // lines: the lanes skipped and those left at the end run in two partial chunks.
+    auto chunk_loop = [&](Value *from, Value *to, Value *is_whole, Value *goes_on, Value *may,
+                          llvm::PHINode *goes_on_from, llvm::PHINode *goes_on_to,
+                          BasicBlock *after) {
+      if (running == chunk) {
+        plain_loop(from, to, is_whole, goes_on, may, goes_on_from, goes_on_to, after);
+        return;
+      }
+      llvm::Function *fn = frame->fn;
+      const uint64_t wn = widths_.streaming;
+      const uint64_t per = w_ / wn;
+      from = b_.CreateMul(from, u64c(per), "narrow.from", true, true);
+      to = b_.CreateMul(to, u64c(per), "narrow.to", true, true);
+      llvm::IRBuilder<> at_entry(&fn->getEntryBlock(), fn->getEntryBlock().begin());
+      running_leaves = at_entry.CreateAlloca(i32(), nullptr, "narrow.leaves.from");
+      running_state = at_entry.CreateAlloca(ptr(), nullptr, "narrow.address");
+      const uint64_t element = narrow.element;
+      if (!spans || element == 0 || element > kLine / wn || !std::has_single_bit(element)) {
+        plain_loop(from, to, is_whole, goes_on, may, nullptr, nullptr, after);
+        return;
+      }
+      BasicBlock *probe = BasicBlock::Create(c_, "narrow.probe", fn);
+      BasicBlock *probed = BasicBlock::Create(c_, "narrow.probed", fn);
+      BasicBlock *moved = BasicBlock::Create(c_, "narrow.moved", fn);
+      BasicBlock *unmoved = BasicBlock::Create(c_, "narrow.unmoved", fn);
+      b_.CreateCondBr(b_.CreateICmpULT(from, to), probe, after);
+      b_.SetInsertPoint(probe);
+      b_.CreateStore(llvm::ConstantPointerNull::get(ptr()), running_state);
+      one_chunk(from, is_whole, goes_on, may, probed);
+      b_.SetInsertPoint(probed);
+      Value *address = b_.CreatePtrToInt(b_.CreateLoad(ptr(), running_state), i64());
+      // Lanes up to the next line: 0 when the element is there already or misaligned.
+      Value *past = b_.CreateAnd(address, u64c(kLine - 1));
+      Value *shift = b_.CreateLShr(b_.CreateAnd(b_.CreateSub(u64c(kLine), past), u64c(kLine - 1)),
+                                   u64c(std::countr_zero(element)), "narrow.shift");
+      Value *second = b_.CreateAdd(from, u64c(1), "", true, true);
+      Value *moves =
+          b_.CreateAnd(b_.CreateICmpEQ(b_.CreateAnd(address, u64c(element - 1)), u64c(0)),
+                       b_.CreateAnd(b_.CreateICmpNE(shift, u64c(0)), b_.CreateICmpULT(second, to)));
+      b_.CreateCondBr(moves, moved, unmoved);
+      b_.SetInsertPoint(unmoved);
+      plain_loop(second, to, is_whole, goes_on, may, nullptr, nullptr, after);
+      b_.SetInsertPoint(moved);
+      const Frame *outer = frame;
+      auto partial = [&](Frame &pf, Value *c, Value *until, BasicBlock *then) {
+        pf.span_lanes32 = b_.CreateTrunc(until, i32(), "", true, true);
+        frame = &pf;
+        one_chunk(c, b_.getFalse(), b_.getFalse(), may, then);
+        frame = outer;
+      };
+      // The lanes of chunk `second` before the line, then chunks [second, to - 1) moved, then the
+      // lanes of chunk to - 1 past the last of them.
+      Frame head = *outer, body = *outer, tail = *outer;
+      BasicBlock *loop = BasicBlock::Create(c_, "narrow.moved.loop", fn);
+      BasicBlock *last = BasicBlock::Create(c_, "narrow.moved.last", fn);
+      partial(head, second, b_.CreateAdd(b_.CreateMul(second, u64c(wn)), shift), loop);
+      b_.SetInsertPoint(loop);
+      body.first_gid = b_.CreateAdd(outer->first_gid, shift, "narrow.first.gid", true, true);
+      tail.first_gid = body.first_gid;
+      Value *last_chunk = b_.CreateSub(to, u64c(1));
+      frame = &body;
+      plain_loop(second, last_chunk, is_whole, goes_on, may, nullptr, nullptr, last);
+      frame = outer;
+      b_.SetInsertPoint(last);
+      partial(tail, last_chunk, b_.CreateSub(b_.CreateMul(to, u64c(wn)), shift), after);
     };
     // Chunks [from, to) of a span of whole chunks that go on past the bound check, whose
     // stores stream or not (`may`, a constant), then `after`: the kernel's hottest loop. In a
@@ -309,6 +383,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       whole_chunks(from, to, may, after);
       running = chunk;
       running_leaves = nullptr;
+      running_state = nullptr;
     };
     // The same with a function per streaming decision.
     auto whole_functions = [&](Value *from, Value *to, BasicBlock *after) {
@@ -360,6 +435,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
                    next);
         running = chunk;
         running_leaves = nullptr;
+        running_state = nullptr;
         b_.SetInsertPoint(cached);
         chunk_loop(u64c(0), chunks, b_.getTrue(), b_.getFalse(), b_.getFalse(), nullptr, nullptr,
                    next);

@@ -136,12 +136,13 @@ auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
   return fn_;
 }
 
-auto KernelLowering::emit_chunk_only(const std::string &name) -> llvm::Function * {
+auto KernelLowering::emit_streaming_chunk(const std::string &name) -> StreamingChunk {
   if (opts_.debug_info) begin_debug_info();
   plan_pools();
+  reports_address_ = true;
   llvm::Function *f = emit_chunk(name);
   if (di_) di_->finalize();
-  return f;
+  return {f, reporting_element_};
 }
 
 auto KernelLowering::create_allocas() -> void {

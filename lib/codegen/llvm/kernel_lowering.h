@@ -102,10 +102,10 @@ public:
     llvm::Function *chunk = emit_chunk(symbol + ".chunk");
     // The streaming loop's chunk function, where its width differs (stream_size_ says whether
     // any store may stream at all).
-    llvm::Function *streaming = nullptr;
+    StreamingChunk streaming;
     if (widths_.streaming != w_ && stream_size_)
       streaming = KernelLowering(m_, abi_, k_, kernel_index_, target_, opts_, widths_.streaming)
-                      .emit_chunk_only(symbol + ".chunk.stream");
+                      .emit_streaming_chunk(symbol + ".chunk.stream");
     LoweredKernel out;
     out.blocks = emit_driver(symbol, chunk, streaming);
     out.state_bytes = state_bytes_;
@@ -163,9 +163,15 @@ private:
   // barrier. (launch, worker, block_linear, bx, by, bz, chunk, state) -> status.
 
   llvm::Function *emit_chunk(const std::string &name);
-  /// The chunk function alone, with debug information of its own: the streaming chunks of a
-  /// kernel whose two widths differ.
-  llvm::Function *emit_chunk_only(const std::string &name);
+  /// The chunk function of the loops that stream, of a kernel whose two widths differ, with
+  /// debug information of its own. It is called with a variable for `state`, where a full
+  /// chunk leaves the address of its first lane's element of the first store that may
+  /// stream (of `element` bytes): the driver aligns the loop's chunks to it.
+  struct StreamingChunk {
+    llvm::Function *fn = nullptr;
+    uint64_t element = 0; ///< 0: no store reports its address
+  };
+  StreamingChunk emit_streaming_chunk(const std::string &name);
 
   void create_allocas();
   static std::string slot_name(const opt::Slot &s);
@@ -467,7 +473,7 @@ private:
   /// `streaming`: the chunk function of the loop of whole chunks that runs when the launch
   /// streams, of widths_.streaming lanes (a divisor of w_), or null where it is `chunk`.
   llvm::Function *emit_driver(const std::string &symbol, llvm::Function *chunk,
-                              llvm::Function *streaming);
+                              const StreamingChunk &streaming);
   /// Whether the driver may run consecutive blocks as one span: nothing in the kernel tells
   /// one block from the next or where a lane sits in its block (it reads %gid and launch-wide
   /// specials only, and no shared memory, barrier, per-lane pool or whole-launch instruction).
@@ -528,6 +534,11 @@ private:
   /// A store streams only if its vector is a multiple of this (and it is aligned to the whole
   /// vector, up to 64 bytes).
   static constexpr uint64_t kStreamAlign = 16;
+  static constexpr uint64_t kLine = 64; ///< bytes of a cache line
+  /// emit_streaming_chunk: the instruction whose store reports its address, once known.
+  bool reports_address_ = false;
+  std::optional<uint32_t> reporting_inst_;
+  uint64_t reporting_element_ = 0;
   Value *chunk_full_ = nullptr;  ///< every lane of this chunk is in the block
   Value *block_whole_ = nullptr; ///< the block's lanes are a whole number of chunks
   /// The driver knows that every lane of this chunk goes on past the first block's bound check

@@ -205,6 +205,11 @@ auto KernelLowering::store(Type t, const Access &acc, V v, bool streams) -> void
 }
 
 auto KernelLowering::store_maybe_streaming(Value *val, Value *p0, uint64_t size) -> void {
+  if (reports_address_ && !reporting_inst_) {
+    reporting_inst_ = cur_;
+    reporting_element_ = size;
+  }
+  if (reports_address_ && reporting_inst_ == cur_) b_.CreateStore(p0, state_);
   Value *big = b_.CreateAnd(may_stream_, launch_streams(stream_bytes_, launch_lanes(), size));
   // Aligned to the whole vector (up to a cache line), one movntps writes it; aligned to 16
   // bytes only, it goes out as 16-byte movntps. malloc returns large blocks 16 bytes past a

@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <bit>
@@ -151,12 +152,16 @@ std::vector<float> run_vector_add(Backend &b, ModuleHandle m, uint32_t n, uint32
   for (uint32_t i = 0; i < n; ++i) a[i] = static_cast<float>(i);
   auto ba = b.allocate_buffer(n * 4), bb = b.allocate_buffer(n * 4);
   auto bc = b.allocate_buffer(n * 4 + c_offset);
+  b.write<float>(bc, std::vector<float>(n + c_offset / 4, -1.0f));
   b.write<float>(ba, a);
   b.write<float>(bb, a);
   KernelArg args[] = {KernelArg::buffer(ba), KernelArg::buffer(bb),
                       KernelArg::buffer(bc, c_offset, n * 4), KernelArg::u32(n)};
   b.launch(m, "vector_add", LaunchConfig::linear(n, 64), args);
   c = b.read<float>(bc);
+  // The bytes before c are the buffer's first, which no lane writes.
+  EXPECT_TRUE(std::all_of(c.begin(), c.begin() + c_offset / 4, [](float v) { return v == -1.0f; }))
+      << "n = " << n << ", offset " << c_offset;
   c.erase(c.begin(), c.begin() + c_offset / 4);
   b.free_buffer(ba);
   b.free_buffer(bb);
@@ -424,21 +429,26 @@ TEST(CpuModules, StreamingStoresWriteEveryElementAtEveryLevel) {
                              << offset;
         }
       // A kernel with no bound check, in blocks of whole chunks: its chunks run in the loop
-      // of whole blocks, whose streaming chunks are narrower at v4 (chunk_widths).
-      for (uint32_t n : {256u, 4096u}) {
-        std::vector<float> x(n);
-        for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i);
-        auto bx = b->allocate_buffer(n * 4), by = b->allocate_buffer(n * 4);
-        b->write<float>(bx, x);
-        KernelArg args[] = {KernelArg::buffer(bx), KernelArg::buffer(by)};
-        b->launch(m, "double_out", LaunchConfig::linear(n, 256), args);
-        const std::vector<float> y = b->read<float>(by);
-        uint32_t bad = 0;
-        for (uint32_t k = 0; k < n; ++k) bad += y[k] != 2.0f * static_cast<float>(k);
-        EXPECT_EQ(bad, 0u) << level << ", threshold " << threshold << ", double_out, n = " << n;
-        b->free_buffer(bx);
-        b->free_buffer(by);
-      }
+      // of whole blocks, whose streaming chunks are narrower at v4 (chunk_widths) and, where
+      // y is not aligned to a line, moved to it.
+      for (uint32_t n : {256u, 4096u})
+        for (uint32_t offset : {0u, 16u, 4u}) {
+          std::vector<float> x(n);
+          for (uint32_t i = 0; i < n; ++i) x[i] = static_cast<float>(i);
+          auto bx = b->allocate_buffer(n * 4), by = b->allocate_buffer(n * 4 + offset);
+          b->write<float>(bx, x);
+          b->write<float>(by, std::vector<float>(n + offset / 4, -1.0f));
+          KernelArg args[] = {KernelArg::buffer(bx), KernelArg::buffer(by, offset, n * 4)};
+          b->launch(m, "double_out", LaunchConfig::linear(n, 256), args);
+          const std::vector<float> y = b->read<float>(by);
+          uint32_t bad = 0;
+          for (uint32_t k = 0; k < offset / 4; ++k) bad += y[k] != -1.0f;
+          for (uint32_t k = 0; k < n; ++k) bad += y[offset / 4 + k] != 2.0f * static_cast<float>(k);
+          EXPECT_EQ(bad, 0u) << level << ", threshold " << threshold << ", double_out, n = " << n
+                             << ", offset " << offset;
+          b->free_buffer(bx);
+          b->free_buffer(by);
+        }
       b->unload_module(m);
     }
   runtime::set_cpu_stream_bytes(std::nullopt);
