@@ -470,10 +470,11 @@ private:
   // ------------------------------------------------------------------------------------------
   // The driver: runs blocks [first, end), every chunk of each, in phases for barrier kernels.
 
-  /// `streaming`: the chunk function of the loop of whole chunks that runs when the launch
-  /// streams, of widths_.streaming lanes (a divisor of w_), or null where it is `chunk`.
+  /// `narrow`: the chunk function of the loops of whole chunks that run when the launch
+  /// streams, of widths_.streaming lanes (a divisor of w_), where that width differs from w_
+  /// (else `narrow.fn` is null and those loops run `chunk`).
   llvm::Function *emit_driver(const std::string &symbol, llvm::Function *chunk,
-                              const StreamingChunk &streaming);
+                              const StreamingChunk &narrow);
   /// Whether the driver may run consecutive blocks as one span: nothing in the kernel tells
   /// one block from the next or where a lane sits in its block (it reads %gid and launch-wide
   /// specials only, and no shared memory, barrier, per-lane pool or whole-launch instruction).
