@@ -183,8 +183,9 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   // The chunk function that the loops call: `chunk`, or `streaming` in a loop of whole chunks
   // that streams, and where its chunks tell from which chunk on every lane leaves.
   llvm::Function *running = chunk;
+  Value *const no_state = llvm::ConstantPointerNull::get(ptr());
   Value *running_leaves = nullptr; // null: the frame's leaves_from
-  Value *running_state = nullptr;  // null: none
+  Value *running_state = no_state;
   auto call_chunk = [&](Value *c, Value *state, Value *is_whole, Value *goes_on, Value *may) {
     const Frame &w = *frame;
     return b_.CreateCall(running, {w.launch, w.worker, w.first_gid, w.span_lanes32, w.bx, w.by,
@@ -236,9 +237,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       b_.CreateCondBr(b_.CreateICmpULT(i, left), run, after);
       b_.SetInsertPoint(run);
       Value *c = b_.CreateAdd(from, i, "chunk", true, true);
-      Value *r =
-          call_chunk(c, running_state ? running_state : llvm::ConstantPointerNull::get(ptr()),
-                     is_whole, goes_on, may);
+      Value *r = call_chunk(c, running_state, is_whole, goes_on, may);
       b_.CreateCondBr(b_.CreateICmpSLT(r, b_.getInt32(0)), bad, ok);
       b_.SetInsertPoint(bad);
       b_.CreateRet(r);
@@ -338,6 +337,14 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       b_.SetInsertPoint(last);
       partial(tail, last_chunk, b_.CreateSub(b_.CreateMul(to, u64c(wn)), shift), after);
     };
+    // The loops that `emit` emits, with the streaming chunk function.
+    auto streaming_chunks = [&](auto emit) {
+      running = streaming;
+      emit();
+      running = chunk;
+      running_leaves = nullptr;
+      running_state = no_state;
+    };
     // Chunks [from, to) of a span of whole chunks that go on past the bound check, whose
     // stores stream or not (`may`, a constant), then `after`: the kernel's hottest loop. In a
     // kernel of math functions, a function of its own (never inlined), called once a span:
@@ -379,11 +386,10 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     };
     // The same with the chunk function of the streaming width where the loop streams.
     auto whole_function = [&](Value *from, Value *to, llvm::Constant *may, BasicBlock *after) {
-      if (streaming && may->isOneValue()) running = streaming;
-      whole_chunks(from, to, may, after);
-      running = chunk;
-      running_leaves = nullptr;
-      running_state = nullptr;
+      if (streaming && may->isOneValue())
+        streaming_chunks([&] { whole_chunks(from, to, may, after); });
+      else
+        whole_chunks(from, to, may, after);
     };
     // The same with a function per streaming decision.
     auto whole_functions = [&](Value *from, Value *to, BasicBlock *after) {
@@ -430,12 +436,10 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
         BasicBlock *streamed = BasicBlock::Create(c_, "block.whole.streamed", f);
         b_.CreateCondBr(streams, streamed, cached);
         b_.SetInsertPoint(streamed);
-        running = streaming;
-        chunk_loop(u64c(0), chunks, b_.getTrue(), b_.getFalse(), b_.getTrue(), nullptr, nullptr,
-                   next);
-        running = chunk;
-        running_leaves = nullptr;
-        running_state = nullptr;
+        streaming_chunks([&] {
+          chunk_loop(u64c(0), chunks, b_.getTrue(), b_.getFalse(), b_.getTrue(), nullptr, nullptr,
+                     next);
+        });
         b_.SetInsertPoint(cached);
         chunk_loop(u64c(0), chunks, b_.getTrue(), b_.getFalse(), b_.getFalse(), nullptr, nullptr,
                    next);
