@@ -403,6 +403,20 @@ private:
   /// `streams`: the address is of an output that the kernel only writes (write_only).
   void store(Type t, const Access &acc, V v, bool streams = false);
 
+  /// A contiguous masked access of `size`-byte elements at `p0`: a store of `val`, or (`val`
+  /// null) a load of elements of type `ty`, which it returns. One masked load or store, except
+  /// where masked_in_pages and the chunk's elements reach past a page: then by_registers.
+  Value *masked_access(Value *p0, Value *mask, uint64_t size, Value *val, llvm::Type *ty);
+  /// Whether a masked access under `mask` looks at the pages it reaches: at AVX-512, where
+  /// the mask is not known to be full.
+  bool masked_in_pages(Value *mask);
+  /// Whether [p, p + bytes) reaches past the end of p's page.
+  Value *reaches_past_page(Value *p, uint64_t bytes);
+  /// masked_access's rare way, in function `f`: register by register, a store of `val` or a
+  /// load into `slot` of the chunk's vector type `vty`.
+  void by_registers(llvm::Function *f, Value *p0, Value *mask, uint64_t size, Value *val,
+                    Value *slot, llvm::Type *vty);
+
   /// A full chunk's contiguous store: non-temporal when the launch's stores of this
   /// instruction write at least hg_cpu_launch.stream_bytes (an output larger than the cache,
   /// which normal stores would first read in) and the address is 16-byte aligned (movntps
@@ -535,7 +549,10 @@ private:
   /// A store streams only if its vector is a multiple of this (and it is aligned to the whole
   /// vector, up to 64 bytes).
   static constexpr uint64_t kStreamAlign = 16;
-  static constexpr uint64_t kLine = 64; ///< bytes of a cache line
+  static constexpr uint64_t kLine = 64;        ///< bytes of a cache line
+  static constexpr uint64_t kPage = 4096;      ///< bytes of the smallest x86 page
+  static constexpr uint64_t kVectorBytes = 64; ///< bytes of an AVX-512 register
+  static constexpr uint64_t kSlotAlign = 16;   ///< by_registers' slot: the stack's alignment
   /// emit_streaming_chunk: the instruction whose store reports its address, once known.
   bool reports_address_ = false;
   std::optional<uint32_t> reporting_inst_;

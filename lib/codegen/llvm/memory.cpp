@@ -149,7 +149,7 @@ auto KernelLowering::load(Type t, const Access &acc) -> V {
   Value *zero = llvm::Constant::getNullValue(vec(ty));
   if (always_consecutive(acc, size)) { // known when compiled: no check, no gather
     Value *p0 = pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0}));
-    return {b_.CreateMaskedLoad(vec(ty), p0, llvm::Align(1), mask, zero), false};
+    return {masked_access(p0, mask, size, nullptr, ty), false};
   }
   BasicBlock *contiguous = BasicBlock::Create(c_, "ld.vector", fn_);
   BasicBlock *gather = BasicBlock::Create(c_, "ld.gather", fn_);
@@ -157,14 +157,15 @@ auto KernelLowering::load(Type t, const Access &acc) -> V {
   b_.CreateCondBr(consecutive(acc, size), contiguous, gather);
   b_.SetInsertPoint(contiguous);
   Value *p0 = pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0}));
-  Value *v1 = b_.CreateMaskedLoad(vec(ty), p0, llvm::Align(1), mask, zero);
+  Value *v1 = masked_access(p0, mask, size, nullptr, ty);
+  BasicBlock *contiguous_end = b_.GetInsertBlock();
   b_.CreateBr(done);
   b_.SetInsertPoint(gather);
   Value *v2 = b_.CreateMaskedGather(vec(ty), pointer(acc, acc.off.v), llvm::Align(1), mask, zero);
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
   auto *phi = b_.CreatePHI(vec(ty), 2);
-  phi->addIncoming(v1, contiguous);
+  phi->addIncoming(v1, contiguous_end);
   phi->addIncoming(v2, gather);
   return {phi, false};
 }
@@ -187,7 +188,7 @@ auto KernelLowering::store(Type t, const Access &acc, V v, bool streams) -> void
     if (full_chunk_ && streams && (w_ * size) % kStreamAlign == 0)
       store_maybe_streaming(val, p0, size);
     else
-      b_.CreateMaskedStore(val, p0, llvm::Align(1), mask);
+      masked_access(p0, mask, size, val, nullptr);
     return;
   }
   BasicBlock *contiguous = BasicBlock::Create(c_, "st.vector", fn_);
@@ -195,13 +196,161 @@ auto KernelLowering::store(Type t, const Access &acc, V v, bool streams) -> void
   BasicBlock *done = BasicBlock::Create(c_, "st.done", fn_);
   b_.CreateCondBr(consecutive(acc, size), contiguous, scatter);
   b_.SetInsertPoint(contiguous);
-  b_.CreateMaskedStore(val, pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0})),
-                       llvm::Align(1), mask);
+  masked_access(pointer(acc, b_.CreateExtractElement(acc.off.v, uint64_t{0})), mask, size, val,
+                nullptr);
   b_.CreateBr(done);
   b_.SetInsertPoint(scatter);
   b_.CreateMaskedScatter(val, pointer(acc, acc.off.v), llvm::Align(1), mask);
   b_.CreateBr(done);
   b_.SetInsertPoint(done);
+}
+
+auto KernelLowering::masked_in_pages(Value *mask) -> bool {
+  auto *known = llvm::dyn_cast<llvm::Constant>(mask);
+  return target_.width >= 16 && !(known && known->isAllOnesValue());
+}
+
+auto KernelLowering::reaches_past_page(Value *p, uint64_t bytes) -> Value * {
+  Value *in_page = b_.CreateAnd(b_.CreatePtrToInt(p, i64()), u64c(kPage - 1));
+  return b_.CreateICmpUGT(in_page, u64c(kPage - bytes));
+}
+
+auto KernelLowering::masked_access(Value *p0, Value *mask, uint64_t size, Value *val,
+                                   llvm::Type *ty) -> Value * {
+  Value *zero = val ? nullptr : llvm::Constant::getNullValue(vec(ty));
+  auto access = [&](Value *p) -> Value * {
+    if (val) {
+      b_.CreateMaskedStore(val, p, llvm::Align(1), mask);
+      return nullptr;
+    }
+    return b_.CreateMaskedLoad(vec(ty), p, llvm::Align(1), mask, zero);
+  };
+  if (!masked_in_pages(mask)) return access(p0);
+  // An AVX-512 masked load or store whose bytes reach into a page that is not present (one
+  // the process has not touched yet, or not mapped) takes this Zen 5 about 180 ns to suppress
+  // the fault of its masked-off lanes, at every launch: the partial chunk at the end of an
+  // array at the top of the heap, or at the end of an mmap (docs/design.md). So an access that
+  // reaches past the end of its page goes by registers, in a function of its own (rare: a
+  // chunk of 64 floats reaches past a page at one address in 16), which keeps every register
+  // of the chunk's (the preserve_all convention, as math's rare paths).
+  BasicBlock *one_page = BasicBlock::Create(c_, "mem.page", fn_);
+  BasicBlock *pages = BasicBlock::Create(c_, "mem.pages", fn_);
+  BasicBlock *done = BasicBlock::Create(c_, "mem.done", fn_);
+  b_.CreateCondBr(reaches_past_page(p0, w_ * size), pages, one_page,
+                  llvm::MDBuilder(c_).createUnlikelyBranchWeights());
+  b_.SetInsertPoint(one_page);
+  Value *usual = access(p0);
+  b_.CreateBr(done);
+  b_.SetInsertPoint(pages);
+  llvm::Type *vty = val ? val->getType() : vec(ty);
+  llvm::Type *bits_ty = b_.getIntNTy(w_);
+  auto *fty = llvm::FunctionType::get(b_.getVoidTy(), {ptr(), bits_ty, ptr()}, false);
+  auto *f = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage,
+                                   fn_->getName() + ".pages", m_);
+  f->setCallingConv(llvm::CallingConv::PreserveAll);
+  // Made while the variant is lowered: it gets the variant's target attributes.
+  f->addFnAttr(llvm::Attribute::NoInline);
+  f->addFnAttr(llvm::Attribute::Cold);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  {
+    llvm::IRBuilderBase::InsertPointGuard guard(b_); // also restores the debug location
+    b_.SetCurrentDebugLocation(llvm::DebugLoc());    // the new function has no subprogram
+    b_.SetInsertPoint(BasicBlock::Create(c_, "entry", f));
+    Value *base = f->getArg(0), *slot = f->getArg(2);
+    Value *lanes_mask = b_.CreateBitCast(f->getArg(1), vec(i1()));
+    Value *all = val ? b_.CreateAlignedLoad(vty, slot, llvm::Align(kSlotAlign)) : nullptr;
+    by_registers(f, base, lanes_mask, size, all, slot, vty);
+    b_.CreateRetVoid();
+  }
+  llvm::IRBuilder<> at_entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
+  // Aligned as the stack is: a vector's own alignment (up to 512 bytes) would make the
+  // driver realign its frame.
+  llvm::AllocaInst *slot = at_entry.CreateAlloca(vty, nullptr, "mem.pages.value");
+  slot->setAlignment(llvm::Align(kSlotAlign));
+  // Live only here, so that the slots of a chunk's accesses share their bytes.
+  b_.CreateLifetimeStart(slot);
+  if (val) b_.CreateAlignedStore(val, slot, llvm::Align(kSlotAlign));
+  llvm::CallInst *call = b_.CreateCall(f, {p0, b_.CreateBitCast(mask, bits_ty), slot});
+  call->setCallingConv(llvm::CallingConv::PreserveAll);
+  Value *rare = val ? nullptr : b_.CreateAlignedLoad(vty, slot, llvm::Align(kSlotAlign));
+  b_.CreateLifetimeEnd(slot);
+  BasicBlock *pages_end = b_.GetInsertBlock();
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  if (val) return nullptr;
+  auto *phi = b_.CreatePHI(vty, 2);
+  phi->addIncoming(usual, one_page);
+  phi->addIncoming(rare, pages_end);
+  return phi;
+}
+
+auto KernelLowering::by_registers(llvm::Function *f, Value *p0, Value *mask, uint64_t size,
+                                  Value *val, Value *slot, llvm::Type *vty) -> void {
+  // Each register of lanes: none for one with no lane to touch, a masked access for one in a
+  // page, and lane by lane (a gather or scatter, whose masked-off lanes touch nothing) for
+  // the one that reaches past its page.
+  llvm::Type *elem = llvm::cast<llvm::FixedVectorType>(vty)->getElementType();
+  const unsigned per = static_cast<unsigned>(std::clamp<uint64_t>(kVectorBytes / size, 1, w_));
+  auto *part_ty = llvm::FixedVectorType::get(elem, per);
+  Value *part_zero = llvm::Constant::getNullValue(part_ty);
+  std::vector<llvm::Constant *> offsets;
+  for (unsigned l = 0; l < per; ++l) offsets.push_back(b_.getInt64(l * size));
+  Value *lane_offsets = llvm::ConstantVector::get(offsets);
+  std::vector<Value *> parts;
+  for (unsigned first = 0; first < w_; first += per) {
+    llvm::SmallVector<int, 64> lanes;
+    for (unsigned l = first; l < first + per; ++l) lanes.push_back(static_cast<int>(l));
+    Value *part_mask = b_.CreateShuffleVector(mask, lanes);
+    Value *part = val ? b_.CreateShuffleVector(val, lanes) : nullptr;
+    Value *p = b_.CreateConstGEP1_64(i8(), p0, first * size);
+    BasicBlock *before = b_.GetInsertBlock();
+    BasicBlock *some = BasicBlock::Create(c_, "mem.register", f);
+    BasicBlock *within = BasicBlock::Create(c_, "mem.register.page", f);
+    BasicBlock *across = BasicBlock::Create(c_, "mem.register.pages", f);
+    BasicBlock *next = BasicBlock::Create(c_, "mem.register.next", f);
+    b_.CreateCondBr(b_.CreateOrReduce(part_mask), some, next);
+    b_.SetInsertPoint(some);
+    b_.CreateCondBr(reaches_past_page(p, per * size), across, within);
+    // The register's access in `bb`: masked at p, or lane by lane.
+    auto access = [&](BasicBlock *bb, bool lanewise) -> Value * {
+      b_.SetInsertPoint(bb);
+      Value *at = lanewise ? b_.CreateGEP(i8(), p, lane_offsets) : p;
+      Value *v = nullptr;
+      if (val && lanewise)
+        b_.CreateMaskedScatter(part, at, llvm::Align(1), part_mask);
+      else if (val)
+        b_.CreateMaskedStore(part, at, llvm::Align(1), part_mask);
+      else
+        v = lanewise ? b_.CreateMaskedGather(part_ty, at, llvm::Align(1), part_mask, part_zero)
+                     : b_.CreateMaskedLoad(part_ty, at, llvm::Align(1), part_mask, part_zero);
+      b_.CreateBr(next);
+      return v;
+    };
+    Value *loaded = access(within, false);
+    Value *gathered = access(across, true);
+    b_.SetInsertPoint(next);
+    if (!val) {
+      auto *phi = b_.CreatePHI(part_ty, 3);
+      phi->addIncoming(part_zero, before);
+      phi->addIncoming(loaded, within);
+      phi->addIncoming(gathered, across);
+      parts.push_back(phi);
+    }
+  }
+  if (val) return;
+  // A load's registers side by side, into the slot.
+  while (parts.size() > 1) {
+    std::vector<Value *> joined;
+    for (size_t k = 0; k < parts.size(); k += 2) {
+      const auto n = static_cast<int>(
+          llvm::cast<llvm::FixedVectorType>(parts[k]->getType())->getNumElements());
+      llvm::SmallVector<int, 64> lanes;
+      for (int l = 0; l < 2 * n; ++l) lanes.push_back(l);
+      joined.push_back(b_.CreateShuffleVector(parts[k], parts[k + 1], lanes));
+    }
+    parts = std::move(joined);
+  }
+  b_.CreateAlignedStore(parts.front(), slot, llvm::Align(kSlotAlign));
 }
 
 auto KernelLowering::store_maybe_streaming(Value *val, Value *p0, uint64_t size) -> void {
