@@ -55,6 +55,12 @@ int main(void) {
   EXPECT(c[9] == 13.5f && c[10] == 0.0f);
   EXPECT(vector_add(a, b, c, 20, NULL) == 0); /* another count */
   EXPECT(c[19] == 28.5f && c[20] == 0.0f);
+  EXPECT(vector_add(a, b, c, N, NULL) == 0); /* a count of more blocks */
+  EXPECT(c[N - 1] == 1.5f * (float)(N - 1));
+  EXPECT(vector_mul(a, b, c, N, NULL) == 0); /* another kernel, the same count */
+  EXPECT(c[N - 1] == 0.5f * (float)(N - 1) * (float)(N - 1));
+  EXPECT(vector_mul(a, b, c, N, NULL) == 0); /* a repeat, other arguments */
+  EXPECT(c[N - 1] == 0.5f * (float)(N - 1) * (float)(N - 1));
   launch.grid[0] = 4;
 
   /* A kernel named after a C library function gets a suffix instead of clashing with libm. */
