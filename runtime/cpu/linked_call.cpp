@@ -182,15 +182,21 @@ const char *hg_cpu_last_error(void) {
 
 int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void *const *args,
                           const void *launch_ptr) {
-  // The usual call in a loop: the kernel this thread launched last, again without an
-  // hg_launch and over the same count, runs with what that launch worked out (a few loads and
-  // compares where the checked path takes a lookup and the comparison of the launch).
+  // The usual call in a loop: the kernel this thread launched last, again with the same
+  // hg_launch bytes or over the same count, runs with what that launch worked out (a few
+  // loads and compares where the checked path takes a lookup).
   const LastLaunch &last = g_last_launch;
-  if (!launch_ptr && desc && last.desc == desc && last.kernel == kernel && !last.has_launch &&
-      !last.atlas) {
-    uint64_t count = 0;
-    if (last.count_param >= 0) std::memcpy(&count, args[last.count_param], sizeof(count));
-    if (count == last.count) {
+  if (desc && last.desc == desc && last.kernel == kernel && !last.atlas &&
+      last.has_launch == (launch_ptr != nullptr)) {
+    bool same = false;
+    if (launch_ptr) {
+      same = std::memcmp(launch_ptr, &last.launch, sizeof(hg_launch)) == 0;
+    } else {
+      uint64_t count = 0;
+      if (last.count_param >= 0) std::memcpy(&count, args[last.count_param], sizeof(count));
+      same = count == last.count;
+    }
+    if (same) {
       try {
         run_cpu_launch(*last.module, kernel, last.prepared, CpuArgPointers{args, last.sizes},
                        nullptr);
