@@ -569,29 +569,54 @@ llvm::Value *emit_pow_f32(llvm::IRBuilder<> &b, const CpuTarget &target, llvm::V
 }
 
 /// log a of f64 as a double-double for a > 0 finite (other lanes give garbage the caller
-/// replaces), relative error about 2^-68: a = 2^k m with m in [√½, √2) (subnormals scaled
-/// first), s = (m - 1)/(m + 1) as a quotient of pairs, log m = 2s + s³ W(s²) with s², s³ and
-/// W = 2/3 + z V(z) as pairs, plus k ln 2 (ln 2's 32-bit head times k exact).
+/// replaces), relative error about 2^-66: a = 2^k m with m in [√½, √2) (subnormals scaled
+/// first), s = (m - 1)/(m + 1) as a pair (divide_once), log m = 2s + s³ W(z) with z = s's head
+/// squared and W = 2/3 + z V(z). s³ and s⁵ are a head (TwoProd from z exact) and a first-order
+/// rest; s³ times 2/3's head is exact (TwoProd); s⁵ V(z) = s⁵ v0 + s⁷ V1(z). The heads k ln 2
+/// (ln 2's 32-bit head, exact), 2s and s³ 2/3 are summed by Fast2Sum (each larger than the
+/// next, or k = 0), the low parts after them, s⁵ v0 (up to 2^-12 of the log) last. Built for a
+/// short chain of dependent operations (pow's loop is bound by it): one division, V1 by
+/// Estrin's scheme, and no double-double product in a row.
 MathIR::Pair log_pair(MathIR &m, llvm::Value *a) {
   namespace c = cpu_math::f64;
   using Pair = MathIR::Pair;
   llvm::IRBuilder<> &b = m.builder();
   auto [kf, f] = log_argument(m, a, false);
-  Pair s = m.divide({f, m.f(0.0)}, m.fast_two_sum(m.f(2.0), f));
-  Pair s2 = m.mul(s, s);
-  llvm::Value *zv = b.CreateFMul(s2.hi, m.horner(s2.hi, c::kLogV));
-  Pair w = m.fast_two_sum(m.f(c::kTwoThirdsHi), b.CreateFAdd(zv, m.f(c::kTwoThirdsLo)));
-  Pair lm =
-      m.add({b.CreateFMul(s.hi, m.f(2.0)), b.CreateFMul(s.lo, m.f(2.0))}, m.mul(m.mul(s2, s), w));
-  Pair kl = m.fast_two_sum(b.CreateFMul(kf, m.f(c::kLn2Hi)), b.CreateFMul(kf, m.f(c::kLn2Lo)));
-  return m.add(kl, lm);
+  Pair s = m.divide_once(f, m.fast_two_sum(m.f(2.0), f));
+  Pair z = m.two_prod(s.hi, s.hi);
+  Pair cube = m.two_prod(z.hi, s.hi);
+  // (s + e)³ = s³ + 3 s² e to first order in e = s.lo; s³ = c + c.lo + s z.lo.
+  llvm::Value *cube_lo = m.fma(b.CreateFMul(m.f(3.0), z.hi), s.lo, m.fma(s.hi, z.lo, cube.lo));
+  Pair t = m.two_prod(cube.hi, m.f(c::kTwoThirdsHi));
+  // s⁵ = c z.hi + e5: c z.hi's error and the first-order terms of the low parts of s³ and s²
+  // (the relative 5 s.lo/s reaches 2^-50, s being an unnormalised quotient).
+  Pair fifth = m.two_prod(cube.hi, z.hi);
+  llvm::Value *z_lo = m.fma(b.CreateFMul(m.f(2.0), s.hi), s.lo, z.lo);
+  llvm::Value *e5 = m.fma(cube_lo, z.hi, m.fma(cube.hi, z_lo, fifth.lo));
+  // s⁵ V(z) = s⁵ v0 + s⁷ V1(z), v0 V's constant term: V1's rounding weighs 0.03 of V's.
+  constexpr size_t kV = std::size(c::kLogV) - 1;
+  std::vector<llvm::Value *> v1_terms;
+  for (size_t j = 0; j < kV; ++j) v1_terms.push_back(m.f(c::kLogV[j]));
+  llvm::Value *v1 = m.estrin(z.hi, b.CreateFMul(z.hi, z.hi), v1_terms);
+  llvm::Value *v0 = m.f(c::kLogV[kV]);
+  // The small terms: c times 2/3's low part, s³'s low part times 2/3, e5 v0, s⁷ V1.
+  llvm::Value *small = m.fma(cube.hi, m.f(c::kTwoThirdsLo), t.lo);
+  small = m.fma(cube_lo, m.f(c::kTwoThirdsHi), small);
+  small = m.fma(e5, v0, small);
+  small = m.fma(b.CreateFMul(fifth.hi, z.hi), v1, small);
+  // The heads k ln 2, 2s and c 2/3 by Fast2Sum; the low parts, then c z.hi v0 (up to 2^-12 of
+  // the log) last, rounded once; normalised, as exp's reduction takes its k from the head.
+  Pair u = m.fast_two_sum(b.CreateFMul(kf, m.f(c::kLn2Hi)), b.CreateFMul(s.hi, m.f(2.0)));
+  Pair w = m.fast_two_sum(u.hi, t.hi);
+  llvm::Value *lows = b.CreateFAdd(w.lo, m.fma(s.lo, m.f(2.0), m.fma(kf, m.f(c::kLn2Lo), u.lo)));
+  return m.fast_two_sum(w.hi, m.fma(fifth.hi, v0, b.CreateFAdd(lows, small)));
 }
 
 /// pow of f64: e^z with z = y log|x| a double-double (log_pair, times y by TwoProd): k =
 /// round(z log2 e), r = z - k ln 2 as a pair (the head's product exact, z's low part and the
-/// rest added by TwoSum), its low part passed to exp_reduced, scaled by 2^k once; z clamped to
-/// exp's range (its low part dropped there, and where log|x| or z is not finite). Then
-/// pow_special.
+/// rest added by TwoSum), its low part passed to exp_reduced (Estrin's scheme for the terms of
+/// high degree), scaled by 2^k once; z clamped to exp's range (its low part dropped there, and
+/// where log|x| or z is not finite). Then pow_special.
 llvm::Value *emit_pow_f64(MathIR &m, llvm::Value *x, llvm::Value *y) {
   namespace c = cpu_math::f64;
   using Pair = MathIR::Pair;
@@ -609,7 +634,7 @@ llvm::Value *emit_pow_f64(MathIR &m, llvm::Value *x, llvm::Value *y) {
   MathIR::ExpReduced e = m.exp_reduce(zh);
   Pair r = m.two_sum(e.head, b.CreateFAdd(zl, b.CreateFMul(b.CreateFNeg(e.kf), m.ln2_lo())));
   // e^(hi + lo) = e^hi + lo (1 + hi) to within lo hi²/2, far below an ulp.
-  llvm::Value *ex = m.scale(m.exp_reduced(r.hi, m.fma(r.lo, r.hi, r.lo)), e.kf, e.k);
+  llvm::Value *ex = m.scale(m.exp_reduced(r.hi, m.fma(r.lo, r.hi, r.lo), true), e.kf, e.k);
   return pow_special(m, x, y, ex);
 }
 

@@ -139,6 +139,25 @@ public:
     rem = b_.CreateFSub(rem, b_.CreateFMul(q, d.lo));
     return {q, b_.CreateFDiv(rem, d.hi)};
   }
+  /// n / d for a double n and a double-double d, as a pair, by one division where divide()
+  /// takes two: q = n times the reciprocal of d's head (within about an ulp of the quotient),
+  /// the residual n - q d (its head by one FMA where fused(), else TwoProd), times the
+  /// reciprocal. The pair is unnormalised (|lo| up to about an ulp of q) and within about
+  /// 2^-100 of the quotient; for a chain whose length decides (pow), the division is the
+  /// longest step.
+  Pair divide_once(llvm::Value *n, Pair d) {
+    llvm::Value *inv = b_.CreateFDiv(f(1.0), d.hi);
+    llvm::Value *q = b_.CreateFMul(n, inv);
+    llvm::Value *nq = b_.CreateFNeg(q);
+    llvm::Value *rem = nullptr;
+    if (fused()) {
+      rem = fused_fma(nq, d.hi, n);
+    } else {
+      Pair p = two_prod(q, d.hi);
+      rem = b_.CreateFSub(b_.CreateFSub(n, p.hi), p.lo);
+    }
+    return {q, b_.CreateFMul(fma(nq, d.lo, rem), inv)};
+  }
   /// a c for double-doubles (relative error about 2^-104).
   Pair mul(Pair a, Pair c) {
     Pair p = two_prod(a.hi, c.hi);
@@ -155,15 +174,32 @@ public:
   /// For f64, e^r + extra (a caller with r + lo passes lo e^r to first order): 1 + r is split
   /// exactly (Fast2Sum) and its rounding error added back with r² Q(r) + extra, so the result
   /// is rounded about once (under 1 ulp at every level).
-  llvm::Value *exp_reduced(llvm::Value *r, llvm::Value *extra = nullptr) {
+  /// `estrin`: Q by Estrin's scheme (f64), for a caller whose chain of dependent operations
+  /// decides its speed more than the count of operations does (pow).
+  llvm::Value *exp_reduced(llvm::Value *r, llvm::Value *extra = nullptr, bool estrin = false) {
     if (!f64_) return b_.CreateFAdd(fma(horner(r, exp_f32::kPoly), b_.CreateFMul(r, r), r), f(1.0));
-    Pair e = exp_reduced_pair(r, extra);
+    Pair e = exp_reduced_pair(r, extra, estrin);
     return b_.CreateFAdd(e.hi, e.lo);
   }
   /// e^(r + extra) of f64 as an unnormalised pair: 1 + r rounded, and its error plus the rest.
-  Pair exp_reduced_pair(llvm::Value *r, llvm::Value *extra = nullptr) {
-    llvm::Value *t =
-        fma(horner(r, cpu_math::f64::kExpQ), b_.CreateFMul(r, r), extra ? extra : f(0.0));
+  Pair exp_reduced_pair(llvm::Value *r, llvm::Value *extra = nullptr, bool estrin = false) {
+    const auto &q = cpu_math::f64::kExpQ;
+    llvm::Value *r2 = b_.CreateFMul(r, r);
+    llvm::Value *poly = nullptr;
+    if (estrin) {
+      // The terms of high degree by Estrin's scheme, the last kHornerTail by Horner's rule:
+      // Q's low terms rounded once each, as by Horner's rule alone (Estrin's scheme to the end
+      // put pow 0.05 ulp further off).
+      constexpr size_t kHornerTail = 3;
+      std::vector<llvm::Value *> high;
+      for (size_t j = 0; j + kHornerTail < std::size(q); ++j) high.push_back(f(q[j]));
+      poly = this->estrin(r, r2, high);
+      for (size_t j = std::size(q) - kHornerTail; j < std::size(q); ++j)
+        poly = fma(poly, r, f(q[j]));
+    } else {
+      poly = horner(r, q);
+    }
+    llvm::Value *t = fma(poly, r2, extra ? extra : f(0.0));
     llvm::Value *s = b_.CreateFAdd(f(1.0), r);
     llvm::Value *lost = b_.CreateFAdd(b_.CreateFSub(f(1.0), s), r);
     return {s, b_.CreateFAdd(lost, t)};
