@@ -368,8 +368,9 @@ llvm::Value *emit_tanh_f32(MathIR &m, llvm::Value *x) {
 
 /// tanh of f64: x + x u P(u) (u = x²) below kTanhPolyLimit; above, 1 - q with
 /// q = 2/(e^2a + 1), a = |x| clamped to kTanhOne: e^2a as a double-double (exp's pair scaled
-/// by 2^k exactly), q as a quotient of pairs, and 1 - q with its rounding error kept, so the
-/// result is rounded about once. x's sign last (-0 stays -0); NaN passes the clamp.
+/// by 2^k exactly), q by divide_once, and 1 - q with its rounding error kept, so the result is
+/// rounded about once. x's sign last (-0 stays -0); NaN passes the clamp. The chain is pow's
+/// kind (exp, then a division): exp's polynomial by Estrin's scheme where it may.
 llvm::Value *emit_tanh_f64(MathIR &m, llvm::Value *x) {
   namespace c = cpu_math::f64;
   using Pair = MathIR::Pair;
@@ -379,12 +380,12 @@ llvm::Value *emit_tanh_f64(MathIR &m, llvm::Value *x) {
   llvm::Value *a = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
   llvm::Value *ac = b.CreateSelect(b.CreateFCmpOGT(a, m.f(c::kTanhOne)), m.f(c::kTanhOne), a);
   MathIR::ExpReduced e = m.exp_reduce(b.CreateFAdd(ac, ac));
-  Pair unnormalised = m.exp_reduced_pair(e.r);
+  Pair unnormalised = m.exp_reduced_pair(e.r, nullptr, true);
   Pair p = m.fast_two_sum(unnormalised.hi, unnormalised.lo); // 1 + r >= 0.6 > |the rest|
   llvm::Value *s = m.pow2(e.k);
   Pair big = m.fast_two_sum(b.CreateFMul(p.hi, s), m.f(1.0)); // e^2a + 1, e^2a >= 3
   big.lo = b.CreateFAdd(big.lo, b.CreateFMul(p.lo, s));
-  Pair q = m.divide({m.f(2.0), m.f(0.0)}, big);
+  Pair q = m.divide_once(m.f(2.0), big);
   Pair one_minus = m.fast_two_sum(m.f(1.0), b.CreateFNeg(q.hi));
   llvm::Value *large = b.CreateFAdd(one_minus.hi, b.CreateFSub(one_minus.lo, q.lo));
   llvm::Value *r = b.CreateSelect(b.CreateFCmpOLT(a, m.f(c::kTanhPolyLimit)), small, large);

@@ -143,8 +143,8 @@ public:
   /// takes two: q = n times the reciprocal of d's head (within about an ulp of the quotient),
   /// the residual n - q d (its head by one FMA where fused(), else TwoProd), times the
   /// reciprocal. The pair is unnormalised (|lo| up to about an ulp of q) and within about
-  /// 2^-100 of the quotient; for a chain whose length decides (pow), the division is the
-  /// longest step.
+  /// 2^-100 of the quotient; for a chain whose length decides (pow, tanh), the division is
+  /// the longest step.
   Pair divide_once(llvm::Value *n, Pair d) {
     llvm::Value *inv = b_.CreateFDiv(f(1.0), d.hi);
     llvm::Value *q = b_.CreateFMul(n, inv);
@@ -175,7 +175,7 @@ public:
   /// exactly (Fast2Sum) and its rounding error added back with r² Q(r) + extra, so the result
   /// is rounded about once (under 1 ulp at every level).
   /// `estrin`: Q by Estrin's scheme (f64), for a caller whose chain of dependent operations
-  /// decides its speed more than the count of operations does (pow).
+  /// decides its speed more than the count of operations does (pow, tanh).
   llvm::Value *exp_reduced(llvm::Value *r, llvm::Value *extra = nullptr, bool estrin = false) {
     if (!f64_) return b_.CreateFAdd(fma(horner(r, exp_f32::kPoly), b_.CreateFMul(r, r), r), f(1.0));
     Pair e = exp_reduced_pair(r, extra, estrin);
