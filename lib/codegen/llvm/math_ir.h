@@ -80,6 +80,18 @@ public:
     }
     return terms[0];
   }
+  /// c[0] x^(n-1) + ... + c[n-1] for a short chain with the rounding of Horner's rule where it
+  /// weighs most: the terms of high degree by Estrin's scheme (given x2 = x²), the last `tail`
+  /// by Horner's rule, so the low terms are rounded once each (Estrin's scheme to the end put
+  /// f64 pow 0.05 ulp further off).
+  template <typename T, size_t N>
+  llvm::Value *estrin_horner(llvm::Value *x, llvm::Value *x2, const T (&c)[N], size_t tail) {
+    std::vector<llvm::Value *> high;
+    for (size_t j = 0; j + tail < N; ++j) high.push_back(f(c[j]));
+    llvm::Value *p = estrin(x, x2, high);
+    for (size_t j = N - tail; j < N; ++j) p = fma(p, x, f(c[j]));
+    return p;
+  }
   llvm::Value *bits(llvm::Value *v) { return b_.CreateBitCast(v, ity_); }
   llvm::Value *from_bits(llvm::Value *v) { return b_.CreateBitCast(v, ty_); }
   /// x clamped to [lo, hi]; NaN passes (the compares are ordered).
@@ -185,20 +197,7 @@ public:
   Pair exp_reduced_pair(llvm::Value *r, llvm::Value *extra = nullptr, bool estrin = false) {
     const auto &q = cpu_math::f64::kExpQ;
     llvm::Value *r2 = b_.CreateFMul(r, r);
-    llvm::Value *poly = nullptr;
-    if (estrin) {
-      // The terms of high degree by Estrin's scheme, the last kHornerTail by Horner's rule:
-      // Q's low terms rounded once each, as by Horner's rule alone (Estrin's scheme to the end
-      // put pow 0.05 ulp further off).
-      constexpr size_t kHornerTail = 3;
-      std::vector<llvm::Value *> high;
-      for (size_t j = 0; j + kHornerTail < std::size(q); ++j) high.push_back(f(q[j]));
-      poly = this->estrin(r, r2, high);
-      for (size_t j = std::size(q) - kHornerTail; j < std::size(q); ++j)
-        poly = fma(poly, r, f(q[j]));
-    } else {
-      poly = horner(r, q);
-    }
+    llvm::Value *poly = estrin ? estrin_horner(r, r2, q, 3) : horner(r, q);
     llvm::Value *t = fma(poly, r2, extra ? extra : f(0.0));
     llvm::Value *s = b_.CreateFAdd(f(1.0), r);
     llvm::Value *lost = b_.CreateFAdd(b_.CreateFSub(f(1.0), s), r);
