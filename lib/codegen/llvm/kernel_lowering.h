@@ -25,6 +25,7 @@
 #include <bit>
 #include <map>
 #include <optional>
+#include <tuple>
 
 namespace hologram::codegen::detail {
 
@@ -412,6 +413,10 @@ private:
   bool masked_in_pages(Value *mask);
   /// Whether [p, p + bytes) reaches past the end of p's page.
   Value *reaches_past_page(Value *p, uint64_t bytes);
+  /// The function of masked_access's rare way for a `store` or a load of vector type `vty` and
+  /// `size`-byte elements (arguments: the address, the mask's bits, the slot of the value),
+  /// made at its first use in the chunk function and shared by the others.
+  llvm::Function *pages_function(llvm::Type *vty, uint64_t size, bool store);
   /// masked_access's rare way, in function `f`: register by register, a store of `val` or a
   /// load into `slot` of the chunk's vector type `vty`.
   void by_registers(llvm::Function *f, Value *p0, Value *mask, uint64_t size, Value *val,
@@ -582,6 +587,9 @@ private:
   llvm::StructType *state_ty_ = nullptr;
   llvm::GlobalVariable *barrier_table_ = nullptr;
   std::map<std::string, llvm::GlobalVariable *> tables_;
+  /// pages_function's, by chunk function, vector type, element size and direction.
+  std::map<std::tuple<llvm::Function *, llvm::Type *, uint64_t, bool>, llvm::Function *>
+      pages_functions_;
   std::map<size_t, uint64_t> pool_offsets_;
   uint64_t pool_bytes_ = 0;
   uint32_t state_bytes_ = 0;

@@ -244,24 +244,7 @@ auto KernelLowering::masked_access(Value *p0, Value *mask, uint64_t size, Value 
   b_.SetInsertPoint(pages);
   llvm::Type *vty = val ? val->getType() : vec(ty);
   llvm::Type *bits_ty = b_.getIntNTy(w_);
-  auto *fty = llvm::FunctionType::get(b_.getVoidTy(), {ptr(), bits_ty, ptr()}, false);
-  auto *f = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage,
-                                   fn_->getName() + ".pages", m_);
-  f->setCallingConv(llvm::CallingConv::PreserveAll);
-  // Made while the variant is lowered: it gets the variant's target attributes.
-  f->addFnAttr(llvm::Attribute::NoInline);
-  f->addFnAttr(llvm::Attribute::Cold);
-  f->addFnAttr(llvm::Attribute::NoUnwind);
-  {
-    llvm::IRBuilderBase::InsertPointGuard guard(b_); // also restores the debug location
-    b_.SetCurrentDebugLocation(llvm::DebugLoc());    // the new function has no subprogram
-    b_.SetInsertPoint(BasicBlock::Create(c_, "entry", f));
-    Value *base = f->getArg(0), *slot = f->getArg(2);
-    Value *lanes_mask = b_.CreateBitCast(f->getArg(1), vec(i1()));
-    Value *all = val ? b_.CreateAlignedLoad(vty, slot, llvm::Align(kSlotAlign)) : nullptr;
-    by_registers(f, base, lanes_mask, size, all, slot, vty);
-    b_.CreateRetVoid();
-  }
+  llvm::Function *f = pages_function(vty, size, val != nullptr);
   llvm::IRBuilder<> at_entry(&fn_->getEntryBlock(), fn_->getEntryBlock().begin());
   // Aligned as the stack is: a vector's own alignment (up to 512 bytes) would make the
   // driver realign its frame.
@@ -282,6 +265,30 @@ auto KernelLowering::masked_access(Value *p0, Value *mask, uint64_t size, Value 
   phi->addIncoming(usual, one_page);
   phi->addIncoming(rare, pages_end);
   return phi;
+}
+
+auto KernelLowering::pages_function(llvm::Type *vty, uint64_t size, bool store)
+    -> llvm::Function * {
+  llvm::Function *&f = pages_functions_[{fn_, vty, size, store}];
+  if (f) return f;
+  llvm::Type *bits_ty = b_.getIntNTy(w_);
+  auto *fty = llvm::FunctionType::get(b_.getVoidTy(), {ptr(), bits_ty, ptr()}, false);
+  f = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, fn_->getName() + ".pages",
+                             m_);
+  f->setCallingConv(llvm::CallingConv::PreserveAll);
+  // Made while the variant is lowered: it gets the variant's target attributes.
+  f->addFnAttr(llvm::Attribute::NoInline);
+  f->addFnAttr(llvm::Attribute::Cold);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilderBase::InsertPointGuard guard(b_); // also restores the debug location
+  b_.SetCurrentDebugLocation(llvm::DebugLoc());    // the new function has no subprogram
+  b_.SetInsertPoint(BasicBlock::Create(c_, "entry", f));
+  Value *base = f->getArg(0), *slot = f->getArg(2);
+  Value *lanes_mask = b_.CreateBitCast(f->getArg(1), vec(i1()));
+  Value *all = store ? b_.CreateAlignedLoad(vty, slot, llvm::Align(kSlotAlign)) : nullptr;
+  by_registers(f, base, lanes_mask, size, all, slot, vty);
+  b_.CreateRetVoid();
+  return f;
 }
 
 auto KernelLowering::by_registers(llvm::Function *f, Value *p0, Value *mask, uint64_t size,
