@@ -92,16 +92,17 @@ llvm::Value *eval_trig_f64(MathIR &m, MathIR::Pair r, llvm::Value *k, llvm::Valu
   llvm::Value *u = b.CreateFMul(r.hi, r.hi);
   // sin(r + lo) = r + (r u S(u) + lo (1 - u/2)).
   llvm::Value *sin_lo = b.CreateFMul(r.lo, m.fma(u, m.f(-0.5), m.f(1.0)));
-  llvm::Value *sin_tail = m.fma(b.CreateFMul(r.hi, u), m.horner(u, c::kSinS), sin_lo);
   // cos(r + lo) = (1 - h) + u² C(u) - r lo, h = r²/2 exactly (hi + lo), 1 - h.hi exact.
   Pair sq = m.two_prod(r.hi, r.hi);
   llvm::Value *h_hi = b.CreateFMul(sq.hi, m.f(0.5)), *h_lo = b.CreateFMul(sq.lo, m.f(0.5));
   llvm::Value *w = b.CreateFSub(m.f(1.0), h_hi);
   llvm::Value *w_err = b.CreateFSub(b.CreateFSub(b.CreateFSub(m.f(1.0), w), h_hi), h_lo);
-  llvm::Value *cos_tail = b.CreateFAdd(w_err, m.fma(b.CreateFMul(u, u), m.horner(u, c::kCosC),
-                                                    b.CreateFNeg(b.CreateFMul(r.hi, r.lo))));
+  llvm::Value *cos_lo = b.CreateFNeg(b.CreateFMul(r.hi, r.lo));
+  llvm::Value *uu = b.CreateFMul(u, u);
   llvm::Value *v = nullptr;
   if (fn == Trig::Tan) { // the pairs, divided
+    llvm::Value *sin_tail = m.fma(b.CreateFMul(r.hi, u), m.horner(u, c::kSinS), sin_lo);
+    llvm::Value *cos_tail = b.CreateFAdd(w_err, m.fma(uu, m.horner(u, c::kCosC), cos_lo));
     Pair sin_r = m.fast_two_sum(r.hi, sin_tail), cos_r = m.fast_two_sum(w, cos_tail);
     llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(k, m.i(1)), m.i(0));
     Pair n{b.CreateSelect(odd, cos_r.hi, sin_r.hi), b.CreateSelect(odd, cos_r.lo, sin_r.lo)};
@@ -112,7 +113,19 @@ llvm::Value *eval_trig_f64(MathIR &m, MathIR::Pair r, llvm::Value *k, llvm::Valu
   } else {                                                                // each rounded once
     llvm::Value *quadrant = fn == Trig::Cos ? b.CreateAdd(k, m.i(1)) : k; // cos x = sin(x + π/2)
     llvm::Value *odd = b.CreateICmpNE(b.CreateAnd(quadrant, m.i(1)), m.i(0));
-    v = b.CreateSelect(odd, b.CreateFAdd(w, cos_tail), b.CreateFAdd(r.hi, sin_tail));
+    // One polynomial a lane, sin's or cos's by the quadrant, its coefficients and the terms
+    // around it chosen per lane: each lane computes what it would from both, bit for bit,
+    // with half the polynomials' multiply-adds (which bound a loop of sin).
+    auto pick = [&](llvm::Value *cos_value, llvm::Value *sin_value) {
+      return b.CreateSelect(odd, cos_value, sin_value);
+    };
+    static_assert(std::size(c::kSinS) == std::size(c::kCosC));
+    llvm::Value *p = pick(m.f(c::kCosC[0]), m.f(c::kSinS[0]));
+    for (size_t j = 1; j < std::size(c::kSinS); ++j)
+      p = m.fma(p, u, pick(m.f(c::kCosC[j]), m.f(c::kSinS[j])));
+    llvm::Value *tail = m.fma(pick(uu, b.CreateFMul(r.hi, u)), p, pick(cos_lo, sin_lo));
+    tail = pick(b.CreateFAdd(w_err, tail), tail);
+    v = b.CreateFAdd(pick(w, r.hi), tail);
     llvm::Value *sign = b.CreateShl(b.CreateAnd(quadrant, m.i(2)), m.i(62));
     v = m.from_bits(b.CreateXor(m.bits(v), sign));
   }
