@@ -88,7 +88,7 @@ struct LastLaunch {
   PreparedCpuLaunch prepared{};
   /// What running it again takes, so that hologram_cpu_call does not look the module up: its
   /// module (loaded for the life of the process), the kernel's sizes and count parameter, and
-  /// whether it touches the Atlas state (whose lock the checked path takes).
+  /// whether it touches the Atlas state (whose lock run_kept takes).
   const CpuModule *module = nullptr;
   const uint64_t *sizes = nullptr;
   int count_param = -1;
@@ -109,8 +109,19 @@ int32_t failed(const std::exception_ptr &e) {
   }
 }
 
-/// hologram_cpu_call for any call: looks the module up, checks the launch and keeps it as
-/// this thread's last.
+/// Runs the launch `last` keeps, under the Atlas state's lock where the kernel touches it.
+void run_kept(const LastLaunch &last, const CpuArgPointers &pointers) {
+  if (last.atlas) {
+    auto &l = linked();
+    std::lock_guard lock(l.atlas_mutex);
+    run_cpu_launch(*last.module, last.kernel, last.prepared, pointers, &l.atlas);
+  } else {
+    run_cpu_launch(*last.module, last.kernel, last.prepared, pointers, nullptr);
+  }
+}
+
+/// hologram_cpu_call for a call that does not repeat the thread's last launch: looks the
+/// module up, checks the launch and keeps it as this thread's last.
 [[gnu::noinline]] int32_t checked_call(const hg_cpu_module_desc *desc, uint32_t kernel,
                                        void *const *args, const void *launch_ptr) {
   try {
@@ -135,32 +146,22 @@ int32_t failed(const std::exception_ptr &e) {
                     "kernel '" + m.isa().kernels[kernel].name +
                         "' has no integer scalar to size a default launch; pass an hg_launch");
     }
+    // A repeat of the last launch went the short way (hologram_cpu_call), so this one is new:
+    // checked before it is kept, so that a launch that throws leaves the last one as it was.
+    PreparedCpuLaunch p = launch ? prepare_cpu_launch(m, kernel, launch_config_of(*launch))
+                                 : prepare_cpu_launch_over(m, kernel, count);
     LastLaunch &last = g_last_launch;
-    const bool same =
-        last.desc == desc && last.kernel == kernel && last.has_launch == (launch != nullptr) &&
-        (launch ? std::memcmp(launch, &last.launch, sizeof(hg_launch)) == 0 : last.count == count);
-    if (!same) {
-      // Checked before it is kept: a launch that throws leaves the last one as it was.
-      PreparedCpuLaunch p = launch ? prepare_cpu_launch(m, kernel, launch_config_of(*launch))
-                                   : prepare_cpu_launch_over(m, kernel, count);
-      last.desc = desc;
-      last.kernel = kernel;
-      last.has_launch = launch != nullptr;
-      last.launch = launch ? *launch : hg_launch{};
-      last.count = count;
-      last.prepared = p;
-      last.module = &m;
-      last.sizes = lk.sizes.data();
-      last.count_param = lk.count_param;
-      last.atlas = (kd.flags & HG_CPU_KERNEL_ATLAS) != 0;
-    }
-    if (kd.flags & HG_CPU_KERNEL_ATLAS) {
-      auto &l = linked();
-      std::lock_guard lock(l.atlas_mutex);
-      run_cpu_launch(m, kernel, last.prepared, pointers, &l.atlas);
-    } else {
-      run_cpu_launch(m, kernel, last.prepared, pointers, nullptr);
-    }
+    last.desc = desc;
+    last.kernel = kernel;
+    last.has_launch = launch != nullptr;
+    last.launch = launch ? *launch : hg_launch{};
+    last.count = count;
+    last.prepared = p;
+    last.module = &m;
+    last.sizes = lk.sizes.data();
+    last.count_param = lk.count_param;
+    last.atlas = (kd.flags & HG_CPU_KERNEL_ATLAS) != 0;
+    run_kept(last, pointers);
     if (!g_last_error.empty()) g_last_error.clear();
     return HG_OK;
   } catch (...) {
@@ -186,7 +187,7 @@ int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void 
   // hg_launch bytes or over the same count, runs with what that launch worked out (a few
   // loads and compares where the checked path takes a lookup).
   const LastLaunch &last = g_last_launch;
-  if (desc && last.desc == desc && last.kernel == kernel && !last.atlas &&
+  if (desc && last.desc == desc && last.kernel == kernel &&
       last.has_launch == (launch_ptr != nullptr)) {
     bool same = false;
     if (launch_ptr) {
@@ -198,8 +199,7 @@ int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void 
     }
     if (same) {
       try {
-        run_cpu_launch(*last.module, kernel, last.prepared, CpuArgPointers{args, last.sizes},
-                       nullptr);
+        run_kept(last, CpuArgPointers{args, last.sizes});
       } catch (...) {
         return failed(std::current_exception());
       }

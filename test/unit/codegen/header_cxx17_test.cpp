@@ -47,6 +47,18 @@ int main() {
     expect(std::strstr(e.what(), "pass an hg_launch") != nullptr, "the refusal names the way out");
   }
   expect(x[0] == 0, "a refused launch runs no lane");
+  // The Atlas state of linked calls: a class of the boundary pool that one kernel writes and
+  // another reads, each called twice in a row (the second call a repeat, the short way).
+  std::vector<float> s(16), t(16, 0.0f);
+  for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<float>(i) + 0.5f;
+  hologram_kernels::counts::stash(s.data(), 16);
+  for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<float>(i) + 100.0f;
+  hologram_kernels::counts::stash(s.data(), 16);
+  hologram_kernels::counts::unstash(t.data(), 16);
+  expect(t[0] == 100.0f && t[15] == 115.0f, "unstash reads what the repeated stash wrote");
+  std::fill(t.begin(), t.end(), 0.0f);
+  hologram_kernels::counts::unstash(t.data(), 16);
+  expect(t[0] == 100.0f && t[15] == 115.0f, "a repeated unstash reads it again");
   if (failures == 0) std::printf("header C++17 test passed\n");
   return failures != 0;
 }
