@@ -413,9 +413,9 @@ private:
   bool masked_in_pages(Value *mask);
   /// Whether [p, p + bytes) reaches past the end of p's page.
   Value *reaches_past_page(Value *p, uint64_t bytes);
-  /// The function of masked_access's rare way for a `store` or a load of vector type `vty` and
-  /// `size`-byte elements (arguments: the address, the mask's bits, the slot of the value),
-  /// made at its first use in the chunk function and shared by the others.
+  /// The cold_function (lowering.h) of masked_access's rare way for a `store` or a load of
+  /// vector type `vty` and `size`-byte elements (arguments: the address, the mask's bits, the
+  /// slot of the value), made at its first use in the chunk function and shared by the others.
   llvm::Function *pages_function(llvm::Type *vty, uint64_t size, bool store);
   /// masked_access's rare way, in function `f`: register by register, a store of `val` or a
   /// load into `slot` of the chunk's vector type `vty`.

@@ -50,6 +50,30 @@ inline llvm::GlobalVariable *constant_table(llvm::Module &m, const std::vector<u
                                   llvm::GlobalValue::NotThreadLocal, address_space);
 }
 
+/// A new function `name` of type `fty` in `m` for code that a loop of chunks almost never
+/// runs (math's rare inputs, an access that reaches past its page): internal, cold, never
+/// inlined, of the preserve_all calling convention, under which the callee saves every
+/// register it uses, the vector registers too, so that the loop keeps its registers across
+/// the call (a call of the C convention would clobber every vector register). `body(f)` fills
+/// it with `b` at its entry block and no debug location (the function has no subprogram);
+/// b's insertion point and debug location are restored after. Made while the variant is
+/// lowered, the function gets the variant's target attributes (module_lowering.cpp), and it
+/// must not return through vzeroupper either. Its calls must take the same convention.
+template <typename Body>
+llvm::Function *cold_function(llvm::IRBuilderBase &b, llvm::Module &m, const llvm::Twine &name,
+                              llvm::FunctionType *fty, Body &&body) {
+  auto *f = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, name, m);
+  f->setCallingConv(llvm::CallingConv::PreserveAll);
+  f->addFnAttr(llvm::Attribute::NoInline);
+  f->addFnAttr(llvm::Attribute::Cold);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilderBase::InsertPointGuard guard(b); // also restores the debug location
+  b.SetCurrentDebugLocation(llvm::DebugLoc());
+  b.SetInsertPoint(llvm::BasicBlock::Create(m.getContext(), "entry", f));
+  body(f);
+  return f;
+}
+
 /// Lowers one verified kernel for one target into `module`.
 LoweredKernel lower_kernel(llvm::Module &module, const AbiTypes &abi, const isa::Kernel &kernel,
                            uint32_t kernel_index, const CpuTarget &target,

@@ -596,9 +596,7 @@ MathIR::Pair log_pair(MathIR &m, llvm::Value *a) {
   llvm::Value *e5 = m.fma(cube_lo, z.hi, m.fma(cube.hi, z_lo, fifth.lo));
   // s⁵ V(z) = s⁵ v0 + s⁷ V1(z), v0 V's constant term: V1's rounding weighs 0.03 of V's.
   constexpr size_t kV = std::size(c::kLogV) - 1;
-  std::vector<llvm::Value *> v1_terms;
-  for (size_t j = 0; j < kV; ++j) v1_terms.push_back(m.f(c::kLogV[j]));
-  llvm::Value *v1 = m.estrin(z.hi, b.CreateFMul(z.hi, z.hi), v1_terms);
+  llvm::Value *v1 = m.estrin(z.hi, b.CreateFMul(z.hi, z.hi), m.coefficients(c::kLogV, kV));
   llvm::Value *v0 = m.f(c::kLogV[kV]);
   // The small terms: c times 2/3's low part, s³'s low part times 2/3, e5 v0, s⁷ V1.
   llvm::Value *small = m.fma(cube.hi, m.f(c::kTwoThirdsLo), t.lo);

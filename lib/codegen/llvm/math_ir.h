@@ -60,9 +60,14 @@ public:
   template <typename T, size_t N>
   llvm::Value *estrin(llvm::Value *x, llvm::Value *x2, const T (&c)[N]) {
     static_assert(N >= 3);
+    return estrin(x, x2, coefficients(c, N));
+  }
+  /// The first `count` of the constants `c` as values (estrin of a polynomial's high terms).
+  template <typename T, size_t N>
+  std::vector<llvm::Value *> coefficients(const T (&c)[N], size_t count) {
     std::vector<llvm::Value *> values;
-    for (const T &v : c) values.push_back(f(v));
-    return estrin(x, x2, values);
+    for (size_t j = 0; j < count && j < N; ++j) values.push_back(f(c[j]));
+    return values;
   }
   /// The same, of coefficients that are values (at least 3).
   llvm::Value *estrin(llvm::Value *x, llvm::Value *x2, const std::vector<llvm::Value *> &c) {
@@ -86,9 +91,7 @@ public:
   /// f64 pow 0.05 ulp further off).
   template <typename T, size_t N>
   llvm::Value *estrin_horner(llvm::Value *x, llvm::Value *x2, const T (&c)[N], size_t tail) {
-    std::vector<llvm::Value *> high;
-    for (size_t j = 0; j + tail < N; ++j) high.push_back(f(c[j]));
-    llvm::Value *p = estrin(x, x2, high);
+    llvm::Value *p = estrin(x, x2, coefficients(c, N - tail));
     for (size_t j = N - tail; j < N; ++j) p = fma(p, x, f(c[j]));
     return p;
   }
@@ -289,38 +292,23 @@ public:
     return phi;
   }
 
-  /// rare(x) computed by a call to a new function (internal, cold, never inlined) of the
-  /// preserve_all calling convention, under which the callee saves every register it uses, the
-  /// vector registers too. Inline, the rare code's own constants and temporaries competed for
-  /// the 16 vector registers with the usual path's across the whole loop of chunks, and the
-  /// allocator reloaded the usual path's constants from memory in every chunk (exp at v3: up
-  /// to eight broadcasts a chunk of 16 lanes; docs/design.md). A call of the C convention
-  /// would clobber every vector register instead, and this one must not return through
-  /// vzeroupper either (module_lowering.cpp). The result comes back through a stack slot, so
-  /// that no return register needs an exception to the convention.
+  /// rare(x) computed by a call to a cold_function (lowering.h). Inline, the rare code's own
+  /// constants and temporaries competed for the 16 vector registers with the usual path's
+  /// across the whole loop of chunks, and the allocator reloaded the usual path's constants
+  /// from memory in every chunk (exp at v3: up to eight broadcasts a chunk of 16 lanes;
+  /// docs/design.md). The result comes back through a stack slot, so that no return register
+  /// needs an exception to the convention.
   template <typename Rare> llvm::Value *rare_call(llvm::Value *x, Rare &&rare) {
     llvm::Function *parent = b_.GetInsertBlock()->getParent();
-    llvm::LLVMContext &c = b_.getContext();
-    llvm::Type *ty = x->getType();
-    auto *fty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), ty}, false);
-    auto *fn = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage,
-                                      parent->getName() + ".rare", parent->getParent());
-    fn->setCallingConv(llvm::CallingConv::PreserveAll);
-    // Made while the variant is lowered, so that it gets the variant's target attributes
-    // (module_lowering.cpp) as the kernel does.
-    fn->addFnAttr(llvm::Attribute::NoInline);
-    fn->addFnAttr(llvm::Attribute::Cold);
-    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    auto *fty = llvm::FunctionType::get(b_.getVoidTy(), {b_.getPtrTy(), x->getType()}, false);
     llvm::Type *result_ty = nullptr;
-    {
-      llvm::IRBuilderBase::InsertPointGuard guard(b_); // also restores the debug location
-      b_.SetCurrentDebugLocation(llvm::DebugLoc());    // the new function has no subprogram
-      b_.SetInsertPoint(llvm::BasicBlock::Create(c, "entry", fn));
-      llvm::Value *r = rare(fn->getArg(1));
-      result_ty = r->getType();
-      b_.CreateStore(r, fn->getArg(0));
-      b_.CreateRetVoid();
-    }
+    llvm::Function *fn = cold_function(b_, *parent->getParent(), parent->getName() + ".rare", fty,
+                                       [&](llvm::Function *f) {
+                                         llvm::Value *r = rare(f->getArg(1));
+                                         result_ty = r->getType();
+                                         b_.CreateStore(r, f->getArg(0));
+                                         b_.CreateRetVoid();
+                                       });
     llvm::IRBuilder<> entry(&parent->getEntryBlock(), parent->getEntryBlock().begin());
     llvm::AllocaInst *slot = entry.CreateAlloca(result_ty, nullptr, "math.rare.result");
     llvm::CallInst *call = b_.CreateCall(fn, {slot, x});

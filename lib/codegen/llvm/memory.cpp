@@ -273,21 +273,13 @@ auto KernelLowering::pages_function(llvm::Type *vty, uint64_t size, bool store)
   if (f) return f;
   llvm::Type *bits_ty = b_.getIntNTy(w_);
   auto *fty = llvm::FunctionType::get(b_.getVoidTy(), {ptr(), bits_ty, ptr()}, false);
-  f = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, fn_->getName() + ".pages",
-                             m_);
-  f->setCallingConv(llvm::CallingConv::PreserveAll);
-  // Made while the variant is lowered: it gets the variant's target attributes.
-  f->addFnAttr(llvm::Attribute::NoInline);
-  f->addFnAttr(llvm::Attribute::Cold);
-  f->addFnAttr(llvm::Attribute::NoUnwind);
-  llvm::IRBuilderBase::InsertPointGuard guard(b_); // also restores the debug location
-  b_.SetCurrentDebugLocation(llvm::DebugLoc());    // the new function has no subprogram
-  b_.SetInsertPoint(BasicBlock::Create(c_, "entry", f));
-  Value *base = f->getArg(0), *slot = f->getArg(2);
-  Value *lanes_mask = b_.CreateBitCast(f->getArg(1), vec(i1()));
-  Value *all = store ? b_.CreateAlignedLoad(vty, slot, llvm::Align(kSlotAlign)) : nullptr;
-  by_registers(f, base, lanes_mask, size, all, slot, vty);
-  b_.CreateRetVoid();
+  f = cold_function(b_, m_, fn_->getName() + ".pages", fty, [&](llvm::Function *pages) {
+    Value *base = pages->getArg(0), *slot = pages->getArg(2);
+    Value *lanes_mask = b_.CreateBitCast(pages->getArg(1), vec(i1()));
+    Value *all = store ? b_.CreateAlignedLoad(vty, slot, llvm::Align(kSlotAlign)) : nullptr;
+    by_registers(pages, base, lanes_mask, size, all, slot, vty);
+    b_.CreateRetVoid();
+  });
   return f;
 }
 
