@@ -174,11 +174,14 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   Value *whole = b_.CreateICmpEQ(b_.CreateURem(span_lanes, u64c(w_)), u64c(0), "block.whole");
   // What a loop of chunks passes to each: the driver's values, or those of a function of whole
   // chunks (whole_function below).
+  // `lined`: the chunk function's reporting_lined_.
   struct Frame {
     llvm::Function *fn;
     Value *launch, *worker, *first_gid, *span_lanes32, *bx, *by, *bz, *leaves_from;
+    Value *lined;
   };
-  const Frame driver{f, launch, worker, first_gid, span_lanes32, bx, by, bz, leaves_from};
+  const Frame driver{f,  launch, worker, first_gid,   span_lanes32,
+                     bx, by,     bz,     leaves_from, b_.getFalse()};
   const Frame *frame = &driver;
   // The chunk function that the loops call: `chunk`, or `streaming` in a loop of whole chunks
   // that streams, and where its chunks tell from which chunk on every lane leaves.
@@ -189,7 +192,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   auto call_chunk = [&](Value *c, Value *state, Value *is_whole, Value *goes_on, Value *may) {
     const Frame &w = *frame;
     return b_.CreateCall(running, {w.launch, w.worker, w.first_gid, w.span_lanes32, w.bx, w.by,
-                                   w.bz, c, state, is_whole, goes_on, may,
+                                   w.bz, c, state, is_whole, goes_on, may, w.lined,
                                    running_leaves ? running_leaves : w.leaves_from});
   };
   auto fail = [&](Value *kind, Value *inst, Value *lane) {
@@ -324,6 +327,12 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       // The lanes of chunk `second` before the line, then chunks [second, to - 1) moved, then the
       // lanes of chunk to - 1 past the last of them.
       Frame head = *outer, body = *outer, tail = *outer;
+      // The moved chunks' reporting store writes whole lines, and streams where `may` is
+      // constant true (the loops of a launch that streams) and its element is the largest
+      // that streams (so that the launch's decision is its own).
+      auto *may_constant = llvm::dyn_cast<llvm::Constant>(may);
+      body.lined = b_.getInt1(may_constant && may_constant->isOneValue() &&
+                              element == stream_size_.value_or(0));
       BasicBlock *loop = BasicBlock::Create(c_, "narrow.moved.loop", fn);
       BasicBlock *last = BasicBlock::Create(c_, "narrow.moved.last", fn);
       partial(head, second, b_.CreateAdd(b_.CreateMul(second, u64c(wn)), shift), loop);
@@ -365,7 +374,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       // As the driver's launch and worker; the last is the driver's own variable.
       for (unsigned i : {0u, 1u, 9u}) wf->addParamAttr(i, llvm::Attribute::NoAlias);
       auto a = wf->arg_begin();
-      Frame whole_frame{wf, a, a + 1, a + 2, a + 3, a + 4, a + 5, a + 6, a + 9};
+      Frame whole_frame{wf, a, a + 1, a + 2, a + 3, a + 4, a + 5, a + 6, a + 9, b_.getFalse()};
       {
         llvm::IRBuilderBase::InsertPointGuard guard(b_); // and the debug location
         b_.SetInsertPoint(BasicBlock::Create(c_, "entry", wf));

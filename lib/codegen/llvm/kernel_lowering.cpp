@@ -82,10 +82,10 @@ auto KernelLowering::set_location(const Instruction &inst) -> void {
 // The chunk function
 
 auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
-  auto *fty = llvm::FunctionType::get(
-      i32(),
-      {ptr(), ptr(), i64(), i32(), i32(), i32(), i32(), i64(), ptr(), i1(), i1(), i1(), ptr()},
-      false);
+  auto *fty = llvm::FunctionType::get(i32(),
+                                      {ptr(), ptr(), i64(), i32(), i32(), i32(), i32(), i64(),
+                                       ptr(), i1(), i1(), i1(), i1(), ptr()},
+                                      false);
   fn_ = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, name, m_);
   if (!a_.has_barriers) fn_->addFnAttr(llvm::Attribute::AlwaysInline);
   fn_->addParamAttr(0, llvm::Attribute::NoAlias);
@@ -103,6 +103,7 @@ auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
   block_whole_ = arg++;
   block_goes_on_ = arg++;
   may_stream_ = arg++;
+  reporting_lined_ = arg++;
   leaves_from_ = arg++;
 
   entry_ = BasicBlock::Create(c_, "entry", fn_);

@@ -570,6 +570,10 @@ private:
   /// The driver's decision that this launch is big enough for a store to stream (a constant
   /// in its loops for blocks that go on).
   Value *may_stream_ = nullptr;
+  /// The driver knows that the store that reports its address (emit_streaming_chunk) writes
+  /// whole lines of a launch whose stores of its size stream: its loop of chunks moved to the
+  /// next line (driver.cpp). That store then tests only its address's alignment per chunk.
+  Value *reporting_lined_ = nullptr;
   /// Where the chunk tells the driver the first chunk of the span from which every lane
   /// leaves at the first block's bound check with nothing done before it (i32; the driver
   /// runs no chunk from there). Only a chunk that finds it stores it.

@@ -359,6 +359,7 @@ auto KernelLowering::store_maybe_streaming(Value *val, Value *p0, uint64_t size)
   }
   if (reports_address_ && reporting_inst_ == cur_) b_.CreateStore(p0, state_);
   Value *big = b_.CreateAnd(may_stream_, launch_streams(stream_bytes_, launch_lanes(), size));
+  Value *lined = reporting_inst_ == cur_ ? reporting_lined_ : b_.getFalse();
   // Aligned to the whole vector (up to a cache line), one movntps writes it; aligned to 16
   // bytes only, it goes out as 16-byte movntps. malloc returns large blocks 16 bytes past a
   // page, so most big arrays are aligned to 16 bytes and no more.
@@ -375,12 +376,17 @@ auto KernelLowering::store_maybe_streaming(Value *val, Value *p0, uint64_t size)
   BasicBlock *streams = BasicBlock::Create(c_, "st.stream", fn_);
   BasicBlock *cached = BasicBlock::Create(c_, "st.cached", fn_);
   BasicBlock *done = BasicBlock::Create(c_, "st.done", fn_);
-  b_.CreateCondBr(b_.CreateAnd(big, aligned_to(kStreamAlign)), streams, cached);
+  // Where the driver has moved the chunks to lines, the launch streams this store (its
+  // decision) and only the address is checked: its offset's form is known to step by the
+  // chunk, but its uniform part may differ between chunks, and movntps faults off alignment.
+  b_.CreateCondBr(
+      b_.CreateSelect(lined, aligned_to(align), b_.CreateAnd(big, aligned_to(kStreamAlign))),
+      streams, cached);
   b_.SetInsertPoint(streams);
   if (align > kStreamAlign) {
     BasicBlock *whole = BasicBlock::Create(c_, "st.stream.whole", fn_);
     BasicBlock *pieces = BasicBlock::Create(c_, "st.stream.pieces", fn_);
-    b_.CreateCondBr(aligned_to(align), whole, pieces);
+    b_.CreateCondBr(b_.CreateOr(lined, aligned_to(align)), whole, pieces);
     b_.SetInsertPoint(whole);
     stream(val, p0, align);
     b_.CreateBr(done);

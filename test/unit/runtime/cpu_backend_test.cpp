@@ -456,6 +456,67 @@ TEST(CpuModules, StreamingStoresWriteEveryElementAtEveryLevel) {
   EXPECT_GT(runtime::cpu_stream_bytes(), 0u); // the cache size, or the environment's value
 }
 
+TEST(CpuModules, AStreamingStoreWhoseBaseMovesBetweenChunksStaysCorrect) {
+  // y's index steps by one a lane from a base read from x[0], which the compiler knows only as
+  // uniform within a chunk: lane 300 sets it to 1, so every chunk after its own stores one
+  // element further on. At v4 the streaming chunks were moved so that the first chunk's store
+  // is a whole line; the later ones, 4 bytes off a line, must not take movntps (which faults
+  // off alignment). One thread runs the chunks in order: y[k] = k up to the end B of lane
+  // 300's chunk, y[B] is not written, and y[k + 1] = k after.
+  constexpr const char *kBaseMoves = R"(
+.kernel base_moves
+.param %x : buffer<u32> readwrite
+.param %y : buffer<f32> write
+  ld.u32         r0, [%x]
+  cvt.u64.u32    r1, r0
+  add.u64        r2, %gid, r1
+  cvt.f32.u64    r3, %gid
+  st.f32         [%y + r2*4], r3
+  mov.imm.u64    r4, 300
+  setne.u64      p0, %gid, r4
+  bra p0         @done
+  mov.imm.u32    r5, 1
+  st.u32         [%x], r5
+@done:
+  exit
+)";
+  struct StreamGuard {
+    ~StreamGuard() { runtime::set_cpu_stream_bytes(std::nullopt); }
+  } restore;
+  IsaGuard isa;
+  ThreadsGuard threads;
+  runtime::set_cpu_threads(1);
+  runtime::set_cpu_stream_bytes(1);
+  driver::CpuOutputOptions o;
+  o.targets = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
+  const std::string path = compile_text(kBaseMoves, o);
+  auto b = create_backend(Preference::parse("cpu"));
+  for (const std::string &level : levels_this_cpu_runs()) {
+    runtime::set_cpu_isa(level);
+    auto m = b->load_module(path);
+    const uint32_t n = 4096;
+    for (uint32_t offset : {4u, 16u, 0u}) {
+      auto bx = b->allocate_buffer(4), by = b->allocate_buffer((n + 1) * 4 + offset);
+      b->write<uint32_t>(bx, std::vector<uint32_t>{0});
+      b->write<float>(by, std::vector<float>(n + 1 + offset / 4, -1.0f));
+      KernelArg args[] = {KernelArg::buffer(bx), KernelArg::buffer(by, offset, (n + 1) * 4)};
+      b->launch(m, "base_moves", LaunchConfig::linear(n, 256), args);
+      const std::vector<float> all = b->read<float>(by);
+      const std::span<const float> y(all.data() + offset / 4, n + 1);
+      uint32_t end = 0; // B: the first element not written
+      while (end <= n && y[end] == static_cast<float>(end)) ++end;
+      EXPECT_GT(end, 300u) << level << ", offset " << offset;
+      EXPECT_LE(end, 364u) << level << ", offset " << offset;
+      uint32_t bad = end <= n && y[end] != -1.0f;
+      for (uint32_t k = end; k < n; ++k) bad += y[k + 1] != static_cast<float>(k);
+      EXPECT_EQ(bad, 0u) << level << ", offset " << offset << ", B = " << end;
+      b->free_buffer(bx);
+      b->free_buffer(by);
+    }
+    b->unload_module(m);
+  }
+}
+
 /// `bytes` of memory that end where a page the process may not touch begins (PROT_NONE).
 class BeforeAGuardPage {
 public:
