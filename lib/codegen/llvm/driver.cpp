@@ -174,14 +174,12 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   Value *whole = b_.CreateICmpEQ(b_.CreateURem(span_lanes, u64c(w_)), u64c(0), "block.whole");
   // What a loop of chunks passes to each: the driver's values, or those of a function of whole
   // chunks (whole_function below).
-  // `lined`: the chunk function's reporting_lined_.
   struct Frame {
     llvm::Function *fn;
     Value *launch, *worker, *first_gid, *span_lanes32, *bx, *by, *bz, *leaves_from;
-    Value *lined;
+    Value *lined = nullptr; ///< the chunk function's reporting_lined_; null: false
   };
-  const Frame driver{f,  launch, worker, first_gid,   span_lanes32,
-                     bx, by,     bz,     leaves_from, b_.getFalse()};
+  const Frame driver{f, launch, worker, first_gid, span_lanes32, bx, by, bz, leaves_from};
   const Frame *frame = &driver;
   // The chunk function that the loops call: `chunk`, or `streaming` in a loop of whole chunks
   // that streams, and where its chunks tell from which chunk on every lane leaves.
@@ -191,9 +189,10 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   Value *running_state = no_state;
   auto call_chunk = [&](Value *c, Value *state, Value *is_whole, Value *goes_on, Value *may) {
     const Frame &w = *frame;
-    return b_.CreateCall(running, {w.launch, w.worker, w.first_gid, w.span_lanes32, w.bx, w.by,
-                                   w.bz, c, state, is_whole, goes_on, may, w.lined,
-                                   running_leaves ? running_leaves : w.leaves_from});
+    return b_.CreateCall(running,
+                         {w.launch, w.worker, w.first_gid, w.span_lanes32, w.bx, w.by, w.bz, c,
+                          state, is_whole, goes_on, may, w.lined ? w.lined : b_.getFalse(),
+                          running_leaves ? running_leaves : w.leaves_from});
   };
   auto fail = [&](Value *kind, Value *inst, Value *lane) {
     Value *err = b_.CreateStructGEP(abi_.worker, worker, WError);
@@ -374,7 +373,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       // As the driver's launch and worker; the last is the driver's own variable.
       for (unsigned i : {0u, 1u, 9u}) wf->addParamAttr(i, llvm::Attribute::NoAlias);
       auto a = wf->arg_begin();
-      Frame whole_frame{wf, a, a + 1, a + 2, a + 3, a + 4, a + 5, a + 6, a + 9, b_.getFalse()};
+      Frame whole_frame{wf, a, a + 1, a + 2, a + 3, a + 4, a + 5, a + 6, a + 9};
       {
         llvm::IRBuilderBase::InsertPointGuard guard(b_); // and the debug location
         b_.SetInsertPoint(BasicBlock::Create(c_, "entry", wf));
