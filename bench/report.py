@@ -973,7 +973,7 @@ def main():
         "  streams and whether its store was aligned to 16 bytes, and kept the way of four",
         "  16-byte stores: about 17 instructions a line, where `stream_nt`'s loop runs 5. Now",
         "  the driver tells the chunk that its store is on a line of a launch that streams,",
-        "  and only the address's alignment is tested (8 to 9 instructions a line;",
+        "  and only the address's alignment is tested (about 10 instructions a line;",
         "  docs/design.md). Alternating rounds of the bench builds of 16:01 and 18:27 gave",
         "  no difference this VM can resolve: stream_triad 1t 4130 to 3977 µs in eight rounds",
         "  (`stream_nt` 4504 and 4399 in the same rounds), then 4312 to 4739 in four (4632 and",
