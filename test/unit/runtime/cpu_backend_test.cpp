@@ -109,6 +109,10 @@ struct IsaGuard {
 struct ThreadsGuard {
   ~ThreadsGuard() { runtime::set_cpu_threads(0); }
 };
+/// Puts the streaming threshold back to the default (the cache size, or the environment's).
+struct StreamGuard {
+  ~StreamGuard() { runtime::set_cpu_stream_bytes(std::nullopt); }
+};
 
 bool has_v3() {
   return runtime::cpu_has_feature("avx2") && runtime::cpu_has_feature("fma");
@@ -408,9 +412,7 @@ TEST(CpuModules, StreamingStoresWriteEveryElementAtEveryLevel) {
   // bytes is more than any of these launches writes. c starts 0, 16, 32 or 4 bytes past a
   // 64-byte boundary: one movntps per chunk where it is aligned to the whole vector, 16-byte
   // pieces where it is aligned to 16 bytes only, plain stores where it is not.
-  struct StreamGuard {
-    ~StreamGuard() { runtime::set_cpu_stream_bytes(std::nullopt); }
-  } restore;
+  StreamGuard restore;
   IsaGuard isa;
   auto path = compile({"x86-64-v2", "x86-64-v3", "x86-64-v4"});
   auto b = create_backend(Preference::parse("cpu"));
@@ -480,9 +482,7 @@ TEST(CpuModules, AStreamingStoreWhoseBaseMovesBetweenChunksStaysCorrect) {
 @done:
   exit
 )";
-  struct StreamGuard {
-    ~StreamGuard() { runtime::set_cpu_stream_bytes(std::nullopt); }
-  } restore;
+  StreamGuard restore;
   IsaGuard isa;
   ThreadsGuard threads;
   runtime::set_cpu_threads(1);
