@@ -24,6 +24,8 @@
 #include <functional>
 #include <unistd.h>
 
+#include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <iostream>
@@ -40,23 +42,29 @@ struct UsageError {
   std::string message;
 };
 
-bool parse_dims(const std::string &s, Dim3 &d) {
+/// Parses --global or --local (`option`): one to three decimal numbers, each at most
+/// 4294967295, separated by commas; a UsageError that names the part that is wrong otherwise.
+Dim3 parse_dims(const std::string &option, const std::string &s) {
   uint32_t v[3] = {1, 1, 1};
   size_t start = 0;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0;; ++i) {
+    if (i == 3) throw UsageError{option + " has at most three numbers (x,y,z), got '" + s + "'"};
     size_t comma = s.find(',', start);
     std::string part =
         s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (part.empty() || part.find_first_not_of("0123456789") != std::string::npos ||
-        part.size() > 9)
-      return false;
-    v[i] = static_cast<uint32_t>(std::stoul(part));
+    uint64_t n = 0;
+    auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), n);
+    if (part.empty() || !std::isdigit(static_cast<unsigned char>(part[0])) ||
+        end != part.data() + part.size() ||
+        (ec != std::errc{} && ec != std::errc::result_out_of_range))
+      throw UsageError{option + " expects N[,N,N] (decimal numbers), got '" + s + "'"};
+    if (ec == std::errc::result_out_of_range || n > UINT32_MAX)
+      throw UsageError{option + ": " + part + " is more than 4294967295 lanes in a dimension"};
+    v[i] = static_cast<uint32_t>(n);
     if (comma == std::string::npos) break;
     start = comma + 1;
-    if (i == 2) return false;
   }
-  d = {v[0], v[1], v[2]};
-  return true;
+  return {v[0], v[1], v[2]};
 }
 
 /// A class of the boundary pool named as an argument ("c5", "c05"); nullopt otherwise.
@@ -366,18 +374,18 @@ int run(int argc, char **argv) {
     if (global_s.empty() && is_circuit)
       global_s = std::to_string(frontend::circuit_elements_per_class(*ct));
     if (global_s.empty()) throw UsageError{"--global is required"};
-    if (!parse_dims(global_s, global))
-      throw UsageError{"--global expects N[,N,N], got '" + global_s + "'"};
-    if (local_s.empty())
-      local = {std::min<uint32_t>(global.x, 256), 1, 1};
-    else if (!parse_dims(local_s, local))
-      throw UsageError{"--local expects N[,N,N], got '" + local_s + "'"};
+    global = parse_dims("--global", global_s);
+    local = local_s.empty() ? Dim3{std::min<uint32_t>(global.x, 256), 1, 1}
+                            : parse_dims("--local", local_s);
     if (global.count() == 0 || local.count() == 0)
       throw UsageError{"--global and --local must be positive"};
     LaunchConfig launch;
     launch.block = local;
-    launch.grid = {(global.x + local.x - 1) / local.x, (global.y + local.y - 1) / local.y,
-                   (global.z + local.z - 1) / local.z};
+    // Blocks to cover each dimension, in 64 bits: global + local - 1 may not fit in 32.
+    auto blocks = [](uint32_t lanes, uint32_t per_block) {
+      return static_cast<uint32_t>((uint64_t{lanes} + per_block - 1) / per_block);
+    };
+    launch.grid = {blocks(global.x, local.x), blocks(global.y, local.y), blocks(global.z, local.z)};
     launch.shared_memory = shared;
 
     // A circuit's arrays are classes of the boundary pool, with elements of the circuit type.
@@ -453,6 +461,13 @@ int run(int argc, char **argv) {
     Status st;
     const bool device = backend == "vulkan" || backend == "opencl" || backend == "cuda";
     if (backend != "interp" && bundle) {
+      // Checked by default, as everything compiled here is: a bundle's code is as it was
+      // compiled, so a run of one without the checks says so, unless asked not to.
+      if (!bundle->options.bounds_check && bounds_opt->count() == 0)
+        std::cerr << "hologram-run: note: '" << file
+                  << "' was compiled without -fbounds-check: an access outside its buffers is "
+                     "not caught (--backend=interp checks every access; --no-bounds-check runs "
+                     "it without this note)\n";
       st = run_module_file(backend, file, *kernel, launch, args, atlas);
     } else if (device && (check_div || bounds_check)) {
       // The checks are compiled in: a bundle for this backend, loaded as it is.
