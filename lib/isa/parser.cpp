@@ -82,7 +82,7 @@ bool lex_line(std::string_view line, uint32_t lineno, std::vector<Token> &out, s
       out.push_back({Tok::Punct, std::string(1, c), col});
       ++i;
     } else {
-      err = std::string("unexpected character '") + c + "'";
+      err = "unexpected " + describe_char(c);
       err_col = col;
       return false;
     }

@@ -142,4 +142,11 @@ void report(DiagnosticEngine &diags, const Status &status, const std::string &fi
   diags.error(file, {}, status.message());
 }
 
+std::string describe_char(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  if (u >= 0x20 && u < 0x7f) return std::string("character '") + c + "'";
+  static constexpr char kHex[] = "0123456789abcdef";
+  return std::string("byte 0x") + kHex[u >> 4] + kHex[u & 15];
+}
+
 } // namespace hologram

@@ -66,4 +66,9 @@ std::string format_diagnostic(const Diagnostic &d);
 /// The candidate closest to `word` by edit distance, or "" when none is close enough.
 std::string closest_match(const std::string &word, const std::vector<std::string> &candidates);
 
+/// A character of the input as a message names it: "character '$'" when it is printable
+/// ASCII, else "byte 0x00" (a control character or a byte of a multi-byte sequence, which
+/// printed as it is would show as nothing or as a broken character).
+std::string describe_char(char c);
+
 } // namespace hologram

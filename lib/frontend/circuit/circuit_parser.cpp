@@ -224,7 +224,7 @@ bool CircuitParser::lex() {
         std::vector<std::string> notes;
         if (c == '|') notes.push_back("parallel composition is written '||'");
         if (c == '<') notes.push_back("a swap is written 'cA<->cB'");
-        error(loc, std::string("unexpected character '") + c + "'", notes);
+        error(loc, "unexpected " + describe_char(c), notes);
         return false;
       }
     }

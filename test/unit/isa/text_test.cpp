@@ -149,7 +149,7 @@ TEST(Text, SpecialRegisterAliases) {
 }
 
 struct SyntaxCase {
-  const char *text;
+  std::string_view text;
   const char *message;
   uint32_t line, col;
 };
@@ -167,6 +167,8 @@ TEST(Text, SyntaxErrorsHavePositions) {
       {".kernel k\n@a:\n@a:\n  exit\n", "label '@a' is defined twice", 3, 1},
       {"  exit\n", "expected '.kernel NAME'", 1, 3},
       {".kernel k\n  exit $\n", "unexpected character '$'", 2, 8},
+      {std::string_view(".kernel k\n  exit \0\n", 19), "unexpected byte 0x00", 2, 8},
+      {".kernel k\n  exit \xc3\xa9\n", "unexpected byte 0xc3", 2, 8},
       {".kernel k\n.param %gid : u32\n", "reserved name", 2, 8},
       {".kernel k\n.param %a : buffer<f32> sometimes\n", "unknown access 'sometimes'", 2, 25},
       {".kernel k\n  ld.f32 r1, [phi 96,0,0]\n", "class 0..95", 2, 19},
