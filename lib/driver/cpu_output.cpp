@@ -144,7 +144,11 @@ std::string host_cpu_target() {
 }
 
 Status check_target_names(const std::vector<std::string> &names, bool x86_only) {
-  for (const auto &name : names) {
+  for (auto it = names.begin(); it != names.end(); ++it) {
+    const std::string &name = *it;
+    // Twice the same name would be two payloads of the same code and another content hash.
+    if (std::find(names.begin(), it, name) != it)
+      return {ErrorCode::InvalidArgument, "--target: '" + name + "' is named twice"};
     if (x86_only) {
       if (auto t = codegen::parse_cpu_target(name); !t)
         return {ErrorCode::InvalidArgument, "--target: " + t.message()};

@@ -44,8 +44,8 @@ std::vector<std::string> split_target_list(std::string_view list);
 std::string host_cpu_target();
 
 /// Checks that every name of a --target list names a target: an x86 level or LLVM CPU name,
-/// or (unless `x86_only`) vulkan1.1..1.3 or opencl1.2/2.0/3.0. InvalidArgument names the
-/// first that does not.
+/// or (unless `x86_only`) vulkan1.1..1.3 or opencl1.2/2.0/3.0, and none twice.
+/// InvalidArgument names the first that does not, or the first repeated.
 Status check_target_names(const std::vector<std::string> &names, bool x86_only = false);
 
 /// The --emit kind an output path's extension asks for: .o obj, .a static, .so shared,
