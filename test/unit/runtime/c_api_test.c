@@ -1,4 +1,4 @@
-/* The C API from C99: every call's status, hg_last_error(), launches, discovery, the Atlas
+/* The C API from C99: every call's status, hg_last_error(), launches, pools, discovery, the Atlas
  * state, the CPU controls and a module linked into this program (vector.h, libvector.a).
  * Prints the "N passed, N failed" line that ctest's log shows. */
 #define _POSIX_C_SOURCE 200809L /* setenv */
@@ -262,6 +262,48 @@ int main(void) {
     hg_event_release(bad);
     hg_queue_destroy(q);
     CHECK(hg_queue_create(NULL, &q) == HG_ERROR_INVALID_ARGUMENT);
+  }
+
+  /* Pools: byte arrays for pool parameters; written, read, sized, freed, and a kernel that
+   * writes into one at an offset its lanes compute. */
+  {
+    static const char *kPoolProgram = ".kernel stamp\n"
+                                      ".param %p : pool\n"
+                                      "  cvt.u32.u64 r1, %gid\n"
+                                      "  mov.imm.u64 r4, 4\n"
+                                      "  mul.u64 r2, %gid, r4\n"
+                                      "  mov.imm.u32 r5, 100\n"
+                                      "  add.u32 r3, r1, r5\n"
+                                      "  pool.st.u32 [%pool:p + r2], r3\n"
+                                      "  exit\n";
+    hg_program *stamp = NULL;
+    hg_pool pool = 0;
+    hg_arg parg[1];
+    hg_launch four = hg_launch_linear(4, 4);
+    uint32_t words[6] = {1, 2, 3, 4, 5, 6}, back[6] = {0};
+    CHECK(hg_pool_allocate(backend, sizeof words, &pool) == HG_OK && pool != 0);
+    CHECK(hg_pool_size(backend, pool, &size) == HG_OK && size == sizeof words);
+    CHECK(hg_pool_write(backend, pool, 0, words, sizeof words) == HG_OK);
+    CHECK(hg_pool_read(backend, pool, 8, back, 8) == HG_OK && back[0] == 3 && back[1] == 4);
+    CHECK(hg_pool_write(backend, pool, 16, words, 16) == HG_ERROR_OUT_OF_BOUNDS);
+    CHECK(hg_pool_read(backend, pool, 0, NULL, 4) == HG_ERROR_INVALID_ARGUMENT);
+    CHECK(hg_pool_size(backend, pool, NULL) == HG_ERROR_INVALID_ARGUMENT);
+    CHECK(hg_pool_allocate(backend, 16, NULL) == HG_ERROR_INVALID_ARGUMENT);
+    CHECK(hg_pool_read(backend, 4242, 0, back, 4) == HG_ERROR_INVALID_HANDLE);
+    CHECK(hg_program_create(kPoolProgram, &stamp) == HG_OK);
+    parg[0] = hg_arg_pool(pool);
+    CHECK(hg_execute_program(backend, stamp, NULL, &four, parg, 1) == HG_OK);
+    CHECK(hg_pool_read(backend, pool, 0, back, sizeof back) == HG_OK);
+    CHECK(back[0] == 100 && back[1] == 101 && back[2] == 102 && back[3] == 103 && back[4] == 5 &&
+          back[5] == 6);
+    /* A buffer where the kernel takes a pool is refused, naming the parameter. */
+    parg[0] = hg_arg_buffer(a);
+    CHECK(hg_execute_program(backend, stamp, NULL, &four, parg, 1) == HG_ERROR_INVALID_ARGUMENT);
+    CHECK(strstr(hg_last_error(), "%p") != NULL);
+    CHECK(hg_pool_free(backend, pool) == HG_OK);
+    CHECK(hg_pool_free(backend, pool) == HG_ERROR_INVALID_HANDLE);
+    CHECK(hg_pool_size(backend, pool, &size) == HG_ERROR_INVALID_HANDLE);
+    hg_program_destroy(stamp);
   }
 
   hg_program_destroy(program);
