@@ -24,7 +24,6 @@
 #include <functional>
 #include <unistd.h>
 
-#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -54,9 +53,8 @@ Dim3 parse_dims(const std::string &option, const std::string &s) {
         s.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
     uint64_t n = 0;
     auto [end, ec] = std::from_chars(part.data(), part.data() + part.size(), n);
-    if (part.empty() || !std::isdigit(static_cast<unsigned char>(part[0])) ||
-        end != part.data() + part.size() ||
-        (ec != std::errc{} && ec != std::errc::result_out_of_range))
+    // from_chars takes digits only: no sign, space or base prefix.
+    if (ec == std::errc::invalid_argument || end != part.data() + part.size())
       throw UsageError{option + " expects N[,N,N] (decimal numbers), got '" + s + "'"};
     if (ec == std::errc::result_out_of_range || n > UINT32_MAX)
       throw UsageError{option + ": " + part + " is more than 4294967295 lanes in a dimension"};
