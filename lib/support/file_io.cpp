@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -128,6 +129,13 @@ Status write_file_atomic(const std::string &path, std::string_view data) {
     return st;
   }
   return Status::ok();
+}
+
+bool same_file(const std::string &a, const std::string &b) {
+  if (a == "-" || b == "-") return false;
+  std::error_code ec;
+  const bool same = std::filesystem::equivalent(a, b, ec);
+  return !ec && same;
 }
 
 } // namespace hologram

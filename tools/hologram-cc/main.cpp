@@ -199,6 +199,15 @@ int run(int argc, char **argv) {
     return kUsageError;
   }
 
+  // An output that is one of the inputs (the same path, or a link to it) would replace it.
+  for (const auto &path : inputs)
+    for (const std::string &out : {output, depfile})
+      if (!out.empty() && same_file(path, out)) {
+        std::cerr << "hologram-cc: error: the output '" << out << "' is the input '" << path
+                  << "'; writing it would replace the program\n";
+        return kUsageError;
+      }
+
   DiagnosticEngine diags;
   diags.set_warnings_as_errors(werror);
   auto fmt = diag_format == "json" ? DiagnosticsFormat::Json : DiagnosticsFormat::Text;

@@ -232,6 +232,15 @@ def main(argv):
     parser.add_argument("-o", dest="output", help="output file (default: standard output)")
     args = parser.parse_args(argv[1:])
     name = "<stdin>" if args.input == "-" else args.input
+    # An output that is the input (the same path, or a link to it) would replace the program.
+    if args.input != "-" and args.output and args.output != "-":
+        try:
+            same = os.path.samefile(args.input, args.output)
+        except OSError:
+            same = False
+        if same:
+            parser.error(f"the output '{args.output}' is the input '{args.input}'; "
+                         "writing it would replace the program")
     try:
         if args.input == "-":
             source = sys.stdin.read()

@@ -453,6 +453,9 @@ int run(int argc, char **argv) {
     for (const auto &o : outs) {
       if (o.find('=') == std::string::npos) throw UsageError{"--out expects NAME=file.bin"};
       (void)array_of(o.substr(0, o.find('=')));
+      if (same_file(o.substr(o.find('=') + 1), file))
+        throw UsageError{"--out " + o + ": the file is the program '" + file +
+                         "'; writing it would replace the program"};
     }
     for (const auto &pname : prints) (void)array_of(pname);
 

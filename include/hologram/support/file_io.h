@@ -19,5 +19,9 @@ Expected<std::string> read_file(const std::string &path);
 /// InvalidArgument naming the path and the system's reason when it cannot; nothing is left behind
 /// then.
 Status write_file_atomic(const std::string &path, std::string_view data);
+/// Whether `a` and `b` are one existing file (through links or other spellings of the path);
+/// false where either is "-" or does not exist. A tool refuses an output that is one of its
+/// inputs: writing it would lose the input.
+bool same_file(const std::string &a, const std::string &b);
 
 } // namespace hologram

@@ -102,5 +102,20 @@ TEST_F(WriteFileAtomic, RefusesADirectoryAndLeavesNothing) {
   EXPECT_EQ(names(), std::vector<std::string>{"sub"});
 }
 
+/// same_file, which the tools ask before writing an output: one file through a link or another
+/// spelling of its path; not two files with the same bytes, a missing file, or standard input.
+TEST_F(WriteFileAtomic, SameFileSeesThroughLinksAndSpellings) {
+  const std::string a = dir_ / "a.hasm", b = dir_ / "b.hasm", link = dir_ / "link.hasm";
+  ASSERT_TRUE(write_file_atomic(a, "same"));
+  ASSERT_TRUE(write_file_atomic(b, "same"));
+  fs::create_symlink("a.hasm", link);
+  EXPECT_TRUE(same_file(a, a));
+  EXPECT_TRUE(same_file(a, (dir_ / "." / "a.hasm").string()));
+  EXPECT_TRUE(same_file(link, a));
+  EXPECT_FALSE(same_file(a, b));
+  EXPECT_FALSE(same_file(a, (dir_ / "missing.hasm").string()));
+  EXPECT_FALSE(same_file("-", "-"));
+}
+
 } // namespace
 } // namespace hologram
