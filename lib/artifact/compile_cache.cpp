@@ -26,6 +26,17 @@ namespace {
 constexpr char kMagic[8] = {'H', 'G', 'C', 'A', 'C', 'H', 'E', '1'};
 constexpr size_t kHeader = 8 + 16 + 8 + 8;
 constexpr std::string_view kSuffix = ".hgc";
+constexpr size_t kKeyDigits = 32; ///< ContentHash::hex()
+
+/// Whether a file's name is an entry's (32 lowercase hex digits, the key, then `after`): the
+/// only files that eviction and clear() remove, so that a cache directory shared with other
+/// files (a mistyped HOLOGRAM_CACHE_DIR) loses none of them.
+bool entry_name(std::string_view name, std::string_view after) {
+  if (name.size() < kKeyDigits + after.size() || name.substr(kKeyDigits, after.size()) != after)
+    return false;
+  return std::all_of(name.begin(), name.begin() + kKeyDigits,
+                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+}
 
 #ifndef HOLOGRAM_VERSION
 #define HOLOGRAM_VERSION "unknown"
@@ -180,7 +191,8 @@ std::vector<CacheEntry> CompileCache::entries() const {
   std::error_code ec;
   for (fs::directory_iterator it(settings_.dir, ec), end; !ec && it != end; it.increment(ec)) {
     const auto &p = it->path();
-    if (p.extension() != kSuffix) continue;
+    const std::string name = p.filename().string();
+    if (name.size() != kKeyDigits + kSuffix.size() || !entry_name(name, kSuffix)) continue;
     struct stat st{};
     if (::stat(p.c_str(), &st) != 0) continue; // deleted by another process meanwhile
     out.push_back({p.string(), static_cast<uint64_t>(st.st_size), mtime_ns(st)});
@@ -212,7 +224,7 @@ size_t CompileCache::clear() {
   // Temporary files of writes that a crashed process never renamed.
   std::error_code ec;
   for (fs::directory_iterator it(settings_.dir, ec), end; !ec && it != end; it.increment(ec))
-    if (it->path().filename().string().find(std::string(kSuffix) + ".tmp.") != std::string::npos)
+    if (entry_name(it->path().filename().string(), std::string(kSuffix) + ".tmp."))
       fs::remove(it->path(), ec);
   return n;
 }

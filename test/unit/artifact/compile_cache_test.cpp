@@ -184,6 +184,27 @@ TEST(CompileCache, EvictsTheLeastRecentlyUsedOverTheLimit) {
   for (const char *k : {"a", "c", "d"}) EXPECT_TRUE(fs::exists(path(k))) << k;
 }
 
+/// A cache directory that holds other files too (a mistyped HOLOGRAM_CACHE_DIR): eviction and
+/// clear() remove entries and their temporary files only, by name (the key's 32 hex digits).
+TEST(CompileCache, EvictionAndClearLeaveOtherFilesAlone) {
+  TempDir dir;
+  CompileCache cache(settings_in(dir, 1500));
+  const std::string bytes(1000, 'y');
+  cache.put(key_of("a"), bytes);
+  const std::vector<std::string> others = {"notes.hgc", "README", "results.hgc.tmp.x1",
+                                           std::string(32, 'A') + ".hgc",
+                                           std::string(32, '0') + ".hgc.bak"};
+  for (const auto &name : others) ASSERT_TRUE(write_file_atomic((dir.path / name).string(), bytes));
+  const std::string stale = (dir.path / (std::string(32, 'f') + ".hgc.tmp.abc123")).string();
+  ASSERT_TRUE(write_file_atomic(stale, "half"));
+  EXPECT_EQ(cache.entries().size(), 1u);
+  cache.put(key_of("b"), bytes); // over the limit: "a" goes, the others stay
+  EXPECT_FALSE(fs::exists(dir.path / (key_of("a").hex() + ".hgc")));
+  EXPECT_EQ(cache.clear(), 1u);
+  EXPECT_FALSE(fs::exists(stale));
+  for (const auto &name : others) EXPECT_TRUE(fs::exists(dir.path / name)) << name;
+}
+
 TEST(CompileCache, SettingsComeFromTheEnvironment) {
   ScopedEnv dir("HOLOGRAM_CACHE_DIR", "/tmp/hg-cache-env");
   ScopedEnv max("HOLOGRAM_CACHE_MAX_BYTES", "12345");
