@@ -7,9 +7,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -78,9 +76,25 @@ Expected<std::string> read_file(const std::string &path) {
     os << std::cin.rdbuf();
     return os.str();
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return system_error("cannot open '" + path + "'");
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  // read(2) rather than a stream: a stream's failed read (a directory, an I/O error) throws
+  // from inside the library, where the system's reason is lost.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return system_error("cannot open '" + path + "'");
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Status st = system_error("cannot read '" + path + "'");
+      ::close(fd);
+      return st;
+    }
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
 }
 
 Status write_file_atomic(const std::string &path, std::string_view data) {

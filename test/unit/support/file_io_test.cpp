@@ -1,5 +1,5 @@
 // write_file_atomic: what it does to the file a path names (a regular file, a symbolic link, a
-// device, a directory).
+// device, a directory); read_file's refusals; same_file.
 #include "hologram/support/file_io.h"
 
 #include <gtest/gtest.h>
@@ -100,6 +100,24 @@ TEST_F(WriteFileAtomic, RefusesADirectoryAndLeavesNothing) {
   ASSERT_FALSE(missing);
   EXPECT_NE(missing.message().find("out.o"), std::string::npos) << missing.message();
   EXPECT_EQ(names(), std::vector<std::string>{"sub"});
+}
+
+/// read_file: a file's bytes (NULs and all), or a refusal that names the path and the reason.
+TEST_F(WriteFileAtomic, ReadFileReadsBytesOrSaysWhyNot) {
+  const std::string path = dir_ / "in.bin";
+  const std::string bytes("a\0b\xff", 4);
+  ASSERT_TRUE(write_file_atomic(path, bytes));
+  auto read = read_file(path);
+  ASSERT_TRUE(read);
+  EXPECT_EQ(*read, bytes);
+  auto dir = read_file(dir_.string());
+  ASSERT_FALSE(dir);
+  EXPECT_NE(dir.message().find("cannot read '" + dir_.string() + "': Is a directory"),
+            std::string::npos)
+      << dir.message();
+  auto missing = read_file((dir_ / "missing").string());
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.message().find("No such file or directory"), std::string::npos);
 }
 
 /// same_file, which the tools ask before writing an output: one file through a link or another
