@@ -217,6 +217,9 @@ int run(int argc, char **argv) {
 int main(int argc, char **argv) {
   try {
     return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::cerr << "hologram-info: error: out of memory\n";
+    return kInputError;
   } catch (const std::exception &e) {
     std::cerr << "hologram-info: internal error: " << e.what() << '\n';
     return kInputError;

@@ -77,17 +77,30 @@ std::optional<uint32_t> class_argument(const std::string &name) {
 
 std::vector<std::byte> parse_array(const isa::Param &p, const std::string &value) {
   unsigned elem = p.kind == isa::ParamKind::Pool ? 1 : isa::type_size(p.type);
-  auto count_of = [&](const std::string &s) {
-    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos || s.size() > 12)
-      throw UsageError{"expected an element count in '" + value + "'"};
-    return std::stoull(s);
-  };
+  // An element count, and room for that many elements (a count beyond memory is refused
+  // with the bytes it asks for, not an allocation failure).
   std::vector<std::byte> bytes;
+  auto count_of = [&](const std::string &s) {
+    uint64_t n = 0, size = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (ec == std::errc::invalid_argument || end != s.data() + s.size())
+      throw UsageError{"expected an element count in '" + value + "'"};
+    if (ec == std::errc::result_out_of_range || __builtin_mul_overflow(n, elem, &size) ||
+        size > bytes.max_size())
+      throw UsageError{"%" + p.name + "=" + value + ": more bytes than memory can hold"};
+    try {
+      bytes.reserve(size);
+    } catch (const std::bad_alloc &) {
+      throw UsageError{"%" + p.name + "=" + value + ": cannot allocate " + std::to_string(size) +
+                       " bytes"};
+    }
+    return n;
+  };
   if (value.starts_with("zeros:")) {
     bytes.assign(count_of(value.substr(6)) * elem, std::byte{0});
   } else if (value.starts_with("iota:")) {
-    uint64_t n = count_of(value.substr(5));
     if (p.kind != isa::ParamKind::Buffer) throw UsageError{"iota: needs a buffer parameter"};
+    uint64_t n = count_of(value.substr(5));
     for (uint64_t i = 0; i < n; ++i) {
       uint64_t bits;
       if (isa::is_float(p.type))
@@ -543,6 +556,9 @@ int run(int argc, char **argv) {
 int main(int argc, char **argv) {
   try {
     return run(argc, argv);
+  } catch (const std::bad_alloc &) {
+    std::cerr << "hologram-run: error: out of memory\n";
+    return kInputError;
   } catch (const std::exception &e) {
     std::cerr << "hologram-run: internal error: " << e.what() << '\n';
     return kInputError;
