@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <optional>
 #include <sys/stat.h>
 
 namespace hologram::artifact {
@@ -28,14 +29,15 @@ constexpr size_t kHeader = 8 + 16 + 8 + 8;
 constexpr std::string_view kSuffix = ".hgc";
 constexpr size_t kKeyDigits = 32; ///< ContentHash::hex()
 
-/// Whether a file's name is an entry's (32 lowercase hex digits, the key, then `after`): the
-/// only files that eviction and clear() remove, so that a cache directory shared with other
-/// files (a mistyped HOLOGRAM_CACHE_DIR) loses none of them.
-bool entry_name(std::string_view name, std::string_view after) {
-  if (name.size() < kKeyDigits + after.size() || name.substr(kKeyDigits, after.size()) != after)
-    return false;
-  return std::all_of(name.begin(), name.begin() + kKeyDigits,
-                     [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
+/// What follows the key in the name of a file of the cache (32 lowercase hex digits): ".hgc"
+/// for an entry, ".hgc.tmp.XXXXXX" for one being written; nullopt for any other name. Eviction
+/// and clear() remove only such files, so that a cache directory shared with other files (a
+/// mistyped HOLOGRAM_CACHE_DIR) loses none of them.
+std::optional<std::string_view> after_key(std::string_view name) {
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+  if (name.size() < kKeyDigits || !std::all_of(name.begin(), name.begin() + kKeyDigits, hex))
+    return std::nullopt;
+  return name.substr(kKeyDigits);
 }
 
 #ifndef HOLOGRAM_VERSION
@@ -191,8 +193,7 @@ std::vector<CacheEntry> CompileCache::entries() const {
   std::error_code ec;
   for (fs::directory_iterator it(settings_.dir, ec), end; !ec && it != end; it.increment(ec)) {
     const auto &p = it->path();
-    const std::string name = p.filename().string();
-    if (name.size() != kKeyDigits + kSuffix.size() || !entry_name(name, kSuffix)) continue;
+    if (after_key(p.filename().string()) != kSuffix) continue;
     struct stat st{};
     if (::stat(p.c_str(), &st) != 0) continue; // deleted by another process meanwhile
     out.push_back({p.string(), static_cast<uint64_t>(st.st_size), mtime_ns(st)});
@@ -223,9 +224,11 @@ size_t CompileCache::clear() {
   }
   // Temporary files of writes that a crashed process never renamed.
   std::error_code ec;
-  for (fs::directory_iterator it(settings_.dir, ec), end; !ec && it != end; it.increment(ec))
-    if (entry_name(it->path().filename().string(), std::string(kSuffix) + ".tmp."))
+  for (fs::directory_iterator it(settings_.dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (auto rest = after_key(name); rest && rest->starts_with(std::string(kSuffix) + ".tmp."))
       fs::remove(it->path(), ec);
+  }
   return n;
 }
 

@@ -464,9 +464,10 @@ int run(int argc, char **argv) {
       return {storage[*idx], p.kind == isa::ParamKind::Pool ? Type::U8 : p.type};
     };
     for (const auto &o : outs) {
-      if (o.find('=') == std::string::npos) throw UsageError{"--out expects NAME=file.bin"};
-      (void)array_of(o.substr(0, o.find('=')));
-      if (same_file(o.substr(o.find('=') + 1), file))
+      const auto eq = o.find('=');
+      if (eq == std::string::npos) throw UsageError{"--out expects NAME=file.bin"};
+      (void)array_of(o.substr(0, eq));
+      if (same_file(o.substr(eq + 1), file))
         throw UsageError{"--out " + o + ": the file is the program '" + file +
                          "'; writing it would replace the program"};
     }
