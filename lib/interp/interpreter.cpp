@@ -2,6 +2,7 @@
 // of every non-whole-launch instruction. Whole-launch operations are in library_ops.cpp.
 #include "hologram/interp/interpreter.h"
 
+#include "hologram/isa/fault.h"
 #include "hologram/isa/text.h"
 #include "hologram/isa/verifier.h"
 #include "hologram/support/unreachable.h"
@@ -164,16 +165,7 @@ private:
   }
 
   Status fail(const Lane &l, uint32_t pc, ErrorCode code, const std::string &msg) const {
-    std::ostringstream os;
-    os << "kernel '" << k_.name << "': lane " << lane_text(l);
-    if (pc < k_.insts.size()) {
-      const auto &inst = k_.insts[pc];
-      os << ", ";
-      if (!opts_.source_name.empty()) os << opts_.source_name << ':';
-      os << "line " << inst.loc.line << " '" << print_instruction(k_, inst) << "'";
-    }
-    os << ": " << msg;
-    return {code, os.str()};
+    return {code, fault_site(k_, opts_.source_name, launch_, l.linear, pc) + ": " + msg};
   }
 
   // ------------------------------------------------------------------------------------------
@@ -181,7 +173,7 @@ private:
 
   std::string region_name(const Region &r) const {
     switch (r.kind) {
-    case Region::Kind::Param: return "parameter %" + k_.params[r.id].name;
+    case Region::Kind::Param: return parameter_region(k_, r.id);
     case Region::Kind::Shared: return "shared memory";
     case Region::Kind::Class: return "class " + std::to_string(r.id) + " of the boundary pool";
     case Region::Kind::Boundary: return "the boundary pool";
@@ -242,9 +234,7 @@ private:
                               ? "an offset beyond 2^64"
                               : "offset " + std::to_string(static_cast<uint64_t>(offset));
       return fail(l, l.pc, ErrorCode::OutOfBounds,
-                  "out-of-bounds access to " + region_name(r) + ": " + where + ", size " +
-                      std::to_string(bytes) + ", but it holds " + std::to_string(r.size) +
-                      " bytes");
+                  out_of_bounds_access(region_name(r), where, bytes, r.size));
     }
     out = r.data + static_cast<uint64_t>(offset);
     return {};

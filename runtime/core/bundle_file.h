@@ -23,4 +23,10 @@ inline artifact::Bundle read_bundle_file(const std::string &path) {
   return std::move(*bundle);
 }
 
+/// The file a bundle was compiled from, for the messages of failed launches: its one source,
+/// or "" when it has several (their kernels' lines do not say which).
+inline std::string bundle_source(const artifact::Bundle &b) {
+  return b.sources.size() == 1 ? b.sources.front() : std::string();
+}
+
 } // namespace hologram::runtime

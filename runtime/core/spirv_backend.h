@@ -42,8 +42,8 @@ public:
 
   ModuleHandle load_module(const std::string &path) override {
     artifact::Bundle bundle = read_bundle_file(path);
-    return load_payloads("bundle '" + path + "'", path, std::move(bundle.module), bundle.payloads,
-                         bundle.options.targets);
+    return load_payloads("bundle '" + path + "'", path, bundle_source(bundle),
+                         std::move(bundle.module), bundle.payloads, bundle.options.targets);
   }
 
   /// A module linked into the application (add_hologram_kernel): its descriptor carries the
@@ -77,7 +77,8 @@ public:
       payloads.push_back(std::move(p));
     }
     for (uint32_t v = 0; v < desc->num_variants; ++v) targets.push_back(desc->variant_names[v]);
-    return load_payloads(what, origin, std::move(parsed), payloads, targets);
+    return load_payloads(what, origin, desc->source_name ? desc->source_name : "",
+                         std::move(parsed), payloads, targets);
   }
   void unload_module(ModuleHandle m) override { modules_.remove(m); }
   ModuleInfo module_info(ModuleHandle m) override { return modules_.info(m); }
@@ -153,8 +154,10 @@ private:
     std::shared_ptr<HostProgram> host;
   };
   /// Loads the payload of this backend's kind that the device takes best; `what` names the
-  /// container in messages, `targets` are all it was compiled for.
-  ModuleHandle load_payloads(const std::string &what, const std::string &origin, isa::Module module,
+  /// container in messages, `source` the file its kernels' lines are in (for the messages of
+  /// failed launches; "" when not known), `targets` are all it was compiled for.
+  ModuleHandle load_payloads(const std::string &what, const std::string &origin,
+                             const std::string &source, isa::Module module,
                              const std::vector<artifact::BundlePayload> &all,
                              const std::vector<std::string> &targets) {
     const artifact::BundlePayload *best = nullptr;
@@ -183,6 +186,8 @@ private:
     std::vector<uint32_t> words(best->bytes.size() / 4);
     std::memcpy(words.data(), best->bytes.data(), best->bytes.size());
     m->programs = programs(m->module.kernels, *infos, words, where);
+    for (auto &[name, c] : m->programs)
+      if (c.device) c.device->source = source;
     return modules_.insert(std::move(m));
   }
 

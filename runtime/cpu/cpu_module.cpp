@@ -9,6 +9,7 @@
 
 #include "hologram/artifact/bundle.h"
 #include "hologram/isa/atlas.h"
+#include "hologram/isa/fault.h"
 #include "hologram/isa/text.h"
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/runtime/error.h"
@@ -209,31 +210,19 @@ int32_t check_address(const hg_cpu_launch *launch, const hg_cpu_worker *worker, 
 
 std::string region_name(const isa::Kernel &k, int32_t region) {
   if (region >= 0 && static_cast<size_t>(region) < k.params.size())
-    return "parameter %" + k.params[region].name;
+    return isa::parameter_region(k, static_cast<size_t>(region));
   if (region == HG_CPU_REGION_SHARED) return "shared memory";
   if (region == HG_CPU_REGION_BOUNDARY) return "the boundary pool";
-  if (region <= HG_CPU_REGION_CLASS_BASE)
-    return "class " + std::to_string(HG_CPU_REGION_CLASS_BASE - region) + " of the boundary pool";
   return "memory";
 }
 
-/// The interpreter's wording for a fault in generated code.
+/// A fault in generated code, in the words of every backend (hologram/isa/fault.h).
 Error describe(const CpuModule &m, uint32_t kidx, const LaunchConfig &launch, const hg_cpu_error &e,
                LaunchContext &cx, uint64_t region_size) {
   const isa::Kernel &k = m.isa().kernels.at(kidx);
-  const Dim3 &B = launch.block, &G = launch.grid;
-  const uint64_t lanes = B.count();
-  const uint64_t block = e.lane / lanes, lane = e.lane % lanes;
   std::ostringstream os;
-  os << "kernel '" << k.name << "': lane " << e.lane << " (block (" << block % G.x << ','
-     << (block / G.x) % G.y << ',' << block / (uint64_t{G.x} * G.y) << "), lane (" << lane % B.x
-     << ',' << (lane / B.x) % B.y << ',' << lane / (uint64_t{B.x} * B.y) << "))";
-  if (e.inst < k.insts.size()) {
-    const auto &inst = k.insts[e.inst];
-    os << ", ";
-    if (m.desc().source_name && *m.desc().source_name) os << m.desc().source_name << ':';
-    os << "line " << inst.loc.line << " '" << isa::print_instruction(k, inst) << "'";
-  }
+  os << isa::fault_site(k, m.desc().source_name ? m.desc().source_name : "", launch, e.lane,
+                        e.inst);
   os << ": ";
   ErrorCode code = ErrorCode::LaunchFailed;
   switch (e.kind) {
@@ -249,8 +238,14 @@ Error describe(const CpuModule &m, uint32_t kidx, const LaunchConfig &launch, co
          << ", is not inside any buffer, pool, shared memory or the boundary pool";
       break;
     }
-    os << "out-of-bounds access to " << region_name(k, e.region) << ": offset " << e.value
-       << ", size " << e.size << ", but it holds " << region_size << " bytes";
+    if (e.region <= HG_CPU_REGION_CLASS_BASE) {
+      // A class of the pool, or a neighbour's: the instruction tells which.
+      auto [name, bytes] = isa::boundary_region(k, e.inst);
+      os << isa::out_of_bounds_access(name, "offset " + std::to_string(e.value), e.size, bytes);
+      break;
+    }
+    os << isa::out_of_bounds_access(region_name(k, e.region), "offset " + std::to_string(e.value),
+                                    e.size, region_size);
     break;
   case HG_CPU_ERR_CLASS_RANGE: os << "class " << e.value << " is out of range (0..95)"; break;
   case HG_CPU_ERR_PAGE_RANGE: os << "page " << e.value << " is out of range (0..47)"; break;
@@ -698,8 +693,6 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &
       region_size = p.shared;
     else if (fail.region == HG_CPU_REGION_BOUNDARY)
       region_size = atlas::kBoundaryPoolBytes;
-    else
-      region_size = atlas::kClassBytes;
     throw describe(m, kidx, launch, fail, cx, region_size);
   }
   if (atlas)

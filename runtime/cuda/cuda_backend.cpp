@@ -268,6 +268,7 @@ struct Program {
   std::shared_ptr<Loaded> loaded;
   Function function = nullptr;
   isa::Kernel kernel;
+  std::string source; ///< the file of the kernel's lines, for failed launches ("": not known)
   codegen::PtxKernelInfo info;
   uint32_t max_threads = 0;   ///< CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK
   uint32_t static_shared = 0; ///< CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES (the driver's own)
@@ -336,6 +337,8 @@ public:
     m->variant = best->name;
     m->module = std::move(bundle.module);
     m->programs = programs(m->module.kernels, *infos, best->bytes, where);
+    for (auto &[name, c] : m->programs)
+      if (c.device) c.device->source = bundle_source(bundle);
     return modules_.insert(std::move(m));
   }
 
@@ -649,7 +652,9 @@ private:
     if (status) {
       uint32_t w[codegen::spirv_status::kWords];
       status->read(0, std::as_writable_bytes(std::span(w)));
-      report_spirv_status(k, w, "the CUDA backend");
+      report_spirv_status(
+          {k, p.source, launch, [&](size_t i) { return arg_bytes(args[i]); }, shared}, w,
+          "the CUDA backend");
       idle_status_.give(std::move(status)); // still zero: nothing went wrong
     }
     if (state) state->read(0, std::as_writable_bytes(std::span(atlas.words)));

@@ -490,6 +490,7 @@ struct Built {
 struct Program {
   std::shared_ptr<Device> dev;
   isa::Kernel kernel;
+  std::string source; ///< the file of the kernel's lines, for failed launches ("": not known)
   codegen::SpirvKernelInfo info;
   std::shared_ptr<Built> built;
   cl_kernel handle = nullptr;
@@ -802,7 +803,9 @@ private:
     check(read, "clEnqueueReadBuffer of the status of kernel '" + k.name + "'");
     for (const auto &m : keep) m->to_host();
     if (status) {
-      report_spirv_status(k, w, "the OpenCL backend");
+      report_spirv_status(
+          {k, p.source, launch, [&](size_t i) { return arg_bytes(args[i]); }, shared_bytes}, w,
+          "the OpenCL backend");
       idle_status_.give(std::move(status)); // still zero: nothing went wrong
     }
     if (state) state->read(0, std::as_writable_bytes(std::span(atlas.words)));

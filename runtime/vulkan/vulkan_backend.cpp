@@ -643,6 +643,7 @@ struct Memory {
 struct Program {
   std::shared_ptr<Device> dev;
   isa::Kernel kernel;
+  std::string source; ///< the file of the kernel's lines, for failed launches ("": not known)
   codegen::SpirvKernelInfo info;
   VkShaderModule shader = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
@@ -952,17 +953,15 @@ private:
           }
     });
     if (status) {
-      report_status(p, *status);
+      uint32_t w[codegen::spirv_status::kWords];
+      std::memcpy(w, status->mapped, sizeof(w));
+      report_spirv_status(
+          {p.kernel, p.source, launch, [&](size_t i) { return arg_bytes(args[i]); }, shared_bytes},
+          w, "the Vulkan backend");
       idle_status_.give(std::move(status)); // still zero: nothing went wrong
     }
     if (state) state->read(0, std::as_writable_bytes(std::span(atlas.words)));
     end_atlas(atlas);
-  }
-
-  void report_status(const Program &p, const Memory &status) {
-    uint32_t w[codegen::spirv_status::kWords];
-    std::memcpy(w, status.mapped, sizeof(w));
-    report_spirv_status(p.kernel, w, "the Vulkan backend");
   }
 
   std::shared_ptr<Device> dev_;

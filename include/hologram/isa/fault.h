@@ -1,0 +1,36 @@
+// How a lane's failure reads, on every backend: the kernel, the lane (its %gid, its block and
+// its place in the block), the source line with the instruction, then what went wrong. The
+// interpreter, the CPU backend and the runtimes of the status buffers of SPIR-V and PTX all
+// word a failure through these, so that one fault reads the same wherever it happens.
+#pragma once
+
+#include "hologram/isa/launch.h"
+#include "hologram/isa/program.h"
+
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace hologram::isa {
+
+/// "kernel 'K': lane L (block (x,y,z), lane (x,y,z)), SOURCE:line N 'INSTRUCTION'" for the lane
+/// whose %gid is `lane` in a launch of `launch`'s geometry, failing at instruction `inst` of
+/// `k`; without ", ..." when `inst` is not one of its instructions, and without "SOURCE:" when
+/// `source` is empty.
+std::string fault_site(const Kernel &k, std::string_view source, const LaunchConfig &launch,
+                       uint64_t lane, uint64_t inst);
+
+/// "out-of-bounds access to REGION: offset O, size S, but it holds N bytes", `offset` being
+/// the words after the region ("offset 8", "a negative offset").
+std::string out_of_bounds_access(std::string_view region, std::string_view offset, uint64_t size,
+                                 uint64_t holds);
+
+/// "parameter %NAME", the region of a fault in the memory of parameter `index` of `k`.
+std::string parameter_region(const Kernel &k, size_t index);
+
+/// The region of a fault in the boundary pool at instruction `inst` of `k`, and its bytes: the
+/// class its address names ("class C of the boundary pool"), the class window of a neighbour
+/// (nbr.ld, nbr.st: which neighbour is the lane's), or the whole pool.
+std::pair<std::string, uint64_t> boundary_region(const Kernel &k, uint64_t inst);
+
+} // namespace hologram::isa

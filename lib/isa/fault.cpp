@@ -1,0 +1,54 @@
+#include "hologram/isa/fault.h"
+
+#include "hologram/isa/atlas.h"
+#include "hologram/isa/text.h"
+
+#include <algorithm>
+
+namespace hologram::isa {
+
+std::string fault_site(const Kernel &k, std::string_view source, const LaunchConfig &launch,
+                       uint64_t lane, uint64_t inst) {
+  const Dim3 &G = launch.grid, &B = launch.block;
+  const uint64_t lanes = std::max<uint64_t>(1, B.count());
+  const uint64_t block = lane / lanes, in_block = lane % lanes;
+  const uint64_t gx = std::max<uint32_t>(1, G.x), gy = std::max<uint32_t>(1, G.y);
+  const uint64_t bx = std::max<uint32_t>(1, B.x), by = std::max<uint32_t>(1, B.y);
+  std::string s = "kernel '" + k.name + "': lane " + std::to_string(lane) + " (block (" +
+                  std::to_string(block % gx) + ',' + std::to_string(block / gx % gy) + ',' +
+                  std::to_string(block / (gx * gy)) + "), lane (" + std::to_string(in_block % bx) +
+                  ',' + std::to_string(in_block / bx % by) + ',' +
+                  std::to_string(in_block / (bx * by)) + "))";
+  if (inst < k.insts.size()) {
+    const Instruction &in = k.insts[inst];
+    s += ", ";
+    if (!source.empty()) s += std::string(source) + ':';
+    s += "line " + std::to_string(in.loc.line) + " '" + print_instruction(k, in) + "'";
+  }
+  return s;
+}
+
+std::string out_of_bounds_access(std::string_view region, std::string_view offset, uint64_t size,
+                                 uint64_t holds) {
+  return "out-of-bounds access to " + std::string(region) + ": " + std::string(offset) + ", size " +
+         std::to_string(size) + ", but it holds " + std::to_string(holds) + " bytes";
+}
+
+std::string parameter_region(const Kernel &k, size_t index) {
+  return "parameter %" + k.params.at(index).name;
+}
+
+std::pair<std::string, uint64_t> boundary_region(const Kernel &k, uint64_t inst) {
+  if (inst < k.insts.size()) {
+    const Instruction &in = k.insts[inst];
+    if (in.op == Opcode::NbrLd || in.op == Opcode::NbrSt)
+      return {"the class of a neighbour in the boundary pool", atlas::kClassBytes};
+    for (const Operand &o : in.operands)
+      if (o.kind == OperandKind::Addr && o.addr.base == AddrBase::Class)
+        return {"class " + std::to_string(o.addr.base_id) + " of the boundary pool",
+                atlas::kClassBytes};
+  }
+  return {"the boundary pool", atlas::kBoundaryPoolBytes};
+}
+
+} // namespace hologram::isa

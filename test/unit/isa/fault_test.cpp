@@ -1,0 +1,59 @@
+// How a lane's failure reads on every backend (hologram/isa/fault.h).
+#include "hologram/isa/fault.h"
+
+#include "hologram/isa/atlas.h"
+#include "hologram/isa/text.h"
+#include "hologram/support/diagnostics.h"
+
+#include <gtest/gtest.h>
+
+using namespace hologram;
+
+namespace {
+
+isa::Kernel parse_one(const std::string &text) {
+  DiagnosticEngine diags;
+  auto m = isa::parse_module(text, "k.hasm", diags);
+  EXPECT_TRUE(m) << diags.to_string();
+  return m->kernels.at(0);
+}
+
+} // namespace
+
+TEST(Fault, SiteNamesTheLaneItsBlockItsPlaceAndTheInstruction) {
+  isa::Kernel k = parse_one(".kernel k\n.param %x : buffer<f32> read\n"
+                            "  ld.f32 r1, [%x + %gid*4]\n  exit\n");
+  LaunchConfig launch;
+  launch.grid = {3, 2, 2};
+  launch.block = {4, 2, 1};
+  // %gid 45: block 45 / 8 = 5 of the 3 x 2 x 2 grid (x 2, y 1, z 0), lane 5 of the block
+  // (x 1, y 1, z 0).
+  EXPECT_EQ(isa::fault_site(k, "k.hasm", launch, 45, 0),
+            "kernel 'k': lane 45 (block (2,1,0), lane (1,1,0)), k.hasm:line 3 "
+            "'ld.f32         r1, [%x + %gid*4]'");
+  // The last lane of the launch: block (2,1,1), lane (3,1,0).
+  EXPECT_EQ(isa::fault_site(k, "", launch, 95, 99),
+            "kernel 'k': lane 95 (block (2,1,1), lane (3,1,0))");
+  EXPECT_EQ(isa::fault_site(k, "", launch, 0, 0),
+            "kernel 'k': lane 0 (block (0,0,0), lane (0,0,0)), line 3 "
+            "'ld.f32         r1, [%x + %gid*4]'");
+}
+
+TEST(Fault, OutOfBoundsAndRegions) {
+  EXPECT_EQ(isa::out_of_bounds_access("parameter %x", "offset 8", 4, 8),
+            "out-of-bounds access to parameter %x: offset 8, size 4, but it holds 8 bytes");
+  isa::Kernel k = parse_one(".kernel k\n.param %x : buffer<u32> write\n"
+                            "  mov.imm.u64 r2, 12286\n"
+                            "  ld.f32 r3, [class 7 + r2]\n"
+                            "  mov.imm.u32 r4, 3\n"
+                            "  nbr.ld.f32 r5, r4, 1, r2\n"
+                            "  ld.f32 r6, [phi 5,2,3]\n"
+                            "  exit\n");
+  EXPECT_EQ(isa::parameter_region(k, 0), "parameter %x");
+  using Region = std::pair<std::string, uint64_t>;
+  EXPECT_EQ(isa::boundary_region(k, 1), Region("class 7 of the boundary pool", atlas::kClassBytes));
+  EXPECT_EQ(isa::boundary_region(k, 3),
+            Region("the class of a neighbour in the boundary pool", atlas::kClassBytes));
+  EXPECT_EQ(isa::boundary_region(k, 4), Region("the boundary pool", atlas::kBoundaryPoolBytes));
+  EXPECT_EQ(isa::boundary_region(k, 99), Region("the boundary pool", atlas::kBoundaryPoolBytes));
+}
