@@ -238,6 +238,12 @@ Error describe(const CpuModule &m, uint32_t kidx, const LaunchConfig &launch, co
          << ", is not inside any buffer, pool, shared memory or the boundary pool";
       break;
     }
+    if (e.region == HG_CPU_REGION_SCRATCH) {
+      // Its allocation's size is the site's, which the code knew; the launch scratch's
+      // messages on the device backends say as much as this.
+      os << "out-of-bounds access to a scratch pool: offset " << e.value << ", size " << e.size;
+      break;
+    }
     if (e.region <= HG_CPU_REGION_CLASS_BASE) {
       // A class of the pool, or a neighbour's: the instruction tells which.
       auto [name, bytes] = isa::boundary_region(k, e.inst);

@@ -33,6 +33,7 @@ enum hg_cpu_error_kind {
 #define HG_CPU_REGION_SHARED (-1)
 #define HG_CPU_REGION_BOUNDARY (-2)
 #define HG_CPU_REGION_RAW (-3)           /* a register-indirect address outside every region */
+#define HG_CPU_REGION_SCRATCH (-4)       /* past the lane's pool.alloc sites; value: the offset */
 #define HG_CPU_REGION_CLASS_BASE (-1000) /* -1000 - class: one class window */
 
 typedef struct hg_cpu_error {

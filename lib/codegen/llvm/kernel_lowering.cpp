@@ -442,6 +442,11 @@ auto KernelLowering::pc_of(uint32_t block) const -> uint32_t {
 
 auto KernelLowering::fail_if(Value *bad, int32_t kind, Value *inst, Value *value, uint64_t size,
                              int32_t region) -> void {
+  fail_if(bad, kind, inst, value, size, b_.getInt32(static_cast<uint32_t>(region)));
+}
+
+auto KernelLowering::fail_if(Value *bad, int32_t kind, Value *inst, Value *value, uint64_t size,
+                             Value *region) -> void {
   effects_ = true;
   Value *lane_bits;
   Value *any;
@@ -474,7 +479,7 @@ auto KernelLowering::fail_if(Value *bad, int32_t kind, Value *inst, Value *value
   if (value) val = value->getType()->isVectorTy() ? b_.CreateExtractElement(value, lane) : value;
   store(3, b_.CreateZExtOrTrunc(val, i64()));
   store(4, u64c(size));
-  store(5, b_.getInt32(static_cast<uint32_t>(region)));
+  store(5, region->getType()->isVectorTy() ? b_.CreateExtractElement(region, lane) : region);
   b_.CreateRet(b_.getInt32(-1));
   b_.SetInsertPoint(ok);
 }

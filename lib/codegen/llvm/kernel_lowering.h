@@ -227,6 +227,8 @@ private:
   /// Fails the launch when any lane of `bad` (a vector of i1, or a scalar for a uniform
   /// condition) is set: records the first such lane and returns -1 from the chunk.
   void fail_if(Value *bad, int32_t kind, Value *inst, Value *value, uint64_t size, int32_t region);
+  /// The same with each lane's region (a vector of i32).
+  void fail_if(Value *bad, int32_t kind, Value *inst, Value *value, uint64_t size, Value *region);
   void fail_if(Value *bad, int32_t kind, uint32_t inst, Value *value, uint64_t size = 0,
                int32_t region = 0);
 
@@ -384,8 +386,12 @@ private:
   void check_bounds(const Access &acc, uint64_t size);
 
   /// Register-indirect addresses: the runtime says whether each active lane's range lies in
-  /// a region of the launch.
+  /// a region of the launch. In a kernel with pool.alloc, a range in the block's scratch must
+  /// lie in one of the lane's own allocations (the runtime sees only the block's scratch).
   void check_raw_addresses(const V &addr, uint64_t size);
+  /// The address of each lane's launch scratch (a vector of i64): lane l of the block owns
+  /// [l * pool_bytes_, (l + 1) * pool_bytes_) after the chunks' saved states.
+  Value *lane_scratch();
 
   Value *pointer(const Access &acc, Value *off);
 

@@ -99,20 +99,70 @@ auto KernelLowering::check_raw_addresses(const V &addr, uint64_t size) -> void {
   auto ok = [&](Value *a) {
     return b_.CreateICmpNE(b_.CreateCall(fty, fn, {launch_, worker_, a, u64c(size)}), u32c(0));
   };
-  if (addr.uni) {
+  if (addr.uni && pool_bytes_ == 0) {
     fail_if(b_.CreateNot(ok(addr.v)), HG_CPU_ERR_OUT_OF_BOUNDS, cur_, addr.v, size,
             HG_CPU_REGION_RAW);
     return;
   }
+  // Lane by lane: whether it fails, the region it names and the value reported.
   auto *bad = entry_alloca(vec(i1()));
+  auto *region = entry_alloca(vec(i32()));
+  auto *value = entry_alloca(vec(i64()));
   b_.CreateStore(llvm::Constant::getNullValue(vec(i1())), bad);
+  b_.CreateStore(splat(u32c(static_cast<uint32_t>(HG_CPU_REGION_RAW))), region);
+  b_.CreateStore(addr.uni ? splat(addr.v) : addr.v, value);
+  Value *scratch = nullptr, *scratch_size = nullptr, *own = nullptr;
+  if (pool_bytes_ > 0) {
+    scratch = b_.CreatePtrToInt(load_field(abi_.worker, worker_, WScratch, ptr()), i64());
+    scratch_size = load_field(abi_.worker, worker_, WScratchSize, i64());
+    own = lane_scratch();
+  }
+  auto set_lane = [&](llvm::AllocaInst *slot, llvm::Type *t, Value *v, unsigned j) {
+    b_.CreateStore(b_.CreateInsertElement(b_.CreateLoad(t, slot), v, uint64_t{j}), slot);
+  };
   for_each_active_lane([&](unsigned j) {
-    Value *lane_bad = b_.CreateNot(ok(b_.CreateExtractElement(addr.v, uint64_t{j})));
-    b_.CreateStore(b_.CreateInsertElement(b_.CreateLoad(vec(i1()), bad), lane_bad, uint64_t{j}),
-                   bad);
+    Value *a = addr.uni ? addr.v : b_.CreateExtractElement(addr.v, uint64_t{j});
+    if (!scratch) {
+      set_lane(bad, vec(i1()), b_.CreateNot(ok(a)), j);
+      return;
+    }
+    // In the block's scratch: [a, a + size) must lie in one of this lane's allocations, the
+    // sites of pool.alloc at fixed offsets in its part (16 bytes apart at least). The offset
+    // reported is from the start of the last site at or before a.
+    BasicBlock *in_scratch = BasicBlock::Create(c_, "scratch.range", fn_);
+    BasicBlock *elsewhere = BasicBlock::Create(c_, "raw.range", fn_);
+    BasicBlock *checked = BasicBlock::Create(c_, "raw.checked", fn_);
+    b_.CreateCondBr(b_.CreateICmpULT(b_.CreateSub(a, scratch), scratch_size), in_scratch,
+                    elsewhere);
+    b_.SetInsertPoint(in_scratch);
+    Value *rel = b_.CreateSub(a, b_.CreateExtractElement(own, uint64_t{j}));
+    Value *inside = b_.getFalse();
+    Value *from = rel;
+    for (const auto &[index, offset] : pool_offsets_) {
+      const uint64_t bytes = k_.insts[index].operands[1].imm;
+      if (bytes >= size)
+        inside = b_.CreateOr(inside,
+                             b_.CreateICmpULE(b_.CreateSub(rel, u64c(offset)), u64c(bytes - size)));
+      from = b_.CreateSelect(b_.CreateICmpUGE(rel, u64c(offset)), b_.CreateSub(rel, u64c(offset)),
+                             from);
+    }
+    // Past every allocation of the lane (another lane's, or the chunks' saved states): the
+    // raw address is reported.
+    Value *own_part = b_.CreateICmpULT(rel, u64c(pool_bytes_));
+    set_lane(bad, vec(i1()), b_.CreateNot(inside), j);
+    set_lane(region, vec(i32()),
+             b_.CreateSelect(own_part, u32c(static_cast<uint32_t>(HG_CPU_REGION_SCRATCH)),
+                             u32c(static_cast<uint32_t>(HG_CPU_REGION_RAW))),
+             j);
+    set_lane(value, vec(i64()), b_.CreateSelect(own_part, from, a), j);
+    b_.CreateBr(checked);
+    b_.SetInsertPoint(elsewhere);
+    set_lane(bad, vec(i1()), b_.CreateNot(ok(a)), j);
+    b_.CreateBr(checked);
+    b_.SetInsertPoint(checked);
   });
-  fail_if(b_.CreateLoad(vec(i1()), bad), HG_CPU_ERR_OUT_OF_BOUNDS, cur_, addr.v, size,
-          HG_CPU_REGION_RAW);
+  fail_if(b_.CreateLoad(vec(i1()), bad), HG_CPU_ERR_OUT_OF_BOUNDS, u32c(cur_),
+          b_.CreateLoad(vec(i64()), value), size, b_.CreateLoad(vec(i32()), region));
 }
 
 auto KernelLowering::pointer(const Access &acc, Value *off) -> Value * {
@@ -495,18 +545,20 @@ void KernelLowering::emit_reduce_mem(const Instruction &inst) {
   full_chunk_ = full;
 }
 
-void KernelLowering::emit_pool_alloc(const Instruction &inst) {
-  // Per-lane launch scratch: lane l of the block owns [l * pool_bytes, (l+1) * pool_bytes)
-  // after the chunks' saved states; every allocation site has a fixed place in it.
-  const uint64_t size = inst.operands[1].imm;
-  const uint64_t site = pool_offsets_.at(static_cast<size_t>(&inst - k_.insts.data()));
+auto KernelLowering::lane_scratch() -> Value * {
   Value *scratch = load_field(abi_.worker, worker_, WScratch, ptr());
   Value *chunks = b_.CreateUDiv(b_.CreateAdd(b_.CreateZExt(lanes_, i64()), u64c(w_ - 1)), u64c(w_));
   Value *states = b_.CreateMul(chunks, u64c(a_.has_barriers ? state_type_bytes() : 0));
-  Value *lane_base =
-      b_.CreateAdd(b_.CreateMul(b_.CreateZExt(lane_lin_, vec(i64())), splat(u64c(pool_bytes_))),
-                   splat(b_.CreateAdd(states, u64c(site))));
-  Value *addr = b_.CreateAdd(splat(b_.CreatePtrToInt(scratch, i64())), lane_base);
+  Value *lane_base = b_.CreateAdd(
+      b_.CreateMul(b_.CreateZExt(lane_lin_, vec(i64())), splat(u64c(pool_bytes_))), splat(states));
+  return b_.CreateAdd(splat(b_.CreatePtrToInt(scratch, i64())), lane_base);
+}
+
+void KernelLowering::emit_pool_alloc(const Instruction &inst) {
+  // Per-lane launch scratch (lane_scratch); every allocation site has a fixed place in it.
+  const uint64_t size = inst.operands[1].imm;
+  const uint64_t site = pool_offsets_.at(static_cast<size_t>(&inst - k_.insts.data()));
+  Value *addr = b_.CreateAdd(lane_scratch(), splat(u64c(site)));
   for_each_active_lane([&](unsigned j) {
     Value *p = b_.CreateIntToPtr(b_.CreateExtractElement(addr, uint64_t{j}), ptr());
     b_.CreateMemSet(p, b_.getInt8(0), size, llvm::MaybeAlign(16));
