@@ -9,6 +9,7 @@
 #include "launch_args.h"
 #include "library_paths.h"
 #include "library_plan.h"
+#include "spirv_status.h"
 
 #include "hologram/interp/interpreter.h"
 
@@ -153,6 +154,22 @@ protected:
   /// The size of a buffer argument (a view's size for a view).
   uint64_t arg_bytes(const KernelArg &a) {
     return arg_view_bytes(a, buffers_.get(a.handle)->size, view_alignment());
+  }
+  /// The bytes of the memory of argument `i` of a launch of `k`: its pool's, or its buffer's.
+  uint64_t param_bytes(const isa::Kernel &k, std::span<const KernelArg> args, size_t i) {
+    return k.params[i].kind == isa::ParamKind::Pool ? pools_.get(args[i].handle)->size
+                                                    : arg_bytes(args[i]);
+  }
+  /// Throws the failure that the status words `w` of a launch of `k` record, if any
+  /// (spirv_status.h); `source` is the file of the kernel's lines ("" when not known).
+  void report_status(const isa::Kernel &k, std::string_view source, const LaunchConfig &launch,
+                     std::span<const KernelArg> args, uint64_t shared_bytes,
+                     const uint32_t (&w)[codegen::spirv_status::kWords],
+                     const std::string &backend) {
+    if (w[0] == codegen::spirv_status::Ok) return;
+    report_spirv_status(
+        {k, source, launch, [&](size_t i) { return param_bytes(k, args, i); }, shared_bytes}, w,
+        backend);
   }
   /// The boundary pool in device memory, made on first use.
   std::shared_ptr<Memory> boundary() {

@@ -12,7 +12,6 @@
 #include "../core/loaded_modules.h"
 #include "../core/recent_cache.h"
 #include "../core/small_array.h"
-#include "../core/spirv_status.h"
 #include "cuda_driver.h"
 #include "hologram/artifact/bundle.h"
 #include "hologram/codegen/ptx_abi.h"
@@ -652,9 +651,7 @@ private:
     if (status) {
       uint32_t w[codegen::spirv_status::kWords];
       status->read(0, std::as_writable_bytes(std::span(w)));
-      report_spirv_status(
-          {k, p.source, launch, [&](size_t i) { return arg_bytes(args[i]); }, shared}, w,
-          "the CUDA backend");
+      report_status(k, p.source, launch, args, shared, w, "the CUDA backend");
       idle_status_.give(std::move(status)); // still zero: nothing went wrong
     }
     if (state) state->read(0, std::as_writable_bytes(std::span(atlas.words)));

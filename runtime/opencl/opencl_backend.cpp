@@ -10,7 +10,6 @@
 #include "../core/idle_list.h"
 #include "../core/launch_args.h"
 #include "../core/spirv_backend.h"
-#include "../core/spirv_status.h"
 #include "hologram/codegen/spirv_abi.h"
 #include "hologram/isa/text.h"
 #include "hologram/support/file_io.h"
@@ -766,9 +765,7 @@ private:
         check(api.clSetKernelArg(p.handle, i, sizeof(cl_uint), &shared_words), what);
         break;
       case codegen::SpirvKernelArg::Kind::BufferBytes: {
-        cl_ulong bytes = k.params[a.param].kind == isa::ParamKind::Pool
-                             ? pools_.get(args[a.param].handle)->size
-                             : arg_bytes(args[a.param]);
+        cl_ulong bytes = param_bytes(k, args, a.param);
         check(api.clSetKernelArg(p.handle, i, sizeof(cl_ulong), &bytes), what);
         break;
       }
@@ -803,9 +800,7 @@ private:
     check(read, "clEnqueueReadBuffer of the status of kernel '" + k.name + "'");
     for (const auto &m : keep) m->to_host();
     if (status) {
-      report_spirv_status(
-          {k, p.source, launch, [&](size_t i) { return arg_bytes(args[i]); }, shared_bytes}, w,
-          "the OpenCL backend");
+      report_status(k, p.source, launch, args, shared_bytes, w, "the OpenCL backend");
       idle_status_.give(std::move(status)); // still zero: nothing went wrong
     }
     if (state) state->read(0, std::as_writable_bytes(std::span(atlas.words)));

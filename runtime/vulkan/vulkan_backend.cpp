@@ -9,7 +9,6 @@
 #include "../core/idle_list.h"
 #include "../core/launch_args.h"
 #include "../core/spirv_backend.h"
-#include "../core/spirv_status.h"
 #include "hologram/codegen/spirv_abi.h"
 #include "hologram/isa/encoding.h"
 #include "hologram/isa/text.h"
@@ -955,9 +954,7 @@ private:
     if (status) {
       uint32_t w[codegen::spirv_status::kWords];
       std::memcpy(w, status->mapped, sizeof(w));
-      report_spirv_status(
-          {p.kernel, p.source, launch, [&](size_t i) { return arg_bytes(args[i]); }, shared_bytes},
-          w, "the Vulkan backend");
+      report_status(p.kernel, p.source, launch, args, shared_bytes, w, "the Vulkan backend");
       idle_status_.give(std::move(status)); // still zero: nothing went wrong
     }
     if (state) state->read(0, std::as_writable_bytes(std::span(atlas.words)));
