@@ -101,7 +101,6 @@ private:
     const Dim3 &G = launch_.grid;
     auto bx = static_cast<uint32_t>(b % G.x), by = static_cast<uint32_t>((b / G.x) % G.y),
          bz = static_cast<uint32_t>(b / (uint64_t{G.x} * G.y));
-    block_ = {bx, by, bz};
     const uint64_t n = launch_.block.count();
     lanes_.assign(n, Lane{});
     for (uint64_t i = 0; i < n; ++i) init_lane(lanes_[i], b, bx, by, bz, i);
@@ -132,7 +131,7 @@ private:
       if (exited)
         return fail(*waiting, waiting->pc, ErrorCode::LaunchFailed,
                     "bar.sync is not reached by every lane of the block: lane " +
-                        lane_text(*exited) + " has exited");
+                        lane_coordinates(launch_, exited->linear) + " has exited");
       for (auto &lane : lanes_) {
         lane.state = LaneState::Running;
         ++lane.pc;
@@ -156,13 +155,6 @@ private:
 
   // ------------------------------------------------------------------------------------------
   // Errors
-
-  std::string lane_text(const Lane &l) const {
-    std::ostringstream os;
-    os << l.linear << " (block (" << block_[0] << ',' << block_[1] << ',' << block_[2]
-       << "), lane (" << l.lx << ',' << l.ly << ',' << l.lz << "))";
-    return os.str();
-  }
 
   Status fail(const Lane &l, uint32_t pc, ErrorCode code, const std::string &msg) const {
     return {code, fault_site(k_, opts_.source_name, launch_, l.linear, pc) + ": " + msg};
@@ -622,7 +614,6 @@ private:
   std::vector<uint32_t> targets_;
   std::vector<Lane> lanes_;
   std::vector<std::byte> shared_;
-  std::array<uint32_t, 3> block_{};
   uint64_t steps_ = 0;
   uint32_t phase_at_start_;
   uint64_t phase_advance_ = 0;

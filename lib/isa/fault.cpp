@@ -7,18 +7,21 @@
 
 namespace hologram::isa {
 
-std::string fault_site(const Kernel &k, std::string_view source, const LaunchConfig &launch,
-                       uint64_t lane, uint64_t inst) {
+std::string lane_coordinates(const LaunchConfig &launch, uint64_t lane) {
   const Dim3 &G = launch.grid, &B = launch.block;
   const uint64_t lanes = std::max<uint64_t>(1, B.count());
   const uint64_t block = lane / lanes, in_block = lane % lanes;
   const uint64_t gx = std::max<uint32_t>(1, G.x), gy = std::max<uint32_t>(1, G.y);
   const uint64_t bx = std::max<uint32_t>(1, B.x), by = std::max<uint32_t>(1, B.y);
-  std::string s = "kernel '" + k.name + "': lane " + std::to_string(lane) + " (block (" +
-                  std::to_string(block % gx) + ',' + std::to_string(block / gx % gy) + ',' +
-                  std::to_string(block / (gx * gy)) + "), lane (" + std::to_string(in_block % bx) +
-                  ',' + std::to_string(in_block / bx % by) + ',' +
-                  std::to_string(in_block / (bx * by)) + "))";
+  return std::to_string(lane) + " (block (" + std::to_string(block % gx) + ',' +
+         std::to_string(block / gx % gy) + ',' + std::to_string(block / (gx * gy)) + "), lane (" +
+         std::to_string(in_block % bx) + ',' + std::to_string(in_block / bx % by) + ',' +
+         std::to_string(in_block / (bx * by)) + "))";
+}
+
+std::string fault_site(const Kernel &k, std::string_view source, const LaunchConfig &launch,
+                       uint64_t lane, uint64_t inst) {
+  std::string s = "kernel '" + k.name + "': lane " + lane_coordinates(launch, lane);
   if (inst < k.insts.size()) {
     const Instruction &in = k.insts[inst];
     s += ", ";

@@ -13,6 +13,10 @@
 
 namespace hologram::isa {
 
+/// "L (block (x,y,z), lane (x,y,z))": the lane whose %gid is `lane` in a launch of `launch`'s
+/// geometry, with its block and its place in the block.
+std::string lane_coordinates(const LaunchConfig &launch, uint64_t lane);
+
 /// "kernel 'K': lane L (block (x,y,z), lane (x,y,z)), SOURCE:line N 'INSTRUCTION'" for the lane
 /// whose %gid is `lane` in a launch of `launch`'s geometry, failing at instruction `inst` of
 /// `k`; without ", ..." when `inst` is not one of its instructions, and without "SOURCE:" when
