@@ -3,14 +3,13 @@
 #include "hologram/interp/interpreter.h"
 
 #include "hologram/isa/fault.h"
-#include "hologram/isa/text.h"
+#include "hologram/isa/handles.h"
 #include "hologram/isa/verifier.h"
 #include "hologram/support/unreachable.h"
 #include "machine.h"
 #include "semantics.h"
 
 #include <algorithm>
-#include <sstream>
 
 namespace hologram::interp {
 
@@ -23,9 +22,9 @@ constexpr unsigned kRegFile = 256 + kNumSpecials - 4; // r0..r255 plus the other
 constexpr unsigned kMaxCallDepth = 64;
 constexpr uint64_t kMaxLanesPerBlock = 65536;
 constexpr uint64_t kMaxSharedBytes = uint64_t{256} << 20;
-constexpr uint64_t kOffsetMask = (uint64_t{1} << 48) - 1;
-constexpr uint64_t kTagBoundary = 0x7fff;
-constexpr uint64_t kTagScratch = 0x8000;
+using handle::kOffsetMask;
+using handle::kScratchTag;
+using handle::kTagShift;
 
 enum class LaneState : uint8_t { Running, AtBarrier, Exited };
 
@@ -47,7 +46,8 @@ public:
   Machine(const Kernel &k, const LaunchConfig &launch, std::span<const ArgValue> args,
           AtlasState &atlas, const InterpOptions &opts)
       : k_(k), launch_(launch), args_(args), atlas_(atlas), opts_(opts),
-        phase_at_start_(atlas.phase % atlas::kPhaseModulus) {
+        phase_at_start_(atlas.phase % atlas::kPhaseModulus),
+        addressed_(handle::addressed_params(k)) {
     params_.reserve(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
       params_.push_back({args[i].memory.data(), args[i].memory.size(), Region::Kind::Param, i});
@@ -196,24 +196,20 @@ private:
       break;
     case AddrBase::Reg: {
       uint64_t v = l.regs[a.base_id];
-      uint64_t tag = v >> 48;
+      uint64_t tag = v >> kTagShift;
       offset += static_cast<Wide>(v & kOffsetMask);
-      if (tag >= kTagScratch) {
-        uint64_t id = tag - kTagScratch;
+      if (tag >= kScratchTag) {
+        uint64_t id = tag - kScratchTag;
         if (id >= l.scratch.size() || !l.scratch_live[id])
           return fail(l, l.pc, ErrorCode::OutOfBounds,
                       "use of a freed or invalid scratch pool handle");
         r = {l.scratch[id].data(), l.scratch[id].size(), Region::Kind::Scratch, id};
-      } else if (tag == kTagBoundary) {
-        r = {atlas_.boundary.data(), atlas::kBoundaryPoolBytes, Region::Kind::Boundary};
       } else if (tag >= 1 && tag <= params_.size() &&
-                 k_.params[tag - 1].kind != ParamKind::Scalar &&
+                 std::ranges::binary_search(addressed_, static_cast<uint32_t>(tag - 1)) &&
                  (!pool_op || k_.params[tag - 1].kind == ParamKind::Pool)) {
         r = params_[tag - 1];
       } else {
-        return fail(l, l.pc, ErrorCode::OutOfBounds,
-                    "register " + reg_name(a.base_id) + " holds no valid " +
-                        (pool_op ? "pool handle" : "address") + " (0x" + hex(v) + ")");
+        return fail(l, l.pc, ErrorCode::OutOfBounds, invalid_handle(k_, l.pc, v));
       }
       break;
     }
@@ -221,21 +217,15 @@ private:
     uint64_t bytes = size * count;
     if (offset < 0 || offset > static_cast<Wide>(r.size) ||
         bytes > r.size - static_cast<uint64_t>(offset)) {
-      std::string where = offset < 0 ? "a negative offset"
-                          : offset > static_cast<Wide>(~uint64_t{0})
+      // Words every backend uses (the compiled ones compute modulo 2^64).
+      std::string where = offset > static_cast<Wide>(~uint64_t{0})
                               ? "an offset beyond 2^64"
-                              : "offset " + std::to_string(static_cast<uint64_t>(offset));
+                              : access_offset(static_cast<uint64_t>(offset));
       return fail(l, l.pc, ErrorCode::OutOfBounds,
                   out_of_bounds_access(region_name(r), where, bytes, r.size));
     }
     out = r.data + static_cast<uint64_t>(offset);
     return {};
-  }
-
-  static std::string hex(uint64_t v) {
-    std::ostringstream os;
-    os << std::hex << v;
-    return os.str();
   }
 
   static uint64_t load(const std::byte *p, unsigned size) {
@@ -321,7 +311,7 @@ private:
     case Opcode::MovImm: setr(0, ops[1].imm); break;
     case Opcode::Cvt: setr(0, sem::convert(t, inst.type2, reg(1))); break;
     case Opcode::Param: setr(0, args_[ops[1].index].bits); break;
-    case Opcode::Addr: setr(0, (uint64_t{ops[1].index} + 1) << 48); break;
+    case Opcode::Addr: setr(0, handle::param(ops[1].index)); break;
 
     // Arithmetic, logic and math ---------------------------------------------------------------
     case Opcode::Add:
@@ -535,13 +525,13 @@ private:
       uint64_t id = l.scratch.size();
       l.scratch.emplace_back(ops[1].imm, std::byte{0});
       l.scratch_live.push_back(true);
-      setr(0, (kTagScratch + id) << 48);
+      setr(0, handle::scratch(id));
       break;
     }
     case Opcode::PoolFree: {
-      uint64_t tag = reg(0) >> 48;
-      uint64_t id = tag - kTagScratch;
-      if (tag < kTagScratch || id >= l.scratch.size() || !l.scratch_live[id])
+      uint64_t tag = reg(0) >> kTagShift;
+      uint64_t id = tag - kScratchTag;
+      if (tag < kScratchTag || id >= l.scratch.size() || !l.scratch_live[id])
         return fail(l, l.pc, ErrorCode::LaunchFailed, "pool.free of an invalid or freed handle");
       l.scratch_live[id] = false;
       l.scratch[id].clear();
@@ -617,6 +607,7 @@ private:
   uint64_t steps_ = 0;
   uint32_t phase_at_start_;
   uint64_t phase_advance_ = 0;
+  std::vector<uint32_t> addressed_; ///< the parameters an `addr` names (handle::)
 };
 
 Status check_launch(const Kernel &k, const LaunchConfig &launch, std::span<const ArgValue> args) {

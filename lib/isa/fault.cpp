@@ -4,6 +4,7 @@
 #include "hologram/isa/text.h"
 
 #include <algorithm>
+#include <sstream>
 
 namespace hologram::isa {
 
@@ -35,6 +36,23 @@ std::string out_of_bounds_access(std::string_view region, std::string_view offse
                                  uint64_t holds) {
   return "out-of-bounds access to " + std::string(region) + ": " + std::string(offset) + ", size " +
          std::to_string(size) + ", but it holds " + std::to_string(holds) + " bytes";
+}
+
+std::string access_offset(uint64_t offset) {
+  return static_cast<int64_t>(offset) < 0 ? "a negative offset"
+                                          : "offset " + std::to_string(offset);
+}
+
+std::string invalid_handle(const Kernel &k, uint64_t inst, uint64_t bits) {
+  const Instruction &in = k.insts.at(inst);
+  const bool pool = in.op == Opcode::PoolLd || in.op == Opcode::PoolSt;
+  std::string reg = "a register";
+  for (const Operand &o : in.operands)
+    if (o.kind == OperandKind::Addr && o.addr.base == AddrBase::Reg)
+      reg = "register " + reg_name(static_cast<Reg>(o.addr.base_id));
+  std::ostringstream hex;
+  hex << std::hex << bits;
+  return reg + " holds no valid " + (pool ? "pool handle" : "address") + " (0x" + hex.str() + ")";
 }
 
 std::string parameter_region(const Kernel &k, size_t index) {

@@ -6,12 +6,10 @@
 #include "hologram/codegen/spirv_abi.h"
 #include "hologram/isa/fault.h"
 #include "hologram/isa/program.h"
-#include "hologram/isa/text.h"
 #include "hologram/runtime/backend.h"
 
 #include <functional>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -63,27 +61,19 @@ inline void report_spirv_status(const SpirvFaultContext &cx,
     throw Error(ErrorCode::LaunchFailed,
                 where + what + " " + std::to_string(offset) + " is out of range (" + range + ")");
   }
-  case codegen::spirv_status::InvalidAddress: {
-    std::ostringstream value;
-    value << std::hex << offset;
-    bool pool = w[3] & codegen::spirv_status::kPoolHandle;
-    throw Error(
-        ErrorCode::OutOfBounds,
-        where + "register " +
-            isa::reg_name(static_cast<isa::Reg>(w[3] & ~codegen::spirv_status::kPoolHandle)) +
-            " holds no valid " + (pool ? "pool handle" : "address") + " (0x" + value.str() + ")");
-  }
+  case codegen::spirv_status::InvalidAddress:
+    throw Error(ErrorCode::OutOfBounds, where + isa::invalid_handle(k, w[7], offset));
   case codegen::spirv_status::DivisionByZero:
     throw Error(ErrorCode::DivisionByZero, where + "integer division by zero");
   case codegen::spirv_status::OutOfBounds:
     region();
     if (!holds)
-      throw Error(ErrorCode::OutOfBounds, where + "out-of-bounds access to " + object +
-                                              ": offset " + std::to_string(offset) + ", size " +
+      throw Error(ErrorCode::OutOfBounds, where + "out-of-bounds access to " + object + ": " +
+                                              isa::access_offset(offset) + ", size " +
                                               std::to_string(w[6]));
     throw Error(ErrorCode::OutOfBounds,
-                where + isa::out_of_bounds_access(object, "offset " + std::to_string(offset), w[6],
-                                                  *holds));
+                where +
+                    isa::out_of_bounds_access(object, isa::access_offset(offset), w[6], *holds));
   default:
     region();
     throw Error(ErrorCode::LaunchFailed, where + "access of " + std::to_string(w[6]) +

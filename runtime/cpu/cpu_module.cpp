@@ -39,9 +39,8 @@ namespace hologram::runtime {
 // The code generator mirrors these layouts in LLVM IR (lib/codegen/llvm, AbiTypes).
 static_assert(sizeof(void *) == 8 && offsetof(hg_cpu_launch, grid) == 16 &&
               offsetof(hg_cpu_launch, boundary) == 40 && offsetof(hg_cpu_launch, phase) == 64 &&
-              offsetof(hg_cpu_launch, launch_op) == 72 &&
-              offsetof(hg_cpu_launch, check_address) == 96 &&
-              offsetof(hg_cpu_launch, stream_bytes) == 104 && sizeof(hg_cpu_launch) == 112);
+              offsetof(hg_cpu_launch, launch_op) == 72 && offsetof(hg_cpu_launch, runtime) == 88 &&
+              offsetof(hg_cpu_launch, stream_bytes) == 96 && sizeof(hg_cpu_launch) == 104);
 static_assert(offsetof(hg_cpu_worker, error) == 32 && sizeof(hg_cpu_error) == 40);
 
 namespace {
@@ -192,22 +191,6 @@ uint64_t convert(uint64_t bits, uint32_t dst, uint32_t src) {
   return isa::convert_bits(static_cast<isa::Type>(dst), static_cast<isa::Type>(src), bits);
 }
 
-int32_t check_address(const hg_cpu_launch *launch, const hg_cpu_worker *worker, uint64_t address,
-                      uint64_t size) {
-  auto *cx = static_cast<LaunchContext *>(launch->runtime);
-  auto inside = [&](const void *base, uint64_t bytes) {
-    auto b = reinterpret_cast<uint64_t>(base);
-    return base && address >= b && size <= bytes && address - b <= bytes - size;
-  };
-  const isa::Kernel &k = cx->module->isa().kernels[launch->kernel];
-  for (size_t i = 0; i < k.params.size(); ++i)
-    if (k.params[i].kind != isa::ParamKind::Scalar && inside(launch->args[i], launch->sizes[i]))
-      return 1;
-  return inside(launch->boundary, atlas::kBoundaryPoolBytes) ||
-         inside(worker->shared, worker->shared_size) ||
-         inside(worker->scratch, worker->scratch_size);
-}
-
 std::string region_name(const isa::Kernel &k, int32_t region) {
   if (region >= 0 && static_cast<size_t>(region) < k.params.size())
     return isa::parameter_region(k, static_cast<size_t>(region));
@@ -232,26 +215,25 @@ Error describe(const CpuModule &m, uint32_t kidx, const LaunchConfig &launch, co
     break;
   case HG_CPU_ERR_OUT_OF_BOUNDS:
     code = ErrorCode::OutOfBounds;
-    if (e.region == HG_CPU_REGION_RAW) {
-      os << "out-of-bounds access through a register address: 0x" << std::hex << e.value << std::dec
-         << ", size " << e.size
-         << ", is not inside any buffer, pool, shared memory or the boundary pool";
+    if (e.region == HG_CPU_REGION_HANDLE) {
+      os << isa::invalid_handle(k, e.inst, e.value);
       break;
     }
     if (e.region == HG_CPU_REGION_SCRATCH) {
       // Its allocation's size is the site's, which the code knew; the launch scratch's
       // messages on the device backends say as much as this.
-      os << "out-of-bounds access to a scratch pool: offset " << e.value << ", size " << e.size;
+      os << "out-of-bounds access to a scratch pool: " << isa::access_offset(e.value) << ", size "
+         << e.size;
       break;
     }
     if (e.region <= HG_CPU_REGION_CLASS_BASE) {
       // A class of the pool, or a neighbour's: the instruction tells which.
       auto [name, bytes] = isa::boundary_region(k, e.inst);
-      os << isa::out_of_bounds_access(name, "offset " + std::to_string(e.value), e.size, bytes);
+      os << isa::out_of_bounds_access(name, isa::access_offset(e.value), e.size, bytes);
       break;
     }
-    os << isa::out_of_bounds_access(region_name(k, e.region), "offset " + std::to_string(e.value),
-                                    e.size, region_size);
+    os << isa::out_of_bounds_access(region_name(k, e.region), isa::access_offset(e.value), e.size,
+                                    region_size);
     break;
   case HG_CPU_ERR_CLASS_RANGE: os << "class " << e.value << " is out of range (0..95)"; break;
   case HG_CPU_ERR_PAGE_RANGE: os << "page " << e.value << " is out of range (0..47)"; break;
@@ -635,7 +617,6 @@ void run_cpu_launch(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &
   L.launch_op = launch_op;
   L.convert = convert;
   L.runtime = &cx;
-  L.check_address = check_address;
   L.stream_bytes = stream_bytes_now();
 
   const uint64_t blocks = p.blocks;

@@ -12,6 +12,7 @@ config.test_exec_root = os.path.join(os.path.dirname(config.hologram_tools_dir),
 
 config.substitutions.append(("%hologram-cc", os.path.join(config.hologram_tools_dir, "hologram-cc", "hologram-cc")))
 config.substitutions.append(("%hologram-run", os.path.join(config.hologram_tools_dir, "hologram-run", "hologram-run")))
+config.substitutions.append(("%same-failure", "python3 " + os.path.join(config.hologram_src_root, "test", "lit", "same_failure.py") + " " + os.path.join(config.hologram_tools_dir, "hologram-run", "hologram-run")))
 config.substitutions.append(("%hologram-info", os.path.join(config.hologram_tools_dir, "hologram-info", "hologram-info")))
 config.substitutions.append(("%hologram-py2json", "python3 " + os.path.join(config.hologram_src_root, "tools", "hologram-py2json", "hologram-py2json.py")))
 config.substitutions.append(("%corpus", os.path.join(config.hologram_src_root, "test", "conformance", "kernels")))

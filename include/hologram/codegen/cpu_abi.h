@@ -11,7 +11,7 @@ extern "C" {
 #endif
 
 /** Bumped whenever a layout below changes; the runtime refuses objects of another version. */
-#define HG_CPU_ABI_VERSION 7u
+#define HG_CPU_ABI_VERSION 8u
 
 /** What went wrong inside generated code (hg_cpu_error.kind). */
 enum hg_cpu_error_kind {
@@ -32,8 +32,8 @@ enum hg_cpu_error_kind {
 /** Region of an out-of-bounds access (hg_cpu_error.region): a parameter index >= 0, or: */
 #define HG_CPU_REGION_SHARED (-1)
 #define HG_CPU_REGION_BOUNDARY (-2)
-#define HG_CPU_REGION_RAW (-3)           /* a register-indirect address outside every region */
-#define HG_CPU_REGION_SCRATCH (-4)       /* past the lane's pool.alloc sites; value: the offset */
+#define HG_CPU_REGION_HANDLE (-3)  /* a register whose handle names no region; value: its bits */
+#define HG_CPU_REGION_SCRATCH (-4) /* a pool.alloc allocation; value: the offset in it */
 #define HG_CPU_REGION_CLASS_BASE (-1000) /* -1000 - class: one class window */
 
 typedef struct hg_cpu_error {
@@ -62,13 +62,6 @@ typedef int32_t (*hg_cpu_launch_op_fn)(const struct hg_cpu_launch *launch, uint3
  * in their own code and do not call it; the runtime still sets it for objects of this ABI
  * version compiled before. */
 typedef uint64_t (*hg_cpu_convert_fn)(uint64_t bits, uint32_t dst, uint32_t src);
-struct hg_cpu_worker;
-/** -fbounds-check for register-indirect addresses: nonzero when [address, address + size)
- * lies inside one region the launch may touch (an argument, the boundary pool, the worker's
- * shared memory or pool scratch). */
-typedef int32_t (*hg_cpu_check_address_fn)(const struct hg_cpu_launch *launch,
-                                           const struct hg_cpu_worker *worker, uint64_t address,
-                                           uint64_t size);
 
 /** Everything a launch shares between its workers (read-only while it runs). */
 typedef struct hg_cpu_launch {
@@ -84,7 +77,6 @@ typedef struct hg_cpu_launch {
   hg_cpu_launch_op_fn launch_op;
   hg_cpu_convert_fn convert;
   void *runtime; /* opaque to generated code */
-  hg_cpu_check_address_fn check_address;
   /* A contiguous store whose launch writes at least this many bytes (the launch's lanes times
    * the element size) bypasses the caches: full chunks at 16-byte aligned addresses store
    * non-temporally, and each hg_cpu_blocks_fn call that did ends with an sfence. 0: never. */

@@ -29,6 +29,16 @@ std::string fault_site(const Kernel &k, std::string_view source, const LaunchCon
 std::string out_of_bounds_access(std::string_view region, std::string_view offset, uint64_t size,
                                  uint64_t holds);
 
+/// "offset O", or "a negative offset" for an offset that is negative as a signed 64-bit
+/// number (the compiled back ends compute offsets modulo 2^64; a sum below a region's start
+/// wraps there).
+std::string access_offset(uint64_t offset);
+
+/// "register R holds no valid address (0xBITS)" ("pool handle" for pool.ld and pool.st): an
+/// access at instruction `inst` of `k` through a register whose tag names no region
+/// (hologram/isa/handles.h).
+std::string invalid_handle(const Kernel &k, uint64_t inst, uint64_t bits);
+
 /// "parameter %NAME", the region of a fault in the memory of parameter `index` of `k`.
 std::string parameter_region(const Kernel &k, size_t index);
 

@@ -102,7 +102,7 @@ void KernelLowering::emit_atlas(const Instruction &inst) {
                                                  atlas::kClassBytes));
     });
     if (opts_.bounds_check) {
-      Access in_window{nullptr, off, u64c(atlas::kClassBytes), HG_CPU_REGION_CLASS_BASE, {}};
+      Access in_window{nullptr, off, u64c(atlas::kClassBytes), HG_CPU_REGION_CLASS_BASE, {}, {}};
       check_bounds(in_window, type_size(t));
     }
     acc.off = lift({window, off}, [&](auto &v) { return b_.CreateAdd(v[0], v[1]); });

@@ -44,8 +44,11 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
   case Opcode::MovImm: set(inst, 0, t, {constant(t, ops[1].imm), true}); return;
   case Opcode::Cvt: set(inst, 0, t, convert(src(inst, 1, inst.type2), t, inst.type2)); return;
   case Opcode::Param: set(inst, 0, t, {param_value(ops[1].index, t), true}); return;
-  case Opcode::Addr:
-    set(inst, 0, Type::U64, {b_.CreatePtrToInt(param_pointer(ops[1].index), i64()), true});
+  case Opcode::Addr: // a handle under -fbounds-check (resolve_handle), else the address
+    set(inst, 0, Type::U64,
+        {opts_.bounds_check ? u64c(handle::param(ops[1].index))
+                            : b_.CreatePtrToInt(param_pointer(ops[1].index), i64()),
+         true});
     return;
 
   // Arithmetic and logic ----------------------------------------------------------------------

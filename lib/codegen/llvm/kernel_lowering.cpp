@@ -17,7 +17,7 @@ AbiTypes::AbiTypes(llvm::LLVMContext &c) {
   auto *i64 = llvm::Type::getInt64Ty(c);
   auto *dim = llvm::ArrayType::get(i32, 3);
   launch = llvm::StructType::create(
-      c, {ptr, ptr, dim, dim, ptr, ptr, ptr, i32, i32, ptr, ptr, ptr, ptr, i64}, "hg_cpu_launch");
+      c, {ptr, ptr, dim, dim, ptr, ptr, ptr, i32, i32, ptr, ptr, ptr, i64}, "hg_cpu_launch");
   error = llvm::StructType::create(c, {i32, i32, i64, i64, i64, i32, i32}, "hg_cpu_error");
   worker = llvm::StructType::create(c, {ptr, i64, ptr, i64, error}, "hg_cpu_worker");
 }
@@ -41,6 +41,7 @@ auto KernelLowering::iota64(uint64_t step) -> Value * {
 // Pools and state layout
 
 auto KernelLowering::plan_pools() -> void {
+  addressed_ = handle::addressed_params(k_);
   for (const auto &inst : k_.insts)
     if (inst.op == Opcode::PoolAlloc) {
       pool_offsets_[&inst - k_.insts.data()] = pool_bytes_;

@@ -9,6 +9,7 @@
 #include "hologram/isa/accesses.h"
 #include "hologram/isa/atlas.h"
 #include "hologram/isa/elementwise.h"
+#include "hologram/isa/handles.h"
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/opt/lane_affinity.h"
 #include "hologram/opt/lane_analysis.h"
@@ -47,7 +48,6 @@ enum LaunchField {
   LLaunchOp,
   LConvert,
   LRuntime,
-  LCheckAddress,
   LStreamBytes
 };
 enum WorkerField { WShared, WSharedSize, WScratch, WScratchSize, WError };
@@ -352,11 +352,20 @@ private:
 
   /// A resolved address: a uniform base pointer and a byte offset per lane (or a raw address
   /// per lane for register bases), the region's size and its id for error messages.
+  /// Under -fbounds-check, an access through a register holds a handle
+  /// (hologram/isa/handles.h); per lane, the region its tag names: where it starts (0 for
+  /// none), its bytes (0 for none), its HG_CPU_REGION_* (HG_CPU_REGION_HANDLE for none), and
+  /// the register's bits.
+  struct Handle {
+    V start, bytes, region, bits;
+  };
   struct Access {
     Value *base = nullptr; ///< null for raw addresses
     V off;
     Value *limit = nullptr; ///< region size in bytes; null when unchecked
     int32_t region = 0;
+    /// A handle's region (`off` is then the address itself); nullopt otherwise.
+    std::optional<Handle> handle;
     /// How the offset steps from one lane to the next on a base that is the same for every
     /// lane (opt::LaneAffinity; nullopt: unknown). Consecutive SIMD lanes have consecutive
     /// %gid, and consecutive %gid.x and %lane.x while the run stays in one row of the block.
@@ -382,13 +391,12 @@ private:
   Value *boundary() { return load_field(abi_.launch, launch_, LBoundary, ptr()); }
 
   Access resolve(const Address &a);
+  /// An access through register bits `h` plus `disp` under -fbounds-check: the region its tag
+  /// names among the parameters `addr` takes (pools only for pool.ld and pool.st) and the
+  /// allocation sites, and the address in it.
+  Access resolve_handle(const V &h, const V &disp);
 
   void check_bounds(const Access &acc, uint64_t size);
-
-  /// Register-indirect addresses: the runtime says whether each active lane's range lies in
-  /// a region of the launch. In a kernel with pool.alloc, a range in the block's scratch must
-  /// lie in one of the lane's own allocations (the runtime sees only the block's scratch).
-  void check_raw_addresses(const V &addr, uint64_t size);
   /// The address of each lane's launch scratch (a vector of i64): lane l of the block owns
   /// [l * pool_bytes_, (l + 1) * pool_bytes_) after the chunks' saved states.
   Value *lane_scratch();
@@ -602,6 +610,7 @@ private:
       pages_functions_;
   std::map<size_t, uint64_t> pool_offsets_;
   uint64_t pool_bytes_ = 0;
+  std::vector<uint32_t> addressed_; ///< the parameters an `addr` names (resolve_handle)
   uint32_t state_bytes_ = 0;
   bool divergent_ = false;
   bool full_chunk_ = false;        ///< emitting a block's copy for chunks whose lanes are all live

@@ -70,8 +70,9 @@ auto KernelLowering::resolve(const Address &a) -> Access {
     break;
   case AddrBase::Reg: {
     V base = get(a.base_id, Type::U64);
+    if (opts_.bounds_check) return resolve_handle(base, off);
     off = lift({base, off}, [&](auto &v) { return b_.CreateAdd(v[0], v[1]); });
-    break; // a raw address: not bounds-checked
+    break; // a raw address
   }
   }
   acc.off = off;
@@ -79,10 +80,60 @@ auto KernelLowering::resolve(const Address &a) -> Access {
   return acc;
 }
 
+auto KernelLowering::resolve_handle(const V &h, const V &disp) -> Access {
+  const Opcode op = k_.insts[cur_].op;
+  const bool pool_op = op == Opcode::PoolLd || op == Opcode::PoolSt;
+  // An allocation site's region starts at a different place in each lane.
+  const bool uni = h.uni && pool_offsets_.empty();
+  auto shape = [&](Value *s) { return uni ? s : splat(s); };
+  Value *tag = b_.CreateLShr(uni ? h.v : splat(h), shape(u64c(handle::kTagShift)));
+  Value *start = shape(u64c(0)), *bytes = shape(u64c(0));
+  Value *region = shape(u32c(static_cast<uint32_t>(HG_CPU_REGION_HANDLE)));
+  auto name = [&](uint64_t bits, Value *at, Value *n, int32_t id) {
+    Value *is = b_.CreateICmpEQ(tag, shape(u64c(bits >> handle::kTagShift)));
+    start = b_.CreateSelect(is, at, start);
+    bytes = b_.CreateSelect(is, n, bytes);
+    region = b_.CreateSelect(is, shape(u32c(static_cast<uint32_t>(id))), region);
+  };
+  for (uint32_t p : addressed_)
+    if (!pool_op || k_.params[p].kind == ParamKind::Pool)
+      name(handle::param(p), shape(b_.CreatePtrToInt(param_pointer(p), i64())),
+           shape(param_size(p)), static_cast<int32_t>(p));
+  if (!pool_offsets_.empty()) {
+    Value *own = lane_scratch();
+    uint64_t site = 0;
+    for (const auto &[index, offset] : pool_offsets_)
+      name(handle::scratch(++site), b_.CreateAdd(own, splat(u64c(offset))),
+           splat(u64c(k_.insts[index].operands[1].imm)), HG_CPU_REGION_SCRATCH);
+  }
+  Access acc;
+  V bits{uni ? h.v : splat(h), uni};
+  V in = lift({bits, disp}, [&](auto &v) {
+    return b_.CreateAdd(
+        b_.CreateAnd(v[0], llvm::ConstantInt::get(v[0]->getType(), handle::kOffsetMask)), v[1]);
+  });
+  acc.off = lift({V{start, uni}, in}, [&](auto &v) { return b_.CreateAdd(v[0], v[1]); });
+  acc.handle = Handle{{start, uni}, {bytes, uni}, {region, uni}, bits};
+  return acc;
+}
+
 auto KernelLowering::check_bounds(const Access &acc, uint64_t size) -> void {
   if (!opts_.bounds_check) return;
-  if (!acc.limit) {
-    check_raw_addresses(acc.off, size);
+  if (acc.handle) {
+    // As below, in the handle's region; a register that names none reports its bits.
+    const Handle &h = *acc.handle;
+    V rel = lift({acc.off, h.start}, [&](auto &v) { return b_.CreateSub(v[0], v[1]); });
+    V bad = lift({h.bytes, rel}, [&](auto &v) {
+      Value *n = llvm::ConstantInt::get(v[0]->getType(), size);
+      return b_.CreateOr(b_.CreateICmpULT(v[0], n), b_.CreateICmpUGT(v[1], b_.CreateSub(v[0], n)));
+    });
+    V value = lift({h.region, h.bits, rel}, [&](auto &v) {
+      Value *none =
+          llvm::ConstantInt::get(v[0]->getType(), static_cast<uint32_t>(HG_CPU_REGION_HANDLE));
+      return b_.CreateSelect(b_.CreateICmpEQ(v[0], none), v[1], v[2]);
+    });
+    V region = bad.uni ? h.region : V{splat(h.region), false};
+    fail_if(active(bad.v), HG_CPU_ERR_OUT_OF_BOUNDS, u32c(cur_), value.v, size, region.v);
     return;
   }
   // off + size > limit, without overflow: limit < size || off > limit - size.
@@ -91,78 +142,6 @@ auto KernelLowering::check_bounds(const Access &acc, uint64_t size) -> void {
   Value *bad = acc.off.uni ? b_.CreateOr(small, b_.CreateICmpUGT(acc.off.v, room))
                            : b_.CreateOr(splat(small), b_.CreateICmpUGT(acc.off.v, splat(room)));
   fail_if(active(bad), HG_CPU_ERR_OUT_OF_BOUNDS, cur_, acc.off.v, size, acc.region);
-}
-
-auto KernelLowering::check_raw_addresses(const V &addr, uint64_t size) -> void {
-  Value *fn = load_field(abi_.launch, launch_, LCheckAddress, ptr());
-  auto *fty = llvm::FunctionType::get(i32(), {ptr(), ptr(), i64(), i64()}, false);
-  auto ok = [&](Value *a) {
-    return b_.CreateICmpNE(b_.CreateCall(fty, fn, {launch_, worker_, a, u64c(size)}), u32c(0));
-  };
-  if (addr.uni && pool_bytes_ == 0) {
-    fail_if(b_.CreateNot(ok(addr.v)), HG_CPU_ERR_OUT_OF_BOUNDS, cur_, addr.v, size,
-            HG_CPU_REGION_RAW);
-    return;
-  }
-  // Lane by lane: whether it fails, the region it names and the value reported.
-  auto *bad = entry_alloca(vec(i1()));
-  auto *region = entry_alloca(vec(i32()));
-  auto *value = entry_alloca(vec(i64()));
-  b_.CreateStore(llvm::Constant::getNullValue(vec(i1())), bad);
-  b_.CreateStore(splat(u32c(static_cast<uint32_t>(HG_CPU_REGION_RAW))), region);
-  b_.CreateStore(addr.uni ? splat(addr.v) : addr.v, value);
-  Value *scratch = nullptr, *scratch_size = nullptr, *own = nullptr;
-  if (pool_bytes_ > 0) {
-    scratch = b_.CreatePtrToInt(load_field(abi_.worker, worker_, WScratch, ptr()), i64());
-    scratch_size = load_field(abi_.worker, worker_, WScratchSize, i64());
-    own = lane_scratch();
-  }
-  auto set_lane = [&](llvm::AllocaInst *slot, llvm::Type *t, Value *v, unsigned j) {
-    b_.CreateStore(b_.CreateInsertElement(b_.CreateLoad(t, slot), v, uint64_t{j}), slot);
-  };
-  for_each_active_lane([&](unsigned j) {
-    Value *a = addr.uni ? addr.v : b_.CreateExtractElement(addr.v, uint64_t{j});
-    if (!scratch) {
-      set_lane(bad, vec(i1()), b_.CreateNot(ok(a)), j);
-      return;
-    }
-    // In the block's scratch: [a, a + size) must lie in one of this lane's allocations, the
-    // sites of pool.alloc at fixed offsets in its part (16 bytes apart at least). The offset
-    // reported is from the start of the last site at or before a.
-    BasicBlock *in_scratch = BasicBlock::Create(c_, "scratch.range", fn_);
-    BasicBlock *elsewhere = BasicBlock::Create(c_, "raw.range", fn_);
-    BasicBlock *checked = BasicBlock::Create(c_, "raw.checked", fn_);
-    b_.CreateCondBr(b_.CreateICmpULT(b_.CreateSub(a, scratch), scratch_size), in_scratch,
-                    elsewhere);
-    b_.SetInsertPoint(in_scratch);
-    Value *rel = b_.CreateSub(a, b_.CreateExtractElement(own, uint64_t{j}));
-    Value *inside = b_.getFalse();
-    Value *from = rel;
-    for (const auto &[index, offset] : pool_offsets_) {
-      const uint64_t bytes = k_.insts[index].operands[1].imm;
-      if (bytes >= size)
-        inside = b_.CreateOr(inside,
-                             b_.CreateICmpULE(b_.CreateSub(rel, u64c(offset)), u64c(bytes - size)));
-      from = b_.CreateSelect(b_.CreateICmpUGE(rel, u64c(offset)), b_.CreateSub(rel, u64c(offset)),
-                             from);
-    }
-    // Past every allocation of the lane (another lane's, or the chunks' saved states): the
-    // raw address is reported.
-    Value *own_part = b_.CreateICmpULT(rel, u64c(pool_bytes_));
-    set_lane(bad, vec(i1()), b_.CreateNot(inside), j);
-    set_lane(region, vec(i32()),
-             b_.CreateSelect(own_part, u32c(static_cast<uint32_t>(HG_CPU_REGION_SCRATCH)),
-                             u32c(static_cast<uint32_t>(HG_CPU_REGION_RAW))),
-             j);
-    set_lane(value, vec(i64()), b_.CreateSelect(own_part, from, a), j);
-    b_.CreateBr(checked);
-    b_.SetInsertPoint(elsewhere);
-    set_lane(bad, vec(i1()), b_.CreateNot(ok(a)), j);
-    b_.CreateBr(checked);
-    b_.SetInsertPoint(checked);
-  });
-  fail_if(b_.CreateLoad(vec(i1()), bad), HG_CPU_ERR_OUT_OF_BOUNDS, u32c(cur_),
-          b_.CreateLoad(vec(i64()), value), size, b_.CreateLoad(vec(i32()), region));
 }
 
 auto KernelLowering::pointer(const Access &acc, Value *off) -> Value * {
@@ -563,6 +542,11 @@ void KernelLowering::emit_pool_alloc(const Instruction &inst) {
     Value *p = b_.CreateIntToPtr(b_.CreateExtractElement(addr, uint64_t{j}), ptr());
     b_.CreateMemSet(p, b_.getInt8(0), size, llvm::MaybeAlign(16));
   });
+  if (opts_.bounds_check) {
+    // The site's handle (resolve_handle): sites are numbered from 1 in instruction order.
+    auto it = pool_offsets_.find(static_cast<size_t>(&inst - k_.insts.data()));
+    addr = splat(u64c(handle::scratch(std::distance(pool_offsets_.begin(), it) + 1)));
+  }
   set(inst, 0, Type::U64, {addr, false});
 }
 

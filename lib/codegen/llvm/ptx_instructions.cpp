@@ -180,10 +180,12 @@ void SimtLowering::emit(const isa::Instruction &inst, uint32_t block) {
     unreachable_enum("FenceScope");
   }
 
-  case Opcode::Addr: // the buffer's generic address
+  case Opcode::Addr: // a handle under -fbounds-check (address()), else the generic address
     set(inst, 0, Type::U64,
-        b_.CreatePtrToInt(b_.CreateAddrSpaceCast(args_.at(opnds[1].index).value, b_.getPtrTy()),
-                          i64()));
+        o_.bounds_check
+            ? b_.getInt64(isa::handle::param(opnds[1].index))
+            : b_.CreatePtrToInt(
+                  b_.CreateAddrSpaceCast(args_.at(opnds[1].index).value, b_.getPtrTy()), i64()));
     return;
   case Opcode::Call: emit_call(inst, block); return;
   case Opcode::Ret: emit_ret(); return;
@@ -223,12 +225,16 @@ void SimtLowering::emit(const isa::Instruction &inst, uint32_t block) {
   case Opcode::PoolAlloc: {
     // Each thread's scratch is local memory: every allocation site has a fixed place in it
     // (the verifier frees an allocation before its site allocates again), zeroed here.
+    // Under -fbounds-check the handle is the site's (address(); sites are numbered from 1 in
+    // instruction order).
     const uint64_t size = opnds[1].imm;
-    if (!scratch_) scratch_ = entry_alloca(llvm::ArrayType::get(b_.getInt8Ty(), scratch_bytes_));
-    scratch_->setAlignment(llvm::Align(kBaseAlign));
-    Value *p = b_.CreateConstGEP1_64(b_.getInt8Ty(), scratch_, pool_sites_.at(cur_));
+    auto site = pool_sites_.find(cur_);
+    Value *p = b_.CreateConstGEP1_64(b_.getInt8Ty(), scratch(), site->second);
     b_.CreateMemSet(p, b_.getInt8(0), size, llvm::MaybeAlign(kBaseAlign));
-    set(inst, 0, Type::U64, b_.CreatePtrToInt(p, i64()));
+    set(inst, 0, Type::U64,
+        o_.bounds_check
+            ? b_.getInt64(isa::handle::scratch(std::distance(pool_sites_.begin(), site) + 1))
+            : b_.CreatePtrToInt(p, i64()));
     return;
   }
   case Opcode::PoolFree: return; // the verifier pairs it with its pool.alloc

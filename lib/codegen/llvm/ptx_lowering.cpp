@@ -122,6 +122,7 @@ PtxKernelInfo SimtLowering::run() {
 }
 
 void SimtLowering::plan() {
+  addressed_ = isa::handle::addressed_params(k_);
   for (uint32_t i = 0; i < k_.insts.size(); ++i)
     if (k_.insts[i].op == Opcode::PoolAlloc) {
       pool_sites_[i] = scratch_bytes_;
@@ -152,6 +153,11 @@ void SimtLowering::plan() {
 
 void SimtLowering::record_if(Value *bad, uint32_t code, uint32_t param, Value *offset,
                              uint32_t size) {
+  record_region_if(bad, code, b_.getInt32(param), offset, size);
+}
+
+void SimtLowering::record_region_if(Value *bad, uint32_t code, Value *param, Value *offset,
+                                    uint32_t size) {
   BasicBlock *fail = BasicBlock::Create(c_, "fail", fn_);
   BasicBlock *first = BasicBlock::Create(c_, "fail.first", fn_);
   BasicBlock *go_on = BasicBlock::Create(c_, "ok", fn_);
@@ -168,7 +174,7 @@ void SimtLowering::record_if(Value *bad, uint32_t code, uint32_t param, Value *o
     b_.CreateStore(b_.CreateTrunc(b_.CreateLShr(v64, 32), i32()), word(lo + 1));
   };
   split(special(isa::Special::Gid), 1);
-  b_.CreateStore(b_.getInt32(param), word(3));
+  b_.CreateStore(param, word(3));
   split(b_.CreateZExtOrTrunc(offset, i64()), 4);
   b_.CreateStore(b_.getInt32(size), word(6));
   b_.CreateStore(b_.getInt32(cur_), word(7));

@@ -17,6 +17,7 @@
 #include "hologram/codegen/ptx.h"
 #include "hologram/codegen/spirv_library.h"
 #include "hologram/isa/cfg.h"
+#include "hologram/isa/handles.h"
 #include "lowering.h"
 #include "value_ops.h"
 
@@ -81,6 +82,8 @@ private:
   /// the lane, `param`, `offset`, `size`, the instruction); the thread goes on, with the
   /// access that failed not made.
   void record_if(Value *bad, uint32_t code, uint32_t param, Value *offset, uint32_t size);
+  /// The same with the region word computed (a handle's region).
+  void record_region_if(Value *bad, uint32_t code, Value *param, Value *offset, uint32_t size);
   /// v, or limit - 1 after recording that v >= limit (an Atlas range: 0 class, 1 page, 2 byte).
   Value *in_range(Value *v, uint32_t limit, uint32_t which);
 
@@ -259,6 +262,9 @@ private:
   std::map<uint32_t, uint64_t> pool_sites_; ///< pool.alloc: its place in the scratch
   uint64_t scratch_bytes_ = 0;
   llvm::AllocaInst *scratch_ = nullptr;
+  std::vector<uint32_t> addressed_; ///< the parameters an `addr` names (handle::)
+  /// The thread's scratch (local memory), made on first use.
+  llvm::AllocaInst *scratch();
 };
 
 } // namespace hologram::codegen::ptx

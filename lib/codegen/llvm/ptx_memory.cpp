@@ -31,9 +31,17 @@ Value *SimtLowering::shared_bytes() {
   return b_.CreateZExt(b_.CreateCall(fty, asm_), i64());
 }
 
+llvm::AllocaInst *SimtLowering::scratch() {
+  if (!scratch_) {
+    scratch_ = entry_alloca(llvm::ArrayType::get(b_.getInt8Ty(), scratch_bytes_));
+    scratch_->setAlignment(llvm::Align(kBaseAlign));
+  }
+  return scratch_;
+}
+
 auto SimtLowering::address(const isa::Address &a, uint64_t size, Value *extra) -> Place {
-  Value *base = nullptr, *limit = nullptr;
-  uint32_t region = a.base_id;
+  Value *base = nullptr, *limit = nullptr, *handle = nullptr, *named = nullptr;
+  Value *region = b_.getInt32(a.base_id);
   switch (a.base) {
   case isa::AddrBase::Param:
   case isa::AddrBase::Pool:
@@ -43,23 +51,52 @@ auto SimtLowering::address(const isa::Address &a, uint64_t size, Value *extra) -
   case isa::AddrBase::Shared:
     base = shared();
     limit = o_.bounds_check ? shared_bytes() : nullptr;
-    region = spirv_status::kSharedMemory;
+    region = b_.getInt32(spirv_status::kSharedMemory);
     break;
   case isa::AddrBase::Class:
     base =
         b_.CreateConstGEP1_64(b_.getInt8Ty(), boundary_, uint64_t{a.base_id} * atlas::kClassBytes);
     limit = b_.getInt64(atlas::kClassBytes);
-    region = spirv_status::kBoundaryPool;
+    region = b_.getInt32(spirv_status::kBoundaryPool);
     break;
   case isa::AddrBase::Boundary:
     base = boundary_;
     limit = b_.getInt64(atlas::kBoundaryPoolBytes);
-    region = spirv_status::kBoundaryPool;
+    region = b_.getInt32(spirv_status::kBoundaryPool);
     break;
   case isa::AddrBase::Reg: {
     // An address `addr` or pool.alloc made: a generic address (of global memory, or of the
-    // thread's scratch in local memory), 16-byte aligned. Not bounds-checked, as on x86.
-    base = b_.CreateIntToPtr(get(a.base_id, Type::U64), b_.getPtrTy());
+    // thread's scratch in local memory), 16-byte aligned. Under -fbounds-check a handle
+    // (hologram/isa/handles.h): the region its tag names among the parameters `addr` takes
+    // (pools only for pool.ld and pool.st) and the allocation sites, as on every backend.
+    Value *v = get(a.base_id, Type::U64);
+    if (!o_.bounds_check) {
+      base = b_.CreateIntToPtr(v, b_.getPtrTy());
+      break;
+    }
+    const isa::Opcode op = k_.insts[cur_].op;
+    const bool pool_op = op == isa::Opcode::PoolLd || op == isa::Opcode::PoolSt;
+    Value *tag = b_.CreateLShr(v, isa::handle::kTagShift);
+    base = llvm::ConstantPointerNull::get(b_.getPtrTy());
+    limit = b_.getInt64(0);
+    named = b_.getFalse();
+    auto name = [&](uint64_t bits, Value *start, Value *bytes, Value *id) {
+      Value *is = b_.CreateICmpEQ(tag, b_.getInt64(bits >> isa::handle::kTagShift));
+      base = b_.CreateSelect(is, start, base);
+      limit = b_.CreateSelect(is, bytes, limit);
+      region = b_.CreateSelect(is, id, region);
+      named = b_.CreateOr(named, is);
+    };
+    for (uint32_t p : addressed_)
+      if (!pool_op || k_.params[p].kind == isa::ParamKind::Pool)
+        name(isa::handle::param(p), b_.CreateAddrSpaceCast(args_.at(p).value, b_.getPtrTy()),
+             args_.at(p).bytes, b_.getInt32(p));
+    uint64_t site = 0;
+    for (const auto &[index, offset] : pool_sites_)
+      name(isa::handle::scratch(++site), b_.CreateConstGEP1_64(b_.getInt8Ty(), scratch(), offset),
+           b_.getInt64(k_.insts[index].operands[1].imm), b_.getInt32(spirv_status::kLaunchScratch));
+    handle = v;
+    extra = b_.CreateAdd(b_.CreateAnd(v, isa::handle::kOffsetMask), extra ? extra : b_.getInt64(0));
     break;
   }
   }
@@ -77,7 +114,19 @@ auto SimtLowering::address(const isa::Address &a, uint64_t size, Value *extra) -
     // off + size > limit, without overflow: limit < size || off > limit - size.
     Value *bad = b_.CreateOr(b_.CreateICmpULT(limit, b_.getInt64(size)),
                              b_.CreateICmpUGT(off, b_.CreateSub(limit, b_.getInt64(size))));
-    record_if(bad, spirv_status::OutOfBounds, region, off, static_cast<uint32_t>(size));
+    if (handle) {
+      // A register that names no region reports its bits.
+      const isa::Opcode op = k_.insts[cur_].op;
+      const bool pool_op = op == isa::Opcode::PoolLd || op == isa::Opcode::PoolSt;
+      record_if(b_.CreateNot(named), spirv_status::InvalidAddress,
+                a.base_id | (pool_op ? spirv_status::kPoolHandle : 0), handle,
+                static_cast<uint32_t>(size));
+      bad = b_.CreateOr(bad, b_.CreateNot(named));
+      record_region_if(b_.CreateAnd(bad, named), spirv_status::OutOfBounds, region, off,
+                       static_cast<uint32_t>(size));
+    } else {
+      record_region_if(bad, spirv_status::OutOfBounds, region, off, static_cast<uint32_t>(size));
+    }
     place.ok = b_.CreateNot(bad);
   }
   return place;

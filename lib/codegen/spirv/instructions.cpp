@@ -54,9 +54,9 @@ auto KernelLowering::emit_instruction(const Instruction &inst) -> void {
     return;
   }
   case Opcode::ReduceMem: dst(inst, reduce_memory(inst)); return;
-  case Opcode::Addr: dst(inst, cu64(param_tag(inst.operands[1].index))); return;
+  case Opcode::Addr: dst(inst, cu64(handle::param(inst.operands[1].index))); return;
   case Opcode::PoolAlloc: {
-    // handle = (kTagScratch + site) << 48 (register addresses); its region, zero-filled.
+    // The site's handle (hologram/isa/handles.h); its region, zero-filled.
     const auto &site = scratch_sites_.at(inst_index_);
     Id first =
         to32(op(Op::OpShiftRightLogical, u64t(), {scratch_base(cu64(site.offset)), cu32(2)}));
@@ -74,7 +74,7 @@ auto KernelLowering::emit_instruction(const Instruction &inst) -> void {
           store(word_ptr(scratch, op(Op::OpIAdd, u32t(), {first, w})), cu32(0));
           store(w_var, op(Op::OpIAdd, u32t(), {w, cu32(1)}));
         });
-    dst(inst, cu64((kTagScratch + site.site) << 48));
+    dst(inst, cu64(handle::scratch(site.site)));
     return;
   }
   case Opcode::PoolFree: return; // the region is the site's again; the verifier pairs them

@@ -29,8 +29,7 @@ auto KernelLowering::run() -> SpirvKernelInfo {
   for (uint32_t d = 0; d < 3; ++d) info_.local_size_spec_ids[d] = d;
   info_.shared_words_spec_id = 3;
   check_supported();
-  for (const auto &inst : k_.insts)
-    if (inst.op == Opcode::Addr) addressed_params_.insert(inst.operands[1].index);
+  addressed_params_ = handle::addressed_params(k_);
   b_.capability(spv::Capability::Int64);
   declare_interface();
 

@@ -11,6 +11,7 @@
 #include "hologram/isa/accesses.h"
 #include "hologram/isa/atlas.h"
 #include "hologram/isa/cfg.h"
+#include "hologram/isa/handles.h"
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/opt/lane_analysis.h"
 #include "hologram/opt/value_ranges.h"
@@ -463,13 +464,10 @@ protected:
   void record_if(Id cond, uint32_t code, uint32_t param, Id offset64, uint32_t size);
 
   // Register addresses (SPEC §3.3). Vulkan's logical addressing has no pointer a register
-  // could hold, so an address is, as in the interpreter, a tag in the top 16 bits and a byte
-  // offset below: `addr %p` yields (p + 1) << 48, pool.alloc (kTagScratch + site) << 48. An
-  // access through a register tests the tag against each region the kernel names that way
-  // (the parameters `addr` takes, the scratch sites) and accesses the one it names.
-  static constexpr uint64_t kTagScratch = 0x8000;
-  static constexpr uint64_t kOffsetMask = (uint64_t{1} << 48) - 1;
-  static uint64_t param_tag(uint32_t p) { return (uint64_t{p} + 1) << 48; }
+  // could hold, so an address is, as in the interpreter, a handle (hologram/isa/handles.h): a
+  // tag in the top 16 bits and a byte offset below. An access through a register tests the
+  // tag against each region the kernel names that way (the parameters `addr` takes, the
+  // scratch sites) and accesses the one it names.
 
   /// An address through a register not yet resolved to its region.
   static bool through_reg(const Address &a);
@@ -591,7 +589,7 @@ protected:
   std::map<uint32_t, Id> fn_ids_;
   Specials specials_;
   Id pending_offset_ = 0, pending_handle_ = 0;
-  std::set<uint32_t> addressed_params_; ///< parameters whose address `addr` takes
+  std::vector<uint32_t> addressed_params_; ///< parameters whose address `addr` takes
   uint32_t inst_index_ = 0;
 
   bool is_kernel_fn_ = true;

@@ -42,9 +42,10 @@ auto KernelLowering::through_register(const Instruction &inst, const Address &a,
                                       const std::function<Id(const Address &)> &body) -> Id {
   bool pool_op = inst.op == Opcode::PoolLd || inst.op == Opcode::PoolSt;
   Id v = read_reg(a.base_id, Type::U64);
-  Id tag = to32(op(Op::OpShiftRightLogical, u64t(), {v, cu32(48)}));
+  Id tag = to32(op(Op::OpShiftRightLogical, u64t(), {v, cu32(handle::kTagShift)}));
   Id disp = byte_offset(a);
-  Id off = op(Op::OpIAdd, u64t(), {op(Op::OpBitwiseAnd, u64t(), {v, cu64(kOffsetMask)}), disp});
+  Id off =
+      op(Op::OpIAdd, u64t(), {op(Op::OpBitwiseAnd, u64t(), {v, cu64(handle::kOffsetMask)}), disp});
   Id result = type ? b_.local_variable(type) : 0;
   if (type) store(result, b_.c_null(type));
   Id named = 0;
@@ -63,14 +64,15 @@ auto KernelLowering::through_register(const Instruction &inst, const Address &a,
   for (uint32_t p : addressed_params_) {
     bool pool = k_.params[p].kind == ParamKind::Pool;
     if (pool_op && !pool) continue;
-    region(ieq(tag, cu32(static_cast<uint32_t>(param_tag(p) >> 48))),
+    region(ieq(tag, cu32(static_cast<uint32_t>(handle::param(p) >> handle::kTagShift))),
            {pool ? AddrBase::Pool : AddrBase::Param, static_cast<uint16_t>(p), kPendingReg, 1, 0},
            off, 0);
   }
   if (!scratch_sites_.empty()) {
-    Id is = land(op(Op::OpUGreaterThan, boolt(), {tag, cu32(kTagScratch)}),
-                 op(Op::OpULessThanEqual, boolt(),
-                    {tag, cu32(static_cast<uint32_t>(kTagScratch + scratch_sites_.size()))}));
+    Id is =
+        land(op(Op::OpUGreaterThan, boolt(), {tag, cu32(handle::kScratchTag)}),
+             op(Op::OpULessThanEqual, boolt(),
+                {tag, cu32(static_cast<uint32_t>(handle::kScratchTag + scratch_sites_.size()))}));
     region(is, {AddrBase::Reg, kHandleReg, kPendingReg, 1, 0}, disp, v);
   }
   record_if(named ? lnot(named) : ctrue(), spirv_status::InvalidAddress,
@@ -181,9 +183,9 @@ auto KernelLowering::shared_place(const Instruction &inst, const Address &a, Typ
   if (!align) align = std::min(size, 4u);
   uint32_t what = word_region(a);
   if (a.base == AddrBase::Reg) // the offset in the scratch allocation
-    off = op(
-        Op::OpIAdd, u64t(),
-        {off, op(Op::OpBitwiseAnd, u64t(), {read_reg(a.base_id, Type::U64), cu64(kOffsetMask)})});
+    off = op(Op::OpIAdd, u64t(),
+             {off, op(Op::OpBitwiseAnd, u64t(),
+                      {read_reg(a.base_id, Type::U64), cu64(handle::kOffsetMask)})});
   if ((a.base == AddrBase::Reg && align > 1) || !statically_aligned(a, inst, align)) {
     Id aligned = ieq(op(Op::OpBitwiseAnd, u64t(), {off, cu64(align - 1)}), cu64(0));
     record_if(lnot(aligned), spirv_status::Misaligned, what, off, size);
@@ -209,11 +211,12 @@ auto KernelLowering::shared_place(const Instruction &inst, const Address &a, Typ
   return {off, ok};
 }
 
-auto KernelLowering::scratch_field(Id handle, uint64_t ScratchSite::*field) -> Id {
-  Id tag = to32(op(Op::OpShiftRightLogical, u64t(), {handle, cu32(48)}));
+auto KernelLowering::scratch_field(Id h, uint64_t ScratchSite::*field) -> Id {
+  Id tag = to32(op(Op::OpShiftRightLogical, u64t(), {h, cu32(handle::kTagShift)}));
   Id v = cu64(0);
   for (const auto &[inst, s] : scratch_sites_)
-    v = sel(u64t(), ieq(tag, cu32(static_cast<uint32_t>(kTagScratch + s.site))), cu64(s.*field), v);
+    v = sel(u64t(), ieq(tag, cu32(static_cast<uint32_t>(handle::kScratchTag + s.site))),
+            cu64(s.*field), v);
   return v;
 }
 
