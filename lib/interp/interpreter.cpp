@@ -39,6 +39,7 @@ struct Lane {
   uint64_t linear = 0; ///< global linear lane id
   std::vector<std::vector<std::byte>> scratch;
   std::vector<bool> scratch_live;
+  std::vector<uint32_t> scratch_at; ///< the pool.alloc that made each allocation
 };
 
 class Machine {
@@ -169,7 +170,7 @@ private:
     case Region::Kind::Shared: return "shared memory";
     case Region::Kind::Class: return "class " + std::to_string(r.id) + " of the boundary pool";
     case Region::Kind::Boundary: return "the boundary pool";
-    case Region::Kind::Scratch: return "scratch pool #" + std::to_string(r.id);
+    case Region::Kind::Scratch: return scratch_region(k_, r.id).first;
     }
     unreachable_enum("Region::Kind");
   }
@@ -203,7 +204,7 @@ private:
         if (id >= l.scratch.size() || !l.scratch_live[id])
           return fail(l, l.pc, ErrorCode::OutOfBounds,
                       "use of a freed or invalid scratch pool handle");
-        r = {l.scratch[id].data(), l.scratch[id].size(), Region::Kind::Scratch, id};
+        r = {l.scratch[id].data(), l.scratch[id].size(), Region::Kind::Scratch, l.scratch_at[id]};
       } else if (tag >= 1 && tag <= params_.size() &&
                  std::ranges::binary_search(addressed_, static_cast<uint32_t>(tag - 1)) &&
                  (!pool_op || k_.params[tag - 1].kind == ParamKind::Pool)) {
@@ -525,6 +526,7 @@ private:
       uint64_t id = l.scratch.size();
       l.scratch.emplace_back(ops[1].imm, std::byte{0});
       l.scratch_live.push_back(true);
+      l.scratch_at.push_back(l.pc);
       setr(0, handle::scratch(id));
       break;
     }

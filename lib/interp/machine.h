@@ -20,7 +20,7 @@ struct Region {
   std::byte *data = nullptr;
   uint64_t size = 0;
   Kind kind = Kind::Param;
-  uint64_t id = 0; ///< the parameter's index, the class, or the scratch pool's number
+  uint64_t id = 0; ///< the parameter's index, the class, or the pool.alloc of a scratch pool
 };
 
 /// Element counts of whole-launch operations are computed in 128 bits and saturate, so an

@@ -55,20 +55,25 @@ std::string invalid_handle(const Kernel &k, uint64_t inst, uint64_t bits) {
   return reg + " holds no valid " + (pool ? "pool handle" : "address") + " (0x" + hex.str() + ")";
 }
 
+std::pair<std::string, uint64_t> scratch_region(const Kernel &k, uint64_t inst) {
+  if (inst >= k.insts.size() || k.insts[inst].op != Opcode::PoolAlloc) return {"launch scratch", 0};
+  const Instruction &in = k.insts[inst];
+  return {"the scratch allocation of line " + std::to_string(in.loc.line), in.operands[1].imm};
+}
+
 std::string parameter_region(const Kernel &k, size_t index) {
   return "parameter %" + k.params.at(index).name;
 }
 
+std::string class_region(uint64_t c) {
+  return "class " + std::to_string(c) + " of the boundary pool";
+}
+
 std::pair<std::string, uint64_t> boundary_region(const Kernel &k, uint64_t inst) {
-  if (inst < k.insts.size()) {
-    const Instruction &in = k.insts[inst];
-    if (in.op == Opcode::NbrLd || in.op == Opcode::NbrSt)
-      return {"the class of a neighbour in the boundary pool", atlas::kClassBytes};
-    for (const Operand &o : in.operands)
+  if (inst < k.insts.size())
+    for (const Operand &o : k.insts[inst].operands)
       if (o.kind == OperandKind::Addr && o.addr.base == AddrBase::Class)
-        return {"class " + std::to_string(o.addr.base_id) + " of the boundary pool",
-                atlas::kClassBytes};
-  }
+        return {class_region(o.addr.base_id), atlas::kClassBytes};
   return {"the boundary pool", atlas::kBoundaryPoolBytes};
 }
 

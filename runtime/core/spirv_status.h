@@ -4,12 +4,13 @@
 #pragma once
 
 #include "hologram/codegen/spirv_abi.h"
+#include "hologram/isa/atlas.h"
 #include "hologram/isa/fault.h"
+#include "hologram/isa/handles.h"
 #include "hologram/isa/program.h"
 #include "hologram/runtime/backend.h"
 
 #include <functional>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -37,18 +38,23 @@ inline void report_spirv_status(const SpirvFaultContext &cx,
   uint64_t lane = w[1] | (uint64_t{w[2]} << 32);
   uint64_t offset = w[4] | (uint64_t{w[5]} << 32);
   const std::string where = isa::fault_site(k, cx.source, cx.launch, lane, w[7]) + ": ";
-  // The region of an access (OutOfBounds, Misaligned) and its bytes (none for the launch
-  // scratch, whose regions are per lane).
+  // The region of an access (OutOfBounds, Misaligned) and its bytes.
   std::string object;
-  std::optional<uint64_t> holds;
+  uint64_t holds = 0;
   auto region = [&] {
     if (w[3] < k.params.size()) {
       object = isa::parameter_region(k, w[3]);
       holds = cx.param_bytes(w[3]);
     } else if (w[3] == codegen::spirv_status::kBoundaryPool) {
       std::tie(object, holds) = isa::boundary_region(k, w[7]);
-    } else if (w[3] == codegen::spirv_status::kLaunchScratch) {
-      object = "a scratch pool";
+    } else if (w[3] >= codegen::spirv_status::kClassWindows &&
+               w[3] < codegen::spirv_status::kClassWindows + atlas::kNumClasses) {
+      object = isa::class_region(w[3] - codegen::spirv_status::kClassWindows);
+      holds = atlas::kClassBytes;
+    } else if (w[3] >= codegen::spirv_status::kScratchSites &&
+               w[3] < codegen::spirv_status::kBoundaryPool) {
+      std::tie(object, holds) = isa::scratch_region(
+          k, isa::handle::allocation_site(k, w[3] - codegen::spirv_status::kScratchSites));
     } else {
       object = "shared memory";
       holds = cx.shared_bytes;
@@ -67,13 +73,8 @@ inline void report_spirv_status(const SpirvFaultContext &cx,
     throw Error(ErrorCode::DivisionByZero, where + "integer division by zero");
   case codegen::spirv_status::OutOfBounds:
     region();
-    if (!holds)
-      throw Error(ErrorCode::OutOfBounds, where + "out-of-bounds access to " + object + ": " +
-                                              isa::access_offset(offset) + ", size " +
-                                              std::to_string(w[6]));
     throw Error(ErrorCode::OutOfBounds,
-                where +
-                    isa::out_of_bounds_access(object, isa::access_offset(offset), w[6], *holds));
+                where + isa::out_of_bounds_access(object, isa::access_offset(offset), w[6], holds));
   default:
     region();
     throw Error(ErrorCode::LaunchFailed, where + "access of " + std::to_string(w[6]) +

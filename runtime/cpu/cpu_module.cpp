@@ -10,6 +10,7 @@
 #include "hologram/artifact/bundle.h"
 #include "hologram/isa/atlas.h"
 #include "hologram/isa/fault.h"
+#include "hologram/isa/handles.h"
 #include "hologram/isa/text.h"
 #include "hologram/isa/type_dispatch.h"
 #include "hologram/runtime/error.h"
@@ -219,17 +220,16 @@ Error describe(const CpuModule &m, uint32_t kidx, const LaunchConfig &launch, co
       os << isa::invalid_handle(k, e.inst, e.value);
       break;
     }
-    if (e.region == HG_CPU_REGION_SCRATCH) {
-      // Its allocation's size is the site's, which the code knew; the launch scratch's
-      // messages on the device backends say as much as this.
-      os << "out-of-bounds access to a scratch pool: " << isa::access_offset(e.value) << ", size "
-         << e.size;
+    if (e.region <= HG_CPU_REGION_SCRATCH_BASE) {
+      auto [name, bytes] = isa::scratch_region(
+          k, isa::handle::allocation_site(k, uint64_t(HG_CPU_REGION_SCRATCH_BASE - e.region)));
+      os << isa::out_of_bounds_access(name, isa::access_offset(e.value), e.size, bytes);
       break;
     }
-    if (e.region <= HG_CPU_REGION_CLASS_BASE) {
-      // A class of the pool, or a neighbour's: the instruction tells which.
-      auto [name, bytes] = isa::boundary_region(k, e.inst);
-      os << isa::out_of_bounds_access(name, isa::access_offset(e.value), e.size, bytes);
+    if (e.region <= HG_CPU_REGION_CLASS_BASE) { // a class window, nbr.ld's too
+      os << isa::out_of_bounds_access(
+          isa::class_region(uint64_t(HG_CPU_REGION_CLASS_BASE - e.region)),
+          isa::access_offset(e.value), e.size, atlas::kClassBytes);
       break;
     }
     os << isa::out_of_bounds_access(region_name(k, e.region), isa::access_offset(e.value), e.size,

@@ -32,9 +32,11 @@ enum hg_cpu_error_kind {
 /** Region of an out-of-bounds access (hg_cpu_error.region): a parameter index >= 0, or: */
 #define HG_CPU_REGION_SHARED (-1)
 #define HG_CPU_REGION_BOUNDARY (-2)
-#define HG_CPU_REGION_HANDLE (-3)  /* a register whose handle names no region; value: its bits */
-#define HG_CPU_REGION_SCRATCH (-4) /* a pool.alloc allocation; value: the offset in it */
+#define HG_CPU_REGION_HANDLE (-3) /* a register whose handle names no region; value: its bits */
 #define HG_CPU_REGION_CLASS_BASE (-1000) /* -1000 - class: one class window */
+#define HG_CPU_REGION_SCRATCH_BASE                                                                 \
+  (-2000) /* -2000 - site: an allocation of pool.alloc site                                        \
+             site (1: the kernel's first pool.alloc) */
 
 typedef struct hg_cpu_error {
   int32_t kind;   /* hg_cpu_error_kind */

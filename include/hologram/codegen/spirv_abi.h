@@ -130,11 +130,15 @@ enum Code : uint32_t {
 /// InvalidAddress: word 3 is the register (| kPoolHandle for pool.ld/pool.st), words 4-5 what
 /// it holds.
 inline constexpr uint32_t kPoolHandle = 0x10000;
-/// Words 1-2: global lane (lo, hi); 3: parameter (or one of the two below); 4-5: byte offset
-/// (lo, hi); 6: access size; 7: instruction index.
+/// Words 1-2: global lane (lo, hi); 3: parameter (or one of the regions below); 4-5: byte
+/// offset (lo, hi); 6: access size; 7: instruction index.
 inline constexpr uint32_t kSharedMemory = 0xffffffffu;
 inline constexpr uint32_t kBoundaryPool = 0xfffffffeu;
-inline constexpr uint32_t kLaunchScratch = 0xfffffffdu;
+/// kScratchSites + site: an allocation of pool.alloc site `site` (1: the kernel's first
+/// pool.alloc, hologram/isa/handles.h).
+inline constexpr uint32_t kScratchSites = 0xf0000000u;
+/// kClassWindows + C: class window C of the boundary pool (nbr.ld, nbr.st: the neighbour's).
+inline constexpr uint32_t kClassWindows = 0xe0000000u;
 /// The Atlas state buffer (u64 words): resonance[96] as f64 bits, then the phase advance of
 /// the launch (mod 768), which the runtime applies when the launch ends.
 inline constexpr uint32_t kAtlasWords = 97;

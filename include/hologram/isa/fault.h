@@ -39,12 +39,19 @@ std::string access_offset(uint64_t offset);
 /// (hologram/isa/handles.h).
 std::string invalid_handle(const Kernel &k, uint64_t inst, uint64_t bits);
 
+/// "the scratch allocation of line N" and its bytes: the region of a fault in an allocation
+/// that the pool.alloc at instruction `inst` of `k` made ("launch scratch" and 0 when `inst` is
+/// not a pool.alloc of `k`).
+std::pair<std::string, uint64_t> scratch_region(const Kernel &k, uint64_t inst);
+
 /// "parameter %NAME", the region of a fault in the memory of parameter `index` of `k`.
 std::string parameter_region(const Kernel &k, size_t index);
 
+/// "class C of the boundary pool", the region of a fault in class window C.
+std::string class_region(uint64_t c);
+
 /// The region of a fault in the boundary pool at instruction `inst` of `k`, and its bytes: the
-/// class its address names ("class C of the boundary pool"), the class window of a neighbour
-/// (nbr.ld, nbr.st: which neighbour is the lane's), or the whole pool.
+/// class its address names (class_region), or the whole pool.
 std::pair<std::string, uint64_t> boundary_region(const Kernel &k, uint64_t inst);
 
 } // namespace hologram::isa

@@ -28,6 +28,14 @@ constexpr uint64_t scratch(uint64_t id) {
   return (kScratchTag + id) << kTagShift;
 }
 
+/// The instruction of allocation site `site` of `k` (1: its first pool.alloc in instruction
+/// order); k.insts.size() when it has no such site.
+inline uint64_t allocation_site(const Kernel &k, uint64_t site) {
+  for (uint64_t i = 0; i < k.insts.size(); ++i)
+    if (k.insts[i].op == Opcode::PoolAlloc && --site == 0) return i;
+  return k.insts.size();
+}
+
 /// The parameters of `k` that some `addr` names, in order: the only ones a handle reaches.
 inline std::vector<uint32_t> addressed_params(const Kernel &k) {
   std::vector<bool> named(k.params.size());

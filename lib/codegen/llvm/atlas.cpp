@@ -94,15 +94,24 @@ void KernelLowering::emit_atlas(const Instruction &inst) {
     V n = table_lookup(neighbour_k(k), c, "neighbour" + std::to_string(k));
     V off = get(ops[is_ld ? 3 : 2].index, Type::U64);
     // The neighbour's class window: bounds are the window; the offset is from the pool start.
-    Access acc;
+    Access acc; // within the pool once within the window
     acc.base = boundary();
+    acc.limit = u64c(atlas::kBoundaryPoolBytes);
+    acc.region = HG_CPU_REGION_BOUNDARY;
     V window = lift({n}, [&](auto &v) {
       return b_.CreateMul(b_.CreateZExt(v[0], v[0]->getType()->isVectorTy() ? vec(i64()) : i64()),
                           llvm::ConstantInt::get(v[0]->getType()->isVectorTy() ? vec(i64()) : i64(),
                                                  atlas::kClassBytes));
     });
     if (opts_.bounds_check) {
-      Access in_window{nullptr, off, u64c(atlas::kClassBytes), HG_CPU_REGION_CLASS_BASE, {}, {}};
+      Access in_window;
+      in_window.off = off;
+      in_window.limit = u64c(atlas::kClassBytes);
+      in_window.regions = lift({n}, [&](auto &v) {
+        return b_.CreateSub(llvm::ConstantInt::get(v[0]->getType(),
+                                                   static_cast<uint32_t>(HG_CPU_REGION_CLASS_BASE)),
+                            v[0]);
+      });
       check_bounds(in_window, type_size(t));
     }
     acc.off = lift({window, off}, [&](auto &v) { return b_.CreateAdd(v[0], v[1]); });

@@ -366,6 +366,8 @@ private:
     int32_t region = 0;
     /// A handle's region (`off` is then the address itself); nullopt otherwise.
     std::optional<Handle> handle;
+    /// Each lane's HG_CPU_REGION_* where it differs by lane (nbr.ld's class); else `region`.
+    V regions;
     /// How the offset steps from one lane to the next on a base that is the same for every
     /// lane (opt::LaneAffinity; nullopt: unknown). Consecutive SIMD lanes have consecutive
     /// %gid, and consecutive %gid.x and %lane.x while the run stays in one row of the block.

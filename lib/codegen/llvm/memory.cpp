@@ -101,10 +101,12 @@ auto KernelLowering::resolve_handle(const V &h, const V &disp) -> Access {
            shape(param_size(p)), static_cast<int32_t>(p));
   if (!pool_offsets_.empty()) {
     Value *own = lane_scratch();
-    uint64_t site = 0;
-    for (const auto &[index, offset] : pool_offsets_)
-      name(handle::scratch(++site), b_.CreateAdd(own, splat(u64c(offset))),
-           splat(u64c(k_.insts[index].operands[1].imm)), HG_CPU_REGION_SCRATCH);
+    int32_t site = 0; // numbered from 1, in instruction order
+    for (const auto &[index, offset] : pool_offsets_) {
+      ++site;
+      name(handle::scratch(static_cast<uint64_t>(site)), b_.CreateAdd(own, splat(u64c(offset))),
+           splat(u64c(k_.insts[index].operands[1].imm)), HG_CPU_REGION_SCRATCH_BASE - site);
+    }
   }
   Access acc;
   V bits{uni ? h.v : splat(h), uni};
@@ -141,7 +143,10 @@ auto KernelLowering::check_bounds(const Access &acc, uint64_t size) -> void {
   Value *room = b_.CreateSub(acc.limit, u64c(size));
   Value *bad = acc.off.uni ? b_.CreateOr(small, b_.CreateICmpUGT(acc.off.v, room))
                            : b_.CreateOr(splat(small), b_.CreateICmpUGT(acc.off.v, splat(room)));
-  fail_if(active(bad), HG_CPU_ERR_OUT_OF_BOUNDS, cur_, acc.off.v, size, acc.region);
+  if (acc.regions.v)
+    fail_if(active(bad), HG_CPU_ERR_OUT_OF_BOUNDS, u32c(cur_), acc.off.v, size, acc.regions.v);
+  else
+    fail_if(active(bad), HG_CPU_ERR_OUT_OF_BOUNDS, cur_, acc.off.v, size, acc.region);
 }
 
 auto KernelLowering::pointer(const Access &acc, Value *off) -> Value * {

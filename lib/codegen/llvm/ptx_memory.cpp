@@ -91,10 +91,13 @@ auto SimtLowering::address(const isa::Address &a, uint64_t size, Value *extra) -
       if (!pool_op || k_.params[p].kind == isa::ParamKind::Pool)
         name(isa::handle::param(p), b_.CreateAddrSpaceCast(args_.at(p).value, b_.getPtrTy()),
              args_.at(p).bytes, b_.getInt32(p));
-    uint64_t site = 0;
-    for (const auto &[index, offset] : pool_sites_)
-      name(isa::handle::scratch(++site), b_.CreateConstGEP1_64(b_.getInt8Ty(), scratch(), offset),
-           b_.getInt64(k_.insts[index].operands[1].imm), b_.getInt32(spirv_status::kLaunchScratch));
+    uint32_t site = 0; // numbered from 1, in instruction order
+    for (const auto &[index, offset] : pool_sites_) {
+      ++site;
+      name(isa::handle::scratch(site), b_.CreateConstGEP1_64(b_.getInt8Ty(), scratch(), offset),
+           b_.getInt64(k_.insts[index].operands[1].imm),
+           b_.getInt32(spirv_status::kScratchSites + site));
+    }
     handle = v;
     extra = b_.CreateAdd(b_.CreateAnd(v, isa::handle::kOffsetMask), extra ? extra : b_.getInt64(0));
     break;
@@ -225,8 +228,9 @@ void SimtLowering::emit_atlas(const isa::Instruction &inst) {
     Place place{b_.CreateGEP(b_.getInt8Ty(), boundary_, b_.CreateAdd(window, off)), llvm::Align(1)};
     if (o_.bounds_check) {
       Value *bad = b_.CreateICmpUGT(off, b_.getInt64(atlas::kClassBytes - size));
-      record_if(bad, spirv_status::OutOfBounds, spirv_status::kBoundaryPool, off,
-                static_cast<uint32_t>(size));
+      record_region_if(bad, spirv_status::OutOfBounds,
+                       b_.CreateAdd(n, b_.getInt32(spirv_status::kClassWindows)), off,
+                       static_cast<uint32_t>(size));
       place.ok = b_.CreateNot(bad);
     }
     if (is_ld)

@@ -82,8 +82,10 @@ auto KernelLowering::atlas_op(AtlasOpcode which, const Instruction &inst) -> voi
     Id within = src(inst, ld ? 3 : 2);
     if (o_.bounds_check) { // the class window
       Id end = op(Op::OpIAdd, u64t(), {within, cu64(type_size(t))});
-      record_if(op(Op::OpUGreaterThan, boolt(), {end, cu64(atlas::kClassBytes)}),
-                spirv_status::OutOfBounds, spirv_status::kBoundaryPool, within, type_size(t));
+      record_region_if(op(Op::OpUGreaterThan, boolt(), {end, cu64(atlas::kClassBytes)}),
+                       spirv_status::OutOfBounds,
+                       op(Op::OpIAdd, u32t(), {n, cu32(spirv_status::kClassWindows)}), within,
+                       type_size(t));
     }
     Id value = ld ? 0 : src(inst, 3);
     pending_offset_ = op(Op::OpIAdd, u64t(),

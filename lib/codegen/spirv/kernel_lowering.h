@@ -462,6 +462,8 @@ protected:
 
   /// Records the first failure of the launch in the status buffer.
   void record_if(Id cond, uint32_t code, uint32_t param, Id offset64, uint32_t size);
+  /// The same with the region word computed (an allocation site's).
+  void record_region_if(Id cond, uint32_t code, Id param, Id offset64, uint32_t size);
 
   // Register addresses (SPEC §3.3). Vulkan's logical addressing has no pointer a register
   // could hold, so an address is, as in the interpreter, a handle (hologram/isa/handles.h): a

@@ -15,6 +15,11 @@ auto KernelLowering::byte_offset(const Address &a) -> Id {
 
 auto KernelLowering::record_if(Id cond, uint32_t code, uint32_t param, Id offset64, uint32_t size)
     -> void {
+  if (status_) record_region_if(cond, code, cu32(param), offset64, size);
+}
+
+auto KernelLowering::record_region_if(Id cond, uint32_t code, Id param, Id offset64, uint32_t size)
+    -> void {
   if (!status_) return;
   if_then(cond, [&] {
     Id ptr0 = status_word(0);
@@ -25,7 +30,7 @@ auto KernelLowering::record_if(Id cond, uint32_t code, uint32_t param, Id offset
       Id gid = specials_.gid;
       store(status_word(1), to32(gid));
       store(status_word(2), to32(op(Op::OpShiftRightLogical, u64t(), {gid, cu32(32)})));
-      store(status_word(3), cu32(param));
+      store(status_word(3), param);
       store(status_word(4), to32(offset64));
       store(status_word(5), to32(op(Op::OpShiftRightLogical, u64t(), {offset64, cu32(32)})));
       store(status_word(6), cu32(size));
@@ -181,14 +186,21 @@ auto KernelLowering::shared_place(const Instruction &inst, const Address &a, Typ
   Id off = byte_offset(a);
   Id ok = 0;
   if (!align) align = std::min(size, 4u);
-  uint32_t what = word_region(a);
-  if (a.base == AddrBase::Reg) // the offset in the scratch allocation
+  Id what = cu32(word_region(a));
+  if (a.base == AddrBase::Reg) { // the offset in the scratch allocation, and its site
+    Id tag = to32(op(Op::OpShiftRightLogical, u64t(),
+                     {read_reg(a.base_id, Type::U64), cu32(handle::kTagShift)}));
+    what = op(Op::OpIAdd, u32t(),
+              {op(Op::OpISub, u32t(), {tag, cu32(static_cast<uint32_t>(handle::kScratchTag))}),
+               cu32(spirv_status::kScratchSites)});
+  }
+  if (a.base == AddrBase::Reg)
     off = op(Op::OpIAdd, u64t(),
              {off, op(Op::OpBitwiseAnd, u64t(),
                       {read_reg(a.base_id, Type::U64), cu64(handle::kOffsetMask)})});
   if ((a.base == AddrBase::Reg && align > 1) || !statically_aligned(a, inst, align)) {
     Id aligned = ieq(op(Op::OpBitwiseAnd, u64t(), {off, cu64(align - 1)}), cu64(0));
-    record_if(lnot(aligned), spirv_status::Misaligned, what, off, size);
+    record_region_if(lnot(aligned), spirv_status::Misaligned, what, off, size);
     ok = aligned;
   }
   if (o_.bounds_check) {
@@ -199,7 +211,7 @@ auto KernelLowering::shared_place(const Instruction &inst, const Address &a, Typ
                                            : cu64(atlas::kBoundaryPoolBytes);
     Id end = op(Op::OpIAdd, u64t(), {off, cu64(size)});
     Id inside = op(Op::OpULessThanEqual, boolt(), {end, limit});
-    record_if(lnot(inside), spirv_status::OutOfBounds, what, off, size);
+    record_region_if(lnot(inside), spirv_status::OutOfBounds, what, off, size);
     ok = ok ? land(ok, inside) : inside;
   }
   if (a.base == AddrBase::Class)
@@ -236,7 +248,7 @@ auto KernelLowering::word_base(const Address &a) -> Id {
 auto KernelLowering::word_region(const Address &a) -> uint32_t {
   return a.base == AddrBase::Shared ? spirv_status::kSharedMemory
          : a.base == AddrBase::Pool ? uint32_t{a.base_id}
-         : a.base == AddrBase::Reg  ? spirv_status::kLaunchScratch
+         : a.base == AddrBase::Reg  ? spirv_status::kScratchSites
                                     : spirv_status::kBoundaryPool;
 }
 

@@ -172,7 +172,8 @@ TEST(Launch, ScratchPoolsAndPoolParameters) {
                "  pool.ld.u32 r3, [r1 + r2]\n  pool.free r1\n  st.u32 [%o], r3\n",
                {}, {ArgValue::buffer_of(o2)});
   EXPECT_EQ(st.code(), ErrorCode::OutOfBounds);
-  EXPECT_NE(st.message().find("scratch pool #0: offset 6, size 4, but it holds 8 bytes"),
+  EXPECT_NE(st.message().find("the scratch allocation of line 3: offset 6, size 4, but it holds "
+                              "8 bytes"),
             std::string::npos)
       << st.message();
 }
