@@ -83,8 +83,10 @@ auto KernelLowering::resolve(const Address &a) -> Access {
 auto KernelLowering::resolve_handle(const V &h, const V &disp) -> Access {
   const Opcode op = k_.insts[cur_].op;
   const bool pool_op = op == Opcode::PoolLd || op == Opcode::PoolSt;
-  // An allocation site's region starts at a different place in each lane.
-  const bool uni = h.uni && pool_offsets_.empty();
+  // A uniform register holds no allocation's handle (pool.alloc's result varies by lane, so
+  // the uniformity analysis never makes a slot that holds one uniform), and stays a scalar; an
+  // allocation site's region starts at a different place in each lane.
+  const bool uni = h.uni;
   auto shape = [&](Value *s) { return uni ? s : splat(s); };
   Value *tag = b_.CreateLShr(uni ? h.v : splat(h), shape(u64c(handle::kTagShift)));
   Value *start = shape(u64c(0)), *bytes = shape(u64c(0));
@@ -99,7 +101,7 @@ auto KernelLowering::resolve_handle(const V &h, const V &disp) -> Access {
     if (!pool_op || k_.params[p].kind == ParamKind::Pool)
       name(handle::param(p), shape(b_.CreatePtrToInt(param_pointer(p), i64())),
            shape(param_size(p)), static_cast<int32_t>(p));
-  if (!pool_offsets_.empty()) {
+  if (!uni && !pool_offsets_.empty()) {
     Value *own = lane_scratch();
     int32_t site = 0; // numbered from 1, in instruction order
     for (const auto &[index, offset] : pool_offsets_) {
