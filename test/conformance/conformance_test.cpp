@@ -38,9 +38,10 @@ std::function<std::unique_ptr<Runner>(std::string &)> device(const char *backend
   };
 }
 
-std::function<std::unique_ptr<Runner>(std::string &)> cpu_level(const char *level) {
-  return [level](std::string &) -> std::unique_ptr<Runner> {
-    return std::make_unique<CpuRunner>(level);
+std::function<std::unique_ptr<Runner>(std::string &)> cpu_level(const char *level,
+                                                                bool checked = false) {
+  return [level, checked](std::string &) -> std::unique_ptr<Runner> {
+    return std::make_unique<CpuRunner>(level, checked);
   };
 }
 
@@ -52,12 +53,15 @@ const std::vector<RunnerSlot> &runner_slots() {
                    }});
     // Every x86 level this machine can run, each forced through the dispatcher; x86-64-v4 code
     // that cannot run here is covered by the assembly golden tests.
-    all.push_back({"cpu_v2", cpu_level("x86-64-v2")});
+    const char *best = "x86-64-v2";
+    all.push_back({"cpu_v2", cpu_level(best)});
     if (runtime::cpu_has_feature("avx2") && runtime::cpu_has_feature("fma"))
-      all.push_back({"cpu_v3", cpu_level("x86-64-v3")});
+      all.push_back({"cpu_v3", cpu_level(best = "x86-64-v3")});
     if (runtime::cpu_has_feature("avx512f") && runtime::cpu_has_feature("avx512bw") &&
         runtime::cpu_has_feature("avx512dq") && runtime::cpu_has_feature("avx512vl"))
-      all.push_back({"cpu_v4", cpu_level("x86-64-v4")});
+      all.push_back({"cpu_v4", cpu_level(best = "x86-64-v4")});
+    // The best of them with every access checked (-fbounds-check): no case may trip a check.
+    all.push_back({"cpu_checked", cpu_level(best, true)});
     // The CPU backend compiling each kernel at run time (execute_program through
     // Hologram::jit). Vulkan and OpenCL are named explicitly so CPU-class drivers (lavapipe,
     // PoCL) count.

@@ -541,6 +541,18 @@ void semantics_cases(std::vector<Case> &out) {
     out.push_back(c);
   }
   {
+    // One lane per class, each reading back what it wrote in its neighbour's window.
+    Case c = rule_case("neighbours", atlas::kNumClasses);
+    c.inputs = [](CaseData &d) { zeros<uint32_t>(d, "out", Type::U32, atlas::kNumClasses); };
+    c.reference = [](CaseData &d, std::vector<Check> &) {
+      std::vector<uint32_t> o(atlas::kNumClasses);
+      for (uint32_t l = 0; l < o.size(); ++l) o[l] = l;
+      set(d, "out", Type::U32, o);
+    };
+    c.checks = {{"out", {}}};
+    out.push_back(c);
+  }
+  {
     constexpr uint32_t n = 64;
     Case c = rule_case("shared_wide", n);
     c.launch.shared_memory = 512;
