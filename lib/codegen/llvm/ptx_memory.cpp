@@ -42,6 +42,8 @@ llvm::AllocaInst *SimtLowering::scratch() {
 auto SimtLowering::address(const isa::Address &a, uint64_t size, Value *extra) -> Place {
   Value *base = nullptr, *limit = nullptr, *handle = nullptr, *named = nullptr;
   Value *region = b_.getInt32(a.base_id);
+  const isa::Opcode op = k_.insts[cur_].op;
+  const bool pool_op = op == isa::Opcode::PoolLd || op == isa::Opcode::PoolSt;
   switch (a.base) {
   case isa::AddrBase::Param:
   case isa::AddrBase::Pool:
@@ -74,8 +76,6 @@ auto SimtLowering::address(const isa::Address &a, uint64_t size, Value *extra) -
       base = b_.CreateIntToPtr(v, b_.getPtrTy());
       break;
     }
-    const isa::Opcode op = k_.insts[cur_].op;
-    const bool pool_op = op == isa::Opcode::PoolLd || op == isa::Opcode::PoolSt;
     Value *tag = b_.CreateLShr(v, isa::handle::kTagShift);
     base = llvm::ConstantPointerNull::get(b_.getPtrTy());
     limit = b_.getInt64(0);
@@ -118,13 +118,10 @@ auto SimtLowering::address(const isa::Address &a, uint64_t size, Value *extra) -
     Value *bad = b_.CreateOr(b_.CreateICmpULT(limit, b_.getInt64(size)),
                              b_.CreateICmpUGT(off, b_.CreateSub(limit, b_.getInt64(size))));
     if (handle) {
-      // A register that names no region reports its bits.
-      const isa::Opcode op = k_.insts[cur_].op;
-      const bool pool_op = op == isa::Opcode::PoolLd || op == isa::Opcode::PoolSt;
+      // A register that names no region (whose limit is 0) reports its bits.
       record_if(b_.CreateNot(named), spirv_status::InvalidAddress,
                 a.base_id | (pool_op ? spirv_status::kPoolHandle : 0), handle,
                 static_cast<uint32_t>(size));
-      bad = b_.CreateOr(bad, b_.CreateNot(named));
       record_region_if(b_.CreateAnd(bad, named), spirv_status::OutOfBounds, region, off,
                        static_cast<uint32_t>(size));
     } else {
