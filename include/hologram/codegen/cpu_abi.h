@@ -34,9 +34,8 @@ enum hg_cpu_error_kind {
 #define HG_CPU_REGION_BOUNDARY (-2)
 #define HG_CPU_REGION_HANDLE (-3) /* a register whose handle names no region; value: its bits */
 #define HG_CPU_REGION_CLASS_BASE (-1000) /* -1000 - class: one class window */
-#define HG_CPU_REGION_SCRATCH_BASE                                                                 \
-  (-2000) /* -2000 - site: an allocation of pool.alloc site                                        \
-             site (1: the kernel's first pool.alloc) */
+/* -2000 - site: an allocation that pool.alloc site `site` made (1: the kernel's first) */
+#define HG_CPU_REGION_SCRATCH_BASE (-2000)
 
 typedef struct hg_cpu_error {
   int32_t kind;   /* hg_cpu_error_kind */
