@@ -118,12 +118,22 @@ auto SimtLowering::address(const isa::Address &a, uint64_t size, Value *extra) -
     Value *bad = b_.CreateOr(b_.CreateICmpULT(limit, b_.getInt64(size)),
                              b_.CreateICmpUGT(off, b_.CreateSub(limit, b_.getInt64(size))));
     if (handle) {
-      // A register that names no region (whose limit is 0) reports its bits.
+      // A register that names no region (whose limit is 0) reports its bits. The handle's
+      // offset is known only now: an access that its alignment would make misaligned on the
+      // GPU (a fault that ends the context) is reported as on Vulkan and OpenCL instead.
       record_if(b_.CreateNot(named), spirv_status::InvalidAddress,
                 a.base_id | (pool_op ? spirv_status::kPoolHandle : 0), handle,
                 static_cast<uint32_t>(size));
       record_region_if(b_.CreateAnd(bad, named), spirv_status::OutOfBounds, region, off,
                        static_cast<uint32_t>(size));
+      const uint64_t claimed = std::min(align, size);
+      if (claimed > 1) {
+        Value *misaligned =
+            b_.CreateICmpNE(b_.CreateAnd(off, b_.getInt64(claimed - 1)), b_.getInt64(0));
+        record_region_if(b_.CreateAnd(misaligned, b_.CreateNot(bad)), spirv_status::Misaligned,
+                         region, off, static_cast<uint32_t>(size));
+        bad = b_.CreateOr(bad, misaligned);
+      }
     } else {
       record_region_if(bad, spirv_status::OutOfBounds, region, off, static_cast<uint32_t>(size));
     }
