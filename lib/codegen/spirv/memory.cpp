@@ -187,17 +187,15 @@ auto KernelLowering::shared_place(const Instruction &inst, const Address &a, Typ
   Id ok = 0;
   if (!align) align = std::min(size, 4u);
   Id what = cu32(word_region(a));
-  if (a.base == AddrBase::Reg) { // the offset in the scratch allocation, and its site
-    Id tag = to32(op(Op::OpShiftRightLogical, u64t(),
-                     {read_reg(a.base_id, Type::U64), cu32(handle::kTagShift)}));
-    what = op(Op::OpIAdd, u32t(),
-              {op(Op::OpISub, u32t(), {tag, cu32(static_cast<uint32_t>(handle::kScratchTag))}),
-               cu32(spirv_status::kScratchSites)});
+  if (a.base == AddrBase::Reg) { // the offset in the scratch allocation, and its site's word
+    Id h = read_reg(a.base_id, Type::U64);
+    Id tag = to32(op(Op::OpShiftRightLogical, u64t(), {h, cu32(handle::kTagShift)}));
+    what =
+        op(Op::OpIAdd, u32t(),
+           {op(Op::OpISub, u32t(), {tag, cu32(static_cast<uint32_t>(handle::kScratchTag))}), what});
+    off =
+        op(Op::OpIAdd, u64t(), {off, op(Op::OpBitwiseAnd, u64t(), {h, cu64(handle::kOffsetMask)})});
   }
-  if (a.base == AddrBase::Reg)
-    off = op(Op::OpIAdd, u64t(),
-             {off, op(Op::OpBitwiseAnd, u64t(),
-                      {read_reg(a.base_id, Type::U64), cu64(handle::kOffsetMask)})});
   if ((a.base == AddrBase::Reg && align > 1) || !statically_aligned(a, inst, align)) {
     Id aligned = ieq(op(Op::OpBitwiseAnd, u64t(), {off, cu64(align - 1)}), cu64(0));
     record_region_if(lnot(aligned), spirv_status::Misaligned, what, off, size);
@@ -248,7 +246,7 @@ auto KernelLowering::word_base(const Address &a) -> Id {
 auto KernelLowering::word_region(const Address &a) -> uint32_t {
   return a.base == AddrBase::Shared ? spirv_status::kSharedMemory
          : a.base == AddrBase::Pool ? uint32_t{a.base_id}
-         : a.base == AddrBase::Reg  ? spirv_status::kScratchSites
+         : a.base == AddrBase::Reg  ? spirv_status::kScratchSites // + the site (shared_place)
                                     : spirv_status::kBoundaryPool;
 }
 
