@@ -69,12 +69,4 @@ std::string class_region(uint64_t c) {
   return "class " + std::to_string(c) + " of the boundary pool";
 }
 
-std::pair<std::string, uint64_t> boundary_region(const Kernel &k, uint64_t inst) {
-  if (inst < k.insts.size())
-    for (const Operand &o : k.insts[inst].operands)
-      if (o.kind == OperandKind::Addr && o.addr.base == AddrBase::Class)
-        return {class_region(o.addr.base_id), atlas::kClassBytes};
-  return {"the boundary pool", atlas::kBoundaryPoolBytes};
-}
-
 } // namespace hologram::isa

@@ -46,7 +46,8 @@ inline void report_spirv_status(const SpirvFaultContext &cx,
       object = isa::parameter_region(k, w[3]);
       holds = cx.param_bytes(w[3]);
     } else if (w[3] == codegen::spirv_status::kBoundaryPool) {
-      std::tie(object, holds) = isa::boundary_region(k, w[7]);
+      object = "the boundary pool";
+      holds = atlas::kBoundaryPoolBytes;
     } else if (w[3] >= codegen::spirv_status::kClassWindows &&
                w[3] < codegen::spirv_status::kClassWindows + atlas::kNumClasses) {
       object = isa::class_region(w[3] - codegen::spirv_status::kClassWindows);

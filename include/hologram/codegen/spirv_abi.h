@@ -133,11 +133,13 @@ inline constexpr uint32_t kPoolHandle = 0x10000;
 /// Words 1-2: global lane (lo, hi); 3: parameter (or one of the regions below); 4-5: byte
 /// offset (lo, hi); 6: access size; 7: instruction index.
 inline constexpr uint32_t kSharedMemory = 0xffffffffu;
+/// The whole boundary pool: a `[phi c,p,b]` address.
 inline constexpr uint32_t kBoundaryPool = 0xfffffffeu;
 /// kScratchSites + site: an allocation of pool.alloc site `site` (1: the kernel's first
 /// pool.alloc, hologram/isa/handles.h).
 inline constexpr uint32_t kScratchSites = 0xf0000000u;
-/// kClassWindows + C: class window C of the boundary pool (nbr.ld, nbr.st: the neighbour's).
+/// kClassWindows + C: class window C of the boundary pool (`[class C + r]`, and nbr.ld's and
+/// nbr.st's neighbour class).
 inline constexpr uint32_t kClassWindows = 0xe0000000u;
 /// The Atlas state buffer (u64 words): resonance[96] as f64 bits, then the phase advance of
 /// the launch (mod 768), which the runtime applies when the launch ends.

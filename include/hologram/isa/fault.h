@@ -50,8 +50,4 @@ std::string parameter_region(const Kernel &k, size_t index);
 /// "class C of the boundary pool", the region of a fault in class window C.
 std::string class_region(uint64_t c);
 
-/// The region of a fault in the boundary pool at instruction `inst` of `k`, and its bytes: the
-/// class its address names (class_region), or the whole pool.
-std::pair<std::string, uint64_t> boundary_region(const Kernel &k, uint64_t inst);
-
 } // namespace hologram::isa

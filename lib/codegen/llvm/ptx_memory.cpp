@@ -59,7 +59,7 @@ auto SimtLowering::address(const isa::Address &a, uint64_t size, Value *extra) -
     base =
         b_.CreateConstGEP1_64(b_.getInt8Ty(), boundary_, uint64_t{a.base_id} * atlas::kClassBytes);
     limit = b_.getInt64(atlas::kClassBytes);
-    region = b_.getInt32(spirv_status::kBoundaryPool);
+    region = b_.getInt32(spirv_status::kClassWindows + a.base_id);
     break;
   case isa::AddrBase::Boundary:
     base = boundary_;

@@ -244,10 +244,11 @@ auto KernelLowering::word_base(const Address &a) -> Id {
 }
 
 auto KernelLowering::word_region(const Address &a) -> uint32_t {
-  return a.base == AddrBase::Shared ? spirv_status::kSharedMemory
-         : a.base == AddrBase::Pool ? uint32_t{a.base_id}
-         : a.base == AddrBase::Reg  ? spirv_status::kScratchSites // + the site (shared_place)
-                                    : spirv_status::kBoundaryPool;
+  return a.base == AddrBase::Shared  ? spirv_status::kSharedMemory
+         : a.base == AddrBase::Pool  ? uint32_t{a.base_id}
+         : a.base == AddrBase::Reg   ? spirv_status::kScratchSites // + the site (shared_place)
+         : a.base == AddrBase::Class ? spirv_status::kClassWindows + a.base_id
+                                     : spirv_status::kBoundaryPool;
 }
 
 auto KernelLowering::load_shared(const Instruction &inst, const Address &a, Type t) -> Id {
