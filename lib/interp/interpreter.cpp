@@ -294,7 +294,7 @@ private:
     case Opcode::Lds:
     case Opcode::PoolLd: {
       std::byte *p;
-      if (auto st = resolve(l, ops[1].addr, type_size(t), inst.op == Opcode::PoolLd, p); !st)
+      if (auto st = resolve(l, ops[1].addr, type_size(t), inst.info().pool_access(), p); !st)
         return st;
       setr(0, load(p, type_size(t)));
       break;
@@ -303,7 +303,7 @@ private:
     case Opcode::Sts:
     case Opcode::PoolSt: {
       std::byte *p;
-      if (auto st = resolve(l, ops[0].addr, type_size(t), inst.op == Opcode::PoolSt, p); !st)
+      if (auto st = resolve(l, ops[0].addr, type_size(t), inst.info().pool_access(), p); !st)
         return st;
       store(p, type_size(t), reg(1));
       break;

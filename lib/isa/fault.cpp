@@ -45,7 +45,7 @@ std::string access_offset(uint64_t offset) {
 
 std::string invalid_handle(const Kernel &k, uint64_t inst, uint64_t bits) {
   const Instruction &in = k.insts.at(inst);
-  const bool pool = in.op == Opcode::PoolLd || in.op == Opcode::PoolSt;
+  const bool pool = in.info().pool_access();
   std::string reg = "a register";
   for (const Operand &o : in.operands)
     if (o.kind == OperandKind::Addr && o.addr.base == AddrBase::Reg)

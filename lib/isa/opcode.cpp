@@ -10,7 +10,8 @@ namespace {
 using namespace types;
 constexpr uint16_t L = kFlagLaunchLevel, M = kFlagReadsMemory, S = kFlagWritesMemory,
                    T = kFlagTerminator, B = kFlagBarrier, V = kFlagLaneVarying, E = kFlagEffect,
-                   C = kFlagCommutative, W = kFlagElementwise, R = kFlagReduces;
+                   C = kFlagCommutative, W = kFlagElementwise, R = kFlagReduces,
+                   P = kFlagPoolAccess;
 
 constexpr std::array<OpcodeInfo, kNumOpcodes> kTable = {{
 #define HG_OPCODE(id, mn, fam, types, sub, sig, flags, names)                                      \

@@ -69,7 +69,7 @@ std::string subs_text(SubKind kind) {
 
 /// The flags column in words.
 std::string properties_text(uint16_t flags) {
-  static constexpr std::array<std::pair<uint16_t, std::string_view>, 10> kWords = {{
+  static constexpr std::array<std::pair<uint16_t, std::string_view>, 11> kWords = {{
       {kFlagLaunchLevel, "whole-launch"},
       {kFlagReadsMemory, "reads memory"},
       {kFlagWritesMemory, "writes memory"},
@@ -80,6 +80,7 @@ std::string properties_text(uint16_t flags) {
       {kFlagCommutative, "commutative"},
       {kFlagElementwise, "element-wise"},
       {kFlagReduces, "reduces"},
+      {kFlagPoolAccess, "accesses a pool"},
   }};
   std::string s;
   for (const auto &[flag, word] : kWords)

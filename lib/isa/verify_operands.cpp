@@ -259,7 +259,7 @@ private:
     bool load = row_.flags & kFlagReadsMemory, store = row_.flags & kFlagWritesMemory;
     if (inst_.op == Opcode::Addr) return;
     bool shared_op = inst_.op == Opcode::Lds || inst_.op == Opcode::Sts;
-    bool pool_op = inst_.op == Opcode::PoolLd || inst_.op == Opcode::PoolSt;
+    bool pool_op = row_.pool_access();
     if (shared_op && a.base != AddrBase::Shared)
       error("'" + mnem() + "' accesses shared memory; the address must be [shared + ...]");
     if (!shared_op && a.base == AddrBase::Shared && inst_.op != Opcode::Atom &&

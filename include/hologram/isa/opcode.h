@@ -212,6 +212,7 @@ enum OpFlag : uint16_t {
   kFlagElementwise = 256, ///< W: element i of its outputs depends only on element i of its
                           ///< inputs, over `n` elements (a whole-launch operation)
   kFlagReduces = 512,     ///< R: folds `n` elements of its buffers into its result
+  kFlagPoolAccess = 1024, ///< P: accesses a pool parameter (a register holds a pool's handle)
 };
 
 /// The flags that make an instruction more than a function of its sources.
@@ -273,6 +274,8 @@ struct OpcodeInfo {
   [[nodiscard]] constexpr bool elementwise() const { return flags & kFlagElementwise; }
   /// Folds `n` elements into its result: it may end an element-wise chain.
   [[nodiscard]] constexpr bool reduces() const { return flags & kFlagReduces; }
+  /// Accesses a pool: its address names a pool parameter, or a register holding a pool's handle.
+  [[nodiscard]] constexpr bool pool_access() const { return flags & kFlagPoolAccess; }
   /// Pure: the destinations depend only on the sources; nothing else happens.
   [[nodiscard]] constexpr bool pure() const { return (flags & kImpureFlags) == 0; }
 };

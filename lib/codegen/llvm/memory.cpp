@@ -81,8 +81,7 @@ auto KernelLowering::resolve(const Address &a) -> Access {
 }
 
 auto KernelLowering::resolve_handle(const V &h, const V &disp) -> Access {
-  const Opcode op = k_.insts[cur_].op;
-  const bool pool_op = op == Opcode::PoolLd || op == Opcode::PoolSt;
+  const bool pool_op = k_.insts[cur_].info().pool_access();
   // A uniform register holds no allocation's handle (pool.alloc's result varies by lane, so
   // the uniformity analysis never makes a slot that holds one uniform), and stays a scalar; an
   // allocation site's region starts at a different place in each lane.

@@ -42,8 +42,7 @@ llvm::AllocaInst *SimtLowering::scratch() {
 auto SimtLowering::address(const isa::Address &a, uint64_t size, Value *extra) -> Place {
   Value *base = nullptr, *limit = nullptr, *handle = nullptr, *named = nullptr;
   Value *region = b_.getInt32(a.base_id);
-  const isa::Opcode op = k_.insts[cur_].op;
-  const bool pool_op = op == isa::Opcode::PoolLd || op == isa::Opcode::PoolSt;
+  const bool pool_op = k_.insts[cur_].info().pool_access();
   switch (a.base) {
   case isa::AddrBase::Param:
   case isa::AddrBase::Pool:

@@ -45,7 +45,7 @@ auto KernelLowering::through_reg(const Address &a) -> bool {
 
 auto KernelLowering::through_register(const Instruction &inst, const Address &a, Id type,
                                       const std::function<Id(const Address &)> &body) -> Id {
-  bool pool_op = inst.op == Opcode::PoolLd || inst.op == Opcode::PoolSt;
+  bool pool_op = inst.info().pool_access();
   Id v = read_reg(a.base_id, Type::U64);
   Id tag = to32(op(Op::OpShiftRightLogical, u64t(), {v, cu32(handle::kTagShift)}));
   Id disp = byte_offset(a);

@@ -195,6 +195,22 @@ TEST(Text, DidYouMeanSuggestions) {
   EXPECT_NE(d.to_string().find("did you mean 'sqrt'?"), std::string::npos) << d.to_string();
 }
 
+TEST(Table, PoolAccessesReadOrWriteThroughAnAddress) {
+  // The back ends and the verifier take a pool access's address to name a pool (or a pool's
+  // handle in a register): each such row has one address operand and touches memory.
+  size_t rows = 0;
+  for (const auto &row : isa::opcode_table()) {
+    if (!row.pool_access()) continue;
+    ++rows;
+    size_t addresses = 0;
+    for (size_t i = 0; i < row.num_operands(); ++i)
+      addresses += row.role(i) == isa::OperandRole::Address;
+    EXPECT_EQ(addresses, 1u) << row.mnemonic;
+    EXPECT_TRUE(row.flags & (isa::kFlagReadsMemory | isa::kFlagWritesMemory)) << row.mnemonic;
+  }
+  EXPECT_EQ(rows, 2u); // pool.ld, pool.st
+}
+
 TEST(Docs, IsaReferenceListsEveryInstruction) {
   auto doc = read_file_for_test("docs/isa.md");
   ASSERT_TRUE(doc.has_value());
