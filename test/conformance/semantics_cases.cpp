@@ -329,23 +329,33 @@ void semantics_cases(std::vector<Case> &out) {
     // where the exact sum lies within 2^-70 of a midpoint between two floats, so that the sum
     // rounded to f64 first is the midpoint and rounding that to f32 goes the wrong way:
     // (1 + 2^-23)(1 - 2^-23) 2^-24 = 2^-24 - 2^-70 added to 1 + 2^-23 (just below the
-    // midpoint: down) and to -(1 + 2^-23) (just past it in magnitude: away from zero).
+    // midpoint: down) and to -(1 + 2^-23) (just past it in magnitude: away from zero). Two
+    // more below f32's normal range, whose grid is 2^-149: (1 + 2^-23)(1 - 2^-23) 2^-150 =
+    // 2^-150 - 2^-196 added to K 2^-149 for an odd K of 23 bits is within 2^-196 of a
+    // midpoint, which f64 cannot tell apart at 2^-127: down to K, not up to K + 1 (and for
+    // K = 2^23 - 1 not up to 2^-126, the smallest normal).
     const float x = 1.0f + std::ldexp(1.0f, -12);
     const float up = (1.0f + std::ldexp(1.0f, -23)) * std::ldexp(1.0f, -12);
     const float down = (1.0f - std::ldexp(1.0f, -23)) * std::ldexp(1.0f, -12);
     const float odd = 1.0f + std::ldexp(1.0f, -23);
-    Case c = rule_case("fma_mad", 5);
+    const float tiny_up = (1.0f + std::ldexp(1.0f, -23)) * std::ldexp(1.0f, -75);
+    const float tiny_down = (1.0f - std::ldexp(1.0f, -23)) * std::ldexp(1.0f, -75);
+    const float k_low = std::ldexp(float((1 << 22) + 1), -149);
+    const float k_high = std::ldexp(float((1 << 23) - 1), -149);
+    constexpr size_t n = 7;
+    Case c = rule_case("fma_mad", n);
     c.inputs = [=](CaseData &d) {
-      set<float>(d, "a", Type::F32, {x, 3.0f, 0.1f, up, up});
-      set<float>(d, "b", Type::F32, {x, 5.0f, 10.0f, down, down});
-      set<float>(d, "c", Type::F32, {-(1.0f + std::ldexp(1.0f, -11)), 1.0f, -1.0f, odd, -odd});
-      zeros<float>(d, "fused", Type::F32, 5);
-      zeros<float>(d, "unfused", Type::F32, 5);
+      set<float>(d, "a", Type::F32, {x, 3.0f, 0.1f, up, up, tiny_up, -tiny_up});
+      set<float>(d, "b", Type::F32, {x, 5.0f, 10.0f, down, down, tiny_down, tiny_down});
+      set<float>(d, "c", Type::F32,
+                 {-(1.0f + std::ldexp(1.0f, -11)), 1.0f, -1.0f, odd, -odd, k_low, -k_high});
+      zeros<float>(d, "fused", Type::F32, n);
+      zeros<float>(d, "unfused", Type::F32, n);
     };
     c.reference = [=](CaseData &d, std::vector<Check> &) {
       auto &a = d.arrays.at("a"), &b = d.arrays.at("b"), &cc = d.arrays.at("c");
-      std::vector<float> fused(5), unfused(5);
-      for (size_t i = 0; i < 5; ++i) {
+      std::vector<float> fused(n), unfused(n);
+      for (size_t i = 0; i < n; ++i) {
         const float ai = a.as<float>()[i], bi = b.as<float>()[i], ci = cc.as<float>()[i];
         fused[i] = std::fmaf(ai, bi, ci); // C's fmaf rounds once
         volatile float p = ai * bi;
