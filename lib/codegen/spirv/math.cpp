@@ -406,21 +406,21 @@ auto KernelLowering::fmod_exact(Type t, Id a, Id c) -> Id {
 }
 
 auto KernelLowering::fma_f32_exact(Id a, Id b, Id c) -> Id {
+  // a·b is exact in f64; s = a·b + c rounded to odd in f64 then rounds to f32 once. Round to
+  // odd: s as it is when the sum was exact (err 0, or NaN when s is infinite or NaN), else the
+  // odd one of s and its neighbour towards the exact sum: s | 1 when err has s's sign (away
+  // from zero), (s - 1) | 1 when not, in the bits.
   Id p = fmul(op(Op::OpFConvert, f64t(), {a}), op(Op::OpFConvert, f64t(), {b}));
   Id cd = op(Op::OpFConvert, f64t(), {c});
   Id s = fadd(p, cd);
   Id bb = fsub(s, p);
   Id err = fadd(fsub(p, fsub(s, bb)), fsub(cd, bb));
   Id bits = bitcast(u64t(), s);
-  Id even = ieq(op(Op::OpBitwiseAnd, u64t(), {bits, cu64(1)}), cu64(0));
-  Id inexact =
-      land(op(Op::OpFOrdNotEqual, boolt(), {err, d(0.0)}), lnot(op(Op::OpIsInf, boolt(), {s})));
-  // Move one ulp towards the exact sum: up in magnitude when err has s's sign.
-  Id same_sign = op(Op::OpLogicalEqual, boolt(), {signbit(Type::F64, err), signbit(Type::F64, s)});
-  Id odd = sel(u64t(), same_sign, op(Op::OpIAdd, u64t(), {bits, cu64(1)}),
-               op(Op::OpISub, u64t(), {bits, cu64(1)}));
-  Id sum = bitcast(f64t(), sel(u64t(), land(inexact, even), odd, bits));
-  return op(Op::OpFConvert, f32t(), {sum});
+  Id towards_zero = op(Op::OpShiftRightLogical, u64t(),
+                       {op(Op::OpBitwiseXor, u64t(), {bits, bitcast(u64t(), err)}), cu32(63)});
+  Id odd = op(Op::OpBitwiseOr, u64t(), {op(Op::OpISub, u64t(), {bits, towards_zero}), cu64(1)});
+  Id inexact = op(Op::OpFOrdNotEqual, boolt(), {err, d(0.0)});
+  return op(Op::OpFConvert, f32t(), {bitcast(f64t(), sel(u64t(), inexact, odd, bits))});
 }
 
 auto KernelLowering::fma_f64_exact(Id a, Id b, Id c) -> Id {
