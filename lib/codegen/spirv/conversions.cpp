@@ -126,14 +126,17 @@ auto KernelLowering::f32_to_small(Type dt, Id x) -> Id {
 auto KernelLowering::f64_to_f32_odd(Id d) -> Id {
   Id r = op(Op::OpFConvert, f32t(), {d});
   Id back = op(Op::OpFConvert, f64t(), {r});
-  Id bits = bitcast(u32t(), r);
-  Id inexact = land(op(Op::OpFOrdNotEqual, boolt(), {back, d}), lnot(isnan(d)));
-  Id even = ieq(op(Op::OpBitwiseAnd, u32t(), {bits, cu32(1)}), cu32(0));
+  Id inexact = op(Op::OpFOrdNotEqual, boolt(), {back, d}); // false for NaN
   Id away = op(Op::OpFOrdGreaterThan, boolt(),
                {glsl(f64t(), GLSLstd450FAbs, {back}), glsl(f64t(), GLSLstd450FAbs, {d})});
-  Id adjusted = sel(u32t(), away, op(Op::OpISub, u32t(), {bits, cu32(1)}),
-                    op(Op::OpIAdd, u32t(), {bits, cu32(1)}));
-  return bitcast(f32t(), sel(u32t(), land(inexact, even), adjusted, bits));
+  return bitcast(
+      f32t(), odd_bits(u32t(), bitcast(u32t(), r), inexact, sel(u32t(), away, cu32(1), cu32(0))));
+}
+
+auto KernelLowering::odd_bits(Id type, Id bits, Id inexact, Id nearer_zero) -> Id {
+  Id one = type == u64t() ? cu64(1) : cu32(1);
+  Id odd = op(Op::OpBitwiseOr, type, {op(Op::OpISub, type, {bits, nearer_zero}), one});
+  return sel(type, inexact, odd, bits);
 }
 
 auto KernelLowering::int_to_f32_odd(Type st, Id v) -> Id {

@@ -449,6 +449,12 @@ protected:
   /// f64 -> f32 rounded to odd, so a following rounding to f16/bf16 is correctly rounded.
   Id f64_to_f32_odd(Id d);
 
+  /// Rounding to odd in the bits (of `type`, u32 or u64) of a value rounded to nearest: the
+  /// bits when `inexact` is false, else the odd one of the value and its neighbour towards the
+  /// exact one: `bits | 1` when `nearer_zero` (0 or 1, of `type`) is 0, `(bits - 1) | 1` when
+  /// the exact value is nearer zero than the rounded one.
+  Id odd_bits(Id type, Id bits, Id inexact, Id nearer_zero);
+
   /// An integer -> f32 rounded to odd (exact below 2^24).
   Id int_to_f32_odd(Type st, Id v);
 

@@ -406,21 +406,20 @@ auto KernelLowering::fmod_exact(Type t, Id a, Id c) -> Id {
 }
 
 auto KernelLowering::fma_f32_exact(Id a, Id b, Id c) -> Id {
-  // a·b is exact in f64; s = a·b + c rounded to odd in f64 then rounds to f32 once. Round to
-  // odd: s as it is when the sum was exact (err 0, or NaN when s is infinite or NaN), else the
-  // odd one of s and its neighbour towards the exact sum: s | 1 when err has s's sign (away
-  // from zero), (s - 1) | 1 when not, in the bits.
+  // a·b is exact in f64; s = a·b + c rounded to odd in f64 then rounds to f32 once: s when
+  // the two-sum's error is 0 (or NaN, where s is infinite or NaN), else the odd one of s and
+  // its neighbour towards the exact sum, which is nearer zero when err's sign is not s's.
   Id p = fmul(op(Op::OpFConvert, f64t(), {a}), op(Op::OpFConvert, f64t(), {b}));
   Id cd = op(Op::OpFConvert, f64t(), {c});
   Id s = fadd(p, cd);
   Id bb = fsub(s, p);
   Id err = fadd(fsub(p, fsub(s, bb)), fsub(cd, bb));
   Id bits = bitcast(u64t(), s);
-  Id towards_zero = op(Op::OpShiftRightLogical, u64t(),
-                       {op(Op::OpBitwiseXor, u64t(), {bits, bitcast(u64t(), err)}), cu32(63)});
-  Id odd = op(Op::OpBitwiseOr, u64t(), {op(Op::OpISub, u64t(), {bits, towards_zero}), cu64(1)});
+  Id nearer_zero = op(Op::OpShiftRightLogical, u64t(), // err's sign is not s's
+                      {op(Op::OpBitwiseXor, u64t(), {bits, bitcast(u64t(), err)}), cu32(63)});
   Id inexact = op(Op::OpFOrdNotEqual, boolt(), {err, d(0.0)});
-  return op(Op::OpFConvert, f32t(), {bitcast(f64t(), sel(u64t(), inexact, odd, bits))});
+  return op(Op::OpFConvert, f32t(),
+            {bitcast(f64t(), odd_bits(u64t(), bits, inexact, nearer_zero))});
 }
 
 auto KernelLowering::fma_f64_exact(Id a, Id b, Id c) -> Id {
