@@ -144,6 +144,13 @@ protected:
     return allocate(std::max<uint64_t>(4, lanes * per), "launch scratch");
   }
 
+  /// A bundle the runtime holds in memory, loaded as load_module loads a file; `what` names
+  /// it in messages.
+  ModuleHandle load_bundle(const std::string &what, artifact::Bundle bundle) {
+    return load_payloads(what, what, "", std::move(bundle.module), bundle.payloads,
+                         bundle.options.targets);
+  }
+
 private:
   using Library = typename Base::template Library<Program>;
   using HostProgram = typename Base::template HostProgram<Program>;

@@ -9,6 +9,7 @@
 #include "../core/idle_list.h"
 #include "../core/launch_args.h"
 #include "../core/spirv_backend.h"
+#include "hologram/artifact/bundle.h"
 #include "hologram/codegen/spirv_abi.h"
 #include "hologram/isa/encoding.h"
 #include "hologram/isa/text.h"
@@ -19,7 +20,11 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -350,6 +355,11 @@ struct Device {
   /// VK_EXT_external_memory_host's function, where the device has it.
   PFN_vkGetMemoryHostPointerPropertiesEXT vkGetMemoryHostPointerPropertiesEXT = nullptr;
   std::mutex queue_mutex; ///< the VkQueue (vkQueueSubmit, vkDeviceWaitIdle)
+  /// Whether GLSL.std.450's Fma rounds once here, for f32 and for f64 (VkBool32 each, the
+  /// values of SpirvKernelInfo::fma_spec_ids): found once, at the first launch of a kernel
+  /// with an exact fma (VulkanBackend::probe_fma).
+  std::once_flag fma_probed;
+  std::array<uint32_t, 2> fma_rounds_once{};
   HG_VK_DEVICE_FUNCTIONS(HG_VK_DECLARE)
 
   Device(std::shared_ptr<Instance> inst, const Candidate &c) : instance(std::move(inst)), cand(c) {
@@ -647,9 +657,9 @@ struct Program {
   VkShaderModule shader = VK_NULL_HANDLE;
   VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
   VkPipelineLayout layout = VK_NULL_HANDLE;
-  /// By block x/y/z, shared words, whether the launch has fewer than 2^32 lanes, and whether
-  /// its grid is one row of blocks.
-  using SpecValues = std::array<uint32_t, 6>; ///< in the order of the specialisation ids
+  /// By block x/y/z, shared words, whether the launch has fewer than 2^32 lanes, whether its
+  /// grid is one row of blocks, and whether the device's Fma rounds once (f32, f64).
+  using SpecValues = std::array<uint32_t, 8>; ///< in the order of the specialisation ids
   std::map<SpecValues, VkPipeline> pipelines;
   std::mutex mutex;
 
@@ -667,12 +677,18 @@ struct Program {
     Wide lanes = Wide{launch.grid.x} * launch.grid.y * launch.grid.z * launch.block.count();
     uint32_t narrow = lanes < (Wide{1} << 32) ? 1 : 0;
     uint32_t flat = launch.grid.y == 1 && launch.grid.z == 1 ? 1 : 0;
-    SpecValues key{launch.block.x, launch.block.y, launch.block.z, shared_words, narrow, flat};
+    // The fma constants only where the kernel has them, so that its pipelines do not
+    // depend on whether another kernel has probed the device yet.
+    const uint32_t fma32 = info.exact_fma ? dev->fma_rounds_once[0] : 0,
+                   fma64 = info.exact_fma ? dev->fma_rounds_once[1] : 0;
+    SpecValues key{launch.block.x, launch.block.y, launch.block.z, shared_words,
+                   narrow,         flat,           fma32,          fma64};
     auto it = pipelines.find(key);
     if (it != pipelines.end()) return it->second;
     const SpecValues ids = {info.local_size_spec_ids[0], info.local_size_spec_ids[1],
                             info.local_size_spec_ids[2], info.shared_words_spec_id,
-                            info.narrow_lanes_spec_id,   info.flat_grid_spec_id};
+                            info.narrow_lanes_spec_id,   info.flat_grid_spec_id,
+                            info.fma_spec_ids[0],        info.fma_spec_ids[1]};
     std::array<VkSpecializationMapEntry, std::tuple_size_v<SpecValues>> entries{};
     for (uint32_t i = 0; i < entries.size(); ++i) entries[i] = {ids[i], i * 4, 4};
     VkSpecializationInfo spec{};
@@ -786,6 +802,85 @@ private:
   bool has_feature(const std::string &f) const override { return dev_->has_feature(f); }
   std::string device_name() const override { return dev_->cand.props.deviceName; }
 
+  /// Finds out once per device whether its Fma rounds once (Device::fma_rounds_once):
+  /// HOLOGRAM_VULKAN_FMA=exact keeps the emulation and =device takes the device's Fma
+  /// without asking; by default (=probe) the kernels of vulkan/fma_probe.hasm compute fma
+  /// with the device's Fma where two roundings give another result than one (a product
+  /// rounded before the sum, a sum rounded to f64 then f32, overflow of the product, results
+  /// below the normal range) and must match C's fma bit for bit. A probe that cannot run
+  /// (no f64 on the device) keeps the emulation.
+  void probe_fma() {
+    std::call_once(dev_->fma_probed, [&] {
+      const char *env = std::getenv("HOLOGRAM_VULKAN_FMA");
+      const std::string mode = env && *env ? env : "probe";
+      if (mode == "exact" || mode == "device") {
+        uint32_t v = mode == "device" ? 1 : 0;
+        dev_->fma_rounds_once = {v, v};
+        return;
+      }
+      if (mode != "probe")
+        throw Error(ErrorCode::InvalidArgument,
+                    "HOLOGRAM_VULKAN_FMA=" + mode + ": expected probe, exact or device");
+      dev_->fma_rounds_once = run_fma_probe();
+    });
+  }
+
+  std::array<uint32_t, 2> run_fma_probe() {
+    static constexpr unsigned char kBundle[] = {
+#include "fma_probe_bundle.inc"
+    };
+    auto bundle = artifact::read_bundle(
+        std::string(reinterpret_cast<const char *>(kBundle), sizeof(kBundle)));
+    if (!bundle) throw Error(ErrorCode::Internal, "the fma probe: " + bundle.message());
+    ModuleHandle m = load_bundle("the fma probe", std::move(*bundle));
+    auto rounds_once = [&]<typename T>(const char *kernel, const std::vector<T> &a,
+                                       const std::vector<T> &b, const std::vector<T> &c) {
+      const uint64_t bytes = a.size() * sizeof(T);
+      std::vector<BufferHandle> bufs;
+      for (int i = 0; i < 4; ++i) bufs.push_back(allocate_buffer(bytes));
+      bool once = false;
+      try {
+        copy_to_buffer(bufs[0], 0, std::as_bytes(std::span(a)));
+        copy_to_buffer(bufs[1], 0, std::as_bytes(std::span(b)));
+        copy_to_buffer(bufs[2], 0, std::as_bytes(std::span(c)));
+        std::vector<KernelArg> args;
+        for (BufferHandle h : bufs) args.push_back(KernelArg::buffer(h));
+        const auto n = static_cast<uint32_t>(a.size());
+        launch(m, kernel, LaunchConfig::linear(n, n), args);
+        std::vector<T> y(a.size());
+        copy_from_buffer(bufs[3], 0, std::as_writable_bytes(std::span(y)));
+        once = true;
+        for (size_t i = 0; i < a.size(); ++i) {
+          const T want = std::fma(a[i], b[i], c[i]);
+          once = once && std::memcmp(&want, &y[i], sizeof(T)) == 0;
+        }
+      } catch (const Error &) { // the device cannot run it (f64): keep the emulation
+        once = false;
+      }
+      for (BufferHandle h : bufs) free_buffer(h);
+      return once ? 1u : 0u;
+    };
+    // f32: (1 + 2^-12)^2 - (1 + 2^-11) = 2^-24 (the rounded product cancels to 0); a sum
+    // within 2^-70 of a midpoint between two floats, below it and past it in magnitude
+    // (rounded to f64 first it is the midpoint); the same below the normal range; MAX * 2
+    // - MAX = MAX (a rounded product overflows).
+    const float x = 1.0f + 0x1p-12f, up = (1.0f + 0x1p-23f) * 0x1p-12f,
+                down = (1.0f - 0x1p-23f) * 0x1p-12f, odd = 1.0f + 0x1p-23f,
+                tiny_up = (1.0f + 0x1p-23f) * 0x1p-75f, tiny_down = (1.0f - 0x1p-23f) * 0x1p-75f,
+                fmax = std::numeric_limits<float>::max();
+    const uint32_t f32 = rounds_once.template operator()<float>(
+        "fma_probe_f32", {x, up, up, tiny_up, fmax}, {x, down, down, tiny_down, 2.0f},
+        {-(1.0f + 0x1p-11f), odd, -odd, 0x1.000004p-127f, -fmax});
+    // f64: a tie between two doubles that a far smaller c breaks either way; MAX * 2 - MAX;
+    // (1 + 2^-52)^2 - (1 + 2^-51) = 2^-104; 0.1 * 0.1 minus its rounding (the product's error).
+    const double e = 1.0 + 0x1p-52, dmax = std::numeric_limits<double>::max();
+    const uint32_t f64 = rounds_once.template operator()<double>(
+        "fma_probe_f64", {e, e, dmax, e, 0.1}, {1.5, 1.5, 2.0, e, 0.1},
+        {-0x1p-200, 0x1p-200, -dmax, -(1.0 + 0x1p-51), -(0.1 * 0.1)});
+    unload_module(m);
+    return {f32, f64};
+  }
+
   std::shared_ptr<Program> make_program(const isa::Kernel &kernel,
                                         const codegen::SpirvKernelInfo &info,
                                         const std::vector<uint32_t> &words) override {
@@ -854,6 +949,7 @@ private:
                       " bytes of shared memory; " + dev_->cand.props.deviceName + " has " +
                       std::to_string(limits.maxComputeSharedMemorySize));
     auto shared_words = static_cast<uint32_t>(std::max<uint64_t>(1, (shared_bytes + 3) / 4));
+    if (p.info.exact_fma) probe_fma();
     VkPipeline pipeline = p.pipeline(launch, shared_words);
 
     // Resolve the arguments; `keep` holds them alive even if another thread frees a handle.

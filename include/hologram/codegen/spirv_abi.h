@@ -86,6 +86,11 @@ struct SpirvKernelInfo {
   /// Vulkan: a bool, true when the launch's grid is one row of blocks (y and z 1), so the
   /// linear block index in %gid is block x alone.
   uint32_t flat_grid_spec_id = 5;
+  /// Vulkan: bools, true when the device's GLSL.std.450 Fma rounds once for f32 (first) and
+  /// f64 (second), which the runtime finds out by a probe of the device: the kernel's exact
+  /// `fma` then uses it, and emulates it otherwise. Set when the kernel has an exact fma.
+  uint32_t fma_spec_ids[2] = {6, 7};
+  bool exact_fma = false;
   uint32_t static_shared_bytes = 0;
   bool has_status = false; ///< binding of the status buffer (checks and launch errors)
   uint32_t status_binding = 0;

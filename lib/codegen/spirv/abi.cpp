@@ -101,6 +101,7 @@ std::string spirv_reflection_json(const SpirvModule &module) {
     j["shared_words_spec_id"] = k.shared_words_spec_id;
     j["narrow_lanes_spec_id"] = k.narrow_lanes_spec_id;
     j["flat_grid_spec_id"] = k.flat_grid_spec_id;
+    if (k.exact_fma) j["fma_spec_ids"] = {k.fma_spec_ids[0], k.fma_spec_ids[1]};
     j["static_shared_bytes"] = k.static_shared_bytes;
     if (k.has_status) j["status_binding"] = k.status_binding;
     if (k.phase_offset) j["phase_offset"] = k.phase_offset;
@@ -148,6 +149,11 @@ Expected<std::vector<SpirvKernelInfo>> parse_spirv_reflection(std::string_view j
       k.shared_words_spec_id = j.at("shared_words_spec_id").get<uint32_t>();
       k.narrow_lanes_spec_id = j.value("narrow_lanes_spec_id", k.narrow_lanes_spec_id);
       k.flat_grid_spec_id = j.value("flat_grid_spec_id", k.flat_grid_spec_id);
+      if (j.contains("fma_spec_ids")) {
+        k.exact_fma = true;
+        for (uint32_t i = 0; i < 2; ++i)
+          k.fma_spec_ids[i] = j["fma_spec_ids"].at(i).get<uint32_t>();
+      }
       k.static_shared_bytes = j.at("static_shared_bytes").get<uint32_t>();
       if (j.contains("status_binding")) {
         k.has_status = true;

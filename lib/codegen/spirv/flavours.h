@@ -39,6 +39,7 @@ private:
   void f64_no_contraction(Id v) override { b_.decorate(v, spv::Decoration::NoContraction); }
   Id f64_product_error(Id, Id, Id) override { return 0; } // GLSL.std.450's Fma need not fuse
   bool fma_rounds_once() const override { return false; }
+  Id fma_rounds_once_here(Type t) override;
   bool frem_is_exact() const override { return false; }
   Id sign_extend(Id v, uint32_t bits) override;
   Id signed_rem(Id ty, Id a, Id divisor) override;
@@ -160,7 +161,8 @@ private:
     return b_.ext(ext_, f64t(), OpenCLLIB::Fma, {a, c, b_.op(Op::OpFNegate, f64t(), {p})});
   }
   bool fma_rounds_once() const override { return true; } // OpenCL: correctly rounded
-  bool frem_is_exact() const override { return true; }   // OpenCL: fmod, 0 ulp
+  Id fma_rounds_once_here(Type) override { return 0; }
+  bool frem_is_exact() const override { return true; } // OpenCL: fmod, 0 ulp
   Id sign_extend(Id v, uint32_t bits) override;
   Id signed_rem(Id ty, Id a, Id divisor) override { return op(Op::OpSRem, ty, {a, divisor}); }
   Id status_word(uint32_t i) override;

@@ -138,6 +138,10 @@ protected:
   /// Whether the flavour's fma rounds once (OpenCL.std's does, for f32 and f64;
   /// GLSL.std.450's need not fuse), so that `fma` needs no emulation.
   virtual bool fma_rounds_once() const = 0;
+  /// Where it need not: a bool specialisation constant, true when the runtime found the
+  /// device's fma of `t` (f32 or f64) to round once, so the exact fma function uses it
+  /// (SpirvKernelInfo::fma_spec_ids); 0 where the flavour's fma rounds once anyway.
+  virtual Id fma_rounds_once_here(Type t) = 0;
   /// Whether the flavour's OpFRem is C's fmod, exact (OpenCL's is; Vulkan's SPIR-V
   /// environment gives it no precision, and lavapipe's is x - y trunc(x / y), several ulp
   /// off, NaN for an infinite y).

@@ -312,14 +312,18 @@ auto KernelLowering::fma(Type t, Id a, Id b, Id c) -> Id {
   Id ty = rep(t);
   if (o_.fast_math || gemm_library_ || fma_rounds_once()) return glsl(ty, GLSLstd450Fma, {a, b, c});
   const bool wide = t == Type::F64;
+  info_.exact_fma = true;
   Id fn = b_.shared_global(wide ? "fma.f64" : "fma.f32", [&] {
     Id id = b_.fresh();
+    Id device_rounds_once = fma_rounds_once_here(t);
     b_.aside([&] {
       b_.begin_function(ty, b_.t_function(ty, {ty, ty, ty}), id);
       Id pa = b_.function_param(ty), pb = b_.function_param(ty), pc = b_.function_param(ty);
       b_.begin_block(b_.fresh());
+      // The driver folds the constant when it builds the pipeline and keeps one side.
+      Id exact = wide ? fma_f64_exact(pa, pb, pc) : fma_f32_exact(pa, pb, pc);
       b_.terminate(Op::OpReturnValue,
-                   {wide ? fma_f64_exact(pa, pb, pc) : fma_f32_exact(pa, pb, pc)});
+                   {sel(ty, device_rounds_once, glsl(ty, GLSLstd450Fma, {pa, pb, pc}), exact)});
       b_.end_function();
     });
     b_.name(id, wide ? "__hg_fma_f64" : "__hg_fma_f32");

@@ -140,6 +140,13 @@ auto VulkanLowering::flat_grid() -> Id {
   return b_.shared_global("spec.5", [&] { return b_.spec_bool(info_.flat_grid_spec_id, false); });
 }
 
+auto VulkanLowering::fma_rounds_once_here(Type t) -> Id {
+  // Specialisation constants 6 (f32) and 7 (f64), set by the runtime's probe of the device.
+  const bool wide = t == Type::F64;
+  return b_.shared_global(wide ? "spec.7" : "spec.6",
+                          [&] { return b_.spec_bool(info_.fma_spec_ids[wide ? 1 : 0], false); });
+}
+
 auto VulkanLowering::declare_storage_width(unsigned bits) -> void {
   if (bits == 8) {
     b_.capability(spv::Capability::StorageBuffer8BitAccess);

@@ -15,7 +15,9 @@
 #include <array>
 #include <atomic>
 #include <bit>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <numeric>
 #include <random>
 #include <thread>
@@ -942,6 +944,119 @@ TEST_P(DeviceBackend, FmaOfF64RoundsOnce) {
     }
   }
   for (auto h : buf) backend->free_buffer(h);
+}
+
+TEST(VulkanFma, TheDevicesFmaOnlyWhereItRoundsOnce) {
+  // An exact fma calls the device's GLSL.std.450 Fma where the Vulkan backend's probe found
+  // it to round once (specialisation constants 6 and 7, docs/spirv.md) and emulates it
+  // elsewhere. HOLOGRAM_VULKAN_FMA=exact forces the emulation and =device the device's Fma;
+  // the default must match C's fma bit for bit whatever the device does. lavapipe's Fma
+  // rounds twice, in f32 and f64 (Mesa 22.3, CI's).
+  setenv("XDG_RUNTIME_DIR", "/tmp", 0);
+  const float x = 1.0f + 0x1p-12f, fmax = std::numeric_limits<float>::max();
+  const float up = (1.0f + 0x1p-23f) * 0x1p-12f, down = (1.0f - 0x1p-23f) * 0x1p-12f;
+  std::vector<float> a{x, fmax, 1.5f, (1.0f + 0x1p-23f) * 0x1p-75f, up},
+      b{x, 2.0f, 2.0f, (1.0f - 0x1p-23f) * 0x1p-75f, down},
+      c{-(1.0f + 0x1p-11f), -fmax, 0.25f, 0x1.000004p-127f, -(1.0f + 0x1p-23f)};
+  const double e = 1.0 + 0x1p-52, dmax = std::numeric_limits<double>::max();
+  std::vector<double> a64{e, dmax, 1.5, e, e}, b64{e, 2.0, 2.0, 1.5, 1.5},
+      c64{-(1.0 + 0x1p-51), -dmax, 0.25, -0x1p-200, 0x1p-200};
+  std::mt19937 rng(20261206);
+  std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+  for (int i = 0; i < 60; ++i) {
+    a.push_back(u(rng)), b.push_back(u(rng)), c.push_back(u(rng));
+    a64.push_back(u(rng) / 3.0), b64.push_back(u(rng) / 7.0), c64.push_back(u(rng) / 11.0);
+  }
+  auto m = test::parse_ok(R"(.kernel f
+.param %a : buffer<f32> read
+.param %b : buffer<f32> read
+.param %c : buffer<f32> read
+.param %y : buffer<f32> write
+.param %a64 : buffer<f64> read
+.param %b64 : buffer<f64> read
+.param %c64 : buffer<f64> read
+.param %y64 : buffer<f64> write
+  ld.f32         r0, [%a + %gid*4]
+  ld.f32         r1, [%b + %gid*4]
+  ld.f32         r2, [%c + %gid*4]
+  fma.f32        r3, r0, r1, r2
+  st.f32         [%y + %gid*4], r3
+  ld.f64         r4, [%a64 + %gid*8]
+  ld.f64         r5, [%b64 + %gid*8]
+  ld.f64         r6, [%c64 + %gid*8]
+  fma.f64        r7, r4, r5, r6
+  st.f64         [%y64 + %gid*8], r7
+)");
+  const auto n = static_cast<uint32_t>(a.size());
+  ASSERT_EQ(a64.size(), a.size());
+  struct Results {
+    std::vector<float> f32;
+    std::vector<double> f64;
+    std::string device;
+  };
+  auto run = [&](const char *mode) {
+    if (mode)
+      setenv("HOLOGRAM_VULKAN_FMA", mode, 1);
+    else
+      unsetenv("HOLOGRAM_VULKAN_FMA");
+    auto backend = create_backend(Preference::parse("vulkan"));
+    std::vector<BufferHandle> buf;
+    for (int i = 0; i < 8; ++i)
+      buf.push_back(backend->allocate_buffer(uint64_t{n} * (i < 4 ? 4 : 8)));
+    backend->write<float>(buf[0], a);
+    backend->write<float>(buf[1], b);
+    backend->write<float>(buf[2], c);
+    backend->write<double>(buf[4], a64);
+    backend->write<double>(buf[5], b64);
+    backend->write<double>(buf[6], c64);
+    std::vector<KernelArg> args;
+    for (auto h : buf) args.push_back(KernelArg::buffer(h));
+    backend->execute_program(m.kernels[0], LaunchConfig::linear(n, n), args);
+    Results r{backend->read<float>(buf[3]), backend->read<double>(buf[7]),
+              backend->device_info().name};
+    unsetenv("HOLOGRAM_VULKAN_FMA");
+    return r;
+  };
+  const Results exact = run("exact"), probed = run(nullptr), device = run("device");
+  bool twice = false;
+  for (uint32_t i = 0; i < n; ++i) {
+    const float want = std::fma(a[i], b[i], c[i]);
+    volatile float p = a[i] * b[i];
+    const float rounded_twice = p + c[i];
+    EXPECT_EQ(std::bit_cast<uint32_t>(exact.f32[i]), std::bit_cast<uint32_t>(want)) << i;
+    EXPECT_EQ(std::bit_cast<uint32_t>(probed.f32[i]), std::bit_cast<uint32_t>(want)) << i;
+    // The device's Fma: fused or a product and a sum rounded apart.
+    EXPECT_TRUE(device.f32[i] == want || device.f32[i] == rounded_twice) << i;
+    twice = twice || device.f32[i] != want;
+    const double want64 = std::fma(a64[i], b64[i], c64[i]);
+    volatile double p64 = a64[i] * b64[i];
+    const double rounded_twice64 = p64 + c64[i];
+    EXPECT_EQ(std::bit_cast<uint64_t>(exact.f64[i]), std::bit_cast<uint64_t>(want64)) << i;
+    EXPECT_EQ(std::bit_cast<uint64_t>(probed.f64[i]), std::bit_cast<uint64_t>(want64)) << i;
+    EXPECT_TRUE(device.f64[i] == want64 || device.f64[i] == rounded_twice64) << i;
+  }
+  if (device.device.find("llvmpipe") != std::string::npos) {
+    EXPECT_TRUE(twice) << "HOLOGRAM_VULKAN_FMA=device did not reach lavapipe's Fma";
+  }
+  // Anything else is refused, at the launch that would probe.
+  setenv("HOLOGRAM_VULKAN_FMA", "fast", 1);
+  auto backend = create_backend(Preference::parse("vulkan"));
+  std::string msg;
+  EXPECT_EQ(code_of(
+                [&] {
+                  std::vector<BufferHandle> buf;
+                  for (int i = 0; i < 8; ++i)
+                    buf.push_back(backend->allocate_buffer(uint64_t{n} * 8));
+                  std::vector<KernelArg> args;
+                  for (auto h : buf) args.push_back(KernelArg::buffer(h));
+                  backend->execute_program(m.kernels[0], LaunchConfig::linear(n, n), args);
+                },
+                &msg),
+            ErrorCode::InvalidArgument);
+  unsetenv("HOLOGRAM_VULKAN_FMA");
+  EXPECT_NE(msg.find("HOLOGRAM_VULKAN_FMA=fast: expected probe, exact or device"),
+            std::string::npos)
+      << msg;
 }
 
 INSTANTIATE_TEST_SUITE_P(SpirvBackends, DeviceBackend, ::testing::Values("vulkan", "opencl"),
