@@ -7,6 +7,7 @@
 #include "hologram/isa/encoding.h"
 #include "hologram/isa/text.h"
 #include "hologram/runtime/backend.h"
+#include "hologram/runtime/queue.h"
 #include "random_kernels.h"
 #include "test_util.h"
 
@@ -1037,6 +1038,23 @@ TEST(VulkanFma, TheDevicesFmaOnlyWhereItRoundsOnce) {
   }
   if (device.device.find("llvmpipe") != std::string::npos) {
     EXPECT_TRUE(twice) << "HOLOGRAM_VULKAN_FMA=device did not reach lavapipe's Fma";
+  }
+  { // A backend's first such launch from a queue probes on the queue's thread.
+    auto backend = create_backend(Preference::parse("vulkan"));
+    std::vector<BufferHandle> buf;
+    for (int i = 0; i < 8; ++i) buf.push_back(backend->allocate_buffer(uint64_t{n} * 8));
+    backend->write<float>(buf[0], a);
+    backend->write<float>(buf[1], b);
+    backend->write<float>(buf[2], c);
+    std::vector<KernelArg> args;
+    for (auto h : buf) args.push_back(KernelArg::buffer(h));
+    Queue q(*backend);
+    q.execute_program(m.kernels[0], LaunchConfig::linear(n, n), args);
+    q.finish();
+    const auto y = backend->read<float>(buf[3]);
+    for (uint32_t i = 0; i < n; ++i)
+      EXPECT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(std::fma(a[i], b[i], c[i])))
+          << i;
   }
   // Anything else is refused, at the launch that would probe.
   setenv("HOLOGRAM_VULKAN_FMA", "fast", 1);
