@@ -168,8 +168,8 @@ private:
     switch (r.kind) {
     case Region::Kind::Param: return parameter_region(k_, r.id);
     case Region::Kind::Shared: return "shared memory";
-    case Region::Kind::Class: return "class " + std::to_string(r.id) + " of the boundary pool";
-    case Region::Kind::Boundary: return "the boundary pool";
+    case Region::Kind::Class: return class_region(r.id);
+    case Region::Kind::Boundary: return boundary_pool_region();
     case Region::Kind::Scratch: return scratch_region(k_, r.id).first;
     }
     unreachable_enum("Region::Kind");

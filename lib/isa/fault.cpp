@@ -66,7 +66,11 @@ std::string parameter_region(const Kernel &k, size_t index) {
 }
 
 std::string class_region(uint64_t c) {
-  return "class " + std::to_string(c) + " of the boundary pool";
+  return "class " + std::to_string(c) + " of " + boundary_pool_region();
+}
+
+std::string boundary_pool_region() {
+  return "the boundary pool";
 }
 
 } // namespace hologram::isa

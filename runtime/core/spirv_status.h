@@ -46,7 +46,7 @@ inline void report_spirv_status(const SpirvFaultContext &cx,
       object = isa::parameter_region(k, w[3]);
       holds = cx.param_bytes(w[3]);
     } else if (w[3] == codegen::spirv_status::kBoundaryPool) {
-      object = "the boundary pool";
+      object = isa::boundary_pool_region();
       holds = atlas::kBoundaryPoolBytes;
     } else if (w[3] >= codegen::spirv_status::kClassWindows &&
                w[3] < codegen::spirv_status::kClassWindows + atlas::kNumClasses) {

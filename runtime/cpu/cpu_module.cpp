@@ -196,7 +196,7 @@ std::string region_name(const isa::Kernel &k, int32_t region) {
   if (region >= 0 && static_cast<size_t>(region) < k.params.size())
     return isa::parameter_region(k, static_cast<size_t>(region));
   if (region == HG_CPU_REGION_SHARED) return "shared memory";
-  if (region == HG_CPU_REGION_BOUNDARY) return "the boundary pool";
+  if (region == HG_CPU_REGION_BOUNDARY) return isa::boundary_pool_region();
   return "memory";
 }
 

@@ -50,4 +50,7 @@ std::string parameter_region(const Kernel &k, size_t index);
 /// "class C of the boundary pool", the region of a fault in class window C.
 std::string class_region(uint64_t c);
 
+/// "the boundary pool", the region of a fault in the whole pool (a `[phi c,p,b]` address).
+std::string boundary_pool_region();
+
 } // namespace hologram::isa
