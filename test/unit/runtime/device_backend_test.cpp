@@ -995,23 +995,28 @@ TEST(VulkanFma, TheDevicesFmaOnlyWhereItRoundsOnce) {
     std::vector<double> f64;
     std::string device;
   };
+  // The kernel's eight buffers on `backend`, its inputs written; their handles and arguments.
+  auto bind = [&](Backend &backend) {
+    std::vector<BufferHandle> buf;
+    for (int i = 0; i < 8; ++i)
+      buf.push_back(backend.allocate_buffer(uint64_t{n} * (i < 4 ? 4 : 8)));
+    backend.write<float>(buf[0], a);
+    backend.write<float>(buf[1], b);
+    backend.write<float>(buf[2], c);
+    backend.write<double>(buf[4], a64);
+    backend.write<double>(buf[5], b64);
+    backend.write<double>(buf[6], c64);
+    std::vector<KernelArg> args;
+    for (auto h : buf) args.push_back(KernelArg::buffer(h));
+    return std::pair(buf, args);
+  };
   auto run = [&](const char *mode) {
     if (mode)
       setenv("HOLOGRAM_VULKAN_FMA", mode, 1);
     else
       unsetenv("HOLOGRAM_VULKAN_FMA");
     auto backend = create_backend(Preference::parse("vulkan"));
-    std::vector<BufferHandle> buf;
-    for (int i = 0; i < 8; ++i)
-      buf.push_back(backend->allocate_buffer(uint64_t{n} * (i < 4 ? 4 : 8)));
-    backend->write<float>(buf[0], a);
-    backend->write<float>(buf[1], b);
-    backend->write<float>(buf[2], c);
-    backend->write<double>(buf[4], a64);
-    backend->write<double>(buf[5], b64);
-    backend->write<double>(buf[6], c64);
-    std::vector<KernelArg> args;
-    for (auto h : buf) args.push_back(KernelArg::buffer(h));
+    const auto [buf, args] = bind(*backend);
     backend->execute_program(m.kernels[0], LaunchConfig::linear(n, n), args);
     Results r{backend->read<float>(buf[3]), backend->read<double>(buf[7]),
               backend->device_info().name};
@@ -1041,13 +1046,7 @@ TEST(VulkanFma, TheDevicesFmaOnlyWhereItRoundsOnce) {
   }
   { // A backend's first such launch from a queue probes on the queue's thread.
     auto backend = create_backend(Preference::parse("vulkan"));
-    std::vector<BufferHandle> buf;
-    for (int i = 0; i < 8; ++i) buf.push_back(backend->allocate_buffer(uint64_t{n} * 8));
-    backend->write<float>(buf[0], a);
-    backend->write<float>(buf[1], b);
-    backend->write<float>(buf[2], c);
-    std::vector<KernelArg> args;
-    for (auto h : buf) args.push_back(KernelArg::buffer(h));
+    const auto [buf, args] = bind(*backend);
     Queue q(*backend);
     q.execute_program(m.kernels[0], LaunchConfig::linear(n, n), args);
     q.finish();
@@ -1062,12 +1061,8 @@ TEST(VulkanFma, TheDevicesFmaOnlyWhereItRoundsOnce) {
   std::string msg;
   EXPECT_EQ(code_of(
                 [&] {
-                  std::vector<BufferHandle> buf;
-                  for (int i = 0; i < 8; ++i)
-                    buf.push_back(backend->allocate_buffer(uint64_t{n} * 8));
-                  std::vector<KernelArg> args;
-                  for (auto h : buf) args.push_back(KernelArg::buffer(h));
-                  backend->execute_program(m.kernels[0], LaunchConfig::linear(n, n), args);
+                  backend->execute_program(m.kernels[0], LaunchConfig::linear(n, n),
+                                           bind(*backend).second);
                 },
                 &msg),
             ErrorCode::InvalidArgument);
