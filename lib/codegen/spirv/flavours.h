@@ -37,7 +37,6 @@ private:
   Id exact(Id v) override;
   Id glsl(Id t, GLSLstd450 f, const Words &w) override;
   void f64_no_contraction(Id v) override { b_.decorate(v, spv::Decoration::NoContraction); }
-  Id f64_product_error(Id, Id, Id) override { return 0; } // GLSL.std.450's Fma need not fuse
   bool fma_rounds_once() const override { return false; }
   Id fma_rounds_once_here(Type t) override;
   bool frem_is_exact() const override { return false; }
@@ -157,9 +156,6 @@ private:
   Id exact(Id v) override { return v; }
   Id glsl(Id t, GLSLstd450 f, const Words &w) override;
   void f64_no_contraction(Id) override {}
-  Id f64_product_error(Id a, Id c, Id p) override { // OpenCL's fma rounds once for double
-    return b_.ext(ext_, f64t(), OpenCLLIB::Fma, {a, c, b_.op(Op::OpFNegate, f64t(), {p})});
-  }
   bool fma_rounds_once() const override { return true; } // OpenCL: correctly rounded
   Id fma_rounds_once_here(Type) override { return 0; }
   bool frem_is_exact() const override { return true; } // OpenCL: fmod, 0 ulp

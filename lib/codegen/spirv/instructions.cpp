@@ -333,8 +333,7 @@ auto KernelLowering::binary(BinaryOp o, Type t, Id a, Id c) -> Id {
   case BinaryOp::Pow:
   case BinaryOp::Atan2: {
     if (t == Type::F64 && !f32_library_)
-      return call_f64_math(b_, *this, o == BinaryOp::Pow ? MathOpcode::Pow : MathOpcode::Atan2, a,
-                           c);
+      return f64_math(o == BinaryOp::Pow ? MathOpcode::Pow : MathOpcode::Atan2, a, c);
     if (o_.fast_math && t != Type::F64)
       return glsl(ty, o == BinaryOp::Pow ? GLSLstd450Pow : GLSLstd450Atan2, {a, c});
     // In f64 and rounded once (f32), like the other transcendentals.

@@ -146,8 +146,12 @@ protected:
   /// environment gives it no precision, and lavapipe's is x - y trunc(x / y), several ulp
   /// off, NaN for an infinite y).
   virtual bool frem_is_exact() const = 0;
-  // f64 math (math64.h): f64_no_contraction and f64_product_error.
+  // f64 math (math64.h): f64_no_contraction.
   Id f64_extended(GLSLstd450 fn, Id x) override { return glsl(f64t(), fn, {x}); }
+  Id f64_product_error(Id a, Id c, Id p, const std::function<Id()> &split_error) override;
+  /// The module's f64 function for `fn` (math64.h), called; a kernel that calls one has an
+  /// exact fma (SpirvKernelInfo::exact_fma) where the flavour's fma may round twice.
+  Id f64_math(isa::MathOpcode fn, Id x, Id y = 0);
 
   /// The low `bits` of v sign-extended to 32.
   virtual Id sign_extend(Id v, uint32_t bits) = 0;

@@ -258,7 +258,7 @@ auto KernelLowering::math(MathOpcode o, Type t, Id x) -> Id {
   // f64 to the SPEC's 1 ulp in double-double (math64.h); the device library's f32 kernels
   // use the f64 evaluations below (~1e-15 relative), which their f32 results need, and are
   // faster. Its f64 kernels (map.exp.f64, gelu.f64) need the 1-ulp functions.
-  if (t == Type::F64 && !f32_library_) return call_f64_math(b_, *this, o, x);
+  if (t == Type::F64 && !f32_library_) return f64_math(o, x);
   if (o == MathOpcode::Sin || o == MathOpcode::Cos || o == MathOpcode::Tan) {
     if (t == Type::F64) throw Unsupported("f64 trigonometry in the device library");
     return op(Op::OpFConvert, f32t(), {trig_f32(o, op(Op::OpFConvert, f64t(), {x}))});
@@ -330,6 +330,22 @@ auto KernelLowering::fma(Type t, Id a, Id b, Id c) -> Id {
     return id;
   });
   return b_.op(Op::OpFunctionCall, ty, {fn, a, b, c});
+}
+
+auto KernelLowering::f64_product_error(Id a, Id c, Id p, const std::function<Id()> &split_error)
+    -> Id {
+  Id fused = glsl(f64t(), GLSLstd450Fma, {a, c, op(Op::OpFNegate, f64t(), {p})});
+  if (fma_rounds_once()) return fused;
+  // As the exact fma: the driver folds the constant when it builds the pipeline. (One
+  // statement each: the ids come out in one order whatever the compiler's order of evaluation.)
+  Id rounds_once = fma_rounds_once_here(Type::F64);
+  Id split = split_error();
+  return sel(f64t(), rounds_once, fused, split);
+}
+
+auto KernelLowering::f64_math(MathOpcode fn, Id x, Id y) -> Id {
+  if (!fma_rounds_once()) info_.exact_fma = true;
+  return call_f64_math(b_, *this, fn, x, y);
 }
 
 auto KernelLowering::frem(Type t, Id a, Id c) -> Id {

@@ -163,11 +163,11 @@ private:
   }
   DD two_prod(Id a, Id c) {
     Id p = mul(a, c);
-    if (Id e = flavour_.f64_product_error(a, c, p)) return {p, e};
-    DD x = split(a), y = split(c);
-    Id e =
-        add(add(add(sub(mul(x.hi, y.hi), p), mul(x.hi, y.lo)), mul(x.lo, y.hi)), mul(x.lo, y.lo));
-    return {p, e};
+    return {p, flavour_.f64_product_error(a, c, p, [&] {
+              DD x = split(a), y = split(c);
+              return add(add(add(sub(mul(x.hi, y.hi), p), mul(x.hi, y.lo)), mul(x.lo, y.hi)),
+                         mul(x.lo, y.lo));
+            })};
   }
   DD dd_add(DD a, DD c) {
     DD s = two_sum(a.hi, c.hi), t = two_sum(a.lo, c.lo);

@@ -85,13 +85,18 @@ TEST(SpirvLibrary, SharedAccessesAreAlignedByTheirForm) {
 TEST(SpirvReflection, NamesTheExactFmasSpecialisationConstants) {
   // A Vulkan kernel with an exact fma reflects specialisation constants 6 and 7 (whether the
   // device's Fma rounds once, f32 and f64), which the runtime sets from its probe; one without
-  // does not, so that its launch probes nothing. OpenCL's fma rounds once: none there.
+  // does not, so that its launch probes nothing. A kernel of f64 math has them too: its
+  // products' errors come from the device's Fma where it rounds once. OpenCL's fma rounds
+  // once: none there.
   DiagnosticEngine diags;
   auto m = isa::parse_module(".kernel f\n.param %x : buffer<f32> readwrite\n"
                              "  ld.f32 r0, [%x + %gid*4]\n  fma.f32 r1, r0, r0, r0\n"
                              "  st.f32 [%x + %gid*4], r1\n  exit\n"
                              ".kernel g\n.param %x : buffer<f32> readwrite\n"
-                             "  ld.f32 r0, [%x + %gid*4]\n  st.f32 [%x + %gid*4], r0\n  exit\n",
+                             "  ld.f32 r0, [%x + %gid*4]\n  st.f32 [%x + %gid*4], r0\n  exit\n"
+                             ".kernel h\n.param %x : buffer<f64> readwrite\n"
+                             "  ld.f64 r0, [%x + %gid*8]\n  sin.f64 r1, r0\n"
+                             "  st.f64 [%x + %gid*8], r1\n  exit\n",
                              "f.hasm", diags);
   ASSERT_TRUE(m) << diags.to_string();
   for (const char *target : {"vulkan1.1", "opencl1.2"}) {
@@ -101,11 +106,12 @@ TEST(SpirvReflection, NamesTheExactFmasSpecialisationConstants) {
     ASSERT_TRUE(out) << out.status().describe();
     auto back = codegen::parse_spirv_reflection(codegen::spirv_reflection_json(*out));
     ASSERT_TRUE(back) << back.message();
-    ASSERT_EQ(back->size(), 2u);
+    ASSERT_EQ(back->size(), 3u);
     const bool vulkan = std::string(target) == "vulkan1.1";
     EXPECT_EQ((*back)[0].exact_fma, vulkan) << target;
     EXPECT_EQ((*back)[0].fma_spec_ids[0], 6u);
     EXPECT_EQ((*back)[0].fma_spec_ids[1], 7u);
     EXPECT_FALSE((*back)[1].exact_fma) << target;
+    EXPECT_EQ((*back)[2].exact_fma, vulkan) << target;
   }
 }
