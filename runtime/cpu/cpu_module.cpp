@@ -588,102 +588,182 @@ PreparedCpuLaunch prepared(const CpuModule &m, uint32_t kidx, const LaunchConfig
 
 } // namespace
 
-void run_cpu_launch(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &p,
-                    CpuArgPointers args, interp::AtlasState *atlas, LibraryPathCounter *paths) {
-  const isa::Kernel &k = m.isa().kernels[kidx];
-  const LaunchConfig &launch = p.launch;
-  LaunchContext cx{&m, paths, {}, {}, ErrorCode::LaunchFailed};
-  uint64_t phase_advance = 0;
-  hg_cpu_launch L{};
-  // Stored one by one: GCC would otherwise spill `args` and read it back as one 16-byte
-  // vector, a load that the two 8-byte stores cannot forward to (a stall on every launch).
-  const uint64_t *sizes = args.sizes;
-  asm("" : "+r"(sizes));
-  L.args = args.pointers;
-  L.sizes = sizes;
-  L.grid[0] = launch.grid.x;
-  L.grid[1] = launch.grid.y;
-  L.grid[2] = launch.grid.z;
-  L.block[0] = launch.block.x;
-  L.block[1] = launch.block.y;
-  L.block[2] = launch.block.z;
-  if (atlas) {
-    L.boundary = reinterpret_cast<uint8_t *>(atlas->boundary.data());
-    L.resonance = atlas->resonance.data();
-    L.phase = atlas->phase % atlas::kPhaseModulus;
-  }
-  L.phase_advance = &phase_advance;
-  L.kernel = kidx;
-  L.launch_op = launch_op;
-  L.convert = convert;
-  L.runtime = &cx;
-  L.stream_bytes = stream_bytes_now();
+namespace {
 
+/// How a launch runs: in how many tasks, and whether the calling thread times it.
+struct TaskChoice {
+  uint64_t tasks;
+  bool due;
+};
+
+/// Enough tasks to balance uneven blocks, few enough to keep per-task costs small; one thread
+/// runs every block in one task. A launch whose whole work, at the lanes' measured cost, is
+/// below what waking the workers costs runs on the calling thread. Every 32nd launch (and any
+/// before a cost is known) is due for timing, which keeps the cost current; one-block launches
+/// are not, nor launches while one thread runs every launch (which uses no cost). Counts the
+/// launch.
+[[gnu::always_inline]] inline TaskChoice
+choose_tasks(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &p, unsigned threads) {
   const uint64_t blocks = p.blocks;
-  // Enough tasks to balance uneven blocks, few enough to keep per-task costs small; one
-  // thread runs every block in one task.
-  const unsigned threads = std::max(1u, cpu_threads_now());
-  uint64_t tasks = threads == 1 ? 1 : std::min<uint64_t>(blocks, uint64_t{threads} * 8);
-  // A launch whose whole work, at the lanes' measured cost, is below what waking the workers
-  // costs runs on the calling thread. Every 32nd launch (and any before a cost is known) is
-  // due for timing, which keeps the cost current; one-block launches are not, nor launches
-  // while one thread runs every launch (which uses no cost).
-  CpuModule::LaneCost &cost = m.lane_cost(kidx);
-  const uint64_t total_lanes = blocks * p.lanes;
-  const uint64_t known = cost.picoseconds.load(std::memory_order_relaxed);
-  bool due = false;
-  if (tasks > 1) {
+  TaskChoice c{threads == 1 ? 1 : std::min<uint64_t>(blocks, uint64_t{threads} * 8), false};
+  if (c.tasks > 1) {
+    CpuModule::LaneCost &cost = m.lane_cost(kidx);
+    const uint64_t known = cost.picoseconds.load(std::memory_order_relaxed);
     // The count is approximate (a load and a store, no read-modify-write on every launch):
     // threads launching the same kernel at once may lose counts, which only moves the next
     // timing.
     const uint32_t n = cost.launches.load(std::memory_order_relaxed);
     cost.launches.store(n + 1, std::memory_order_relaxed);
-    due = known == 0 || n % 32 == 0;
+    c.due = known == 0 || n % 32 == 0;
     // The work at the known cost, saturated (a lane's cost times 2^62 lanes may overflow);
     // unbounded while no cost is known.
+    const uint64_t total_lanes = blocks * p.lanes;
     uint64_t work = UINT64_MAX;
     if (known != 0 && __builtin_mul_overflow(known, total_lanes, &work)) work = UINT64_MAX;
-    const bool probe = due && (total_lanes <= kProbeLanes || work < kProbeWorkPicoseconds);
+    const bool probe = c.due && (total_lanes <= kProbeLanes || work < kProbeWorkPicoseconds);
     if (work < kInlineWorkPicoseconds || probe)
-      tasks = 1;
+      c.tasks = 1;
     else if (work < kShareWorkPicoseconds)
-      tasks = std::min<uint64_t>(blocks, threads);
+      c.tasks = std::min<uint64_t>(blocks, threads);
   }
-  const bool timed = due && tasks == 1;
+  c.due = c.due && c.tasks == 1;
+  return c;
+}
+
+/// The error of a launch of kernel `kidx` whose blocks failed with `fail`.
+[[gnu::noinline]] Error launch_failure(const CpuModule &m, uint32_t kidx,
+                                       const PreparedCpuLaunch &p, const uint64_t *sizes,
+                                       const hg_cpu_error &fail, LaunchContext &cx) {
+  const isa::Kernel &k = m.isa().kernels[kidx];
+  uint64_t region_size = 0;
+  if (fail.region >= 0 && static_cast<size_t>(fail.region) < k.params.size())
+    region_size = sizes[fail.region];
+  else if (fail.region == HG_CPU_REGION_SHARED)
+    region_size = p.shared;
+  else if (fail.region == HG_CPU_REGION_BOUNDARY)
+    region_size = atlas::kBoundaryPoolBytes;
+  return describe(m, kidx, p.launch, fail, cx, region_size);
+}
+
+/// The launch record of `p`'s launches, all but its arguments and its streaming threshold.
+hg_cpu_launch launch_record(uint32_t kidx, const PreparedCpuLaunch &p, const uint64_t *sizes,
+                            LaunchContext *cx, uint64_t *phase_advance) {
+  hg_cpu_launch L{};
+  L.sizes = sizes;
+  L.grid[0] = p.launch.grid.x;
+  L.grid[1] = p.launch.grid.y;
+  L.grid[2] = p.launch.grid.z;
+  L.block[0] = p.launch.block.x;
+  L.block[1] = p.launch.block.y;
+  L.block[2] = p.launch.block.z;
+  L.phase_advance = phase_advance;
+  L.kernel = kidx;
+  L.launch_op = launch_op;
+  L.convert = convert;
+  L.runtime = cx;
+  return L;
+}
+
+/// Runs launch `p` in the tasks `choice` says, with record `L` (its arguments filled in);
+/// throws the launch's error.
+void run_chosen(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &p, TaskChoice choice,
+                const hg_cpu_launch &L, LaunchContext &cx) {
   const auto started =
-      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+      choice.due ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   hg_cpu_error fail; // written only when a launch fails
   bool failed = false;
-  if (tasks == 1 && !p.workspace) {
+  if (choice.tasks == 1 && !p.workspace) {
     // The usual small launch: every block on this thread, and nothing to set up for it.
     hg_cpu_worker w{};
-    failed = p.fn(&L, &w, 0, blocks) != 0;
+    failed = p.fn(&L, &w, 0, p.blocks) != 0;
     if (failed) fail = w.error;
   } else {
-    failed = run_tasks(p, tasks, L, k.name, fail);
+    failed = run_tasks(p, choice.tasks, L, m.isa().kernels[kidx].name, fail);
   }
-  if (timed && !failed) {
+  if (choice.due && !failed) {
     // Time per lane on one thread.
+    CpuModule::LaneCost &cost = m.lane_cost(kidx);
+    const uint64_t known = cost.picoseconds.load(std::memory_order_relaxed);
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                         std::chrono::steady_clock::now() - started)
                         .count();
     uint64_t ps = std::max<uint64_t>(1, static_cast<uint64_t>(ns) * 1000 /
-                                            std::max<uint64_t>(1, total_lanes));
+                                            std::max<uint64_t>(1, p.blocks * p.lanes));
     if (known != 0) ps = std::min(ps, known * 4);
     cost.picoseconds.store(ps, std::memory_order_relaxed);
   }
-  if (failed) {
-    uint64_t region_size = 0;
-    if (fail.region >= 0 && static_cast<size_t>(fail.region) < k.params.size())
-      region_size = args.sizes[fail.region];
-    else if (fail.region == HG_CPU_REGION_SHARED)
-      region_size = p.shared;
-    else if (fail.region == HG_CPU_REGION_BOUNDARY)
-      region_size = atlas::kBoundaryPoolBytes;
-    throw describe(m, kidx, launch, fail, cx, region_size);
+  if (failed) throw launch_failure(m, kidx, p, L.sizes, fail, cx);
+}
+
+/// The launch context of this thread's kept launches: a thread keeps one at a time, and runs
+/// it on itself.
+LaunchContext &kept_context(const CpuModule &m) {
+  thread_local LaunchContext cx{nullptr, nullptr, {}, {}, ErrorCode::LaunchFailed};
+  cx.module = &m;
+  return cx;
+}
+
+/// run_kept_cpu_launch's launches that run in tasks or are due for timing (`failed` null), and
+/// its failures (throws their error).
+[[gnu::noinline]] void run_kept_otherwise(KeptCpuLaunch &kept, TaskChoice choice,
+                                          const hg_cpu_error *failed) {
+  auto &cx = *static_cast<LaunchContext *>(kept.record.runtime);
+  try {
+    if (failed)
+      throw launch_failure(*kept.module, kept.kernel, kept.prepared, kept.record.sizes, *failed,
+                           cx);
+    run_chosen(*kept.module, kept.kernel, kept.prepared, choice, kept.record, cx);
+  } catch (...) {
+    // The context stays with the thread's next kept launch.
+    cx.op_error.clear();
+    cx.op_code = ErrorCode::LaunchFailed;
+    throw;
   }
+}
+
+} // namespace
+
+void run_cpu_launch(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &p,
+                    CpuArgPointers args, interp::AtlasState *atlas, LibraryPathCounter *paths) {
+  LaunchContext cx{&m, paths, {}, {}, ErrorCode::LaunchFailed};
+  uint64_t phase_advance = 0;
+  // Stored one by one: GCC would otherwise spill `args` and read it back as one 16-byte
+  // vector, a load that the two 8-byte stores cannot forward to (a stall on every launch).
+  const uint64_t *sizes = args.sizes;
+  asm("" : "+r"(sizes));
+  hg_cpu_launch L = launch_record(kidx, p, sizes, &cx, &phase_advance);
+  L.args = args.pointers;
+  if (atlas) {
+    L.boundary = reinterpret_cast<uint8_t *>(atlas->boundary.data());
+    L.resonance = atlas->resonance.data();
+    L.phase = atlas->phase % atlas::kPhaseModulus;
+  }
+  L.stream_bytes = stream_bytes_now();
+  run_chosen(m, kidx, p, choose_tasks(m, kidx, p, std::max(1u, cpu_threads_now())), L, cx);
   if (atlas)
     atlas->phase = static_cast<uint32_t>((atlas->phase + phase_advance) % atlas::kPhaseModulus);
+}
+
+KeptCpuLaunch keep_cpu_launch(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &p,
+                              const uint64_t *sizes) {
+  // No Atlas state: a kept launch is of a kernel that never touches it.
+  return {&m, kidx, p, launch_record(kidx, p, sizes, &kept_context(m), nullptr)};
+}
+
+void run_kept_cpu_launch(KeptCpuLaunch &kept, void *const *args) {
+  const PreparedCpuLaunch &p = kept.prepared;
+  hg_cpu_launch &L = kept.record;
+  L.args = args;
+  L.stream_bytes = stream_bytes_now();
+  const TaskChoice choice =
+      choose_tasks(*kept.module, kept.kernel, p, std::max(1u, cpu_threads_now()));
+  if (choice.tasks == 1 && !choice.due && !p.workspace) {
+    // What run_chosen does for it, without the timing.
+    hg_cpu_worker w{};
+    if (p.fn(&L, &w, 0, p.blocks) != 0) run_kept_otherwise(kept, choice, &w.error);
+  } else {
+    run_kept_otherwise(kept, choice, nullptr);
+  }
 }
 
 PreparedCpuLaunch prepare_cpu_launch(const CpuModule &m, uint32_t kidx,

@@ -107,6 +107,24 @@ void run_cpu_launch(const CpuModule &module, uint32_t k, const PreparedCpuLaunch
                     CpuArgPointers args, interp::AtlasState *atlas,
                     LibraryPathCounter *paths = nullptr);
 
+/// A prepared launch kept to run again on the thread that kept it: its launch record filled
+/// once, all but the arguments (the generated header's entry points keep the last one each
+/// thread made, and a call that repeats it runs this). A thread keeps one at a time.
+struct KeptCpuLaunch {
+  const CpuModule *module;
+  uint32_t kernel;
+  PreparedCpuLaunch prepared;
+  hg_cpu_launch record;
+};
+/// Keeps launch `p` of kernel `k`, whose buffer sizes are `sizes` (they outlive it). The
+/// arguments are as the generated header's entry points pack them: buffer pointers and
+/// pointers to each scalar's 8 bytes of bits.
+KeptCpuLaunch keep_cpu_launch(const CpuModule &module, uint32_t k, const PreparedCpuLaunch &p,
+                              const uint64_t *sizes);
+/// Runs a kept launch with arguments `args`, as run_cpu_launch does without the Atlas state
+/// (throws as it does): for a kernel that touches the state, run_cpu_launch runs it.
+void run_kept_cpu_launch(KeptCpuLaunch &kept, void *const *args);
+
 /// Runs kernel `k` of `module` over `launch`. `atlas` is the backend's Atlas state (locked by
 /// the caller), and is null exactly when the kernel never touches it (no
 /// HG_CPU_KERNEL_ATLAS). Whole-launch operations count the schedule they took in `paths` when

@@ -85,12 +85,11 @@ struct LastLaunch {
   bool has_launch = false;
   hg_launch launch{};
   uint64_t count = 0;
-  PreparedCpuLaunch prepared{};
-  /// What running it again takes, so that hologram_cpu_call does not look the module up: its
-  /// module (loaded for the life of the process), the kernel's sizes and count parameter, and
-  /// whether it touches the Atlas state (whose lock run_kept takes).
-  const CpuModule *module = nullptr;
-  const uint64_t *sizes = nullptr;
+  /// What running it again takes, so that hologram_cpu_call does not look the module up: the
+  /// launch (its module is loaded for the life of the process, and its record points at the
+  /// kernel's sizes), the kernel's count parameter, and whether it touches the Atlas state
+  /// (whose lock run_kept takes; such a launch is run by run_cpu_launch each time).
+  KeptCpuLaunch kept{};
   int count_param = -1;
   bool atlas = false;
 };
@@ -110,13 +109,14 @@ int32_t failed(const std::exception_ptr &e) {
 }
 
 /// Runs the launch `last` keeps, under the Atlas state's lock where the kernel touches it.
-void run_kept(const LastLaunch &last, const CpuArgPointers &pointers) {
+[[gnu::always_inline]] inline void run_kept(LastLaunch &last, void *const *args) {
   if (last.atlas) {
     auto &l = linked();
     std::lock_guard lock(l.atlas_mutex);
-    run_cpu_launch(*last.module, last.kernel, last.prepared, pointers, &l.atlas);
+    run_cpu_launch(*last.kept.module, last.kernel, last.kept.prepared,
+                   CpuArgPointers{args, last.kept.record.sizes}, &l.atlas);
   } else {
-    run_cpu_launch(*last.module, last.kernel, last.prepared, pointers, nullptr);
+    run_kept_cpu_launch(last.kept, args);
   }
 }
 
@@ -132,9 +132,6 @@ void run_kept(const LastLaunch &last, const CpuArgPointers &pointers) {
                   "module '" + m.origin() + "' has no kernel " + std::to_string(kernel));
     const hg_cpu_kernel_desc &kd = m.desc().kernels[kernel];
     const LinkedModule::Kernel &lk = lm.kernels[kernel];
-    // The entry point packs the arguments as the generated code reads them: buffer pointers
-    // and pointers to each scalar's 8 bytes of bits.
-    const CpuArgPointers pointers{args, lk.sizes.data()};
     // The generated header's hg_launch is hologram.h's (one definition, HG_LAUNCH_DEFINED).
     const auto *launch = static_cast<const hg_launch *>(launch_ptr);
     uint64_t count = 0;
@@ -156,12 +153,10 @@ void run_kept(const LastLaunch &last, const CpuArgPointers &pointers) {
     last.has_launch = launch != nullptr;
     last.launch = launch ? *launch : hg_launch{};
     last.count = count;
-    last.prepared = p;
-    last.module = &m;
-    last.sizes = lk.sizes.data();
+    last.kept = keep_cpu_launch(m, kernel, p, lk.sizes.data());
     last.count_param = lk.count_param;
     last.atlas = (kd.flags & HG_CPU_KERNEL_ATLAS) != 0;
-    run_kept(last, pointers);
+    run_kept(last, args);
     if (!g_last_error.empty()) g_last_error.clear();
     return HG_OK;
   } catch (...) {
@@ -186,7 +181,7 @@ int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void 
   // The usual call in a loop: the kernel this thread launched last, again with the same
   // hg_launch bytes or over the same count, runs with what that launch worked out (a few
   // loads and compares where the checked path takes a lookup).
-  const LastLaunch &last = g_last_launch;
+  LastLaunch &last = g_last_launch;
   if (desc && last.desc == desc && last.kernel == kernel &&
       last.has_launch == (launch_ptr != nullptr)) {
     bool same = false;
@@ -199,7 +194,7 @@ int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void 
     }
     if (same) {
       try {
-        run_kept(last, CpuArgPointers{args, last.sizes});
+        run_kept(last, args);
       } catch (...) {
         return failed(std::current_exception());
       }

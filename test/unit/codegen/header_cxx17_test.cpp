@@ -1,4 +1,5 @@
 // The generated header compiles as C++17; its C++ wrappers throw kernel_error on failure.
+#include "checks.h"
 #include "counts.h"
 #include "vector.h"
 
@@ -7,6 +8,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 int main() {
@@ -59,6 +61,32 @@ int main() {
   std::fill(t.begin(), t.end(), 0.0f);
   hologram_kernels::counts::unstash(t.data(), 16);
   expect(t[0] == 100.0f && t[15] == 115.0f, "a repeated unstash reads it again");
+  // A lane that fails (a division by zero, compiled with -fcheck-div) fails the call with its
+  // lane, on its first call (checked) and on a repeat (the kept launch) alike; a call after
+  // that succeeds and clears the message. One block runs on this thread without the timing of
+  // a launch of several blocks (run_kept_cpu_launch's short way); two, on more than one
+  // thread, go the other way.
+  for (uint32_t n : {200u, 300u}) {
+    std::vector<uint32_t> num(n), den(n, 3), quo(n, 0);
+    for (uint32_t i = 0; i < n; ++i) num[i] = i * 6;
+    den[n - 39] = 0;
+    const std::string lane = "lane " + std::to_string(n - 39) + " ";
+    for (int call = 0; call < 2; ++call) {
+      try {
+        hologram_kernels::checks::quotient(num.data(), den.data(), quo.data(), n);
+        expect(false, "a division by zero throws");
+      } catch (const hologram_kernels::kernel_error &e) {
+        expect(std::strstr(e.what(), lane.c_str()) != nullptr &&
+                   std::strstr(e.what(), "division by zero") != nullptr,
+               "the error names the lane and the fault");
+      }
+    }
+    den[n - 39] = 3;
+    hologram_kernels::checks::quotient(num.data(), den.data(), quo.data(), n);
+    expect(quo[n - 39] == 2 * (n - 39) && quo[n - 1] == 2 * (n - 1) &&
+               std::strcmp(hg_cpu_last_error(), "") == 0,
+           "a repeat with a good divisor runs and clears the message");
+  }
   if (failures == 0) std::printf("header C++17 test passed\n");
   return failures != 0;
 }
