@@ -947,6 +947,21 @@ TEST_P(DeviceBackend, FmaOfF64RoundsOnce) {
   for (auto h : buf) backend->free_buffer(h);
 }
 
+/// HOLOGRAM_VULKAN_FMA set to `mode` (unset for null) while it lives: what the Vulkan
+/// backend's first launch of an exact fma reads.
+class VulkanFmaMode {
+public:
+  explicit VulkanFmaMode(const char *mode) {
+    if (mode)
+      setenv("HOLOGRAM_VULKAN_FMA", mode, 1);
+    else
+      unsetenv("HOLOGRAM_VULKAN_FMA");
+  }
+  ~VulkanFmaMode() { unsetenv("HOLOGRAM_VULKAN_FMA"); }
+  VulkanFmaMode(const VulkanFmaMode &) = delete;
+  VulkanFmaMode &operator=(const VulkanFmaMode &) = delete;
+};
+
 TEST(VulkanFma, TheDevicesFmaOnlyWhereItRoundsOnce) {
   // An exact fma calls the device's GLSL.std.450 Fma where the Vulkan backend's probe found
   // it to round once (specialisation constants 6 and 7, docs/spirv.md) and emulates it
@@ -1011,17 +1026,12 @@ TEST(VulkanFma, TheDevicesFmaOnlyWhereItRoundsOnce) {
     return std::pair(buf, args);
   };
   auto run = [&](const char *mode) {
-    if (mode)
-      setenv("HOLOGRAM_VULKAN_FMA", mode, 1);
-    else
-      unsetenv("HOLOGRAM_VULKAN_FMA");
+    const VulkanFmaMode set(mode);
     auto backend = create_backend(Preference::parse("vulkan"));
     const auto [buf, args] = bind(*backend);
     backend->execute_program(m.kernels[0], LaunchConfig::linear(n, n), args);
-    Results r{backend->read<float>(buf[3]), backend->read<double>(buf[7]),
-              backend->device_info().name};
-    unsetenv("HOLOGRAM_VULKAN_FMA");
-    return r;
+    return Results{backend->read<float>(buf[3]), backend->read<double>(buf[7]),
+                   backend->device_info().name};
   };
   const Results exact = run("exact"), probed = run(nullptr), device = run("device");
   bool twice = false;
@@ -1056,17 +1066,18 @@ TEST(VulkanFma, TheDevicesFmaOnlyWhereItRoundsOnce) {
           << i;
   }
   // Anything else is refused, at the launch that would probe.
-  setenv("HOLOGRAM_VULKAN_FMA", "fast", 1);
-  auto backend = create_backend(Preference::parse("vulkan"));
   std::string msg;
-  EXPECT_EQ(code_of(
-                [&] {
-                  backend->execute_program(m.kernels[0], LaunchConfig::linear(n, n),
-                                           bind(*backend).second);
-                },
-                &msg),
-            ErrorCode::InvalidArgument);
-  unsetenv("HOLOGRAM_VULKAN_FMA");
+  {
+    const VulkanFmaMode set("fast");
+    auto backend = create_backend(Preference::parse("vulkan"));
+    EXPECT_EQ(code_of(
+                  [&] {
+                    backend->execute_program(m.kernels[0], LaunchConfig::linear(n, n),
+                                             bind(*backend).second);
+                  },
+                  &msg),
+              ErrorCode::InvalidArgument);
+  }
   EXPECT_NE(msg.find("HOLOGRAM_VULKAN_FMA=fast: expected probe, exact or device"),
             std::string::npos)
       << msg;
@@ -1101,10 +1112,7 @@ TEST(VulkanFma, F64MathTakesTheProductsErrorFromTheDevicesFmaOnlyWhereItRoundsOn
     std::string device;
   };
   auto run = [&](const char *mode) {
-    if (mode)
-      setenv("HOLOGRAM_VULKAN_FMA", mode, 1);
-    else
-      unsetenv("HOLOGRAM_VULKAN_FMA");
+    const VulkanFmaMode set(mode);
     auto backend = create_backend(Preference::parse("vulkan"));
     std::vector<BufferHandle> buf;
     for (int i = 0; i < 4; ++i) buf.push_back(backend->allocate_buffer(uint64_t{n} * 8));
@@ -1113,10 +1121,8 @@ TEST(VulkanFma, F64MathTakesTheProductsErrorFromTheDevicesFmaOnlyWhereItRoundsOn
     std::vector<KernelArg> args;
     for (auto h : buf) args.push_back(KernelArg::buffer(h));
     backend->execute_program(m.kernels[0], LaunchConfig::linear(n, 64), args);
-    Results r{backend->read<double>(buf[2]), backend->read<double>(buf[3]),
-              backend->device_info().name};
-    unsetenv("HOLOGRAM_VULKAN_FMA");
-    return r;
+    return Results{backend->read<double>(buf[2]), backend->read<double>(buf[3]),
+                   backend->device_info().name};
   };
   const Results exact = run("exact"), probed = run(nullptr), device = run("device");
   // Within 1 ulp of the value in long double (64 bits of significand on x86).
