@@ -437,6 +437,11 @@ private:
   /// load into `slot` of the chunk's vector type `vty`.
   void by_registers(llvm::Function *f, Value *p0, Value *mask, uint64_t size, Value *val,
                     Value *slot, llvm::Type *vty);
+  /// by_registers' access of one register at `p` that reaches past its page, whose first
+  /// `head` bytes (a whole number of its `size`-byte elements: 4 or 8) lie in p's page: a
+  /// store of `part` or (`part` null) a load, which it returns, under `mask`.
+  Value *split_register(llvm::Function *f, Value *p, Value *head, Value *mask, Value *part,
+                        llvm::FixedVectorType *part_ty, uint64_t size);
 
   /// A full chunk's contiguous store: non-temporal when the launch's stores of this
   /// instruction write at least hg_cpu_launch.stream_bytes (an output larger than the cache,

@@ -74,7 +74,32 @@ llvm::Function *cold_function(llvm::IRBuilderBase &b, llvm::Module &m, const llv
   return f;
 }
 
-/// Lowers one verified kernel for one target into `module`.
+/// `body()` in blocks of `fn` that run where `ok` holds (everywhere, with no blocks, when `ok`
+/// is null), b's insertion point after them; what it yields, of type `ty` unless that is null,
+/// is 0 where it did not run.
+template <typename F>
+llvm::Value *guarded(llvm::IRBuilderBase &b, llvm::Function *fn, llvm::Value *ok, llvm::Type *ty,
+                     F body, const llvm::Twine &name = "guarded") {
+  if (!ok) return body();
+  llvm::LLVMContext &c = fn->getContext();
+  llvm::BasicBlock *pre = b.GetInsertBlock();
+  llvm::BasicBlock *run = llvm::BasicBlock::Create(c, name, fn);
+  llvm::BasicBlock *done = llvm::BasicBlock::Create(c, name + ".done", fn);
+  b.CreateCondBr(ok, run, done);
+  b.SetInsertPoint(run);
+  llvm::Value *v = body();
+  llvm::BasicBlock *run_end = b.GetInsertBlock();
+  b.CreateBr(done);
+  b.SetInsertPoint(done);
+  if (!ty) return nullptr;
+  auto *phi = b.CreatePHI(ty, 2);
+  phi->addIncoming(llvm::Constant::getNullValue(ty), pre);
+  phi->addIncoming(v, run_end);
+  return phi;
+}
+
+/// Lowers one verified kernel for one target into `module`./// Lowers one verified kernel for one
+/// target into `module`.
 LoweredKernel lower_kernel(llvm::Module &module, const AbiTypes &abi, const isa::Kernel &kernel,
                            uint32_t kernel_index, const CpuTarget &target,
                            const CpuOptions &options, const std::string &symbol);

@@ -321,8 +321,9 @@ auto KernelLowering::pages_function(llvm::Type *vty, uint64_t size, bool store)
 auto KernelLowering::by_registers(llvm::Function *f, Value *p0, Value *mask, uint64_t size,
                                   Value *val, Value *slot, llvm::Type *vty) -> void {
   // Each register of lanes: none for one with no lane to touch, a masked access for one in a
-  // page, and lane by lane (a gather or scatter, whose masked-off lanes touch nothing) for
-  // the one that reaches past its page.
+  // page, and for the one that reaches past its page either two masked accesses that each
+  // stay in one page (split_register) or, where an element straddles the pages' boundary,
+  // lane by lane (a gather or scatter, whose masked-off lanes touch nothing).
   llvm::Type *elem = llvm::cast<llvm::FixedVectorType>(vty)->getElementType();
   const unsigned per = static_cast<unsigned>(std::clamp<uint64_t>(kVectorBytes / size, 1, w_));
   auto *part_ty = llvm::FixedVectorType::get(elem, per);
@@ -330,6 +331,8 @@ auto KernelLowering::by_registers(llvm::Function *f, Value *p0, Value *mask, uin
   std::vector<llvm::Constant *> offsets;
   for (unsigned l = 0; l < per; ++l) offsets.push_back(b_.getInt64(l * size));
   Value *lane_offsets = llvm::ConstantVector::get(offsets);
+  // Registers of 4- or 8-byte elements, whose lanes a vpermd/vpermq rotates.
+  const bool splits = per * size == kVectorBytes && (size == 4 || size == 8);
   std::vector<Value *> parts;
   for (unsigned first = 0; first < w_; first += per) {
     llvm::SmallVector<int, 64> lanes;
@@ -341,33 +344,53 @@ auto KernelLowering::by_registers(llvm::Function *f, Value *p0, Value *mask, uin
     BasicBlock *some = BasicBlock::Create(c_, "mem.register", f);
     BasicBlock *within = BasicBlock::Create(c_, "mem.register.page", f);
     BasicBlock *across = BasicBlock::Create(c_, "mem.register.pages", f);
+    BasicBlock *lanewise = BasicBlock::Create(c_, "mem.register.lanes", f);
     BasicBlock *next = BasicBlock::Create(c_, "mem.register.next", f);
     b_.CreateCondBr(b_.CreateOrReduce(part_mask), some, next);
     b_.SetInsertPoint(some);
     b_.CreateCondBr(reaches_past_page(p, per * size), across, within);
     // The register's access in `bb`: masked at p, or lane by lane.
-    auto access = [&](BasicBlock *bb, bool lanewise) -> Value * {
+    auto access = [&](BasicBlock *bb, bool by_lane) -> Value * {
       b_.SetInsertPoint(bb);
-      Value *at = lanewise ? b_.CreateGEP(i8(), p, lane_offsets) : p;
+      Value *at = by_lane ? b_.CreateGEP(i8(), p, lane_offsets) : p;
       Value *v = nullptr;
-      if (val && lanewise)
+      if (val && by_lane)
         b_.CreateMaskedScatter(part, at, llvm::Align(1), part_mask);
       else if (val)
         b_.CreateMaskedStore(part, at, llvm::Align(1), part_mask);
       else
-        v = lanewise ? b_.CreateMaskedGather(part_ty, at, llvm::Align(1), part_mask, part_zero)
-                     : b_.CreateMaskedLoad(part_ty, at, llvm::Align(1), part_mask, part_zero);
+        v = by_lane ? b_.CreateMaskedGather(part_ty, at, llvm::Align(1), part_mask, part_zero)
+                    : b_.CreateMaskedLoad(part_ty, at, llvm::Align(1), part_mask, part_zero);
       b_.CreateBr(next);
       return v;
     };
     Value *loaded = access(within, false);
-    Value *gathered = access(across, true);
+    Value *gathered = access(lanewise, true);
+    Value *split = nullptr;
+    BasicBlock *split_end = nullptr;
+    b_.SetInsertPoint(across);
+    if (splits) {
+      // The bytes of the register in its own page: a whole number of elements, or an element
+      // straddles the boundary.
+      Value *in_page = b_.CreateAnd(b_.CreatePtrToInt(p, i64()), u64c(kPage - 1));
+      Value *head = b_.CreateSub(u64c(kPage), in_page, "mem.head.bytes");
+      BasicBlock *halves = BasicBlock::Create(c_, "mem.register.split", f);
+      b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateAnd(head, u64c(size - 1)), u64c(0)), halves,
+                      lanewise);
+      b_.SetInsertPoint(halves);
+      split = split_register(f, p, head, part_mask, part, part_ty, size);
+      split_end = b_.GetInsertBlock();
+      b_.CreateBr(next);
+    } else {
+      b_.CreateBr(lanewise);
+    }
     b_.SetInsertPoint(next);
     if (!val) {
-      auto *phi = b_.CreatePHI(part_ty, 3);
+      auto *phi = b_.CreatePHI(part_ty, 4);
       phi->addIncoming(part_zero, before);
       phi->addIncoming(loaded, within);
-      phi->addIncoming(gathered, across);
+      phi->addIncoming(gathered, lanewise);
+      if (split) phi->addIncoming(split, split_end);
       parts.push_back(phi);
     }
   }
@@ -385,6 +408,64 @@ auto KernelLowering::by_registers(llvm::Function *f, Value *p0, Value *mask, uin
     parts = std::move(joined);
   }
   b_.CreateAlignedStore(parts.front(), slot, llvm::Align(kSlotAlign));
+}
+
+auto KernelLowering::split_register(llvm::Function *f, Value *p, Value *head, Value *mask,
+                                    Value *part, llvm::FixedVectorType *part_ty, uint64_t size)
+    -> Value * {
+  // The register's first s lanes lie in p's page and the others in the next one, which begins
+  // at q = p + head. Lane i before q is the element at q - 64 + (per - s + i) * size, and lane
+  // i from q on the element at q + (i - s) * size: two masked accesses, of the last 64 bytes
+  // of p's page and the first 64 of the next, each in one page (a masked load or store
+  // reaching into a page that is not present takes the fault-suppression assist; on Zen 5 a
+  // gather of the register took 11 ns, a masked load within a page 4), each made only when a
+  // lane needs it, with the lanes rotated by s into place.
+  const unsigned per = static_cast<unsigned>(part_ty->getNumElements());
+  llvm::Type *word = b_.getIntNTy(static_cast<unsigned>(size * 8));
+  auto *words_ty = llvm::FixedVectorType::get(word, per);
+  llvm::Type *bits_ty = b_.getIntNTy(per);
+  Value *s = b_.CreateLShr(head, u64c(std::countr_zero(size)), "mem.head.lanes");
+  Value *q = b_.CreateGEP(i8(), p, head);
+  Value *last = b_.CreateConstGEP1_64(i8(), q, -static_cast<int64_t>(kVectorBytes));
+  Value *bits = b_.CreateBitCast(mask, bits_ty);
+  Value *s_bits = b_.CreateTrunc(s, bits_ty);
+  Value *head_mask = b_.CreateBitCast(
+      b_.CreateShl(bits, b_.CreateSub(llvm::ConstantInt::get(bits_ty, per), s_bits)),
+      mask->getType());
+  Value *tail_mask = b_.CreateBitCast(b_.CreateLShr(bits, s_bits), mask->getType());
+  // Lane j of the rotation by r takes lane (j + r) mod per.
+  auto rotate = [&](Value *v, Value *r) {
+    std::vector<llvm::Constant *> iota;
+    for (unsigned l = 0; l < per; ++l) iota.push_back(llvm::ConstantInt::get(word, l));
+    Value *r_words = b_.CreateVectorSplat(per, b_.CreateZExtOrTrunc(r, word));
+    Value *index = b_.CreateAnd(b_.CreateAdd(llvm::ConstantVector::get(iota), r_words),
+                                b_.CreateVectorSplat(per, llvm::ConstantInt::get(word, per - 1)));
+    const auto id = size == 4 ? llvm::Intrinsic::x86_avx512_permvar_si_512
+                              : llvm::Intrinsic::x86_avx512_permvar_di_512;
+    return b_.CreateIntrinsic(id, {}, {b_.CreateBitCast(v, words_ty), index});
+  };
+  // Each access made only where one of its lanes is in the mask (a load: zero elsewhere).
+  auto half = [&](Value *lanes, llvm::Type *ty, auto access) {
+    return guarded(b_, f, b_.CreateOrReduce(lanes), ty, access, "mem.half");
+  };
+  if (part) {
+    Value *rotated = b_.CreateBitCast(rotate(part, s), part_ty);
+    half(head_mask, nullptr,
+         [&] { return b_.CreateMaskedStore(rotated, last, llvm::Align(1), head_mask); });
+    half(tail_mask, nullptr,
+         [&] { return b_.CreateMaskedStore(rotated, q, llvm::Align(1), tail_mask); });
+    return nullptr;
+  }
+  Value *zero = llvm::Constant::getNullValue(words_ty);
+  Value *before = half(head_mask, words_ty, [&] {
+    return b_.CreateMaskedLoad(words_ty, last, llvm::Align(1), head_mask, zero);
+  });
+  Value *after = half(tail_mask, words_ty, [&] {
+    return b_.CreateMaskedLoad(words_ty, q, llvm::Align(1), tail_mask, zero);
+  });
+  // Each lane of the two is zero where the other holds an element.
+  Value *both = b_.CreateOr(before, after);
+  return b_.CreateBitCast(rotate(both, b_.CreateSub(u64c(per), s)), part_ty);
 }
 
 auto KernelLowering::store_maybe_streaming(Value *val, Value *p0, uint64_t size) -> void {

@@ -175,21 +175,7 @@ private:
   /// `body()` where `ok` holds (everywhere when `ok` is null); what it yields, of type `ty`
   /// unless that is null, is 0 where it did not run.
   template <typename F> Value *guarded(Value *ok, llvm::Type *ty, F body) {
-    if (!ok) return body();
-    BasicBlock *pre = b_.GetInsertBlock();
-    BasicBlock *run = BasicBlock::Create(c_, "guarded", fn_);
-    BasicBlock *done = BasicBlock::Create(c_, "guarded.done", fn_);
-    b_.CreateCondBr(ok, run, done);
-    b_.SetInsertPoint(run);
-    Value *v = body();
-    BasicBlock *run_end = b_.GetInsertBlock();
-    b_.CreateBr(done);
-    b_.SetInsertPoint(done);
-    if (!ty) return nullptr;
-    auto *phi = b_.CreatePHI(ty, 2);
-    phi->addIncoming(llvm::Constant::getNullValue(ty), pre);
-    phi->addIncoming(v, run_end);
-    return phi;
+    return detail::guarded(b_, fn_, ok, ty, body);
   }
 
   /// A load of t at `p` (0 where the access may not happen).

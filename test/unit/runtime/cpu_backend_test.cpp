@@ -543,10 +543,12 @@ private:
 TEST(CpuModules, MaskedAccessesAtAnArraysEndBeforeAGuardPage) {
   // The chunk that straddles a launch's end loads and stores under a mask. At AVX-512 one
   // that reaches past its page goes register by register (memory.cpp, masked_access): none
-  // for a register with no lane in bounds, lane by lane for the register that reaches past
-  // the page itself. Here both arrays end where a page the process may not touch begins, and
-  // the counts put that page's start inside a register, between two, and at a chunk's end,
-  // for elements of 1, 4 and 8 bytes (chunks of one to four registers), at every level.
+  // for a register with no lane in bounds, and for the register that reaches past the page
+  // itself masked accesses that stay in one page each, rotated into place (elements of 4 and
+  // 8 bytes), or lane by lane (1 byte). Here both arrays end where a page the process may not
+  // touch begins, and the counts put that page's start inside a register, between two, and
+  // at a chunk's end, for elements of 1, 4 and 8 bytes (chunks of one to four registers), at
+  // every level.
   std::string text;
   for (const char *t : {"u8", "f32", "f64"}) {
     const int size = std::string(t) == "u8" ? 1 : std::string(t) == "f32" ? 4 : 8;
