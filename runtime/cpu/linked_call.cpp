@@ -77,11 +77,10 @@ const LinkedModule &module_of(const hg_cpu_module_desc *desc) {
 }
 
 /// The last launch this thread made through an entry point, checked and worked out: a loop
-/// of calls of one kernel with one configuration (an hg_launch's bytes, or the count of a
-/// launch without one) goes straight to run_cpu_launch.
+/// of calls of one kernel (kept.kernel) with one configuration (an hg_launch's bytes, or the
+/// count of a launch without one) goes straight to its kept launch.
 struct LastLaunch {
   const hg_cpu_module_desc *desc = nullptr;
-  uint32_t kernel = 0;
   bool has_launch = false;
   hg_launch launch{};
   uint64_t count = 0;
@@ -113,7 +112,7 @@ int32_t failed(const std::exception_ptr &e) {
   if (last.atlas) {
     auto &l = linked();
     std::lock_guard lock(l.atlas_mutex);
-    run_cpu_launch(*last.kept.module, last.kernel, last.kept.prepared,
+    run_cpu_launch(*last.kept.module, last.kept.kernel, last.kept.prepared,
                    CpuArgPointers{args, last.kept.record.sizes}, &l.atlas);
   } else {
     run_kept_cpu_launch(last.kept, args);
@@ -149,7 +148,6 @@ int32_t failed(const std::exception_ptr &e) {
                                  : prepare_cpu_launch_over(m, kernel, count);
     LastLaunch &last = g_last_launch;
     last.desc = desc;
-    last.kernel = kernel;
     last.has_launch = launch != nullptr;
     last.launch = launch ? *launch : hg_launch{};
     last.count = count;
@@ -182,7 +180,7 @@ int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void 
   // hg_launch bytes or over the same count, runs with what that launch worked out (a few
   // loads and compares where the checked path takes a lookup).
   LastLaunch &last = g_last_launch;
-  if (desc && last.desc == desc && last.kernel == kernel &&
+  if (desc && last.desc == desc && last.kept.kernel == kernel &&
       last.has_launch == (launch_ptr != nullptr)) {
     bool same = false;
     if (launch_ptr) {
