@@ -552,6 +552,40 @@ const char *decode_attention(const Operands &o, const isa::AttentionOperands &a,
   return "decode";
 }
 
+/// Boundaries 0 = b_0 < b_1 < ... < b_k = n (k <= parts) of rows [0, n) in blocks whose
+/// largest work, rows · width(the block's last row), is as small as it can be: width never
+/// falls as rows grow (a causal block's last row sees the most keys), so each block is found
+/// by bisection on its end, and the limit on the work by bisection on that.
+template <typename Width>
+std::vector<uint64_t> balanced_blocks(uint64_t n, uint64_t parts, const Width &width) {
+  if (parts <= 1 || n <= 1) return {0, n};
+  auto blocks_within = [&](uint64_t limit) {
+    std::vector<uint64_t> b{0};
+    while (b.back() < n) {
+      const uint64_t lo = b.back();
+      uint64_t first = lo + 1, last = n; // the block's end: one row at least
+      while (first < last) {
+        const uint64_t mid = last - (last - first) / 2;
+        if ((mid - lo) * width(mid - 1) <= limit)
+          first = mid;
+        else
+          last = mid - 1;
+      }
+      b.push_back(first);
+    }
+    return b;
+  };
+  uint64_t lo = 1, hi = n * std::max<uint64_t>(width(n - 1), 1); // all rows in one block
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (blocks_within(mid).size() - 1 <= parts)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  return blocks_within(lo);
+}
+
 /// attention: per query head, scores by GEMM (Q Kᵀ scale, against the head's key/value head),
 /// softmax rows (f32 rows without a mask by the softmax kernel over the keys each query sees;
 /// otherwise masked rows in f64 with vector exp), then the output by GEMM (P V). Q, K, V and out
@@ -575,79 +609,88 @@ template <typename T> const char *fast_attention(const Operands &o) {
   if (q_rows < d || kv_rows < d) return nullptr; // rows that overlap: the reference's loops
   if constexpr (std::is_same_v<T, float>)
     if (sq == 1 && sk > 0 && !mask) return decode_attention(o, a, kv_rows);
-  std::vector<T> scores(sq * std::max<uint64_t>(sk, 1));
   const uint64_t shift = sk - std::min(sk, sq);
-  for (uint64_t h = 0; h < a.heads; ++h) {
-    T *out_h = out + h * a.q_head_stride;
-    const uint64_t kv = a.kv_offset(h);
-    if (sk == 0) {
-      for (uint64_t i = 0; i < sq; ++i) std::fill_n(out_h + i * q_rows, d, T{0});
-      continue;
+  // The keys query row i sees: all of them, or (causal) those up to its own position.
+  auto seen = [&](uint64_t i) { return a.causal ? std::min(sk, i + shift + 1) : sk; };
+  // Each head's query rows in as many blocks as it takes to give every thread a task (one per
+  // head where the heads are as many as the threads), one task each: a launch is one fork and
+  // join, each task's GEMMs on its own thread (a parallel_for inside a task runs there). A
+  // block computes the scores of the keys its last row sees, so its work is its rows times
+  // that width, which balanced_blocks makes about equal.
+  const uint64_t threads = std::max(1u, cpu_threads());
+  const uint64_t parts = std::min<uint64_t>((threads + a.heads - 1) / a.heads, sq);
+  const std::vector<uint64_t> cut = balanced_blocks(sq, parts, seen);
+  const uint64_t blocks = cut.size() - 1;
+  parallel_for(a.heads * blocks, [&](size_t task) {
+    const uint64_t h = task / blocks, lo = cut[task % blocks], hi = cut[task % blocks + 1];
+    T *out_h = out + h * a.q_head_stride + lo * q_rows;
+    const uint64_t kv = a.kv_offset(h), width = seen(hi - 1);
+    if (width == 0) {
+      for (uint64_t i = lo; i < hi; ++i) std::fill_n(out_h + (i - lo) * q_rows, d, T{0});
+      return;
     }
+    thread_local std::vector<T> block;
+    block.resize((hi - lo) * width);
     cpu_gemm(GemmArgs<T>{.trans_b = true,
-                         .m = sq,
-                         .n = sk,
+                         .m = hi - lo,
+                         .n = width,
                          .k = d,
                          .alpha = scale,
-                         .a = Q + h * a.q_head_stride,
+                         .a = Q + h * a.q_head_stride + lo * q_rows,
                          .lda = q_rows,
                          .b = K + kv,
                          .ldb = kv_rows,
-                         .c = scores.data(),
-                         .ldc = sk},
+                         .c = block.data(),
+                         .ldc = width},
              o.level);
     bool done = false;
     if constexpr (std::is_same_v<T, float>) {
       if (!mask) {
         // f32 rows (the softmax library kernel, within its stated bound) over the keys a
         // query may see; the rest of the row is 0.
-        ranges(sq, 16384 / sk, [&](uint64_t lo, uint64_t hi) {
-          for (uint64_t i = lo; i < hi; ++i) {
-            float *si = scores.data() + i * sk;
-            const uint64_t seen = a.causal ? std::min(sk, i + shift + 1) : sk;
-            HG_LEVEL_CALL(o.level, softmax_rows, si, si, 1, seen, false);
-            std::fill(si + seen, si + sk, 0.0f);
-          }
-        });
+        for (uint64_t i = lo; i < hi; ++i) {
+          float *si = block.data() + (i - lo) * width;
+          HG_LEVEL_CALL(o.level, softmax_rows, si, si, 1, seen(i), false);
+          std::fill(si + seen(i), si + width, 0.0f);
+        }
         done = true;
       }
     }
-    if (!done)
-      ranges(sq, 16384 / sk, [&](uint64_t lo, uint64_t hi) {
-        thread_local std::vector<double> row;
-        row.resize(sk);
-        for (uint64_t i = lo; i < hi; ++i) {
-          T *si = scores.data() + i * sk;
-          double mx = -std::numeric_limits<double>::infinity();
-          for (uint64_t j = 0; j < sk; ++j) {
-            double v = double{si[j]} + (mask ? double{mask[i * sk + j]} : 0.0);
-            if (a.causal && j > i + shift) v = -std::numeric_limits<double>::infinity();
-            row[j] = v;
-            mx = std::fmax(mx, v);
-          }
-          if (std::isinf(mx)) { // every score masked: the reference's output row is 0
-            std::fill(si, si + sk, T{0});
-            continue;
-          }
-          for (auto &v : row) v -= mx;
-          HG_LEVEL_CALL(o.level, map, map_kind(isa::MapUnaryOp::Exp), row.data(), row.data(), sk);
-          double sum = 0;
-          for (double v : row) sum += v;
-          for (uint64_t j = 0; j < sk; ++j) si[j] = static_cast<T>(sum > 0 ? row[j] / sum : 0.0);
+    if (!done) {
+      thread_local std::vector<double> row;
+      row.resize(width);
+      for (uint64_t i = lo; i < hi; ++i) {
+        T *si = block.data() + (i - lo) * width;
+        double mx = -std::numeric_limits<double>::infinity();
+        for (uint64_t j = 0; j < width; ++j) {
+          double v = double{si[j]} + (mask ? double{mask[i * sk + j]} : 0.0);
+          if (j >= seen(i)) v = -std::numeric_limits<double>::infinity();
+          row[j] = v;
+          mx = std::fmax(mx, v);
         }
-      });
-    // out = P V for this head, P the softmax rows in `scores`.
-    cpu_gemm(GemmArgs<T>{.m = sq,
+        if (std::isinf(mx)) { // every score masked: the reference's output row is 0
+          std::fill(si, si + width, T{0});
+          continue;
+        }
+        for (auto &v : row) v -= mx;
+        HG_LEVEL_CALL(o.level, map, map_kind(isa::MapUnaryOp::Exp), row.data(), row.data(), width);
+        double sum = 0;
+        for (double v : row) sum += v;
+        for (uint64_t j = 0; j < width; ++j) si[j] = static_cast<T>(sum > 0 ? row[j] / sum : 0.0);
+      }
+    }
+    // The block's output rows = P V, P its softmax rows.
+    cpu_gemm(GemmArgs<T>{.m = hi - lo,
                          .n = d,
-                         .k = sk,
-                         .a = scores.data(),
-                         .lda = sk,
+                         .k = width,
+                         .a = block.data(),
+                         .lda = width,
                          .b = V + kv,
                          .ldb = kv_rows,
                          .c = out_h,
                          .ldc = q_rows},
              o.level);
-  }
+  });
   return "gemm";
 }
 

@@ -33,6 +33,11 @@ template <typename F> bool spin_until(F &&ready) {
   }
 }
 
+/// Set while this thread runs a task of a job: a parallel_for inside a task (a library op's
+/// GEMM in one of attention's tasks) runs its tasks itself, on this thread, as OpenMP runs a
+/// nested region; the outer job already gives every thread work.
+thread_local bool t_in_task = false;
+
 struct Job {
   const std::function<void(size_t)> *task;
   size_t n;
@@ -52,8 +57,11 @@ struct Job {
     for (size_t i; (i = next.fetch_add(1)) < n;) {
       if (!failed.load(std::memory_order_relaxed)) {
         try {
+          t_in_task = true;
           (*task)(i);
+          t_in_task = false;
         } catch (...) {
+          t_in_task = false;
           if (!failed.exchange(true)) error = std::current_exception();
         }
       }
@@ -172,7 +180,7 @@ void set_cpu_threads(unsigned n) {
 
 void parallel_for_tasks(size_t n, const std::function<void(size_t)> &task) {
   unsigned threads = std::min<size_t>(cpu_threads(), pool().size());
-  if (threads <= 1) {
+  if (threads <= 1 || t_in_task) {
     for (size_t i = 0; i < n; ++i) task(i);
     return;
   }

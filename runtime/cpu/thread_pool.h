@@ -29,6 +29,7 @@ inline unsigned cpu_threads_now() {
 void parallel_for_tasks(size_t n, const std::function<void(size_t)> &task);
 
 /// Runs task(i) for i in [0, n) on the pool and the calling thread; returns when all are done.
+/// Called from within a task of another parallel_for, it runs them on the calling thread.
 /// When a task throws, on whichever thread, the tasks not yet started are skipped and the
 /// first exception is rethrown here once the running ones have finished.
 /// One task runs directly, without wrapping `task` in a std::function (an allocation when its

@@ -113,4 +113,35 @@ TEST(ThreadPool, EveryTaskThrowingGivesOneException) {
   EXPECT_EQ(caught, 1);
 }
 
+TEST(ThreadPool, ALoopInsideATaskRunsOnThatTasksThread) {
+  // attention's tasks each run GEMMs whose own parallel_for must not queue a second job: the
+  // outer loop already gives every thread work (runtime/cpu/library.cpp, fast_attention).
+  ASSERT_GE(std::thread::hardware_concurrency(), 2u) << "the pool needs a second thread here";
+  TwoThreads threads;
+  // Two outer tasks, one with a loop of its own and one that ends at once: the thread that
+  // took the short one is idle, and would take part in the inner loop were it a job.
+  constexpr size_t kRounds = 10, kInner = 16;
+  std::atomic<int> moved{0}, inner_runs{0};
+  for (size_t round = 0; round < kRounds; ++round)
+    parallel_for(size_t{2}, [&](size_t outer) {
+      if (outer == 1) return;
+      const auto mine = std::this_thread::get_id();
+      parallel_for(kInner, [&](size_t) {
+        pause_a_little();
+        inner_runs.fetch_add(1);
+        if (std::this_thread::get_id() != mine) moved.fetch_add(1);
+      });
+    });
+  EXPECT_EQ(inner_runs.load(), static_cast<int>(kRounds * kInner));
+  EXPECT_EQ(moved.load(), 0);
+  // After the loop, a loop of the calling thread uses the workers again.
+  std::atomic<int> elsewhere{0};
+  const auto caller = std::this_thread::get_id();
+  parallel_for(size_t{64}, [&](size_t) {
+    pause_a_little();
+    if (std::this_thread::get_id() != caller) elsewhere.fetch_add(1);
+  });
+  EXPECT_GT(elsewhere.load(), 0);
+}
+
 } // namespace
