@@ -50,11 +50,13 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -84,12 +86,31 @@ void check(int rc) {
   }
 }
 
-/// Runs f over [0, n) split across every hardware thread (peers' "all cores" rows).
+/// Runs part(i, parts) for every i in [0, parts) at once, one on each core, on OpenMP's thread
+/// team (peers/parallel.cpp): the peers' "all cores" rows.
+void split_parts(const std::function<void(unsigned, unsigned)> &part) {
+  peer_parallel(
+      [](void *ctx, unsigned i, unsigned parts) {
+        (*static_cast<const std::function<void(unsigned, unsigned)> *>(ctx))(i, parts);
+      },
+      const_cast<void *>(static_cast<const void *>(&part)));
+}
+
+/// Runs f over [0, n) in one contiguous share per core.
 void split(size_t n, const std::function<void(size_t, size_t)> &f) {
-  unsigned t = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::thread> threads;
-  for (unsigned i = 0; i < t; ++i) threads.emplace_back([&, i] { f(n * i / t, n * (i + 1) / t); });
-  for (auto &th : threads) th.join();
+  split_parts([&](unsigned i, unsigned t) { f(n * i / t, n * (i + 1) / t); });
+}
+
+/// The sum over every core's share of f(lo, hi), each share's partial result added at the end.
+float split_sum(size_t n, const std::function<float(size_t, size_t)> &f) {
+  std::mutex m;
+  float total = 0;
+  split_parts([&](unsigned i, unsigned t) {
+    const float mine = f(n * i / t, n * (i + 1) / t);
+    std::lock_guard lock(m);
+    total += mine;
+  });
+  return total;
 }
 
 /// Registers "<workload>/<size>/<impl>" with bytes or flops per iteration; `check` runs the row
@@ -347,7 +368,8 @@ void register_f64_maps() {
   using Binary = void (*)(const double *, const double *, double *, size_t);
   auto rows = [&](const std::string &name, const Data64 &a, const Data64 &b,
                   double (*f)(double, double), std::function<void()> ours,
-                  std::function<void(size_t, size_t)> sleef, std::function<void()> libmvec) {
+                  std::function<void(size_t, size_t)> sleef,
+                  std::function<void(size_t, size_t)> libmvec) {
     const std::string prefix = name + "/1048576/";
     auto ref = once([=] {
       return elementwise(n, [=](size_t i) { return f((*a)[i], b ? (*b)[i] : 0.0); }, kTol, 1e-300);
@@ -359,14 +381,15 @@ void register_f64_maps() {
     row("hologram_mt", ours);
     row("sleef_u10_1t", [=] { sleef(0, n); });
     row("sleef_u10_mt", [=] { split(n, sleef); });
-    row("clang_O3_fastmath_libmvec_relaxed_1t", libmvec);
+    row("clang_O3_fastmath_libmvec_relaxed_1t", [=] { libmvec(0, n); });
+    row("clang_O3_fastmath_libmvec_relaxed_mt", [=] { split(n, libmvec); });
   };
   auto unary = [&](const std::string &name, const Data64 &a, double (*f)(double, double),
                    Kernel kernel, Unary sleef, Unary libmvec) {
     rows(
         name, a, nullptr, f, [=] { check(kernel(a->data(), y->data(), u, nullptr)); },
         [=](size_t lo, size_t hi) { sleef(a->data() + lo, y->data() + lo, hi - lo); },
-        [=] { libmvec(a->data(), y->data(), n); });
+        [=](size_t lo, size_t hi) { libmvec(a->data() + lo, y->data() + lo, hi - lo); });
   };
   auto binary = [&](const std::string &name, const Data64 &a, const Data64 &b,
                     double (*f)(double, double), Kernel2 kernel, Binary sleef, Binary libmvec) {
@@ -375,7 +398,9 @@ void register_f64_maps() {
         [=](size_t lo, size_t hi) {
           sleef(a->data() + lo, b->data() + lo, y->data() + lo, hi - lo);
         },
-        [=] { libmvec(a->data(), b->data(), y->data(), n); });
+        [=](size_t lo, size_t hi) {
+          libmvec(a->data() + lo, b->data() + lo, y->data() + lo, hi - lo);
+        });
   };
   unary(
       "sin_f64_map", x, [](double v, double) { return std::sin(v); }, sin_f64_map, sleef_sin_f64,
@@ -428,6 +453,9 @@ void register_maps_and_sums() {
       row("hologram_1t", ours, true);
       row("hologram_mt", ours);
       row("clang_O3_fastmath_1t", [=] { peer(in->data(), y->data(), n); });
+      row("clang_O3_fastmath_mt", [=] {
+        split(n, [&](size_t lo, size_t hi) { peer(in->data() + lo, y->data() + lo, hi - lo); });
+      });
       for (const HalideVariant &h : halide)
         add_halide(
             prefix, h.impl,
@@ -511,6 +539,13 @@ void register_maps_and_sums() {
     add(
         "sum/16777216/clang_O3_fastmath_1t", [=] { benchmark::DoNotOptimize(peer()); },
         value(peer, x, nullptr), 4.0 * n, 0);
+    auto peer_mt = [=] {
+      return double{
+          split_sum(n, [&](size_t lo, size_t hi) { return peer_sum(x->data() + lo, hi - lo); })};
+    };
+    add(
+        "sum/16777216/clang_O3_fastmath_mt", [=] { benchmark::DoNotOptimize(peer_mt()); },
+        value(peer_mt, x, nullptr), 4.0 * n, 0);
     auto halide_total = std::make_shared<HalideBuffer>(HalideBuffer::make_scalar());
     auto halide_sum = [=, hx = halide_view(x)](bool par) mutable {
       halide_check(par ? hl_sum(hx, *halide_total) : hl_sum_serial(hx, *halide_total));
@@ -528,13 +563,24 @@ void register_maps_and_sums() {
     add(
         "dot/16777216/clang_O3_fastmath_1t", [=] { benchmark::DoNotOptimize(peer_d()); },
         value(peer_d, x, y), 8.0 * n, 2.0 * n);
-    auto blas_dot = [=] {
-      openblas_set_num_threads(1);
-      return double{cblas_sdot(static_cast<int>(n), x->data(), 1, y->data(), 1)};
+    auto peer_d_mt = [=] {
+      return double{split_sum(n, [&](size_t lo, size_t hi) {
+        return peer_dot(x->data() + lo, y->data() + lo, hi - lo);
+      })};
     };
     add(
-        "dot/16777216/openblas_1t", [=] { benchmark::DoNotOptimize(blas_dot()); },
-        value(blas_dot, x, y), 8.0 * n, 2.0 * n);
+        "dot/16777216/clang_O3_fastmath_mt", [=] { benchmark::DoNotOptimize(peer_d_mt()); },
+        value(peer_d_mt, x, y), 8.0 * n, 2.0 * n);
+    const int all = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    for (int threads : {1, all}) {
+      auto blas_dot = [=] {
+        openblas_set_num_threads(threads);
+        return double{cblas_sdot(static_cast<int>(n), x->data(), 1, y->data(), 1)};
+      };
+      add_checked_row(
+          std::string("dot/16777216/openblas_") + (threads == 1 ? "1t" : "mt"),
+          [=] { benchmark::DoNotOptimize(blas_dot()); }, value(blas_dot, x, y), 8.0 * n, 2.0 * n);
+    }
   }
 }
 
@@ -582,6 +628,11 @@ void register_rows() {
       [=] { peer_softmax_rows(x->data(), y->data(), rows, cols); });
   row("softmax_rows/4096x1024/clang_O3_fastmath_1t", softmax_ref,
       [=] { peer_softmax_rows_fast(x->data(), y->data(), rows, cols); });
+  row("softmax_rows/4096x1024/clang_O3_fastmath_mt", softmax_ref, [=] {
+    split(rows, [&](size_t lo, size_t hi) {
+      peer_softmax_rows_fast(x->data() + lo * cols, y->data() + lo * cols, hi - lo, cols);
+    });
+  });
   add_halide(
       "softmax_rows/4096x1024/", "halide",
       [=, hx = halide_view(x, cols, rows), hy = halide_view(y, cols, rows)](bool par) mutable {
@@ -597,6 +648,12 @@ void register_rows() {
       [=] { peer_rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols); });
   row("rmsnorm_rows/4096x1024/clang_O3_fastmath_1t", rmsnorm_ref,
       [=] { peer_rmsnorm_rows_fast(x->data(), g->data(), y->data(), rows, cols); });
+  row("rmsnorm_rows/4096x1024/clang_O3_fastmath_mt", rmsnorm_ref, [=] {
+    split(rows, [&](size_t lo, size_t hi) {
+      peer_rmsnorm_rows_fast(x->data() + lo * cols, g->data(), y->data() + lo * cols, hi - lo,
+                             cols);
+    });
+  });
   add_halide(
       "rmsnorm_rows/4096x1024/", "halide",
       [=, hx = halide_view(x, cols, rows), hg = halide_view(g),
@@ -632,6 +689,12 @@ void register_rows() {
   });
   row("layernorm_rows/4096x1024/clang_O3_fastmath_1t", layernorm_ref,
       [=] { peer_layernorm_rows_fast(x->data(), g->data(), beta->data(), y->data(), rows, cols); });
+  row("layernorm_rows/4096x1024/clang_O3_fastmath_mt", layernorm_ref, [=] {
+    split(rows, [&](size_t lo, size_t hi) {
+      peer_layernorm_rows_fast(x->data() + lo * cols, g->data(), beta->data(),
+                               y->data() + lo * cols, hi - lo, cols);
+    });
+  });
 }
 
 /// One head of causal self-attention, 128 positions of 64 values (issue 15).
@@ -678,8 +741,20 @@ void register_attention() {
     check(attention_head(q->data(), k->data(), v->data(), out->data(), s, dd, scale, nullptr));
   });
   head("clang_O3_fastmath_1t", [=] {
-    peer_attention_causal_fast(q->data(), k->data(), v->data(), out->data(), seq, d, scale,
+    peer_attention_causal_fast(q->data(), k->data(), v->data(), out->data(), 0, seq, d, scale,
                                scratch->data());
+  });
+  // Row i reads i + 1 keys: core c of t takes rows from seq·sqrt(c/t), so each has as many
+  // scores to compute; each its own row of scores.
+  head("clang_O3_fastmath_mt", [=] {
+    split_parts([&](unsigned c, unsigned t) {
+      auto row = [&](unsigned part) {
+        return static_cast<size_t>(std::lround(seq * std::sqrt(double(part) / t)));
+      };
+      std::vector<float> p(seq);
+      peer_attention_causal_fast(q->data(), k->data(), v->data(), out->data(), row(c), row(c + 1),
+                                 d, scale, p.data());
+    });
   });
 }
 

@@ -542,8 +542,12 @@ def main():
                 lines.append(f"| {mode} | {1e6 / h:.1f} | {1e6 / p:.1f} | {p / h:.2f} |")
     lines += [
         "",
-        "Notes: the `clang_O3_mt` peers split the loop over freshly started threads on every call;",
-        "at small sizes that start-up dominates. hologram's f32 exp, exp2, log, log2, log10,",
+        "Notes: the peers' mt rows (`clang_O3_mt`, `clang_O3_fastmath_mt`, `sleef_u10_mt`, the",
+        "relaxed libmvec f64 loops) run the 1t loop on one contiguous share of the elements or",
+        "rows per core, on OpenMP's thread team (LLVM's libomp, bench/peers/parallel.cpp), which",
+        "stays alive between calls as `#pragma omp parallel for`'s does (before 2026-12-06 they",
+        "started threads on every call); attention's shares of query rows are of equal work.",
+        "OpenBLAS's mt rows run its own threads. hologram's f32 exp, exp2, log, log2, log10,",
         "tanh, sigmoid, erf, and sin and cos below 4096 (and softmax on exp) are its own inline",
         "code, within SPEC §3.4's bounds on every f32 input (docs/isa.md, \"Transcendentals in",
         "compiled x86 code\": at most 2.48 ulp for sigmoid, 1.58 for the others at v4). Halide's",

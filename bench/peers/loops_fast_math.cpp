@@ -81,11 +81,12 @@ void peer_layernorm_rows_fast(const float *x, const float *g, const float *b, fl
   }
 }
 
-// One head of causal attention, row by row: scores q·k scaled (keys up to the row only),
-// softmax with libmvec's expf, then the weighted sum of values. `p` holds one row of scores.
+// One head of causal attention, rows [first, last) (all of it: 0 to seq), row by row: scores
+// q·k scaled (keys up to the row only), softmax with libmvec's expf, then the weighted sum of
+// values. `p` holds one row of scores.
 void peer_attention_causal_fast(const float *q, const float *k, const float *v, float *out,
-                                size_t seq, size_t d, float scale, float *p) {
-  for (size_t i = 0; i < seq; ++i) {
+                                size_t first, size_t last, size_t d, float scale, float *p) {
+  for (size_t i = first; i < last; ++i) {
     float mx = -1e30f;
     for (size_t j = 0; j <= i; ++j) {
       float s = 0;

@@ -17,7 +17,7 @@ void peer_rmsnorm_rows_fast(const float *x, const float *g, float *y, size_t row
 void peer_layernorm_rows_fast(const float *x, const float *g, const float *b, float *y, size_t rows,
                               size_t cols);
 void peer_attention_causal_fast(const float *q, const float *k, const float *v, float *out,
-                                size_t seq, size_t d, float scale, float *p);
+                                size_t first, size_t last, size_t d, float scale, float *p);
 void peer_gemm(const float *a, const float *b, float *c, size_t n);
 void peer_sigmoid(const float *x, float *y, size_t n);
 void peer_exp(const float *x, float *y, size_t n);
@@ -39,6 +39,8 @@ void sleef_pow_f64(const double *x, const double *e, double *y, size_t n);
 void sleef_atan2_f64(const double *x, const double *e, double *y, size_t n);
 float peer_sum(const float *x, size_t n);
 float peer_dot(const float *x, const float *y, size_t n);
+/// Calls part(ctx, i, parts) for i in [0, parts) at once, one call on each core (OpenMP).
+void peer_parallel(void (*part)(void *ctx, unsigned index, unsigned parts), void *ctx);
 #ifdef __cplusplus
 }
 #endif
