@@ -629,8 +629,8 @@ template <typename T> const char *fast_attention(const Operands &o) {
       for (uint64_t i = lo; i < hi; ++i) std::fill_n(out_h + (i - lo) * q_rows, d, T{0});
       return;
     }
-    thread_local std::vector<T> block;
-    block.resize((hi - lo) * width);
+    // Its own, not kept past the launch: a long unmasked head's block is megabytes.
+    std::vector<T> block((hi - lo) * width);
     cpu_gemm(GemmArgs<T>{.trans_b = true,
                          .m = hi - lo,
                          .n = width,
