@@ -20,6 +20,7 @@
 #include <atomic>
 #include <cmath>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <type_traits>
 
@@ -612,13 +613,14 @@ template <typename T> const char *fast_attention(const Operands &o) {
   const uint64_t shift = sk - std::min(sk, sq);
   // The keys query row i sees: all of them, or (causal) those up to its own position.
   auto seen = [&](uint64_t i) { return a.causal ? std::min(sk, i + shift + 1) : sk; };
-  // Each head's query rows in as many blocks as it takes to give every thread a task (one per
-  // head where the heads are as many as the threads), one task each: a launch is one fork and
-  // join, each task's GEMMs on its own thread (a parallel_for inside a task runs there). A
-  // block computes the scores of the keys its last row sees, so its work is its rows times
-  // that width, which balanced_blocks makes about equal.
+  // Each head's query rows in as many blocks as make the tasks (heads times blocks) a multiple
+  // of the threads, so that each thread gets as many (one block a head where the threads
+  // divide the heads), one task each: a launch is one fork and join, each task's GEMMs on its
+  // own thread (a parallel_for inside a task runs there). A block computes the scores of the
+  // keys its last row sees, so its work is its rows times that width, which balanced_blocks
+  // makes about equal.
   const uint64_t threads = std::max(1u, cpu_threads());
-  const uint64_t parts = std::min<uint64_t>((threads + a.heads - 1) / a.heads, sq);
+  const uint64_t parts = std::min<uint64_t>(threads / std::gcd(threads, a.heads), sq);
   const std::vector<uint64_t> cut = balanced_blocks(sq, parts, seen);
   const uint64_t blocks = cut.size() - 1;
   parallel_for(a.heads * blocks, [&](size_t task) {

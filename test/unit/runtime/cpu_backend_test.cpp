@@ -1250,11 +1250,12 @@ TEST(CpuLibrary, DecodingAttentionGivesTheSameOutputsOnAnyNumberOfThreads) {
 TEST(CpuLibrary, PrefillAttentionGivesTheSameOutputsOnAnyNumberOfThreads) {
   // 100 query rows of 2 heads on one key/value head (grouped-query attention), rows of all
   // heads side by side and key/value rows 23 floats apart, causal and without a mask. The CPU
-  // runs each head's rows in blocks, one task each where the heads are fewer than the threads,
-  // each block computing the scores of the keys its last row sees (runtime/cpu/library.cpp,
-  // fast_attention): on 3 threads a causal head is 2 blocks, of 62 rows and 62 keys and of
-  // 38 rows and 100 keys. On 1, 2 and 3 threads the outputs match the interpreter's within
-  // the op's bound (docs/isa.md: 64 sk ulp of the output's scale).
+  // runs each head's rows in blocks, one task each, as many as make the tasks a multiple of
+  // the threads, each block computing the scores of the keys its last row sees
+  // (runtime/cpu/library.cpp, fast_attention): on 3 threads a causal head is 3 blocks, of 48,
+  // 29 and 23 rows seeing up to 48, 77 and 100 keys; on 2, one block a head. On 1, 2 and 3
+  // threads the outputs match the interpreter's within the op's bound (docs/isa.md: 64 sk
+  // ulp of the output's scale).
   const char *text = R"(
 .kernel att
 .param %out : buffer<f32> write
