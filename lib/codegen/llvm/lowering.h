@@ -98,8 +98,7 @@ llvm::Value *guarded(llvm::IRBuilderBase &b, llvm::Function *fn, llvm::Value *ok
   return phi;
 }
 
-/// Lowers one verified kernel for one target into `module`./// Lowers one verified kernel for one
-/// target into `module`.
+/// Lowers one verified kernel for one target into `module`.
 LoweredKernel lower_kernel(llvm::Module &module, const AbiTypes &abi, const isa::Kernel &kernel,
                            uint32_t kernel_index, const CpuTarget &target,
                            const CpuOptions &options, const std::string &symbol);
