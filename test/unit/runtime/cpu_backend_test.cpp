@@ -1175,16 +1175,22 @@ TEST(RecentCache, DropsTheValueUsedLeastRecently) {
   EXPECT_EQ(c.find(std::string("d")), nullptr);
 }
 
-/// Runs the attention kernel `k` (parameters out, q, k, v, then `scalars`) on the interpreter
-/// and on a CPU backend at 1, 2 and 3 threads: each of the CPU's outputs within `tol` of the
+/// Runs the attention kernel of `text` (parameters out, q, k, v, then `scalars`; q and out of
+/// q_len floats, k and v of kv_len, uniform in [-1, 1) from `seed`) on the interpreter and on
+/// a CPU backend at 1, 2 and 3 threads: each of the CPU's outputs within `tol` of the
 /// interpreter's. Returns the CPU backend, whose library paths the caller checks.
-std::shared_ptr<Backend> attention_on_threads(const isa::Kernel &kernel, size_t out_len,
-                                              const std::vector<float> &q,
-                                              const std::vector<float> &k,
-                                              const std::vector<float> &v,
-                                              const std::vector<KernelArg> &scalars, float tol) {
+std::shared_ptr<Backend> attention_on_threads(const std::string &text, size_t q_len, size_t kv_len,
+                                              uint32_t seed, const std::vector<KernelArg> &scalars,
+                                              float tol) {
+  ThreadsGuard threads_guard;
+  const isa::Module m = test::parse_ok(text);
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<float> q(q_len), k(kv_len), v(kv_len);
+  for (auto *a : {&q, &k, &v})
+    for (float &x : *a) x = u(rng);
   auto run = [&](Backend &b) {
-    auto out = b.allocate_buffer(out_len * 4), bq = b.allocate_buffer(q.size() * 4),
+    auto out = b.allocate_buffer(q_len * 4), bq = b.allocate_buffer(q.size() * 4),
          bk = b.allocate_buffer(k.size() * 4), bv = b.allocate_buffer(v.size() * 4);
     b.write<float>(bq, q);
     b.write<float>(bk, k);
@@ -1192,7 +1198,7 @@ std::shared_ptr<Backend> attention_on_threads(const isa::Kernel &kernel, size_t 
     std::vector<KernelArg> args{KernelArg::buffer(out), KernelArg::buffer(bq),
                                 KernelArg::buffer(bk), KernelArg::buffer(bv)};
     args.insert(args.end(), scalars.begin(), scalars.end());
-    b.execute_program(kernel, LaunchConfig::linear(1), args);
+    b.execute_program(m.kernels[0], LaunchConfig::linear(1), args);
     return b.read<float>(out);
   };
   auto interp = create_backend(Preference::parse("interp"));
@@ -1233,15 +1239,8 @@ TEST(CpuLibrary, DecodingAttentionGivesTheSameOutputsOnAnyNumberOfThreads) {
   param.f32      r8, %scale
   attention.f32  %out, %q, %k, %v, none, r1, r2, r3, r4, r5, r5, r7, r5, r6, r8, 0
 )";
-  ThreadsGuard threads_guard;
   const uint64_t len = 100, row = 59, kv = (len - 1) * row + 3 * 18;
-  std::mt19937 rng(11);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> q(108), k(kv), v(kv);
-  for (auto *a : {&q, &k, &v})
-    for (float &x : *a) x = u(rng);
-  const isa::Module m = test::parse_ok(text);
-  auto cpu = attention_on_threads(m.kernels[0], 108, q, k, v,
+  auto cpu = attention_on_threads(text, 108, kv, 11,
                                   {KernelArg::u64(len), KernelArg::u64(row), KernelArg::f32(0.25f)},
                                   64 * len * 0x1p-24);
   EXPECT_EQ(cpu->library_path_counts().at("attention:decode"), 3u);
@@ -1272,20 +1271,13 @@ TEST(CpuLibrary, PrefillAttentionGivesTheSameOutputsOnAnyNumberOfThreads) {
   param.f32      r8, %scale
   attention.f32  %out, %q, %k, %v, none, r1, r2, r3, r3, r5, r5, r7, r5, r6, r8, CAUSAL
 )";
-  ThreadsGuard threads_guard;
   const uint64_t seq = 100, q_len = seq * 36, kv = (seq - 1) * 23 + 18;
-  std::mt19937 rng(12);
-  std::uniform_real_distribution<float> u(-1, 1);
-  std::vector<float> q(q_len), k(kv), v(kv);
-  for (auto *a : {&q, &k, &v})
-    for (float &x : *a) x = u(rng);
   for (const char *causal : {"1", "0"}) {
     std::string source = text;
     source.replace(source.find("CAUSAL"), 6, causal);
-    const isa::Module m = test::parse_ok(source);
     SCOPED_TRACE(std::string("causal ") + causal);
-    auto cpu = attention_on_threads(m.kernels[0], q_len, q, k, v, {KernelArg::f32(0.25f)},
-                                    64 * seq * 0x1p-24);
+    auto cpu =
+        attention_on_threads(source, q_len, kv, 12, {KernelArg::f32(0.25f)}, 64 * seq * 0x1p-24);
     EXPECT_EQ(cpu->library_path_counts().at("attention:gemm"), 3u);
   }
 }
