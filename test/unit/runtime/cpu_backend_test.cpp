@@ -2,6 +2,7 @@
 // and set_cpu_isa capping or forcing, refusal naming missing features), loading errors,
 // launch misuse and faults reported with the failing lane, and concurrent use.
 #include "core/recent_cache.h"
+#include "cpu/cpu_module.h"
 #include "hologram/driver/cpu_output.h"
 #include "hologram/isa/library_accuracy.h"
 #include "hologram/isa/text.h"
@@ -385,6 +386,29 @@ TEST(CpuModules, AFailureInALaunchOfManyTasksNamesItsFirstLane) {
   expect_overrun((uint64_t{1} << 17) - 5000, uint64_t{1} << 17,
                  "lane 125972 (block (1968,0,0), lane (20,0,0))",
                  "offset 504288, size 4, but it holds 504288 bytes");
+}
+
+TEST(CpuModules, ALaunchTooBigToRunOnTheCallingThreadTimesItsTasks) {
+  // 2^17 lanes on two threads: too many for the first launch to run on the calling thread to
+  // time them, so it runs in tasks, and the fastest task's time a lane becomes the kernel's
+  // cost (runtime/cpu/cpu_module.cpp). Without it the kernel never has a cost, and every
+  // launch of it runs in eight tasks a thread, however little work it holds.
+  ThreadsGuard threads;
+  runtime::set_cpu_threads(2);
+  const std::string path = compile({"x86-64-v2"});
+  auto m = runtime::CpuModule::load_file(path);
+  const uint32_t k = m->kernel_index("vector_add");
+  const uint32_t n = uint32_t{1} << 17;
+  std::vector<float> a(n, 1.0f), c(n, 0.0f);
+  uint64_t count = n;
+  std::array<runtime::CpuArg, 4> args{
+      runtime::CpuArg{a.data(), n * 4ull, 0}, runtime::CpuArg{a.data(), n * 4ull, 0},
+      runtime::CpuArg{c.data(), n * 4ull, 0}, runtime::CpuArg{nullptr, 0, count}};
+  EXPECT_EQ(m->lane_cost(k).picoseconds.load(), 0u);
+  runtime::launch_cpu_kernel(*m, k, LaunchConfig::linear(n, 256), args, nullptr);
+  EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float v) { return v == 2.0f; }));
+  EXPECT_GT(m->lane_cost(k).picoseconds.load(), 0u);
+  std::filesystem::remove(path);
 }
 
 TEST(CpuModules, ConcurrentLaunchesFromManyThreads) {
