@@ -635,7 +635,8 @@ choose_tasks(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &p, unsi
     // timing.
     const uint32_t n = cost.launches.load(std::memory_order_relaxed);
     cost.launches.store(n + 1, std::memory_order_relaxed);
-    c.due = known == 0 || n % 32 == 0;
+    const uint8_t state = cost.state.load(std::memory_order_relaxed);
+    c.due = known == 0 || n % 32 == 0 || (state & CpuModule::LaneCost::kProbeNext);
     // The work at the known cost, saturated (a lane's cost times 2^62 lanes may overflow);
     // unbounded while no cost is known.
     const uint64_t total_lanes = blocks * p.lanes;
@@ -646,6 +647,14 @@ choose_tasks(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &p, unsi
       c.tasks = 1;
     else if (work < kShareWorkPicoseconds)
       c.tasks = std::min<uint64_t>(blocks, threads);
+    // A probe right after a parallel launch finds part of its data in other cores' caches,
+    // which would make it look dear enough to stay parallel (and one probe delayed by the
+    // system would then keep it so): it runs untimed, and the next launch is the probe.
+    const bool warm_up = probe && (state & CpuModule::LaneCost::kLastParallel);
+    if (warm_up) c.due = false;
+    const uint8_t next = (c.tasks > 1 ? CpuModule::LaneCost::kLastParallel : 0) |
+                         (warm_up ? CpuModule::LaneCost::kProbeNext : 0);
+    if (next != state) cost.state.store(next, std::memory_order_relaxed);
   }
   return c;
 }

@@ -50,6 +50,9 @@ public:
   struct LaneCost {
     std::atomic<uint64_t> picoseconds{0};
     std::atomic<uint32_t> launches{0};
+    /// kLastParallel: the last launch ran in tasks; kProbeNext: the next launch is timed.
+    static constexpr uint8_t kLastParallel = 1, kProbeNext = 2;
+    std::atomic<uint8_t> state{0};
   };
   [[nodiscard]] LaneCost &lane_cost(uint32_t kernel) const { return lane_costs_[kernel]; }
 

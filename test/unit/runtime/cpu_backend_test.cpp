@@ -411,6 +411,38 @@ TEST(CpuModules, ALaunchTooBigToRunOnTheCallingThreadTimesItsTasks) {
   std::filesystem::remove(path);
 }
 
+TEST(CpuModules, AProbeRightAfterAParallelLaunchIsNotTimed) {
+  // A launch of 2^16 lanes whose cost says 13 us of work runs in two shares; the next launch
+  // due for timing runs on the calling thread, but half its data is in the other core's cache,
+  // so it only warms up (its time is not kept) and the launch after it is timed.
+  ThreadsGuard threads;
+  runtime::set_cpu_threads(2);
+  const std::string path = compile({"x86-64-v2"});
+  auto m = runtime::CpuModule::load_file(path);
+  const uint32_t k = m->kernel_index("vector_add");
+  const uint32_t n = uint32_t{1} << 16;
+  std::vector<float> a(n, 1.0f), c(n, 0.0f);
+  std::array<runtime::CpuArg, 4> args{
+      runtime::CpuArg{a.data(), n * 4ull, 0}, runtime::CpuArg{a.data(), n * 4ull, 0},
+      runtime::CpuArg{c.data(), n * 4ull, 0}, runtime::CpuArg{nullptr, 0, n}};
+  runtime::CpuModule::LaneCost &cost = m->lane_cost(k);
+  auto launch = [&] {
+    runtime::launch_cpu_kernel(*m, k, LaunchConfig::linear(n, 256), args, nullptr);
+  };
+  cost.picoseconds = 200; // 13 us for 2^16 lanes
+  cost.launches = 1;      // not due for timing
+  launch();
+  EXPECT_EQ(cost.state.load(), runtime::CpuModule::LaneCost::kLastParallel);
+  cost.launches = 32; // due
+  launch();
+  EXPECT_EQ(cost.picoseconds.load(), 200u) << "the warm-up's time was kept";
+  EXPECT_EQ(cost.state.load(), runtime::CpuModule::LaneCost::kProbeNext);
+  launch();
+  EXPECT_EQ(cost.state.load(), 0u);
+  EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float v) { return v == 2.0f; }));
+  std::filesystem::remove(path);
+}
+
 TEST(CpuModules, ConcurrentLaunchesFromManyThreads) {
   auto path = compile({"x86-64-v2", "x86-64-v3"});
   auto b = create_backend(Preference::parse("cpu"));
