@@ -499,16 +499,19 @@ constexpr uint64_t kShareWorkPicoseconds = 100'000'000; // 100 us
 /// holds the workers' wake-up, and its tasks' times the cache lines that move between cores
 /// as tasks land on another core than last time, either of which would make a small launch
 /// look dear enough to stay parallel. So a launch that is due for timing runs on the calling
-/// thread if it is small: at most kProbeLanes lanes, or at most kProbeWorkPicoseconds of work
-/// at the known cost (so a cost measured too high comes down again). A bigger one goes
-/// parallel and times each of its tasks: the fastest task's time a lane is the cost. (Until
-/// 2026-12-06 it went untimed, so a kernel whose launches all had more than kProbeLanes lanes
-/// never had a cost and ran every launch in eight tasks a thread: saxpy of 2^17 floats on 2
-/// cores took 12.5 us a launch against 7.8 on one thread.) One timing can at most quadruple
-/// the cost: a launch preempted by the system, or a cold first one, does not send the next
-/// ones parallel for long.
+/// thread if it is near the line between the two: under kProbeWorkPicoseconds of work at the
+/// known cost (so a cost measured too high comes down again), or, before any cost is known,
+/// at most kProbeLanes lanes. Any other goes parallel and times each of its tasks: the fastest
+/// task's time a lane is the cost. (Until 2026-12-06 such launches went untimed, so a kernel
+/// whose launches all had more than kProbeLanes lanes never had a cost and ran every launch
+/// in eight tasks a thread: saxpy of 2^17 floats on 2 cores took 12.5 us a launch against 7.8
+/// on one thread; and every 32nd launch of up to 40 us of work ran on one thread, which cost
+/// saxpy of 2^18 floats on 2 threads 14.6-15.7 us a launch against 11.2-13.2 with this
+/// bound, in a harness of its own.) One timing can at most quadruple the cost: a launch
+/// preempted by the system, or a cold first one, does not send the next ones parallel for
+/// long.
 constexpr uint64_t kProbeLanes = uint64_t{1} << 16;
-constexpr uint64_t kProbeWorkPicoseconds = 8 * kInlineWorkPicoseconds;
+constexpr uint64_t kProbeWorkPicoseconds = 2 * kInlineWorkPicoseconds;
 } // namespace
 
 void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &config,
@@ -642,7 +645,8 @@ choose_tasks(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &p, unsi
     const uint64_t total_lanes = blocks * p.lanes;
     uint64_t work = UINT64_MAX;
     if (known != 0 && __builtin_mul_overflow(known, total_lanes, &work)) work = UINT64_MAX;
-    const bool probe = c.due && (total_lanes <= kProbeLanes || work < kProbeWorkPicoseconds);
+    const bool probe =
+        c.due && (known == 0 ? total_lanes <= kProbeLanes : work < kProbeWorkPicoseconds);
     if (work < kInlineWorkPicoseconds || probe)
       c.tasks = 1;
     else if (work < kShareWorkPicoseconds)

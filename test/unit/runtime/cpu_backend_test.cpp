@@ -388,59 +388,71 @@ TEST(CpuModules, AFailureInALaunchOfManyTasksNamesItsFirstLane) {
                  "offset 504288, size 4, but it holds 504288 bytes");
 }
 
+/// vector_add of n ones and ones, at x86-64-v2, launched straight on its CpuModule on two
+/// threads, for tests of how launches are split and timed (runtime/cpu/cpu_module.cpp).
+struct TimedVectorAdd {
+  explicit TimedVectorAdd(uint32_t lanes)
+      : n(lanes), path(compile({"x86-64-v2"})), m(runtime::CpuModule::load_file(path)),
+        k(m->kernel_index("vector_add")), cost(m->lane_cost(k)), a(n, 1.0f), c(n, 0.0f) {
+    runtime::set_cpu_threads(2);
+  }
+  ~TimedVectorAdd() { std::filesystem::remove(path); }
+  void launch() {
+    std::array<runtime::CpuArg, 4> args{
+        runtime::CpuArg{a.data(), n * 4ull, 0}, runtime::CpuArg{a.data(), n * 4ull, 0},
+        runtime::CpuArg{c.data(), n * 4ull, 0}, runtime::CpuArg{nullptr, 0, n}};
+    std::fill(c.begin(), c.end(), 0.0f);
+    runtime::launch_cpu_kernel(*m, k, LaunchConfig::linear(n, 256), args, nullptr);
+    EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float v) { return v == 2.0f; }));
+  }
+  ThreadsGuard threads;
+  uint32_t n;
+  std::string path;
+  std::shared_ptr<runtime::CpuModule> m;
+  uint32_t k;
+  runtime::CpuModule::LaneCost &cost;
+  std::vector<float> a, c;
+};
+
 TEST(CpuModules, ALaunchTooBigToRunOnTheCallingThreadTimesItsTasks) {
   // 2^17 lanes on two threads: too many for the first launch to run on the calling thread to
   // time them, so it runs in tasks, and the fastest task's time a lane becomes the kernel's
-  // cost (runtime/cpu/cpu_module.cpp). Without it the kernel never has a cost, and every
-  // launch of it runs in eight tasks a thread, however little work it holds.
-  ThreadsGuard threads;
-  runtime::set_cpu_threads(2);
-  const std::string path = compile({"x86-64-v2"});
-  auto m = runtime::CpuModule::load_file(path);
-  const uint32_t k = m->kernel_index("vector_add");
-  const uint32_t n = uint32_t{1} << 17;
-  std::vector<float> a(n, 1.0f), c(n, 0.0f);
-  uint64_t count = n;
-  std::array<runtime::CpuArg, 4> args{
-      runtime::CpuArg{a.data(), n * 4ull, 0}, runtime::CpuArg{a.data(), n * 4ull, 0},
-      runtime::CpuArg{c.data(), n * 4ull, 0}, runtime::CpuArg{nullptr, 0, count}};
-  EXPECT_EQ(m->lane_cost(k).picoseconds.load(), 0u);
-  runtime::launch_cpu_kernel(*m, k, LaunchConfig::linear(n, 256), args, nullptr);
-  EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float v) { return v == 2.0f; }));
-  EXPECT_GT(m->lane_cost(k).picoseconds.load(), 0u);
-  std::filesystem::remove(path);
+  // cost. Without it the kernel never has a cost, and every launch of it runs in eight tasks
+  // a thread, however little work it holds.
+  TimedVectorAdd va(uint32_t{1} << 17);
+  EXPECT_EQ(va.cost.picoseconds.load(), 0u);
+  va.launch();
+  EXPECT_GT(va.cost.picoseconds.load(), 0u);
+}
+
+TEST(CpuModules, ALaunchDueForTimingFarAboveTheLineRunsInTasks) {
+  // A launch of 2^16 lanes whose cost says 66 us of work, due for timing, is far from the line
+  // between one thread and many: it runs in tasks and times them, where every 32nd launch of
+  // it used to run on the calling thread alone.
+  TimedVectorAdd va(uint32_t{1} << 16);
+  va.cost.picoseconds = 1000; // 66 us for 2^16 lanes
+  va.cost.launches = 32;      // due
+  va.launch();
+  EXPECT_EQ(va.cost.state.load(), runtime::CpuModule::LaneCost::kLastParallel);
+  EXPECT_NE(va.cost.picoseconds.load(), 1000u) << "the tasks were not timed";
 }
 
 TEST(CpuModules, AProbeRightAfterAParallelLaunchIsNotTimed) {
-  // A launch of 2^16 lanes whose cost says 13 us of work runs in two shares; the next launch
-  // due for timing runs on the calling thread, but half its data is in the other core's cache,
-  // so it only warms up (its time is not kept) and the launch after it is timed.
-  ThreadsGuard threads;
-  runtime::set_cpu_threads(2);
-  const std::string path = compile({"x86-64-v2"});
-  auto m = runtime::CpuModule::load_file(path);
-  const uint32_t k = m->kernel_index("vector_add");
-  const uint32_t n = uint32_t{1} << 16;
-  std::vector<float> a(n, 1.0f), c(n, 0.0f);
-  std::array<runtime::CpuArg, 4> args{
-      runtime::CpuArg{a.data(), n * 4ull, 0}, runtime::CpuArg{a.data(), n * 4ull, 0},
-      runtime::CpuArg{c.data(), n * 4ull, 0}, runtime::CpuArg{nullptr, 0, n}};
-  runtime::CpuModule::LaneCost &cost = m->lane_cost(k);
-  auto launch = [&] {
-    runtime::launch_cpu_kernel(*m, k, LaunchConfig::linear(n, 256), args, nullptr);
-  };
-  cost.picoseconds = 200; // 13 us for 2^16 lanes
-  cost.launches = 1;      // not due for timing
-  launch();
-  EXPECT_EQ(cost.state.load(), runtime::CpuModule::LaneCost::kLastParallel);
-  cost.launches = 32; // due
-  launch();
-  EXPECT_EQ(cost.picoseconds.load(), 200u) << "the warm-up's time was kept";
-  EXPECT_EQ(cost.state.load(), runtime::CpuModule::LaneCost::kProbeNext);
-  launch();
-  EXPECT_EQ(cost.state.load(), 0u);
-  EXPECT_TRUE(std::all_of(c.begin(), c.end(), [](float v) { return v == 2.0f; }));
-  std::filesystem::remove(path);
+  // A launch of 2^16 lanes whose cost says 8 us of work runs in two shares; the next launch
+  // due for timing runs on the calling thread (it is near the line between the two), but half
+  // its data is in the other core's cache, so it only warms up (its time is not kept) and the
+  // launch after it is timed.
+  TimedVectorAdd va(uint32_t{1} << 16);
+  va.cost.picoseconds = 120; // 7.9 us for 2^16 lanes
+  va.cost.launches = 1;      // not due for timing
+  va.launch();
+  EXPECT_EQ(va.cost.state.load(), runtime::CpuModule::LaneCost::kLastParallel);
+  va.cost.launches = 32; // due
+  va.launch();
+  EXPECT_EQ(va.cost.picoseconds.load(), 120u) << "the warm-up's time was kept";
+  EXPECT_EQ(va.cost.state.load(), runtime::CpuModule::LaneCost::kProbeNext);
+  va.launch();
+  EXPECT_EQ(va.cost.state.load(), 0u);
 }
 
 TEST(CpuModules, ConcurrentLaunchesFromManyThreads) {
