@@ -623,9 +623,9 @@ struct TaskChoice {
 /// Enough tasks to balance uneven blocks, few enough to keep per-task costs small; one thread
 /// runs every block in one task. A launch whose whole work, at the lanes' measured cost, is
 /// below what waking the workers costs runs on the calling thread. Every 32nd launch (and any
-/// before a cost is known) is due for timing, which keeps the cost current; one-block launches
-/// are not, nor launches while one thread runs every launch (which uses no cost). Counts the
-/// launch.
+/// before a cost is known, and the one after a warm-up) is due for timing, which keeps the
+/// cost current; one-block launches are not, nor launches while one thread runs every launch
+/// (which uses no cost). Counts the launch.
 [[gnu::always_inline]] inline TaskChoice
 choose_tasks(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &p, unsigned threads) {
   const uint64_t blocks = p.blocks;
