@@ -208,7 +208,8 @@ RowCheck value(const std::function<double()> &run, const Data &x, const Data &y)
 constexpr double kEps = 1.1920928955078125e-07; // f32
 
 void register_streams() {
-  for (size_t n : {size_t{1} << 10, size_t{1} << 12, size_t{1} << 16, size_t{1} << 24}) {
+  for (size_t n :
+       {size_t{1} << 10, size_t{1} << 12, size_t{1} << 16, size_t{1} << 18, size_t{1} << 24}) {
     auto a = shared(data(n)), b = shared(data(n, -1, 1, 1)), c = shared(std::vector<float>(n));
     auto c0 = shared(data(n, -2, 2)); // saxpy's y before the checked run
     std::string sz = std::to_string(n);
