@@ -1,6 +1,7 @@
 // The CPU backend with compiled modules: the dispatcher (automatic choice, HOLOGRAM_CPU_ISA
 // and set_cpu_isa capping or forcing, refusal naming missing features), loading errors,
-// launch misuse and faults reported with the failing lane, and concurrent use.
+// launch misuse and faults reported with the failing lane, how launches are split over threads
+// and timed, and concurrent use.
 #include "core/recent_cache.h"
 #include "cpu/cpu_module.h"
 #include "hologram/driver/cpu_output.h"
