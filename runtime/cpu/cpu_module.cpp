@@ -506,7 +506,7 @@ constexpr uint64_t kShareWorkPicoseconds = 100'000'000; // 100 us
 /// whose launches all had more than kProbeLanes lanes never had a cost and ran every launch
 /// in eight tasks a thread: saxpy of 2^17 floats on 2 cores took 12.5 us a launch against 7.8
 /// on one thread; and every 32nd launch of up to 40 us of work ran on one thread, which cost
-/// saxpy of 2^18 floats on 2 threads 14.6-15.7 us a launch against 11.2-13.2 with this
+/// saxpy of 2^18 floats on 2 threads 14.6-15.7 us a launch against 11.2-13.3 with this
 /// bound, in a harness of its own.) One timing can at most quadruple the cost: a launch
 /// preempted by the system, or a cold first one, does not send the next ones parallel for
 /// long.
