@@ -530,6 +530,14 @@ void launch_cpu_kernel(const CpuModule &m, uint32_t kidx, const LaunchConfig &co
 
 namespace {
 
+/// One thread's time a lane for `lanes` lanes run since `started`, in picoseconds (at least 1).
+uint64_t lane_picoseconds(std::chrono::steady_clock::time_point started, uint64_t lanes) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now() - started)
+                      .count();
+  return std::max<uint64_t>(1, static_cast<uint64_t>(ns) * 1000 / std::max<uint64_t>(1, lanes));
+}
+
 /// Runs the blocks of launch `p` in `tasks` tasks on the thread pool; returns whether a block
 /// failed, with `fail` the error of the first block that did. Apart from run_cpu_launch, whose
 /// one-task launches do without any of this.
@@ -566,12 +574,8 @@ namespace {
     const auto started =
         fastest ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     const bool task_failed = p.fn(&L, &w, first, end) != 0;
-    if (fastest && !task_failed && end > first) {
-      const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                          std::chrono::steady_clock::now() - started)
-                          .count();
-      const uint64_t ps =
-          std::max<uint64_t>(1, static_cast<uint64_t>(ns) * 1000 / ((end - first) * lanes));
+    if (fastest && !task_failed) {
+      const uint64_t ps = lane_picoseconds(started, (end - first) * lanes);
       for (uint64_t seen = fastest->load(std::memory_order_relaxed);
            ps < seen && !fastest->compare_exchange_weak(seen, ps, std::memory_order_relaxed);) {
       }
@@ -701,8 +705,10 @@ hg_cpu_launch launch_record(uint32_t kidx, const PreparedCpuLaunch &p, const uin
 /// throws the launch's error.
 void run_chosen(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &p, TaskChoice choice,
                 const hg_cpu_launch &L, LaunchContext &cx) {
+  // A launch of one task is timed whole, one of several by its fastest task.
+  const bool timed_whole = choice.due && choice.tasks == 1;
   const auto started =
-      choice.due ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
+      timed_whole ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   hg_cpu_error fail; // written only when a launch fails
   bool failed = false;
   std::atomic<uint64_t> fastest{UINT64_MAX};
@@ -713,19 +719,14 @@ void run_chosen(const CpuModule &m, uint32_t kidx, const PreparedCpuLaunch &p, T
     if (failed) fail = w.error;
   } else {
     failed = run_tasks(p, choice.tasks, L, m.isa().kernels[kidx].name, fail,
-                       choice.due ? &fastest : nullptr);
+                       choice.due && !timed_whole ? &fastest : nullptr);
   }
   if (choice.due && !failed) {
     // Time per lane on one thread: of the whole launch, or of its fastest task.
     CpuModule::LaneCost &cost = m.lane_cost(kidx);
     const uint64_t known = cost.picoseconds.load(std::memory_order_relaxed);
-    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                        std::chrono::steady_clock::now() - started)
-                        .count();
-    uint64_t ps = choice.tasks > 1
-                      ? fastest.load(std::memory_order_relaxed)
-                      : std::max<uint64_t>(1, static_cast<uint64_t>(ns) * 1000 /
-                                                  std::max<uint64_t>(1, p.blocks * p.lanes));
+    uint64_t ps = timed_whole ? lane_picoseconds(started, p.blocks * p.lanes)
+                              : fastest.load(std::memory_order_relaxed);
     if (ps == UINT64_MAX) return; // no task was timed
     if (known != 0) ps = std::min(ps, known * 4);
     cost.picoseconds.store(ps, std::memory_order_relaxed);
