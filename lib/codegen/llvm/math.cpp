@@ -196,18 +196,23 @@ llvm::Value *emit_exp_quarters(MathIR &m, llvm::Value *x, bool normal, bool nega
 /// [-125, 127] for f32, [-1021, 1023] for f64), the clamps change nothing and 2^k is one
 /// power of two: that path skips the clamps and multiplies once, with the same result.
 /// f32 at x86-64-v3 goes by quarters instead (emit_exp_quarters), with the same two paths.
-/// `negated`: e^-x (sigmoid's), the negation folded into the arithmetic where it goes by quarters.
+/// `negated`: e^-x (sigmoid's), the negation folded into the arithmetic where it goes by
+/// quarters or scales in one instruction (there x is clamped to the negated range, and
+/// exp_reduce negates it in its multiply-adds: one instruction fewer on the pipes that bind a
+/// loop of sigmoid at v4).
 llvm::Value *emit_exp(MathIR &m, llvm::Value *x, bool negated = false) {
+  if (m.scales_in_one_instruction()) {
+    MathIR::ExpReduced e = m.exp_reduce(negated ? m.clamp(x, -exp_f32::kHighest, -exp_f32::kLowest)
+                                                : m.clamp(x, exp_f32::kLowest, exp_f32::kHighest),
+                                        negated);
+    return m.scale(m.exp_reduced(e.r), e.kf, e.k);
+  }
   if (negated && !exp_by_quarters(m, x->getType())) return emit_exp(m, m.builder().CreateFNeg(x));
   const bool d = m.f64();
   auto clamped = [&](llvm::Value *v) {
     return m.exp_reduce(d ? m.clamp(v, cpu_math::f64::kExpLowest, cpu_math::f64::kExpHighest)
                           : m.clamp(v, exp_f32::kLowest, exp_f32::kHighest));
   };
-  if (m.scales_in_one_instruction()) {
-    MathIR::ExpReduced e = clamped(x);
-    return m.scale(m.exp_reduced(e.r), e.kf, e.k);
-  }
   llvm::IRBuilder<> &b = m.builder();
   // Ordered: a NaN lane takes the general path.
   llvm::Value *normal = m.all(
