@@ -790,7 +790,13 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
       // The bound check of the kernel's first block (driver.cpp): when the whole block goes
       // on past it, the chunk says so, and the driver runs the block's other chunks with
       // block_goes_on_, which takes the way on with no test.
+      // The answers are the span's, the same from every chunk: a chunk that the driver runs
+      // as one that goes on gives none (so that LLVM need not work them out again after a
+      // loop of such chunks to know what the driver's variable holds).
       const bool on_taken = !a_.exits_at(k_, taken);
+      BasicBlock *test = BasicBlock::Create(c_, "ends.test", fn_);
+      b_.CreateCondBr(block_goes_on_, on_taken ? all_taken : all_other, test);
+      b_.SetInsertPoint(test);
       Value *value = on_taken ? ends->block_value : b_.CreateNot(ends->block_value);
       b_.CreateStore(b_.CreateSelect(value, ends->agreeing_chunks, u32c(0)), goes_on_);
       has_goes_on_check_ = true;
@@ -800,9 +806,6 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
         b_.CreateStore(b_.CreateSelect(value, ends->first_run_chunks, u32c(UINT32_MAX)),
                        leaves_from_);
       }
-      BasicBlock *test = BasicBlock::Create(c_, "ends.test", fn_);
-      b_.CreateCondBr(block_goes_on_, on_taken ? all_taken : all_other, test);
-      b_.SetInsertPoint(test);
     }
     if (ends->block_agrees) {
       // When the whole block agrees, the chunk's ends need not be looked at.
