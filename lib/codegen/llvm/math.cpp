@@ -198,8 +198,7 @@ llvm::Value *emit_exp_quarters(MathIR &m, llvm::Value *x, bool normal, bool nega
 /// f32 at x86-64-v3 goes by quarters instead (emit_exp_quarters), with the same two paths.
 /// `negated`: e^-x (sigmoid's), the negation folded into the arithmetic where it goes by
 /// quarters or scales in one instruction (there x is clamped to the negated range, and
-/// exp_reduce negates it in its multiply-adds: one instruction fewer on the pipes that bind a
-/// loop of sigmoid at v4).
+/// exp_reduce negates it in its multiply-adds: a vxorps a vector fewer in sigmoid at v4).
 llvm::Value *emit_exp(MathIR &m, llvm::Value *x, bool negated = false) {
   if (m.scales_in_one_instruction()) {
     MathIR::ExpReduced e = m.exp_reduce(negated ? m.clamp(x, -exp_f32::kHighest, -exp_f32::kLowest)
