@@ -426,28 +426,11 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       b_.CreateCondBr(
           b_.CreateICmpULT(to, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, chunks, leaving())),
           resume, next);
-      // The span's first chunk runs before the loop, as that loop's first turn would: a span
-      // whose chunks all go on then enters the loop of chunks that test (whose set-up LLVM puts
-      // in its preheader: some 40 instructions of addresses at v4) only for the chunks left
-      // after them, if any. vector_add of 1024 floats at v4: 53 instructions fewer a launch.
       b_.SetInsertPoint(start);
-      Value *r0 = call_chunk(u64c(0), running_state, whole, b_.getFalse(), streams);
-      BasicBlock *first_failed = BasicBlock::Create(c_, "chunk.first.failed", f);
-      BasicBlock *first_ok = BasicBlock::Create(c_, "chunk.first.ok", f);
-      BasicBlock *first_same = BasicBlock::Create(c_, "chunk.first.same", f);
-      b_.CreateCondBr(b_.CreateICmpSLT(r0, b_.getInt32(0)), first_failed, first_ok);
-      b_.SetInsertPoint(first_failed);
-      b_.CreateRet(r0);
-      b_.SetInsertPoint(first_ok);
-      Value *goes_on_to = b_.CreateZExt(r0, i64());
-      from->addIncoming(u64c(1), first_ok);
-      to->addIncoming(goes_on_to, first_ok);
-      b_.CreateCondBr(b_.CreateICmpUGT(goes_on_to, u64c(1)), goes_on, first_same);
-      b_.SetInsertPoint(first_same);
-      b_.CreateCondBr(b_.CreateICmpUGE(u64c(1), leaving()), next, resume);
+      b_.CreateBr(resume);
       b_.SetInsertPoint(resume);
       auto *first_chunk = b_.CreatePHI(i64(), 2, "chunk.resume");
-      first_chunk->addIncoming(u64c(1), first_same);
+      first_chunk->addIncoming(u64c(0), start);
       first_chunk->addIncoming(to, goes_on_end);
       chunk_loop(first_chunk, chunks, whole, b_.getFalse(), streams, from, to, next);
     } else if (k_.insts.size() <= kMaxWholeBlockLoop) {
