@@ -200,18 +200,16 @@ llvm::Value *emit_exp_quarters(MathIR &m, llvm::Value *x, bool normal, bool nega
 /// quarters or scales in one instruction (there x is clamped to the negated range, and
 /// exp_reduce negates it in its multiply-adds: a vxorps a vector fewer in sigmoid at v4).
 llvm::Value *emit_exp(MathIR &m, llvm::Value *x, bool negated = false) {
-  if (m.scales_in_one_instruction()) {
-    MathIR::ExpReduced e = m.exp_reduce(negated ? m.clamp(x, -exp_f32::kHighest, -exp_f32::kLowest)
-                                                : m.clamp(x, exp_f32::kLowest, exp_f32::kHighest),
-                                        negated);
-    return m.scale(m.exp_reduced(e.r), e.kf, e.k);
-  }
-  if (negated && !exp_by_quarters(m, x->getType())) return emit_exp(m, m.builder().CreateFNeg(x));
   const bool d = m.f64();
-  auto clamped = [&](llvm::Value *v) {
-    return m.exp_reduce(d ? m.clamp(v, cpu_math::f64::kExpLowest, cpu_math::f64::kExpHighest)
-                          : m.clamp(v, exp_f32::kLowest, exp_f32::kHighest));
+  // The general path: v clamped to exp's range (negated for e^-v), reduced, scaled once.
+  auto general = [&](llvm::Value *v, bool neg) {
+    const double lo = d ? cpu_math::f64::kExpLowest : exp_f32::kLowest;
+    const double hi = d ? cpu_math::f64::kExpHighest : exp_f32::kHighest;
+    MathIR::ExpReduced e = m.exp_reduce(neg ? m.clamp(v, -hi, -lo) : m.clamp(v, lo, hi), neg);
+    return m.scale(m.exp_reduced(e.r), e.kf, e.k);
   };
+  if (m.scales_in_one_instruction()) return general(x, negated);
+  if (negated && !exp_by_quarters(m, x->getType())) return emit_exp(m, m.builder().CreateFNeg(x));
   llvm::IRBuilder<> &b = m.builder();
   // Ordered: a NaN lane takes the general path.
   llvm::Value *normal = m.all(
@@ -226,10 +224,7 @@ llvm::Value *emit_exp(MathIR &m, llvm::Value *x, bool negated = false) {
         auto [r, s] = m.exp_reduce_normal(v);
         return b.CreateFMul(m.exp_reduced(r), s);
       },
-      [&](llvm::Value *v) {
-        MathIR::ExpReduced e = clamped(v);
-        return m.scale(m.exp_reduced(e.r), e.kf, e.k);
-      });
+      [&](llvm::Value *v) { return general(v, false); });
 }
 
 /// 2^x: k = round(x), r = x - k (exact), 2^r = e^y with y = r ln2, scaled by 2^k. For f32, y
