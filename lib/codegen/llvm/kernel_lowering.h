@@ -433,10 +433,9 @@ private:
   /// vector type `vty` and `size`-byte elements (arguments: the address, the mask's bits, the
   /// slot of the value), made at its first use in the chunk function and shared by the others.
   llvm::Function *pages_function(llvm::Type *vty, uint64_t size, bool store);
-  /// masked_access's rare way, in function `f`: register by register, a store of `val` or a
-  /// load into `slot` of the chunk's vector type `vty`.
-  void by_registers(llvm::Function *f, Value *p0, Value *mask, uint64_t size, Value *val,
-                    Value *slot, llvm::Type *vty);
+  /// masked_access's rare way, the body of pages_function `f` (its arguments): register by
+  /// register in a loop, a store from or a load into the slot of the chunk's vector type `vty`.
+  void by_registers(llvm::Function *f, llvm::Type *vty, uint64_t size, bool store);
   /// by_registers' access of one register at `p` that reaches past its page, whose first
   /// `head` bytes (a whole number of its `size`-byte elements: 4 or 8) lie in p's page: a
   /// store of `part` or (`part` null) a load, which it returns, under `mask`.

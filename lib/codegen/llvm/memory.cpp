@@ -309,105 +309,102 @@ auto KernelLowering::pages_function(llvm::Type *vty, uint64_t size, bool store)
   llvm::Type *bits_ty = b_.getIntNTy(w_);
   auto *fty = llvm::FunctionType::get(b_.getVoidTy(), {ptr(), bits_ty, ptr()}, false);
   f = cold_function(b_, m_, fn_->getName() + ".pages", fty, [&](llvm::Function *pages) {
-    Value *base = pages->getArg(0), *slot = pages->getArg(2);
-    Value *lanes_mask = b_.CreateBitCast(pages->getArg(1), vec(i1()));
-    Value *all = store ? b_.CreateAlignedLoad(vty, slot, llvm::Align(kSlotAlign)) : nullptr;
-    by_registers(pages, base, lanes_mask, size, all, slot, vty);
+    by_registers(pages, vty, size, store);
     b_.CreateRetVoid();
   });
   return f;
 }
 
-auto KernelLowering::by_registers(llvm::Function *f, Value *p0, Value *mask, uint64_t size,
-                                  Value *val, Value *slot, llvm::Type *vty) -> void {
+auto KernelLowering::by_registers(llvm::Function *f, llvm::Type *vty, uint64_t size, bool store)
+    -> void {
   // Each register of lanes: none for one with no lane to touch, a masked access for one in a
   // page, and for the one that reaches past its page either two masked accesses that each
   // stay in one page (split_register) or, where an element straddles the pages' boundary,
-  // lane by lane (a gather or scatter, whose masked-off lanes touch nothing).
+  // lane by lane (a gather or scatter, whose masked-off lanes touch nothing). The registers
+  // go by a loop that is not unrolled: one copy of these paths instead of one a register
+  // (four for a chunk of 64 floats) halves the code LLVM compiles for a small kernel at
+  // x86-64-v4, and the loop's few instructions a register hardly count on this rare way.
+  Value *base = f->getArg(0), *bits = f->getArg(1), *slot = f->getArg(2);
   llvm::Type *elem = llvm::cast<llvm::FixedVectorType>(vty)->getElementType();
   const unsigned per = static_cast<unsigned>(std::clamp<uint64_t>(kVectorBytes / size, 1, w_));
+  const uint64_t bytes = per * size;
   auto *part_ty = llvm::FixedVectorType::get(elem, per);
   Value *part_zero = llvm::Constant::getNullValue(part_ty);
+  llvm::Type *part_bits_ty = b_.getIntNTy(per);
+  const llvm::Align part_align = llvm::commonAlignment(llvm::Align(kSlotAlign), bytes);
   std::vector<llvm::Constant *> offsets;
   for (unsigned l = 0; l < per; ++l) offsets.push_back(b_.getInt64(l * size));
   Value *lane_offsets = llvm::ConstantVector::get(offsets);
   // Registers of 4- or 8-byte elements, whose lanes a vpermd/vpermq rotates.
-  const bool splits = per * size == kVectorBytes && (size == 4 || size == 8);
-  std::vector<Value *> parts;
-  for (unsigned first = 0; first < w_; first += per) {
-    llvm::SmallVector<int, 64> lanes;
-    for (unsigned l = first; l < first + per; ++l) lanes.push_back(static_cast<int>(l));
-    Value *part_mask = b_.CreateShuffleVector(mask, lanes);
-    Value *part = val ? b_.CreateShuffleVector(val, lanes) : nullptr;
-    Value *p = b_.CreateConstGEP1_64(i8(), p0, first * size);
-    BasicBlock *before = b_.GetInsertBlock();
-    BasicBlock *some = BasicBlock::Create(c_, "mem.register", f);
-    BasicBlock *within = BasicBlock::Create(c_, "mem.register.page", f);
-    BasicBlock *across = BasicBlock::Create(c_, "mem.register.pages", f);
-    BasicBlock *lanewise = BasicBlock::Create(c_, "mem.register.lanes", f);
-    BasicBlock *next = BasicBlock::Create(c_, "mem.register.next", f);
-    b_.CreateCondBr(b_.CreateOrReduce(part_mask), some, next);
-    b_.SetInsertPoint(some);
-    b_.CreateCondBr(reaches_past_page(p, per * size), across, within);
-    // The register's access in `bb`: masked at p, or lane by lane.
-    auto access = [&](BasicBlock *bb, bool by_lane) -> Value * {
-      b_.SetInsertPoint(bb);
-      Value *at = by_lane ? b_.CreateGEP(i8(), p, lane_offsets) : p;
-      Value *v = nullptr;
-      if (val && by_lane)
-        b_.CreateMaskedScatter(part, at, llvm::Align(1), part_mask);
-      else if (val)
-        b_.CreateMaskedStore(part, at, llvm::Align(1), part_mask);
-      else
-        v = by_lane ? b_.CreateMaskedGather(part_ty, at, llvm::Align(1), part_mask, part_zero)
-                    : b_.CreateMaskedLoad(part_ty, at, llvm::Align(1), part_mask, part_zero);
-      b_.CreateBr(next);
-      return v;
-    };
-    Value *loaded = access(within, false);
-    Value *gathered = access(lanewise, true);
-    Value *split = nullptr;
-    BasicBlock *split_end = nullptr;
-    b_.SetInsertPoint(across);
-    if (splits) {
-      // The bytes of the register in its own page: a whole number of elements, or an element
-      // straddles the boundary.
-      Value *in_page = b_.CreateAnd(b_.CreatePtrToInt(p, i64()), u64c(kPage - 1));
-      Value *head = b_.CreateSub(u64c(kPage), in_page, "mem.head.bytes");
-      BasicBlock *halves = BasicBlock::Create(c_, "mem.register.split", f);
-      b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateAnd(head, u64c(size - 1)), u64c(0)), halves,
-                      lanewise);
-      b_.SetInsertPoint(halves);
-      split = split_register(f, p, head, part_mask, part, part_ty, size);
-      split_end = b_.GetInsertBlock();
-      b_.CreateBr(next);
-    } else {
-      b_.CreateBr(lanewise);
-    }
-    b_.SetInsertPoint(next);
-    if (!val) {
-      auto *phi = b_.CreatePHI(part_ty, 4);
-      phi->addIncoming(part_zero, before);
-      phi->addIncoming(loaded, within);
-      phi->addIncoming(gathered, lanewise);
-      if (split) phi->addIncoming(split, split_end);
-      parts.push_back(phi);
-    }
+  const bool splits = bytes == kVectorBytes && (size == 4 || size == 8);
+  // A load's lanes that no register touches are zero.
+  if (!store)
+    b_.CreateAlignedStore(llvm::Constant::getNullValue(vty), slot, llvm::Align(kSlotAlign));
+  BasicBlock *entry = b_.GetInsertBlock();
+  BasicBlock *loop = BasicBlock::Create(c_, "mem.register", f);
+  BasicBlock *some = BasicBlock::Create(c_, "mem.register.some", f);
+  BasicBlock *within = BasicBlock::Create(c_, "mem.register.page", f);
+  BasicBlock *across = BasicBlock::Create(c_, "mem.register.pages", f);
+  BasicBlock *lanewise = BasicBlock::Create(c_, "mem.register.lanes", f);
+  BasicBlock *next = BasicBlock::Create(c_, "mem.register.next", f);
+  BasicBlock *done = BasicBlock::Create(c_, "mem.registers.done", f);
+  b_.CreateBr(loop);
+  b_.SetInsertPoint(loop);
+  llvm::PHINode *r = b_.CreatePHI(i64(), 2, "mem.register.index");
+  r->addIncoming(u64c(0), entry);
+  Value *offset = b_.CreateMul(r, u64c(bytes));
+  Value *p = b_.CreateGEP(i8(), base, offset);
+  Value *at_slot = b_.CreateGEP(i8(), slot, offset);
+  Value *shift = b_.CreateZExtOrTrunc(b_.CreateMul(r, u64c(per)), bits->getType());
+  Value *part_bits = b_.CreateTrunc(b_.CreateLShr(bits, shift), part_bits_ty);
+  Value *part_mask = b_.CreateBitCast(part_bits, llvm::FixedVectorType::get(i1(), per));
+  b_.CreateCondBr(b_.CreateIsNotNull(part_bits), some, next);
+  b_.SetInsertPoint(some);
+  Value *part = store ? b_.CreateAlignedLoad(part_ty, at_slot, part_align) : nullptr;
+  b_.CreateCondBr(reaches_past_page(p, bytes), across, within);
+  // The register's access in `bb`: masked at p, or lane by lane; a load's lanes into the slot.
+  auto access = [&](BasicBlock *bb, bool by_lane) {
+    b_.SetInsertPoint(bb);
+    Value *at = by_lane ? b_.CreateGEP(i8(), p, lane_offsets) : p;
+    if (store && by_lane)
+      b_.CreateMaskedScatter(part, at, llvm::Align(1), part_mask);
+    else if (store)
+      b_.CreateMaskedStore(part, at, llvm::Align(1), part_mask);
+    else
+      b_.CreateAlignedStore(
+          by_lane ? b_.CreateMaskedGather(part_ty, at, llvm::Align(1), part_mask, part_zero)
+                  : b_.CreateMaskedLoad(part_ty, at, llvm::Align(1), part_mask, part_zero),
+          at_slot, part_align);
+    b_.CreateBr(next);
+  };
+  access(within, false);
+  access(lanewise, true);
+  b_.SetInsertPoint(across);
+  if (splits) {
+    // The bytes of the register in its own page: a whole number of elements, or an element
+    // straddles the boundary.
+    Value *in_page = b_.CreateAnd(b_.CreatePtrToInt(p, i64()), u64c(kPage - 1));
+    Value *head = b_.CreateSub(u64c(kPage), in_page, "mem.head.bytes");
+    BasicBlock *halves = BasicBlock::Create(c_, "mem.register.split", f);
+    b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateAnd(head, u64c(size - 1)), u64c(0)), halves, lanewise);
+    b_.SetInsertPoint(halves);
+    Value *split = split_register(f, p, head, part_mask, part, part_ty, size);
+    if (!store) b_.CreateAlignedStore(split, at_slot, part_align);
+    b_.CreateBr(next);
+  } else {
+    b_.CreateBr(lanewise);
   }
-  if (val) return;
-  // A load's registers side by side, into the slot.
-  while (parts.size() > 1) {
-    std::vector<Value *> joined;
-    for (size_t k = 0; k < parts.size(); k += 2) {
-      const auto n = static_cast<int>(
-          llvm::cast<llvm::FixedVectorType>(parts[k]->getType())->getNumElements());
-      llvm::SmallVector<int, 64> lanes;
-      for (int l = 0; l < 2 * n; ++l) lanes.push_back(l);
-      joined.push_back(b_.CreateShuffleVector(parts[k], parts[k + 1], lanes));
-    }
-    parts = std::move(joined);
-  }
-  b_.CreateAlignedStore(parts.front(), slot, llvm::Align(kSlotAlign));
+  b_.SetInsertPoint(next);
+  Value *following = b_.CreateAdd(r, u64c(1));
+  r->addIncoming(following, next);
+  llvm::BranchInst *back = b_.CreateCondBr(b_.CreateICmpULT(following, u64c(w_ / per)), loop, done);
+  // Not unrolled: the point of the loop (above).
+  llvm::MDNode *no_unroll =
+      llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.unroll.disable")});
+  llvm::MDNode *id = llvm::MDNode::getDistinct(c_, {nullptr, no_unroll});
+  id->replaceOperandWith(0, id);
+  back->setMetadata(llvm::LLVMContext::MD_loop, id);
+  b_.SetInsertPoint(done);
 }
 
 auto KernelLowering::split_register(llvm::Function *f, Value *p, Value *head, Value *mask,
