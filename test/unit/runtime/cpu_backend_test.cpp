@@ -22,6 +22,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <functional>
 #include <random>
@@ -640,14 +641,24 @@ TEST(CpuModules, MaskedAccessesAtAnArraysEndBeforeAGuardPage) {
           BeforeAGuardPage x_pages(n * size + skew), y_pages(n * size + skew);
           const std::span<std::byte> xs = x_pages.data().first(n * size),
                                      ys = y_pages.data().first(n * size);
+          // Elements as doubles, by memcpy: the skewed arrays' are not aligned to their size.
+          auto element = [&](std::span<std::byte> a, uint64_t i, const double *v) -> double {
+            uint8_t u = v ? static_cast<uint8_t>(*v) : 0;
+            float f = v ? static_cast<float>(*v) : 0;
+            double d = v ? *v : 0;
+            void *e = size == 1   ? static_cast<void *>(&u)
+                      : size == 4 ? static_cast<void *>(&f)
+                                  : static_cast<void *>(&d);
+            if (v)
+              std::memcpy(&a[i * size], e, size);
+            else
+              std::memcpy(e, &a[i * size], size);
+            return size == 1 ? u : size == 4 ? f : d;
+          };
           for (uint64_t i = 0; i < n; ++i) {
-            auto put = [&](std::span<std::byte> a, double v) {
-              if (size == 1) a[i] = static_cast<std::byte>(static_cast<uint8_t>(v));
-              if (size == 4) reinterpret_cast<float *>(a.data())[i] = static_cast<float>(v);
-              if (size == 8) reinterpret_cast<double *>(a.data())[i] = v;
-            };
-            put(xs, static_cast<double>(i % 100));
-            put(ys, static_cast<double>(i % 7));
+            const double x = static_cast<double>(i % 100), y = static_cast<double>(i % 7);
+            element(xs, i, &x);
+            element(ys, i, &y);
           }
           HostBuffer bx = b->wrap_host_memory(xs), by = b->wrap_host_memory(ys);
           const std::string kernel = size == 1 ? "add_u8" : size == 4 ? "add_f32" : "add_f64";
@@ -658,10 +669,7 @@ TEST(CpuModules, MaskedAccessesAtAnArraysEndBeforeAGuardPage) {
           uint64_t bad = 0;
           for (uint64_t i = 0; i < n; ++i) {
             const double want = static_cast<double>(i % 100 + i % 7);
-            const double got = size == 1   ? static_cast<double>(static_cast<uint8_t>(ys[i]))
-                               : size == 4 ? reinterpret_cast<const float *>(ys.data())[i]
-                                           : reinterpret_cast<const double *>(ys.data())[i];
-            bad += got != want;
+            bad += element(ys, i, nullptr) != want;
           }
           EXPECT_EQ(bad, 0u) << kernel << " " << where << ", n = " << n << ", skew " << skew;
           b->free_buffer(bx.buffer);
