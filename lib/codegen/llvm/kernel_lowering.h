@@ -431,7 +431,8 @@ private:
   Value *reaches_past_page(Value *p, uint64_t bytes);
   /// The cold_function (lowering.h) of masked_access's rare way for a `store` or a load of
   /// vector type `vty` and `size`-byte elements (arguments: the address, the mask's bits, the
-  /// slot of the value), made at its first use in the chunk function and shared by the others.
+  /// slot of the value), made at its first use in the module and shared by every kernel of
+  /// this target.
   llvm::Function *pages_function(llvm::Type *vty, uint64_t size, bool store);
   /// masked_access's rare way, the body of pages_function `f` (its arguments): register by
   /// register in a loop, a store from or a load into the slot of the chunk's vector type `vty`.
@@ -611,9 +612,6 @@ private:
   llvm::StructType *state_ty_ = nullptr;
   llvm::GlobalVariable *barrier_table_ = nullptr;
   std::map<std::string, llvm::GlobalVariable *> tables_;
-  /// pages_function's, by chunk function, vector type, element size and direction.
-  std::map<std::tuple<llvm::Function *, llvm::Type *, uint64_t, bool>, llvm::Function *>
-      pages_functions_;
   std::map<size_t, uint64_t> pool_offsets_;
   uint64_t pool_bytes_ = 0;
   std::vector<uint32_t> addressed_; ///< the parameters an `addr` names (resolve_handle)

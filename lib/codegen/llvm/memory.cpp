@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <string>
+
+#include <llvm/Support/raw_ostream.h>
 
 namespace hologram::codegen::detail {
 
@@ -304,15 +307,21 @@ auto KernelLowering::masked_access(Value *p0, Value *mask, uint64_t size, Value 
 
 auto KernelLowering::pages_function(llvm::Type *vty, uint64_t size, bool store)
     -> llvm::Function * {
-  llvm::Function *&f = pages_functions_[{fn_, vty, size, store}];
-  if (f) return f;
+  // One in the module for each target, vector type and direction, which every kernel's chunk
+  // functions share: made while the first of them is lowered, it has that variant's
+  // attributes, which are the target's (module_lowering.cpp).
+  std::string elem, target = target_.name;
+  llvm::raw_string_ostream(elem) << *llvm::cast<llvm::FixedVectorType>(vty)->getElementType();
+  std::replace(target.begin(), target.end(), '-', '_');
+  const std::string name = "hg.pages." + target + "." + std::to_string(w_) + "x" + elem + "." +
+                           std::to_string(size) + (store ? ".store" : ".load");
+  if (llvm::Function *f = m_.getFunction(name)) return f;
   llvm::Type *bits_ty = b_.getIntNTy(w_);
   auto *fty = llvm::FunctionType::get(b_.getVoidTy(), {ptr(), bits_ty, ptr()}, false);
-  f = cold_function(b_, m_, fn_->getName() + ".pages", fty, [&](llvm::Function *pages) {
+  return cold_function(b_, m_, name, fty, [&](llvm::Function *pages) {
     by_registers(pages, vty, size, store);
     b_.CreateRetVoid();
   });
-  return f;
 }
 
 auto KernelLowering::by_registers(llvm::Function *f, llvm::Type *vty, uint64_t size, bool store)
