@@ -529,7 +529,7 @@ def main():
             "",
             "examples/transformer: one token of a 256-token generation in stories15M's shape",
             "(dim 288, 6 layers, 6 heads, vocab 32000, random weights), averaged over the positions,",
-            "through the runtime API on the CPU backend (`Backend::launch` of a bundle, 99 launches",
+            "through the runtime API on the CPU backend (`Backend::launch` of a bundle, 87 launches",
             "per token, the weights one buffer over the application's memory). The peer is the",
             "example's plain C forward pass (llama2.c's loops) built with `clang-19 -O3",
             "-march=native -ffast-math -fopenmp`. Issue 19's goal: at least 1.5x it.",
