@@ -25,6 +25,7 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <random>
 #include <sys/mman.h>
 #include <thread>
@@ -615,17 +616,17 @@ TEST(CpuModules, MaskedAccessesAtAnArraysEndBeforeAGuardPage) {
   // that reaches past its page goes register by register (memory.cpp, masked_access): none
   // for a register with no lane in bounds, and for the register that reaches past the page
   // itself masked accesses that stay in one page each, rotated into place (elements of 4 and
-  // 8 bytes), or lane by lane (1 byte). Here both arrays end where a page the process may not
-  // touch begins, and the counts put that page's start inside a register, between two, and
-  // at a chunk's end, for elements of 1, 4 and 8 bytes (chunks of one to four registers), at
-  // every level. Ending 2 bytes before that page, the arrays of 4- and 8-byte elements put
-  // its start inside an element of the chunk's last lanes (past the bound): lane by lane.
+  // 8 bytes), or lane by lane (1 and 2 bytes). Here both arrays end where a page the process
+  // may not touch begins, and the counts put that page's start inside a register, between
+  // two, and at a chunk's end, for elements of 1, 2, 4 and 8 bytes (chunks of one to four
+  // registers), at every level. Ending half an element before that page, the arrays of 2-,
+  // 4- and 8-byte elements put its start inside an element of the chunk's last lanes (past
+  // the bound): lane by lane.
   std::string text;
-  for (const char *t : {"u8", "f32", "f64"}) {
-    const int size = std::string(t) == "u8" ? 1 : std::string(t) == "f32" ? 4 : 8;
+  const std::map<int, std::string> types = {{1, "u8"}, {2, "u16"}, {4, "f32"}, {8, "f64"}};
+  for (const auto &[size, t] : types) {
     const std::string scaled = "%gid*" + std::to_string(size) + "]";
-    text += std::string(".kernel add_") + t + "\n.param %x : buffer<" + t +
-            "> read\n.param %y : buffer<" + t +
+    text += ".kernel add_" + t + "\n.param %x : buffer<" + t + "> read\n.param %y : buffer<" + t +
             "> readwrite\n.param %n : u64\n  param.u64 r0, %n\n  setge.u64 p0, %gid, r0\n"
             "  bra p0 @done\n  ld." +
             t + " r1, [%x + " + scaled + "\n  ld." + t + " r2, [%y + " + scaled + "\n  add." + t +
@@ -634,8 +635,8 @@ TEST(CpuModules, MaskedAccessesAtAnArraysEndBeforeAGuardPage) {
   auto b = create_backend(Preference::parse("cpu"));
   IsaGuard isa;
   for_each_compiled_level(*b, text, [&](ModuleHandle m, const std::string &where) {
-    for (const int size : {1, 4, 8})
-      for (const uint64_t skew : {0u, 2u})
+    for (const auto &[size, t] : types)
+      for (const uint64_t skew : {0, size / 2})
         for (const uint64_t n : {1u, 5u, 16u, 17u, 40u, 63u, 999u, 1000u, 1009u, 1024u}) {
           if (size == 1 && skew) continue; // a byte never straddles a page's start
           BeforeAGuardPage x_pages(n * size + skew), y_pages(n * size + skew);
@@ -644,16 +645,18 @@ TEST(CpuModules, MaskedAccessesAtAnArraysEndBeforeAGuardPage) {
           // Elements as doubles, by memcpy: the skewed arrays' are not aligned to their size.
           auto element = [&](std::span<std::byte> a, uint64_t i, const double *v) -> double {
             uint8_t u = v ? static_cast<uint8_t>(*v) : 0;
+            uint16_t h = v ? static_cast<uint16_t>(*v) : 0;
             float f = v ? static_cast<float>(*v) : 0;
             double d = v ? *v : 0;
             void *e = size == 1   ? static_cast<void *>(&u)
+                      : size == 2 ? static_cast<void *>(&h)
                       : size == 4 ? static_cast<void *>(&f)
                                   : static_cast<void *>(&d);
             if (v)
               std::memcpy(&a[i * size], e, size);
             else
               std::memcpy(e, &a[i * size], size);
-            return size == 1 ? u : size == 4 ? f : d;
+            return size == 1 ? u : size == 2 ? h : size == 4 ? f : d;
           };
           for (uint64_t i = 0; i < n; ++i) {
             const double x = static_cast<double>(i % 100), y = static_cast<double>(i % 7);
@@ -661,7 +664,7 @@ TEST(CpuModules, MaskedAccessesAtAnArraysEndBeforeAGuardPage) {
             element(ys, i, &y);
           }
           HostBuffer bx = b->wrap_host_memory(xs), by = b->wrap_host_memory(ys);
-          const std::string kernel = size == 1 ? "add_u8" : size == 4 ? "add_f32" : "add_f64";
+          const std::string kernel = "add_" + t;
           KernelArg args[] = {KernelArg::buffer(bx.buffer), KernelArg::buffer(by.buffer),
                               KernelArg::u64(n)};
           b->launch(m, kernel, LaunchConfig::linear(static_cast<uint32_t>(n), 256), args);
