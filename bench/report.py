@@ -336,7 +336,7 @@ def compile_section(data):
             "faults at some 17 us each on that VM. It is now made only for a kernel that uses the "
             "Atlas state: 3.1 ms between them (perf stat, 20 runs each).",
             "",
-            "Since 2026-12-06 (night) the rare way of a masked access at a page's end goes by a loop over the chunk's registers, not one copy a register (docs/design.md, \"Masked accesses at a page's end\"): hologram-cc's compile of this saxpy at x86-64-v4 went from 335 to 281 million instructions (callgrind, `-O2 --emit=obj`; 211 at v3, which has no such way). The first `execute_program` with the cache off, in four alternating rounds of the two compile-bench builds (median of 5 each) on this VM in a noisy hour: 42-63 ms against 52-63.",
+            "Since 2026-12-06 (night) the rare way of a masked access at a page's end goes by a loop over the chunk's registers, not one copy a register (docs/design.md, \"Masked accesses at a page's end\"): hologram-cc's compile of this saxpy at x86-64-v4 went from 335 to 281 million instructions (callgrind, `-O2 --emit=obj`; 211 at v3, which has no such way). In six alternating rounds of the two compile-bench builds that night (median of 5 each, a quiet hour): the first `execute_program` with the cache off 39.7-43.3 ms against 46.9-50.5, the in-process compile at v4 41.2-43.6 against 46.9-53.1 (in a noisy hour before: 42-63 against 52-63 for the first).",
             "",
             "| row | case | time |",
             "|---|---|---:|",
