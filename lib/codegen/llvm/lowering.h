@@ -10,6 +10,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hologram::codegen::detail {
@@ -21,6 +22,10 @@ struct LoweringError : std::runtime_error {
       : std::runtime_error(why), loc(where) {}
   SourceLoc loc; ///< the instruction's location; line 0 until known
 };
+
+/// `s` as a C identifier: every character but a letter or digit becomes '_', and one leads
+/// where `s` is empty or starts with a digit (a target's name in its functions' symbols).
+std::string c_identifier(std::string_view s);
 
 /// The LLVM struct types mirroring cpu_abi.h.
 struct AbiTypes {

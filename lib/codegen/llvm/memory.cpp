@@ -310,11 +310,10 @@ auto KernelLowering::pages_function(llvm::Type *vty, uint64_t size, bool store)
   // One in the module for each target, vector type and direction, which every kernel's chunk
   // functions share: made while the first of them is lowered, it has that variant's
   // attributes, which are the target's (module_lowering.cpp).
-  std::string elem, target = target_.name;
+  std::string elem;
   llvm::raw_string_ostream(elem) << *llvm::cast<llvm::FixedVectorType>(vty)->getElementType();
-  std::replace(target.begin(), target.end(), '-', '_');
-  const std::string name = "hg.pages." + target + "." + std::to_string(w_) + "x" + elem + "." +
-                           std::to_string(size) + (store ? ".store" : ".load");
+  const std::string name = "hg.pages." + c_identifier(target_.name) + "." + std::to_string(w_) +
+                           "x" + elem + "." + std::to_string(size) + (store ? ".store" : ".load");
   if (llvm::Function *f = m_.getFunction(name)) return f;
   llvm::Type *bits_ty = b_.getIntNTy(w_);
   auto *fty = llvm::FunctionType::get(b_.getVoidTy(), {ptr(), bits_ty, ptr()}, false);

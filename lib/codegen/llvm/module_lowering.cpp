@@ -28,6 +28,14 @@
 
 namespace hologram::codegen {
 
+std::string detail::c_identifier(std::string_view s) {
+  std::string out;
+  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "_" + out;
+  return out;
+}
+using detail::c_identifier;
+
 namespace {
 
 /// CPU features the runtime's dispatcher can test (see runtime/cpu/cpu_features.cpp).
@@ -47,13 +55,6 @@ void initialise_llvm() {
     LLVMInitializeX86AsmPrinter();
     LLVMInitializeX86AsmParser();
   });
-}
-
-std::string c_identifier(std::string_view s) {
-  std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "_" + out;
-  return out;
 }
 
 class ModuleLowering {
