@@ -556,7 +556,7 @@ def main():
         "exp2, log, log2, log10,",
         "tanh, sigmoid, erf, and sin and cos below 4096 (and softmax on exp) are its own inline",
         "code, within SPEC §3.4's bounds on every f32 input (docs/isa.md, \"Transcendentals in",
-        "compiled x86 code\": at most 2.48 ulp for sigmoid, 1.58 for the others at v4). Halide's",
+        "compiled x86 code\": at most 3.214 ulp for sigmoid, 1.577 for the others at v4). Halide's",
         "`exp` measured 4.7 ulp at worst over a dense sample of f32 inputs, and its `fast_exp` 18",
         "ulp. libmvec's functions under -ffast-math have no",
         "stated bound; its tanhf is not vectorised (the loop calls it per element).",

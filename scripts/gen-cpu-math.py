@@ -49,6 +49,8 @@ def split(name, v, bits, single):
 
 def poly(name, f, a, b, n, single, what):
     c, err = mpmath.chebyfit(f, [a, b], n, error=True)
+    if n < 3:  # chebyfit's estimate is not meaningful for a line: sample the error instead
+        err = max(abs(mpmath.polyval(c, x) - f(x)) for x in mpmath.linspace(a, b, 2001))
     t = "float" if single else "double"
     w("/// %s on [%s, %s]: degree %d, fit error %s." %
       (what, mpmath.nstr(a, 6), mpmath.nstr(b, 6), n - 1, mpmath.nstr(err, 3)))
@@ -118,6 +120,17 @@ w("inline constexpr float kExpQuarters[] = {%s};" %
   ", ".join(lit(mpf(2) ** (mpf(j) / 4), True) for j in range(4)))
 w("/// ln2/4 in two parts: k times the head is exact for |k| < 2^10 (x clamped to exp's range).")
 split("kLn2Quarter", ln2 / 4, 14, True)
+w("/// exp at x86-64-v4 by sixteenths (AVX-512's vpermps holds a table of 16): e^x = 2^(k/16) e^r,")
+w("/// k = round(16 x log2 e), r = x - k ln2/16 (|r| <= ln2/32, a little beyond for the rounding")
+w("/// of 16 log2 e), 2^(k/16) as kExpSixteenths[k mod 16] scaled by 2^floor(k/16), and")
+w("/// e^r = 1 + r + r² S(r).")
+sixty_fourth = ln2 / 32 * mpf("1.001")
+poly("kExpS", lambda r: mpf(1) / 2 if r == 0 else (mp.exp(r) - 1 - r) / r**2, -sixty_fourth,
+     sixty_fourth, 2, True, "S(r) = (e^r - 1 - r)/r² of exp by sixteenths")
+w("inline constexpr float kExpSixteenths[] = {%s};" %
+  ", ".join(lit(mpf(2) ** (mpf(j) / 16), True) for j in range(16)))
+w("/// ln2/16 in two parts: k times the head is exact for |k| < 2^12 (x clamped to exp's range).")
+split("kLn2Sixteenth", ln2 / 16, 12, True)
 w("/// ln 2 rounded, and the rest, for exp2's y = r ln 2.")
 w("inline constexpr float kLn2 = %s;" % lit(ln2, True))
 w("inline constexpr float kLn2Rest = %s;" % lit(ln2 - mpf(f32(ln2)), True))

@@ -4,8 +4,9 @@
 //
 // exp is the algorithm and constants of hologram/support/exp_f32.h; the scale 2^k is applied
 // once (AVX-512 vscalefps, or two exact powers of two), so results in the subnormal range are
-// rounded once. The x86-64-v3 build goes by quarters instead, with the operations of compiled
-// kernels at that level (exp_quarters_of), so the two give the same bits. The exhaustive sweep
+// rounded once. The x86-64-v3 build goes by quarters instead, and the x86-64-v4 build by
+// sixteenths, with the operations of compiled kernels at those levels (exp_quarters_of,
+// exp_sixteenths_of), so the two give the same bits. The exhaustive sweep
 // (`scripts/math-sweep.sh`, docs/isa.md) measures its error against the correctly rounded value.
 // Everything is branch-free: NaN, ±inf, overflow and underflow come out of clamps and the
 // arithmetic itself.
@@ -157,7 +158,17 @@ constexpr bool kExpByQuarters =
     false;
 #endif
 
-/// exp(x + lo) = p·2^k with p in [0.7, 1.84], before the scale is applied.
+/// Whether exp goes by sixteenths (exp_sixteenths_of): in the x86-64-v4 build (16 lanes), as
+/// compiled kernels do at that level.
+template <typename V>
+constexpr bool kExpBySixteenths =
+#if defined(__AVX512F__)
+    sizeof(V) == 64;
+#else
+    false;
+#endif
+
+/// exp(x + lo) = p·2^k with p in [0.7, 1.98], before the scale is applied.
 template <typename V> struct ExpParts {
   V p, kf;    ///< p, and k as a float
   IntOf<V> k; ///< k as an integer
@@ -220,11 +231,40 @@ template <bool WithLo, typename V> inline ExpParts<V> exp_quarters_of(V x, V lo)
   return {entry * em1 + entry, __builtin_convertvector(whole, V), whole, s * em1 + s};
 }
 
+/// The parts of exp(x + lo) by sixteenths, as compiled kernels at x86-64-v4 compute it
+/// (lib/codegen/llvm/math.cpp emit_exp_sixteenths, docs/isa.md): k = round(16x·log2 e) by the
+/// shifter, r = x − k·ln2/16 in two steps (k times the 12-bit head is exact), e^r − 1 =
+/// r + r²·S(r) with S a line, p = kExpSixteenths[k mod 16] (one vpermps, which reads the four
+/// low bits of t = k + shifter) times e^r, one FMA rounded once; the scale is 2^floor(k/16),
+/// and kf is k/16, which vscalefps floors itself.
+template <bool WithLo, typename V> inline ExpParts<V> exp_sixteenths_of(V x, V lo) {
+  using I = IntOf<V>;
+  namespace c = cpu_math::f32;
+  const V shifter = splat<V>(exp_f32::kShifter);
+  const V t = x * splat<V>(16 * exp_f32::kLog2e) + shifter;
+  const V kf = t - shifter;
+  const I k = std::bit_cast<I>(t) - std::bit_cast<I>(shifter);
+  V r = x - kf * splat<V>(c::kLn2SixteenthHi);
+  r = r - kf * splat<V>(c::kLn2SixteenthLo);
+  if constexpr (WithLo) r = r + lo;
+  const V em1 = (splat<V>(c::kExpS[0]) * r + splat<V>(c::kExpS[1])) * (r * r) + r;
+  V entry{};
+#if defined(__AVX512F__)
+  if constexpr (sizeof(V) == 64) { // the masked form: GCC 12 warns on the unmasked one's source
+    const __m512 table = _mm512_loadu_ps(c::kExpSixteenths);
+    entry = reinterpret_cast<V>(
+        _mm512_mask_permutexvar_ps(table, 0xffff, std::bit_cast<__m512i>(t), table));
+  }
+#endif
+  return {entry * em1 + entry, kf * splat<V>(1.0f / 16), k >> 4};
+}
+
 /// The parts of exp(x + lo) for x in [kLowestArgument, 89] (or NaN) and |lo| <= 2^-10: lo is the
 /// rounding error of the caller's argument, folded into the reduced argument so it costs one
 /// add (WithLo false: there is none, and no add). A NaN reaches r and stays NaN with no select.
 template <bool WithLo, typename V> inline ExpParts<V> exp_parts_of(V x, V lo) {
   if constexpr (kExpByQuarters<V>) return exp_quarters_of<WithLo>(x, lo);
+  if constexpr (kExpBySixteenths<V>) return exp_sixteenths_of<WithLo>(x, lo);
   using I = IntOf<V>;
   namespace c = exp_f32;
   // k = round(x / ln2) by the shifter: its low mantissa bits hold k.

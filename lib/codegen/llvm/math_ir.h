@@ -232,13 +232,10 @@ public:
   struct ExpReduced {
     llvm::Value *kf, *k, *head, *r;
   };
-  /// `negated`: the reduction of -x, the negation folded into the two multiply-adds that read x
-  /// (-x - k ln 2's head is -(x + k head)): the same bits as that of -x.
-  ExpReduced exp_reduce(llvm::Value *x, bool negated = false) {
-    const double log2e = f64_ ? cpu_math::f64::kLog2e : exp_f32::kLog2e;
-    auto [kf, k] = round(fma(x, f(negated ? -log2e : log2e), shifter()));
+  ExpReduced exp_reduce(llvm::Value *x) {
+    auto [kf, k] = round(fma(x, f(f64_ ? cpu_math::f64::kLog2e : exp_f32::kLog2e), shifter()));
     llvm::Value *nk = b_.CreateFNeg(kf);
-    llvm::Value *head = negated ? b_.CreateFNeg(fma(kf, ln2_hi(), x)) : fma(nk, ln2_hi(), x);
+    llvm::Value *head = fma(nk, ln2_hi(), x);
     return {kf, k, head, fma(nk, ln2_lo(), head)};
   }
   /// exp's reduction where 2^k is a normal number (k + bias within [1, 2 bias]): r as in

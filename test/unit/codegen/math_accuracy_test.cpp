@@ -282,10 +282,74 @@ TEST(CompiledMath, NotableValuesAreExact) {
   });
 }
 
-// At x86-64-v3 the library's f32 exp and sigmoid (runtime/cpu/vector_math.h) go by quarters
-// with the operations of the compiled ones (docs/isa.md): `map.exp` and a kernel's `exp` give
-// the same bits, on every 4093rd bit pattern (each sign and exponent, NaN and infinities).
-TEST(CompiledMath, LibraryExpAndSigmoidHaveTheBitsOfCompiledOnesAtV3) {
+// A uniform value (a scalar parameter, computed once for the launch) and a lane holding the same
+// value get the same bits from f32 exp, sigmoid and tanh at every level: the scalar evaluation
+// goes by the lanes' table (by quarters at v3, by sixteenths at v4) and scales the same way,
+// so a kernel does not change its result when the compiler finds a value uniform. The values
+// cover both signs, each way of exp (normal results, subnormal ones, overflow) and NaN.
+TEST(CompiledMath, AUniformValueGetsTheBitsOfALane) {
+  std::string text;
+  for (const char *op : {"exp", "sigmoid", "tanh"})
+    text += std::string(".kernel uniform_") + op +
+            "\n.param %x : buffer<f32> read\n.param %v : f32\n.param %o : buffer<f32> write\n"
+            ".param %u : buffer<f32> write\n  ld.f32 r0, [%x + %gid*4]\n  " +
+            op + ".f32 r1, r0\n  st.f32 [%o + %gid*4], r1\n  param.f32 r2, %v\n  " + op +
+            ".f32 r3, r2\n  st.f32 [%u + %gid*4], r3\n";
+  DiagnosticEngine diags;
+  auto m = isa::parse_module(text, "uniform.hasm", diags);
+  ASSERT_TRUE(m) << diags.to_string();
+  const float values[] = {0.0f,
+                          -0.0f,
+                          1.0f,
+                          -1.0f,
+                          0.02f,
+                          -0.02f,
+                          0.7f,
+                          -0.7f,
+                          5.199209f,
+                          -16.6357f,
+                          22.0292f,
+                          -22.0292f,
+                          86.5f,
+                          -86.5f,
+                          88.72283f,
+                          88.72284f,
+                          -95.0f,
+                          -103.97208f,
+                          -104.0f,
+                          -105.0f,
+                          -200.0f,
+                          200.0f,
+                          1e-30f,
+                          -1e-30f,
+                          std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN()};
+  on_each_level(*m, [&](const std::string &target, Backend &b, ModuleHandle mod) {
+    const size_t n = 256; // one block: the kernels have no bound check
+    auto bx = b.allocate_buffer(n * 4), bo = b.allocate_buffer(n * 4),
+         bu = b.allocate_buffer(n * 4);
+    for (const char *op : {"exp", "sigmoid", "tanh"})
+      for (const float v : values) {
+        b.write<float>(bx, std::vector<float>(n, v));
+        KernelArg args[] = {KernelArg::buffer(bx), KernelArg::f32(v), KernelArg::buffer(bo),
+                            KernelArg::buffer(bu)};
+        b.launch(mod, std::string("uniform_") + op, LaunchConfig::linear(n, n), args);
+        const float lane = b.read<float>(bo)[0], uniform = b.read<float>(bu)[0];
+        if (std::isnan(lane) && std::isnan(uniform)) continue;
+        EXPECT_EQ(std::bit_cast<uint32_t>(lane), std::bit_cast<uint32_t>(uniform))
+            << target << " " << op << "(" << show(v) << "): a lane " << show(lane) << ", uniform "
+            << show(uniform);
+      }
+    for (auto h : {bx, bo, bu}) b.free_buffer(h);
+  });
+}
+
+// At x86-64-v3 and v4 the library's f32 exp and sigmoid (runtime/cpu/vector_math.h) go by
+// quarters and by sixteenths with the operations of the compiled ones (docs/isa.md): `map.exp`
+// and a kernel's `exp` give the same bits, on every 4093rd bit pattern (each sign and exponent,
+// NaN and infinities), at each of the two levels this CPU runs.
+TEST(CompiledMath, LibraryExpAndSigmoidHaveTheBitsOfCompiledOnesAtV3AndV4) {
   const std::vector<int> levels = runtime::test::runnable_levels();
   if (std::find(levels.begin(), levels.end(), 3) == levels.end())
     GTEST_SKIP() << "this CPU does not run x86-64-v3";
@@ -301,31 +365,36 @@ TEST(CompiledMath, LibraryExpAndSigmoidHaveTheBitsOfCompiledOnesAtV3) {
     const float edges[] = {86.5f, -86.5f, 88.72283f, 88.72284f, -103.97208f, -104.0f, -105.0f};
     x.push_back(edges[i % std::size(edges)]);
   }
-  driver::CpuOutputOptions o;
-  o.targets = {"x86-64-v3"};
-  o.module_name = "math";
-  auto bytes = driver::emit_cpu_output(*m, o, "shared");
-  ASSERT_TRUE(bytes) << bytes.message();
-  const std::string path = (std::filesystem::temp_directory_path() /
-                            ("hologram-math-" + std::to_string(getpid()) + "-library.so"))
-                               .string();
-  ASSERT_TRUE(write_file_atomic(path, *bytes).is_ok());
-  auto b = create_backend(Preference::parse("cpu"));
-  const ModuleHandle mod = b->load_module(path);
-  for (const auto op : {isa::MapUnaryOp::Exp, isa::MapUnaryOp::Sigmoid}) {
-    const std::string name = op == isa::MapUnaryOp::Exp ? "exp" : "sigmoid";
-    const std::vector<float> compiled = run<float>(*b, mod, *m->find_kernel(name + "_f32"), x, x);
-    std::vector<float> library(x.size());
-    runtime::test::run_map(3, runtime::map_kind(op), x.data(), library.data(), x.size());
-    size_t differ = 0, first = 0;
-    for (size_t i = 0; i < x.size(); ++i)
-      if (std::bit_cast<uint32_t>(compiled[i]) != std::bit_cast<uint32_t>(library[i]) &&
-          !(std::isnan(compiled[i]) && std::isnan(library[i])) && differ++ == 0)
-        first = i;
-    EXPECT_EQ(differ, 0u) << name << ": first at x = " << show(x[first]) << ": compiled "
-                          << show(compiled[first]) << ", library " << show(library[first]);
+  for (const int level : {3, 4}) {
+    if (std::find(levels.begin(), levels.end(), level) == levels.end()) continue;
+    SCOPED_TRACE("x86-64-v" + std::to_string(level));
+    driver::CpuOutputOptions o;
+    o.targets = {"x86-64-v" + std::to_string(level)};
+    o.module_name = "math";
+    auto bytes = driver::emit_cpu_output(*m, o, "shared");
+    ASSERT_TRUE(bytes) << bytes.message();
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("hologram-math-" + std::to_string(getpid()) +
+                                                   "-library-v" + std::to_string(level) + ".so"))
+            .string();
+    ASSERT_TRUE(write_file_atomic(path, *bytes).is_ok());
+    auto b = create_backend(Preference::parse("cpu"));
+    const ModuleHandle mod = b->load_module(path);
+    for (const auto op : {isa::MapUnaryOp::Exp, isa::MapUnaryOp::Sigmoid}) {
+      const std::string name = op == isa::MapUnaryOp::Exp ? "exp" : "sigmoid";
+      const std::vector<float> compiled = run<float>(*b, mod, *m->find_kernel(name + "_f32"), x, x);
+      std::vector<float> library(x.size());
+      runtime::test::run_map(level, runtime::map_kind(op), x.data(), library.data(), x.size());
+      size_t differ = 0, first = 0;
+      for (size_t i = 0; i < x.size(); ++i)
+        if (std::bit_cast<uint32_t>(compiled[i]) != std::bit_cast<uint32_t>(library[i]) &&
+            !(std::isnan(compiled[i]) && std::isnan(library[i])) && differ++ == 0)
+          first = i;
+      EXPECT_EQ(differ, 0u) << name << ": first at x = " << show(x[first]) << ": compiled "
+                            << show(compiled[first]) << ", library " << show(library[first]);
+    }
+    std::filesystem::remove(path);
   }
-  std::filesystem::remove(path);
 }
 
 // The SPIR-V backends evaluate f32 math in f64 with their own reductions and round once, and
