@@ -413,12 +413,20 @@ VecF load(const float *p) {
 void store(float *p, VecF v) {
   std::memcpy(p, &v, sizeof v);
 }
-/// The first `n` (< kLanesF) elements at p, the other lanes `fill`.
+/// The first `n` (< kLanesF) elements at p, the other lanes `fill`. With AVX-512, one masked
+/// load: the lanes past n are not read (an access there never faults, though where they reach
+/// a page that is not mapped the CPU takes a slow assist, once). Below it, element by element.
 VecF load_part(const float *p, size_t n, float fill) {
+#if defined(__AVX512F__)
+  return reinterpret_cast<VecF>(
+      _mm512_mask_loadu_ps(_mm512_set1_ps(fill), static_cast<__mmask16>(_bzhi_u32(~0u, n)), p));
+#else
   VecF v = VecF{} + fill;
   for (size_t l = 0; l < n; ++l) v[l] = p[l];
   return v;
+#endif
 }
+/// The first `n` (< kLanesF) lanes of v to p: one masked store with AVX-512, as load_part.
 void store_part(float *p, VecF v, size_t n) {
   for (size_t l = 0; l < n; ++l) p[l] = v[l];
 }

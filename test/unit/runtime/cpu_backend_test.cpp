@@ -4,6 +4,7 @@
 // and timed, and concurrent use.
 #include "core/recent_cache.h"
 #include "cpu/cpu_module.h"
+#include "guard_page.h"
 #include "hologram/driver/cpu_output.h"
 #include "hologram/isa/library_accuracy.h"
 #include "hologram/isa/text.h"
@@ -588,29 +589,6 @@ TEST(CpuModules, AStreamingStoreWhoseBaseMovesBetweenChunksStaysCorrect) {
   }
 }
 
-/// `bytes` of memory that end where a page the process may not touch begins (PROT_NONE).
-class BeforeAGuardPage {
-public:
-  explicit BeforeAGuardPage(size_t bytes) {
-    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-    pages_ = (bytes + page - 1) / page * page + page;
-    void *p = mmap(nullptr, pages_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    EXPECT_NE(p, MAP_FAILED);
-    base_ = static_cast<std::byte *>(p);
-    EXPECT_EQ(mprotect(base_ + pages_ - page, page, PROT_NONE), 0);
-    data_ = std::span(base_ + pages_ - page - bytes, bytes);
-  }
-  ~BeforeAGuardPage() { munmap(base_, pages_); }
-  BeforeAGuardPage(const BeforeAGuardPage &) = delete;
-  BeforeAGuardPage &operator=(const BeforeAGuardPage &) = delete;
-  std::span<std::byte> data() const { return data_; }
-
-private:
-  std::byte *base_ = nullptr;
-  size_t pages_ = 0;
-  std::span<std::byte> data_;
-};
-
 TEST(CpuModules, MaskedAccessesAtAnArraysEndBeforeAGuardPage) {
   // The chunk that straddles a launch's end loads and stores under a mask. At AVX-512 one
   // that reaches past its page goes register by register (memory.cpp, masked_access): none
@@ -639,7 +617,7 @@ TEST(CpuModules, MaskedAccessesAtAnArraysEndBeforeAGuardPage) {
       for (const uint64_t skew : {0, size / 2})
         for (const uint64_t n : {1u, 5u, 16u, 17u, 40u, 63u, 999u, 1000u, 1009u, 1024u}) {
           if (size == 1 && skew) continue; // a byte never straddles a page's start
-          BeforeAGuardPage x_pages(n * size + skew), y_pages(n * size + skew);
+          runtime::test::BeforeAGuardPage x_pages(n * size + skew), y_pages(n * size + skew);
           const std::span<std::byte> xs = x_pages.data().first(n * size),
                                      ys = y_pages.data().first(n * size);
           // Elements as doubles, by memcpy: the skewed arrays' are not aligned to their size.

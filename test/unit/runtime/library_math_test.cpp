@@ -2,12 +2,14 @@
 // meet their bounds at every x86 level this CPU runs, on a dense sample of all f32 values
 // (every 4093rd bit pattern: about a million inputs, each sign, every exponent) and the special
 // values. scripts/math-sweep.sh checks all 2^32 inputs (docs/isa.md records its result).
+#include "guard_page.h"
 #include "hologram/isa/library_accuracy.h"
 #include "library_math.h"
 
 #include <gtest/gtest.h>
 
 #include <bit>
+#include <cstring>
 
 using namespace hologram::runtime;
 using namespace hologram::runtime::test;
@@ -174,6 +176,58 @@ TEST(LibraryMath, NormRowsStreamTheSameValues) {
               << (first < plain.size() ? streamed[first] : 0.0f) << " streamed, "
               << (first < plain.size() ? plain[first] : 0.0f) << " not";
         }
+  }
+}
+
+// The row operations and maps read a row's last partial vector with one masked load at
+// AVX-512 (load_part): its lanes past the row may lie past the array, in a page the process
+// may not touch. Here x, gamma, beta and y each end where such a page begins, for rows of 1 to
+// 37 floats (a partial vector at each row's end, the last one's lanes past the array), and
+// every operation gives the bits it gives on arrays with memory after them, at every level.
+TEST(LibraryMath, PartialVectorsTouchNothingPastTheirArrays) {
+  const uint64_t rows = 3;
+  for (uint64_t cols : {1u, 7u, 20u, 37u}) {
+    const uint64_t n = rows * cols;
+    std::vector<float> x(n), gamma(cols), beta(cols);
+    for (uint64_t i = 0; i < n; ++i) x[i] = std::sin(0.41f * static_cast<float>(i)) * 5.0f;
+    for (uint64_t c = 0; c < cols; ++c) {
+      gamma[c] = 1.0f + 0.02f * static_cast<float>(c % 11);
+      beta[c] = 0.1f * static_cast<float>(c % 3);
+    }
+    BeforeAGuardPage xg(n * sizeof(float)), gg(cols * sizeof(float)), bg(cols * sizeof(float)),
+        yg(n * sizeof(float));
+    auto floats = [](const BeforeAGuardPage &m) {
+      return reinterpret_cast<float *>(m.data().data());
+    };
+    float *xe = floats(xg), *ge = floats(gg), *be = floats(bg), *ye = floats(yg);
+    std::memcpy(xe, x.data(), n * sizeof(float));
+    std::memcpy(ge, gamma.data(), cols * sizeof(float));
+    std::memcpy(be, beta.data(), cols * sizeof(float));
+    std::vector<float> want(n + 16);
+    for (int level : runnable_levels()) {
+      // op(x, gamma, beta, y) on the ordinary arrays, then on the ones before a guard page.
+      auto same = [&](const char *what, auto &&op) {
+        std::vector<float> xv = x, gv = gamma, bv = beta;
+        xv.resize(n + 16);
+        op(xv.data(), gv.data(), bv.data(), want.data());
+        op(xe, ge, be, ye);
+        EXPECT_EQ(std::memcmp(ye, want.data(), n * sizeof(float)), 0)
+            << what << " at x86-64-v" << level << ", rows of " << cols;
+      };
+      for (bool log : {false, true})
+        same(log ? "log_softmax" : "softmax", [&](float *xp, float *, float *, float *yp) {
+          HG_LEVEL_CALL(level, softmax_rows, xp, yp, rows, cols, log);
+        });
+      for (bool layer : {false, true})
+        for (bool streaming : {false, true})
+          same(layer ? "layernorm" : "rmsnorm", [&](float *xp, float *gp, float *bp, float *yp) {
+            HG_LEVEL_CALL(level, norm_rows, xp, yp, gp, layer ? bp : nullptr, rows, cols, 1e-5,
+                          layer, streaming);
+          });
+      for (const auto &fn : library_functions())
+        same(fn.name,
+             [&](float *xp, float *, float *, float *yp) { run_map(level, fn.kind, xp, yp, n); });
+    }
   }
 }
 
