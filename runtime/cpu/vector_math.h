@@ -188,6 +188,26 @@ template <typename V> struct ExpParts {
   }
 };
 
+/// exp's reduction of x + lo for a table of 2^(j/parts), j < parts (1: no table): t =
+/// parts·x·log2 e + shifter holds k = round(parts·x·log2 e) in its low mantissa bits (kf: k as
+/// a float), and r = x − k·ln2/parts in two steps, by ln2/parts split into a head whose
+/// products with k are exact (`hi`) and the rest, plus lo (WithLo; false: no add).
+template <typename V> struct Reduced {
+  V t, kf;
+  IntOf<V> k;
+  V r;
+};
+template <bool WithLo, typename V>
+inline Reduced<V> reduce(V x, V lo, float parts, float hi, float rest) {
+  const V shifter = splat<V>(exp_f32::kShifter);
+  const V t = x * splat<V>(parts * exp_f32::kLog2e) + shifter; // exact: parts is 2^n
+  const V kf = t - shifter;
+  V r = x - kf * splat<V>(hi);
+  r = r - kf * splat<V>(rest);
+  if constexpr (WithLo) r = r + lo;
+  return {t, kf, std::bit_cast<IntOf<V>>(t) - std::bit_cast<IntOf<V>>(shifter), r};
+}
+
 /// The parts of exp(x + lo) by quarters, as compiled kernels at x86-64-v3 compute it
 /// (lib/codegen/llvm/math.cpp emit_exp_quarters, docs/isa.md): k = round(4x·log2 e) by the
 /// shifter, r = x − k·ln2/4 in two steps (k times the 14-bit head is exact), e^r − 1 =
@@ -197,13 +217,7 @@ template <typename V> struct ExpParts {
 template <bool WithLo, typename V> inline ExpParts<V> exp_quarters_of(V x, V lo) {
   using I = IntOf<V>;
   namespace q = cpu_math::f32;
-  const V shifter = splat<V>(exp_f32::kShifter);
-  const V t = x * splat<V>(4 * exp_f32::kLog2e) + shifter;
-  const V kf = t - shifter;
-  const I k = std::bit_cast<I>(t) - std::bit_cast<I>(shifter);
-  V r = x - kf * splat<V>(q::kLn2QuarterHi);
-  r = r - kf * splat<V>(q::kLn2QuarterLo);
-  if constexpr (WithLo) r = r + lo;
+  const auto [t, kf, k, r] = reduce<WithLo>(x, lo, 4, q::kLn2QuarterHi, q::kLn2QuarterLo);
   const V r2 = r * r;
   const V poly = splat<V>(q::kExpQ[0]) * r2 + (splat<V>(q::kExpQ[1]) * r + splat<V>(q::kExpQ[2]));
   const V em1 = poly * r2 + r;
@@ -238,15 +252,8 @@ template <bool WithLo, typename V> inline ExpParts<V> exp_quarters_of(V x, V lo)
 /// low bits of t = k + shifter) times e^r, one FMA rounded once; the scale is 2^floor(k/16),
 /// and kf is k/16, which vscalefps floors itself.
 template <bool WithLo, typename V> inline ExpParts<V> exp_sixteenths_of(V x, V lo) {
-  using I = IntOf<V>;
   namespace c = cpu_math::f32;
-  const V shifter = splat<V>(exp_f32::kShifter);
-  const V t = x * splat<V>(16 * exp_f32::kLog2e) + shifter;
-  const V kf = t - shifter;
-  const I k = std::bit_cast<I>(t) - std::bit_cast<I>(shifter);
-  V r = x - kf * splat<V>(c::kLn2SixteenthHi);
-  r = r - kf * splat<V>(c::kLn2SixteenthLo);
-  if constexpr (WithLo) r = r + lo;
+  const auto [t, kf, k, r] = reduce<WithLo>(x, lo, 16, c::kLn2SixteenthHi, c::kLn2SixteenthLo);
   const V em1 = (splat<V>(c::kExpS[0]) * r + splat<V>(c::kExpS[1])) * (r * r) + r;
   V entry{};
 #if defined(__AVX512F__)
@@ -265,16 +272,8 @@ template <bool WithLo, typename V> inline ExpParts<V> exp_sixteenths_of(V x, V l
 template <bool WithLo, typename V> inline ExpParts<V> exp_parts_of(V x, V lo) {
   if constexpr (kExpByQuarters<V>) return exp_quarters_of<WithLo>(x, lo);
   if constexpr (kExpBySixteenths<V>) return exp_sixteenths_of<WithLo>(x, lo);
-  using I = IntOf<V>;
   namespace c = exp_f32;
-  // k = round(x / ln2) by the shifter: its low mantissa bits hold k.
-  const V shifter = splat<V>(c::kShifter);
-  const V t = x * splat<V>(c::kLog2e) + shifter;
-  const V kf = t - shifter;
-  const I k = std::bit_cast<I>(t) - std::bit_cast<I>(shifter);
-  V r = x - kf * splat<V>(c::kLn2Hi);
-  r = r - kf * splat<V>(c::kLn2Lo);
-  if constexpr (WithLo) r = r + lo;
+  const auto [t, kf, k, r] = reduce<WithLo>(x, lo, 1, c::kLn2Hi, c::kLn2Lo);
   V p = splat<V>(c::kPoly[0]);
   for (size_t i = 1; i < std::size(c::kPoly); ++i) p = p * r + splat<V>(c::kPoly[i]);
   p = p * (r * r) + r;

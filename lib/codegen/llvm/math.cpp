@@ -149,6 +149,26 @@ bool exp_by_quarters(MathIR &m, llvm::Type *ty) {
   return !vty || vty->getNumElements() == 8 || vty->getNumElements() == 16;
 }
 
+/// exp's reduction for a table of 2^(j/parts), j < parts (by quarters, by sixteenths): t =
+/// parts x log2 e + shifter holds k = round(parts x log2 e) in its low bits (kf: k as a float),
+/// and r = x - k ln2/parts in two multiply-adds, by ln2/parts split into a head whose products
+/// with k are exact and the rest. `negated`: the reduction of -x, the negation folded into the
+/// two multiply-adds that read x (-x - k head is -(x + k head): one multiply-add whose addend
+/// and result are negated), the same bits as that of -x.
+struct PartsReduced {
+  llvm::Value *t, *k, *kf, *r;
+};
+PartsReduced reduce_by_parts(MathIR &m, llvm::Value *x, int parts, float hi, float lo,
+                             bool negated) {
+  llvm::IRBuilder<> &b = m.builder();
+  const float scale = static_cast<float>(parts) * exp_f32::kLog2e; // exact: parts is 2^n
+  llvm::Value *t = m.fma(x, m.f(negated ? -scale : scale), m.shifter());
+  auto [kf, k] = m.round(t);
+  llvm::Value *nk = b.CreateFNeg(kf);
+  llvm::Value *head = negated ? b.CreateFNeg(m.fma(kf, m.f(hi), x)) : m.fma(nk, m.f(hi), x);
+  return {t, k, kf, m.fma(nk, m.f(lo), head)};
+}
+
 /// e^x of f32 by quarters (support/cpu_math.h kExpQ): t = 4 x log2 e + shifter rounds to k in
 /// its low bits; r = x - k ln2/4 in two steps (k times the head is exact); e^r - 1 = r + r² Q(r)
 /// by Estrin's scheme; s = 2^(k/4) as kExpQuarters[k mod 4] (permute_table reads t's two low
@@ -167,14 +187,7 @@ llvm::Value *emit_exp_quarters(MathIR &m, llvm::Value *x, bool normal, bool nega
   llvm::IRBuilder<> &b = m.builder();
   if (negated && !normal) return emit_exp_quarters(m, b.CreateFNeg(x), false);
   if (!normal) x = m.clamp(x, exp_f32::kLowest, exp_f32::kHighest);
-  const float log2e4 = 4 * exp_f32::kLog2e;
-  llvm::Value *t = m.fma(x, m.f(negated ? -log2e4 : log2e4), m.shifter());
-  auto [kf, k] = m.round(t);
-  llvm::Value *nk = b.CreateFNeg(kf);
-  // -x - k ln2/4's head is -(x + k head): one multiply-add whose addend and result are negated.
-  llvm::Value *head = negated ? b.CreateFNeg(m.fma(kf, m.f(c::kLn2QuarterHi), x))
-                              : m.fma(nk, m.f(c::kLn2QuarterHi), x);
-  llvm::Value *r = m.fma(nk, m.f(c::kLn2QuarterLo), head);
+  auto [t, k, kf, r] = reduce_by_parts(m, x, 4, c::kLn2QuarterHi, c::kLn2QuarterLo, negated);
   llvm::Value *r2 = b.CreateFMul(r, r);
   llvm::Value *em1 = m.fma(m.estrin(r, r2, c::kExpQ), r2, r);
   llvm::Value *index = m.bits(t);
@@ -213,13 +226,7 @@ llvm::Value *emit_exp_sixteenths(MathIR &m, llvm::Value *x, bool negated) {
   llvm::IRBuilder<> &b = m.builder();
   x = negated ? m.clamp(x, -exp_f32::kHighest, -exp_f32::kLowest)
               : m.clamp(x, exp_f32::kLowest, exp_f32::kHighest);
-  const float log2e16 = 16 * exp_f32::kLog2e;
-  llvm::Value *t = m.fma(x, m.f(negated ? -log2e16 : log2e16), m.shifter());
-  auto [kf, k] = m.round(t);
-  llvm::Value *nk = b.CreateFNeg(kf);
-  llvm::Value *head = negated ? b.CreateFNeg(m.fma(kf, m.f(c::kLn2SixteenthHi), x))
-                              : m.fma(nk, m.f(c::kLn2SixteenthHi), x);
-  llvm::Value *r = m.fma(nk, m.f(c::kLn2SixteenthLo), head);
+  auto [t, k, kf, r] = reduce_by_parts(m, x, 16, c::kLn2SixteenthHi, c::kLn2SixteenthLo, negated);
   llvm::Value *em1 = m.fma(m.horner(r, c::kExpS), b.CreateFMul(r, r), r);
   llvm::Value *s = permute_table(b, c::kExpSixteenths, 16, m.bits(t));
   return m.scale(m.fused_fma(em1, s, s), b.CreateFMul(kf, m.f(1.0 / 16)), b.CreateAShr(k, m.i(4)));
