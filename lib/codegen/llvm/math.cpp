@@ -227,9 +227,14 @@ llvm::Value *emit_exp_sixteenths(MathIR &m, llvm::Value *x, bool negated) {
   x = negated ? m.clamp(x, -exp_f32::kHighest, -exp_f32::kLowest)
               : m.clamp(x, exp_f32::kLowest, exp_f32::kHighest);
   auto [t, k, kf, r] = reduce_by_parts(m, x, 16, c::kLn2SixteenthHi, c::kLn2SixteenthLo, negated);
-  llvm::Value *em1 = m.fma(m.horner(r, c::kExpS), b.CreateFMul(r, r), r);
+  // One IR value a statement: the order of a call's arguments is the C++ compiler's, and the
+  // IR's order (lit codegen/x86/inline_exp.hasm) must not depend on it.
+  llvm::Value *r2 = b.CreateFMul(r, r);
+  llvm::Value *em1 = m.fma(m.horner(r, c::kExpS), r2, r);
   llvm::Value *s = permute_table(b, c::kExpSixteenths, 16, m.bits(t));
-  return m.scale(m.fused_fma(em1, s, s), b.CreateFMul(kf, m.f(1.0 / 16)), b.CreateAShr(k, m.i(4)));
+  llvm::Value *n = b.CreateFMul(kf, m.f(1.0 / 16));
+  llvm::Value *p = m.fused_fma(em1, s, s);
+  return m.scale(p, n, b.CreateAShr(k, m.i(4)));
 }
 
 /// e^x: k = round(x log2 e), r = x - k ln2 in two steps (Cody-Waite), e^r by its polynomial,
