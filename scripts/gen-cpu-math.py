@@ -49,7 +49,7 @@ def split(name, v, bits, single):
 
 def poly(name, f, a, b, n, single, what):
     c, err = mpmath.chebyfit(f, [a, b], n, error=True)
-    if n < 3:  # chebyfit's estimate is not meaningful for a line: sample the error instead
+    if n < 3 or not err < 1:  # chebyfit's estimate can be meaningless: sample the error
         err = max(abs(mpmath.polyval(c, x) - f(x)) for x in mpmath.linspace(a, b, 2001))
     t = "float" if single else "double"
     w("/// %s on [%s, %s]: degree %d, fit error %s." %
@@ -137,6 +137,41 @@ w("inline constexpr float kLn2Rest = %s;" % lit(ln2 - mpf(f32(ln2)), True))
 w("/// log(1 + f) = f - f²/2 + f³ P(f) for 1 + f in [√½, √2): no division, unlike f64's form.")
 poly("kLogP", lambda f: mpf(1) / 3 if f == 0 else (mp.log(1 + f) - f + f * f / 2) / f**3,
      sqrt2 / 2 - 1, sqrt2 - 1, 9, True, "P(f) of log")
+
+
+def log_table(off):
+    """log at x86-64-v4 by a table of 16: the buckets of z = x 2^-k in [off's value, twice it),
+    each 2^19 bit patterns wide from off, c_i near a bucket's middle (1 for the bucket that
+    holds 1), 1/c_i rounded to f32, and -log of that rounded value in two parts, the first a
+    multiple of 2^-17 (so is k times ln 2's head, kLn2Hi: their sum, under 2^7, is exact in
+    f32); returns the largest |r| = |z/c_i - 1| (z times the rounded inverse) over the
+    buckets."""
+    def val(bits):
+        return mpf(struct.unpack("<f", struct.pack("<I", bits))[0])
+    invc, hi, lo, rmax = [], [], [], mpf(0)
+    for i in range(16):
+        zl, zh = val(off + (i << 19)), val(off + ((i + 1) << 19))
+        v = mpf(1) if zl <= 1 < zh else mpf(f32(2 / (zl + zh)))
+        lc = -mp.log(v)
+        invc.append(v)
+        hi.append(mp.nint(lc * 2**17) / 2**17)  # a multiple of 2^-17, as k times ln 2's head
+        lo.append(lc - hi[-1])
+        rmax = max(rmax, abs(zl * v - 1), abs(zh * v - 1))
+    w("inline constexpr unsigned kLogTableOff = 0x%x;" % off)
+    w("inline constexpr float kLogInvC[] = {%s};" % ", ".join(lit(v, True) for v in invc))
+    w("inline constexpr float kLogC[] = {%s};" % ", ".join(lit(v, True) for v in hi))
+    w("inline constexpr float kLogCLo[] = {%s};" % ", ".join(lit(v, True) for v in lo))
+    return rmax
+
+
+w("/// log at x86-64-v4 by a table of 16 (AVX-512's vpermps): t = bits(x) - kLogTableOff,")
+w("/// k = t >> 23, i = bits 19 to 22 of t, z = x 2^-k in [0.6992, 1.3984); log x = k ln2 +")
+w("/// log c_i + log(1 + r) with r = z kLogInvC[i] - 1 (one FMA), log c_i = -log(kLogInvC[i])")
+w("/// as kLogC[i] (a multiple of 2^-17) + kLogCLo[i], and log(1 + r) = r + r² R(r). The bucket that holds 1 has")
+w("/// kLogInvC 1 and log c 0, so there log x is r + r² R(r) with r = z - 1 exact.")
+rmax = log_table(0x3f330000)
+poly("kLogR", lambda r: mpf(-1) / 2 if r == 0 else (mp.log(1 + r) - r) / r**2, -rmax, rmax, 4, True,
+     "R(r) = (log(1 + r) - r)/r² of log by a table")
 w("/// log2(e) and log10(e) for log2 and log10 of f32, and log10(2) for the exponent.")
 split("kLog2e", 1 / ln2, 12, True)
 split("kLog10e", 1 / mp.log(10), 12, True)

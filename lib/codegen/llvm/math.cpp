@@ -368,6 +368,46 @@ llvm::Value *emit_log(MathIR &m, llvm::Value *x, bool normal) {
   return log_special(m, x, m.fma(p.kf, m.ln2_hi(), y), normal);
 }
 
+/// Whether f32 log goes by a table (emit_log_table): at x86-64-v4, for vectors of one AVX-512
+/// register and for scalars, so that a uniform value and a lane get the same result.
+bool log_by_table(MathIR &m, llvm::Type *ty) {
+  return exp_by_sixteenths(m, ty);
+}
+
+/// log x of f32 by a table of 16 (support/cpu_math.h kLogInvC): t = bits(x) - kLogTableOff,
+/// k = t >> 23 and z = x 2^-k in [0.6992, 1.3984) from t's exponent field; bucket i, bits 19
+/// to 22 of t, gives 1/c_i and log c_i (two parts) by three permutes (vpermps reads the four
+/// low bits of t >> 19); r = z/c_i - 1 by one FMA, rounded once; log x = (k ln2's head +
+/// log c_i's head) + (r + (r² R(r) + k ln2's rest + log c_i's rest)). The first sum is exact
+/// (the heads are multiples of 2^-17), so only the last add rounds at the scale of the result
+/// (rounded there, the sum put f32 log at 2.5 ulp where the result is just below a power of
+/// two). The bucket that holds 1 has c = 1, so near 1 the result is r + r² R(r), r = z - 1. Where
+/// it goes by f³ P(f) (P of degree 8), this has about half the vector operations. `normal`: x is
+/// positive and normal in every lane; else subnormals are scaled by 2^23 first and the special
+/// cases selected at the end (log_special), with the same operations for the normal lanes.
+llvm::Value *emit_log_table(MathIR &m, llvm::Value *x, bool normal) {
+  namespace c = cpu_math::f32;
+  llvm::IRBuilder<> &b = m.builder();
+  llvm::Value *sub = normal ? nullptr : b.CreateFCmpOLT(x, m.f(0x1p-126));
+  llvm::Value *ix = m.bits(sub ? b.CreateSelect(sub, b.CreateFMul(x, m.f(0x1p23)), x) : x);
+  llvm::Value *t = b.CreateSub(ix, m.i(c::kLogTableOff));
+  llvm::Value *k = b.CreateAShr(t, m.i(23));
+  if (sub) k = b.CreateSub(k, b.CreateSelect(sub, m.i(23), m.i(0)));
+  llvm::Value *z = m.from_bits(b.CreateSub(ix, b.CreateAnd(t, m.i(-(int64_t{1} << 23)))));
+  llvm::Value *index = b.CreateAShr(t, m.i(19));
+  llvm::Value *invc = permute_table(b, c::kLogInvC, 16, index);
+  llvm::Value *logc = permute_table(b, c::kLogC, 16, index);
+  llvm::Value *logc_lo = permute_table(b, c::kLogCLo, 16, index);
+  llvm::Value *r = m.fused_fma(z, invc, m.f(-1.0));
+  llvm::Value *kf = b.CreateSIToFP(k, x->getType());
+  // Exact: k ln2's head and log c_i's are multiples of 2^-17, and their sum is below 2^7.
+  llvm::Value *head = m.fma(kf, m.ln2_hi(), logc);
+  llvm::Value *rest = m.fma(kf, m.ln2_lo(), logc_lo);
+  llvm::Value *r2 = b.CreateFMul(r, r);
+  llvm::Value *tail = m.fma(m.horner(r, c::kLogR), r2, rest);
+  return log_special(m, x, b.CreateFAdd(head, b.CreateFAdd(r, tail)), normal);
+}
+
 /// log2 and log10: log(1 + f) as hi + lo with hi cut to 12 bits (f32) or 26 (f64), so its
 /// products with the heads of log2(e) and log10(e), of as many bits, are exact; k log10(2)
 /// likewise in two parts.
@@ -802,6 +842,10 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
   case MathOpcode::Exp2: return emit_exp2(m, x);
   case MathOpcode::Log:
     // Positive normal inputs skip the subnormal scaling and the special cases.
+    if (log_by_table(m, x->getType()))
+      return m.unless_rare(
+          m.all_positive_normal(x), x, [&](llvm::Value *v) { return emit_log_table(m, v, true); },
+          [&](llvm::Value *v) { return emit_log_table(m, v, false); });
     return m.unless_rare(
         m.all_positive_normal(x), x, [&](llvm::Value *v) { return emit_log(m, v, true); },
         [&](llvm::Value *v) { return emit_log(m, v, false); });

@@ -43,6 +43,8 @@ constexpr MathOp kOps[] = {
     {"exp", -745, 709.7, 2, 1, [](long double x, long double) { return expl(x); }},
     {"exp2", -120, 120, 2, 1, [](long double x, long double) { return exp2l(x); }},
     {"log", 1e-30, 1e30, 2, 1, [](long double x, long double) { return logl(x); }},
+    // f32 subnormals (and the normal numbers just above them): the rare path, scaled by 2^23.
+    {"log", 1.5e-45, 1e-36, 2, 1, [](long double x, long double) { return logl(x); }},
     {"log2", 1e-30, 1e30, 2, 1, [](long double x, long double) { return log2l(x); }},
     {"log10", 1e-30, 1e30, 4, 1, [](long double x, long double) { return log10l(x); }},
     {"sqrt", 0, 1e30, 2, 1, [](long double x, long double) { return sqrtl(x); }},
@@ -289,7 +291,7 @@ TEST(CompiledMath, NotableValuesAreExact) {
 // cover both signs, each way of exp (normal results, subnormal ones, overflow) and NaN.
 TEST(CompiledMath, AUniformValueGetsTheBitsOfALane) {
   std::string text;
-  for (const char *op : {"exp", "sigmoid", "tanh"})
+  for (const char *op : {"exp", "sigmoid", "tanh", "log"})
     text += std::string(".kernel uniform_") + op +
             "\n.param %x : buffer<f32> read\n.param %v : f32\n.param %o : buffer<f32> write\n"
             ".param %u : buffer<f32> write\n  ld.f32 r0, [%x + %gid*4]\n  " +
@@ -329,7 +331,7 @@ TEST(CompiledMath, AUniformValueGetsTheBitsOfALane) {
     const size_t n = 256; // one block: the kernels have no bound check
     auto bx = b.allocate_buffer(n * 4), bo = b.allocate_buffer(n * 4),
          bu = b.allocate_buffer(n * 4);
-    for (const char *op : {"exp", "sigmoid", "tanh"})
+    for (const char *op : {"exp", "sigmoid", "tanh", "log"})
       for (const float v : values) {
         b.write<float>(bx, std::vector<float>(n, v));
         KernelArg args[] = {KernelArg::buffer(bx), KernelArg::f32(v), KernelArg::buffer(bo),
