@@ -124,9 +124,9 @@ w("/// exp at x86-64-v4 by sixteenths (AVX-512's vpermps holds a table of 16): e
 w("/// k = round(16 x log2 e), r = x - k ln2/16 (|r| <= ln2/32, a little beyond for the rounding")
 w("/// of 16 log2 e), 2^(k/16) as kExpSixteenths[k mod 16] scaled by 2^floor(k/16), and")
 w("/// e^r = 1 + r + r² S(r).")
-sixty_fourth = ln2 / 32 * mpf("1.001")
-poly("kExpS", lambda r: mpf(1) / 2 if r == 0 else (mp.exp(r) - 1 - r) / r**2, -sixty_fourth,
-     sixty_fourth, 2, True, "S(r) = (e^r - 1 - r)/r² of exp by sixteenths")
+half_sixteenth = ln2 / 32 * mpf("1.001")
+poly("kExpS", lambda r: mpf(1) / 2 if r == 0 else (mp.exp(r) - 1 - r) / r**2, -half_sixteenth,
+     half_sixteenth, 2, True, "S(r) = (e^r - 1 - r)/r² of exp by sixteenths")
 w("inline constexpr float kExpSixteenths[] = {%s};" %
   ", ".join(lit(mpf(2) ** (mpf(j) / 16), True) for j in range(16)))
 w("/// ln2/16 in two parts: k times the head is exact for |k| < 2^12 (x clamped to exp's range).")

@@ -170,8 +170,8 @@ constexpr bool kExpBySixteenths =
 
 /// exp(x + lo) = p·2^k with p in [0.7, 1.98], before the scale is applied.
 template <typename V> struct ExpParts {
-  V p, kf;    ///< p, and k as a float
-  IntOf<V> k; ///< k as an integer
+  V p, kf;    ///< p, and k as a float (by sixteenths k/16, which vscalefps floors)
+  IntOf<V> k; ///< k as an integer (by sixteenths floor(k/16))
   /// By quarters (kExpByQuarters), p·2^k where 2^k and the result are normal, made more
   /// cheaply than by a multiplication; unset otherwise.
   V normal{};
