@@ -426,7 +426,8 @@ VecF load_part(const float *p, size_t n, float fill) {
   return v;
 #endif
 }
-/// The first `n` (< kLanesF) lanes of v to p: one masked store with AVX-512, as load_part.
+/// The first `n` (< kLanesF) lanes of v to p, lane by lane at every level: a masked store made
+/// rmsnorm's rows slower where non-temporal stores write the next line (docs/performance.md).
 void store_part(float *p, VecF v, size_t n) {
   for (size_t l = 0; l < n; ++l) p[l] = v[l];
 }

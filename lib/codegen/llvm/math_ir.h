@@ -213,19 +213,14 @@ public:
   /// p·2^k for k as a float (kf) and an integer, |k| at most twice the largest exponent,
   /// rounded once: results in the subnormal range round once to the nearest subnormal.
   llvm::Value *scale(llvm::Value *p, llvm::Value *kf, llvm::Value *k) {
-    if (scales_in_one_instruction()) // AVX-512: vscalefps
+    auto *vty = llvm::dyn_cast<llvm::FixedVectorType>(ty_);
+    if (!f64_ && target_.width == 16 && vty && vty->getNumElements() == 16) // AVX-512: vscalefps
       return b_.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
                                 {p, kf, p, b_.getInt16(0xffff), b_.getInt32(4)});
     // 2^k as two exact powers of two.
     llvm::Value *k1 = b_.CreateAShr(k, i(1));
     llvm::Value *k2 = b_.CreateSub(k, k1);
     return b_.CreateFMul(b_.CreateFMul(p, pow2(k1)), pow2(k2));
-  }
-  /// Whether scale() is one instruction (vscalefps), so a cheaper path for normal results
-  /// saves nothing.
-  bool scales_in_one_instruction() const {
-    auto *vty = llvm::dyn_cast<llvm::FixedVectorType>(ty_);
-    return !f64_ && target_.width == 16 && vty && vty->getNumElements() == 16;
   }
   /// The Cody-Waite reduction of exp: k = round(x log2 e) (as a float and an integer),
   /// head = x - k ln 2's head (exact) and r = head - k ln 2's rest (rounded).

@@ -285,13 +285,15 @@ TEST(CompiledMath, NotableValuesAreExact) {
 }
 
 // A uniform value (a scalar parameter, computed once for the launch) and a lane holding the same
-// value get the same bits from f32 exp, sigmoid and tanh at every level: the scalar evaluation
-// goes by the lanes' table (by quarters at v3, by sixteenths at v4) and scales the same way,
+// value get the same bits from f32 exp, sigmoid, tanh and log at every level: the scalar
+// evaluation goes by the lanes' tables (exp by quarters at v3 and by sixteenths at v4, log by
+// its table at v4) and scales the same way,
 // so a kernel does not change its result when the compiler finds a value uniform. The values
 // cover both signs, each way of exp (normal results, subnormal ones, overflow) and NaN.
 TEST(CompiledMath, AUniformValueGetsTheBitsOfALane) {
+  const char *const ops[] = {"exp", "sigmoid", "tanh", "log"};
   std::string text;
-  for (const char *op : {"exp", "sigmoid", "tanh", "log"})
+  for (const char *op : ops)
     text += std::string(".kernel uniform_") + op +
             "\n.param %x : buffer<f32> read\n.param %v : f32\n.param %o : buffer<f32> write\n"
             ".param %u : buffer<f32> write\n  ld.f32 r0, [%x + %gid*4]\n  " +
@@ -331,7 +333,7 @@ TEST(CompiledMath, AUniformValueGetsTheBitsOfALane) {
     const size_t n = 256; // one block: the kernels have no bound check
     auto bx = b.allocate_buffer(n * 4), bo = b.allocate_buffer(n * 4),
          bu = b.allocate_buffer(n * 4);
-    for (const char *op : {"exp", "sigmoid", "tanh", "log"})
+    for (const char *op : ops)
       for (const float v : values) {
         b.write<float>(bx, std::vector<float>(n, v));
         KernelArg args[] = {KernelArg::buffer(bx), KernelArg::f32(v), KernelArg::buffer(bo),
