@@ -75,8 +75,8 @@ def best_level():
 
 
 def level_rows(times, bench_path):
-    """gemv and softmax at every x86 level the CPU runs: the main run is the best level, and
-    bench.sh wrote bench-v2.json (and bench-v3.json) beside it for the lower ones."""
+    """gemm, gemv and softmax at every x86 level the CPU runs: the main run is the best level,
+    and bench.sh wrote bench-v2.json (and bench-v3.json) beside it for the lower ones."""
     import glob
     import os
     per_level = OrderedDict()
@@ -90,7 +90,7 @@ def level_rows(times, bench_path):
     top = best_level()
     rows = []
     for (workload, size), impls in times.items():
-        if workload not in ("gemv", "softmax_rows"):
+        if workload not in ("gemm", "gemv", "softmax_rows"):
             continue
         runs = dict(per_level.get((workload, size), {}))
         for impl, t in impls.items():
@@ -455,13 +455,17 @@ def main():
             "",
             "## Per x86 level",
             "",
-            "gemv and softmax with the dispatcher capped at each level this CPU runs",
+            "gemm, gemv and softmax with the dispatcher capped at each level this CPU runs",
             "(`HOLOGRAM_CPU_ISA`, which caps the library ops too), so that a slow level cannot",
             "hide behind the best one. The peers run as in the tables above, built for this",
             "CPU (`-march=native`, OpenBLAS's own dispatch), so below the CPU's best level",
             "hologram is compared with code that uses wider vectors than it may. v2 has 4-lane",
-            "vectors and no FMA, so it is expected to stay behind there. The split of 256-bit",
-            "loads that issue 15 measured at v3 is gone: gemv now runs at about 10 GFLOP/s at v3,",
+            "vectors and no FMA, so it is expected to stay behind there: gemm at v2 runs near",
+            "the peak of 16-byte multiplies and adds, at a third of the speed of the levels",
+            "above (on the Zen 4 VM on 2026-12-07, 1024 at 1t: v2 58.5 ms, v3 20.1, v4 19.9;",
+            "two multiplies and two adds of 4 lanes a cycle, 16 flops, against two FMAs of 8",
+            "lanes, 32). The split of 256-bit loads that issue 15 measured at v3 is gone: gemv",
+            "now runs at about 10 GFLOP/s at v3,",
             "where it ran at 1.2. At v2 gemv's four rows prefetch 2 KiB ahead since 2026-11-28:",
             "with 16-byte loads the load queue filled before enough cache lines were in flight",
             "(0.56x OpenBLAS at 1t in the table before; in three alternating runs of the two",

@@ -22,7 +22,7 @@ cmake --build "$build" --target hologram-bench hologram-gpu-bench hologram-compi
 "$build/bench/hologram-bench" --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5}" \
   --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true \
   --benchmark_out="$build/bench.json" --benchmark_out_format=json --benchmark_format=console
-# The rows that must not hide a slow level (issue 15): gemv and softmax again with the
+# The rows that must not hide a slow level (issue 15): gemm, gemv and softmax again with the
 # dispatcher capped at each lower x86 level this CPU runs (the level is chosen once per
 # process, so each is its own run). report.py puts them in a table per level.
 flags=$(grep -m1 '^flags' /proc/cpuinfo)
@@ -33,7 +33,7 @@ if [[ $flags == *" avx512f "* && $flags == *" avx512bw "* && $flags == *" avx512
 rm -f "$build"/bench-v*.json
 for level in "${levels[@]::${#levels[@]}-1}"; do
   HOLOGRAM_CPU_ISA=$level "$build/bench/hologram-bench" \
-    --benchmark_filter='^(gemv|softmax_rows)/.*/hologram' \
+    --benchmark_filter='^(gemm|gemv|softmax_rows)/.*/hologram' \
     --benchmark_min_time="${HOLOGRAM_BENCH_MIN_TIME:-0.5}" \
     --benchmark_repetitions=3 --benchmark_enable_random_interleaving=true \
     --benchmark_out="$build/bench-$level.json" --benchmark_out_format=json \
