@@ -144,23 +144,25 @@ def log_table(off):
     each 2^19 bit patterns wide from off, c_i near a bucket's middle (1 for the bucket that
     holds 1), 1/c_i rounded to f32, and -log of that rounded value in two parts, the first a
     multiple of 2^-17 (so is k times ln 2's head, kLn2Hi: their sum, under 2^7, is exact in
-    f32); returns the largest |r| = |z/c_i - 1| (z times the rounded inverse) over the
-    buckets."""
+    f32); log2 and log10 of it likewise, their heads multiples of 2^-16 (k plus it, under
+    2^8, is exact) and of 2^-17 (as k times kLog10Of2Hi; their sum is under 2^6). Returns the
+    largest |r| = |z/c_i - 1| (z times the rounded inverse) over the buckets."""
     def val(bits):
         return mpf(struct.unpack("<f", struct.pack("<I", bits))[0])
-    invc, hi, lo, rmax = [], [], [], mpf(0)
+    invc, rmax = [], mpf(0)
     for i in range(16):
         zl, zh = val(off + (i << 19)), val(off + ((i + 1) << 19))
         v = mpf(1) if zl <= 1 < zh else mpf(f32(2 / (zl + zh)))
-        lc = -mp.log(v)
         invc.append(v)
-        hi.append(mp.nint(lc * 2**17) / 2**17)  # a multiple of 2^-17, as k times ln 2's head
-        lo.append(lc - hi[-1])
         rmax = max(rmax, abs(zl * v - 1), abs(zh * v - 1))
     w("inline constexpr unsigned kLogTableOff = 0x%x;" % off)
     w("inline constexpr float kLogInvC[] = {%s};" % ", ".join(lit(v, True) for v in invc))
-    w("inline constexpr float kLogC[] = {%s};" % ", ".join(lit(v, True) for v in hi))
-    w("inline constexpr float kLogCLo[] = {%s};" % ", ".join(lit(v, True) for v in lo))
+    for name, base, grid in (("kLog", mp.e, 17), ("kLog2", 2, 16), ("kLog10", 10, 17)):
+        lc = [-mp.log(v, base) for v in invc]
+        hi = [mp.nint(c * 2**grid) / 2**grid for c in lc]
+        w("inline constexpr float %sC[] = {%s};" % (name, ", ".join(lit(v, True) for v in hi)))
+        w("inline constexpr float %sCLo[] = {%s};" %
+          (name, ", ".join(lit(c - h, True) for c, h in zip(lc, hi))))
     return rmax
 
 
@@ -172,6 +174,15 @@ w("/// kLogInvC 1 and log c 0, so there log x is r + r² R(r) with r = z - 1 exa
 rmax = log_table(0x3f330000)
 poly("kLogR", lambda r: mpf(-1) / 2 if r == 0 else (mp.log(1 + r) - r) / r**2, -rmax, rmax, 4, True,
      "R(r) = (log(1 + r) - r)/r² of log by a table")
+w("/// log2 and log10 at x86-64-v4 by the same table: log_b x = k log_b 2 + kLog<b>C[i] +")
+w("/// kLog<b>CLo[i] + r log_b e + r² R_b(r), log_b e rounded (kLog<b>eNear) plus its rest.")
+for name, base in (("kLog2", 2), ("kLog10", 10)):
+    le = 1 / mp.log(base)
+    w("inline constexpr float %seNear = %s;" % (name, lit(le, True)))
+    w("inline constexpr float %seRest = %s;" % (name, lit(le - mpf(f32(le)), True)))
+    poly(name + "R", lambda r, le=le, base=base: -le / 2 if r == 0 else
+         (mp.log(1 + r, base) - r * le) / r**2, -rmax, rmax, 4, True,
+         "R_b(r) = (log_b(1 + r) - r log_b e)/r² of log%d by the table" % base)
 w("/// log2(e) and log10(e) for log2 and log10 of f32, and log10(2) for the exponent.")
 split("kLog2e", 1 / ln2, 12, True)
 split("kLog10e", 1 / mp.log(10), 12, True)

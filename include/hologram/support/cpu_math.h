@@ -60,9 +60,41 @@ inline constexpr float kLogCLo[] = {
     -0x1.d6d182p-20f, 0x1.415dcp-19f,  0x1.3869c8p-21f,  -0x1.db1a32p-19f,
     0x1.7f0e5cp-22f,  0x0p+0f,         -0x1.0fb734p-20f, -0x1.5a0522p-19f,
     -0x1.a1a5e4p-19f, 0x1.af8b64p-21f, 0x1.7a35cap-19f,  -0x1.edbf2cp-19f};
+inline constexpr float kLog2C[] = {-0x1.efecp-2f, -0x1.b0b8p-2f, -0x1.7418p-2f, -0x1.39ep-2f,
+                                   -0x1.01d8p-2f, -0x1.97cp-3f,  -0x1.2fap-3f,  -0x1.961p-4f,
+                                   -0x1.a7p-5f,   0x0p+0f,       0x1.3aap-4f,   0x1.4768p-3f,
+                                   0x1.e84p-3f,   0x1.4064p-2f,  0x1.88e8p-2f,  0x1.ce0cp-2f};
+inline constexpr float kLog2CLo[] = {
+    -0x1.7c1c78p-20f, 0x1.7fb2dp-18f,   -0x1.57c494p-19f, 0x1.73395ap-18f,
+    -0x1.bb735p-18f,  -0x1.d4d0c2p-19f, 0x1.cd586ap-19f,  0x1.ad2834p-19f,
+    0x1.8a438cp-19f,  0x0p+0f,          0x1.825668p-19f,  0x1.50e12p-18f,
+    0x1.7d4622p-20f,  0x1.9c1f0ep-20f,  0x1.c392b8p-18f,  -0x1.b5d2e6p-18f};
+inline constexpr float kLog10C[] = {-0x1.2a94p-3f, -0x1.0484p-3f, -0x1.c01p-4f, -0x1.79fp-4f,
+                                    -0x1.3678p-4f, -0x1.ebp-5f,   -0x1.6d9p-5f, -0x1.e8ep-6f,
+                                    -0x1.fd4p-7f,  0x0p+0f,       0x1.7aep-6f,  0x1.8a4p-5f,
+                                    0x1.25f8p-4f,  0x1.81c8p-4f,  0x1.d92p-4f,  0x1.162cp-3f};
+inline constexpr float kLog10CLo[] = {
+    0x1.4be81p-20f,   -0x1.ca5a14p-20f, 0x1.c4ec4p-19f,   0x1.305fdcp-22f,
+    -0x1.d19dbap-19f, 0x1.77a166p-20f,  -0x1.eac104p-19f, -0x1.d495b8p-19f,
+    -0x1.053accp-19f, 0x0p+0f,          -0x1.dce5f2p-21f, -0x1.3de5ap-23f,
+    -0x1.6f42cp-19f,  0x1.33ea62p-19f,  -0x1.55f89p-19f,  0x1.08ca9cp-19f};
 /// R(r) = (log(1 + r) - r)/r² of log by a table on [-0.0296296, 0.0296296]: degree 3, fit
 /// error 1.65e-8.
 inline constexpr float kLogR[] = {0x1.99db64p-3f, -0x1.00266p-2f, 0x1.555554p-2f, -0x1.fffffep-2f};
+/// log2 and log10 at x86-64-v4 by the same table: log_b x = k log_b 2 + kLog<b>C[i] +
+/// kLog<b>CLo[i] + r log_b e + r² R_b(r), log_b e rounded (kLog<b>eNear) plus its rest.
+inline constexpr float kLog2eNear = 0x1.715476p+0f;
+inline constexpr float kLog2eRest = 0x1.4ae0cp-26f;
+/// R_b(r) = (log_b(1 + r) - r log_b e)/r² of log2 by the table on [-0.0296296, 0.0296296]: degree
+/// 3, fit error 2.38e-8.
+inline constexpr float kLog2R[] = {0x1.27a63ap-2f, -0x1.718bd4p-2f, 0x1.ec709cp-2f,
+                                   -0x1.715476p-1f};
+inline constexpr float kLog10eNear = 0x1.bcb7b2p-2f;
+inline constexpr float kLog10eRest = -0x1.5b235ep-27f;
+/// R_b(r) = (log_b(1 + r) - r log_b e)/r² of log10 by the table on [-0.0296296, 0.0296296]: degree
+/// 3, fit error 7.16e-9.
+inline constexpr float kLog10R[] = {0x1.63ff4ep-4f, -0x1.bcfa5ep-4f, 0x1.287a76p-3f,
+                                    -0x1.bcb7bp-3f};
 /// log2(e) and log10(e) for log2 and log10 of f32, and log10(2) for the exponent.
 inline constexpr float kLog2eHi = 0x1.716p+0f; // 12 significant bits
 inline constexpr float kLog2eLo = -0x1.7135a8p-13f;

@@ -368,8 +368,8 @@ llvm::Value *emit_log(MathIR &m, llvm::Value *x, bool normal) {
   return log_special(m, x, m.fma(p.kf, m.ln2_hi(), y), normal);
 }
 
-/// Whether f32 log goes by a table (emit_log_table): at x86-64-v4, for vectors of one AVX-512
-/// register and for scalars, so that a uniform value and a lane get the same result.
+/// Whether f32 log, log2 and log10 go by a table (emit_log_table): at x86-64-v4, for vectors of one
+/// AVX-512 register and for scalars, so that a uniform value and a lane get the same result.
 bool log_by_table(MathIR &m, llvm::Type *ty) {
   return exp_by_sixteenths(m, ty);
 }
@@ -383,10 +383,14 @@ bool log_by_table(MathIR &m, llvm::Type *ty) {
 /// (rounded there, the sum put f32 log at 2.5 ulp where the result is just below a power of
 /// two). The bucket that holds 1 has c = 1, so near 1 the result is r + r² R(r), r = z - 1. Its
 /// polynomial is of degree 5 where f - f²/2 + f³ P(f)'s is of 11: a map of log about a fifth
-/// faster at v4 (docs/performance.md). `normal`: x is positive and normal in every lane; else
-/// subnormals are scaled by 2^23 first and the special cases selected at the end
-/// (log_special), with the same operations for the normal lanes.
-llvm::Value *emit_log_table(MathIR &m, llvm::Value *x, bool normal) {
+/// faster at v4 (docs/performance.md). log2 and log10 (`base` Two or Ten) go the same way with
+/// their own tables of log_b c_i and polynomial R_b: log_b x = (k log_b 2's head + log_b c_i's
+/// head, exact: k itself for log2) + (r log_b e + (r² R_b(r) + the rests)), r log_b e by an FMA
+/// of r and log_b e rounded, after r times its rest. `normal`: x is positive and normal in
+/// every lane; else subnormals are scaled by 2^23 first and the special cases selected at the
+/// end (log_special), with the same operations for the normal lanes.
+enum class LogBase { E, Two, Ten };
+llvm::Value *emit_log_table(MathIR &m, llvm::Value *x, bool normal, LogBase base) {
   namespace c = cpu_math::f32;
   llvm::IRBuilder<> &b = m.builder();
   llvm::Value *sub = normal ? nullptr : b.CreateFCmpOLT(x, m.f(0x1p-126));
@@ -397,16 +401,32 @@ llvm::Value *emit_log_table(MathIR &m, llvm::Value *x, bool normal) {
   llvm::Value *z = m.from_bits(b.CreateSub(ix, b.CreateAnd(t, m.i(-(int64_t{1} << 23)))));
   llvm::Value *index = b.CreateAShr(t, m.i(19));
   llvm::Value *invc = permute_table(b, c::kLogInvC, 16, index);
-  llvm::Value *logc = permute_table(b, c::kLogC, 16, index);
-  llvm::Value *logc_lo = permute_table(b, c::kLogCLo, 16, index);
+  const bool two = base == LogBase::Two;
+  const float *log_c = base == LogBase::E ? c::kLogC : two ? c::kLog2C : c::kLog10C;
+  const float *log_c_lo = base == LogBase::E ? c::kLogCLo : two ? c::kLog2CLo : c::kLog10CLo;
+  llvm::Value *logc = permute_table(b, log_c, 16, index);
+  llvm::Value *logc_lo = permute_table(b, log_c_lo, 16, index);
   llvm::Value *r = m.fused_fma(z, invc, m.f(-1.0));
   llvm::Value *kf = b.CreateSIToFP(k, x->getType());
-  // Exact: k ln2's head and log c_i's are multiples of 2^-17, and their sum is below 2^7.
-  llvm::Value *head = m.fma(kf, m.ln2_hi(), logc);
-  llvm::Value *rest = m.fma(kf, m.ln2_lo(), logc_lo);
-  llvm::Value *r2 = b.CreateFMul(r, r);
-  llvm::Value *tail = m.fma(m.horner(r, c::kLogR), r2, rest);
-  return log_special(m, x, b.CreateFAdd(head, b.CreateFAdd(r, tail)), normal);
+  llvm::Value *y = nullptr;
+  if (base == LogBase::E) {
+    // Exact: k ln2's head and log c_i's are multiples of 2^-17, and their sum is below 2^7.
+    llvm::Value *head = m.fma(kf, m.ln2_hi(), logc);
+    llvm::Value *rest = m.fma(kf, m.ln2_lo(), logc_lo);
+    llvm::Value *r2 = b.CreateFMul(r, r);
+    llvm::Value *tail = m.fma(m.horner(r, c::kLogR), r2, rest);
+    y = b.CreateFAdd(head, b.CreateFAdd(r, tail));
+  } else {
+    // Exact: log2 c_i's head is a multiple of 2^-16 (k plus it is below 2^8); k log10 2's head
+    // and log10 c_i's are multiples of 2^-17 (their sum is below 2^6).
+    llvm::Value *head = two ? b.CreateFAdd(kf, logc) : m.fma(kf, m.f(c::kLog10Of2Hi), logc);
+    llvm::Value *rest = two ? logc_lo : m.fma(kf, m.f(c::kLog10Of2Lo), logc_lo);
+    llvm::Value *r2 = b.CreateFMul(r, r);
+    llvm::Value *tail = m.fma(m.horner(r, two ? c::kLog2R : c::kLog10R), r2, rest);
+    llvm::Value *lead = m.fma(r, m.f(two ? c::kLog2eRest : c::kLog10eRest), tail);
+    y = b.CreateFAdd(head, m.fma(r, m.f(two ? c::kLog2eNear : c::kLog10eNear), lead));
+  }
+  return log_special(m, x, y, normal);
 }
 
 /// log2 and log10: log(1 + f) as hi + lo with hi cut to 12 bits (f32) or 26 (f64), so its
@@ -842,20 +862,21 @@ llvm::Value *emit_math(llvm::IRBuilder<> &b, const CpuTarget &target, MathOpcode
   case MathOpcode::Exp: return emit_exp(m, x);
   case MathOpcode::Exp2: return emit_exp2(m, x);
   case MathOpcode::Log:
-    // Positive normal inputs skip the subnormal scaling and the special cases.
-    if (log_by_table(m, x->getType()))
-      return m.unless_rare(
-          m.all_positive_normal(x), x, [&](llvm::Value *v) { return emit_log_table(m, v, true); },
-          [&](llvm::Value *v) { return emit_log_table(m, v, false); });
-    return m.unless_rare(
-        m.all_positive_normal(x), x, [&](llvm::Value *v) { return emit_log(m, v, true); },
-        [&](llvm::Value *v) { return emit_log(m, v, false); });
   case MathOpcode::Log2:
   case MathOpcode::Log10: {
-    const bool ten = op == MathOpcode::Log10;
+    // Positive normal inputs skip the subnormal scaling and the special cases.
+    const LogBase base = op == MathOpcode::Log    ? LogBase::E
+                         : op == MathOpcode::Log2 ? LogBase::Two
+                                                  : LogBase::Ten;
+    const bool table = log_by_table(m, x->getType());
+    auto form = [&](llvm::Value *v, bool normal) {
+      if (table) return emit_log_table(m, v, normal, base);
+      if (base == LogBase::E) return emit_log(m, v, normal);
+      return emit_log_base(m, v, base == LogBase::Ten, normal);
+    };
     return m.unless_rare(
-        m.all_positive_normal(x), x, [&](llvm::Value *v) { return emit_log_base(m, v, ten, true); },
-        [&](llvm::Value *v) { return emit_log_base(m, v, ten, false); });
+        m.all_positive_normal(x), x, [&](llvm::Value *v) { return form(v, true); },
+        [&](llvm::Value *v) { return form(v, false); });
   }
   case MathOpcode::Tanh: return m.f64() ? emit_tanh_f64(m, x) : emit_tanh_f32(m, x);
   case MathOpcode::Sin:

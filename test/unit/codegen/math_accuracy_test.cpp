@@ -285,13 +285,13 @@ TEST(CompiledMath, NotableValuesAreExact) {
 }
 
 // A uniform value (a scalar parameter, computed once for the launch) and a lane holding the same
-// value get the same bits from f32 exp, sigmoid, tanh and log at every level: the scalar
-// evaluation goes by the lanes' tables (exp by quarters at v3 and by sixteenths at v4, log by
-// its table at v4) and scales the same way,
-// so a kernel does not change its result when the compiler finds a value uniform. The values
-// cover both signs, each way of exp (normal results, subnormal ones, overflow) and NaN.
+// value get the same bits from f32 exp, sigmoid, tanh, log, log2 and log10 at every level: the
+// scalar evaluation goes by the lanes' tables (exp by quarters at v3 and by sixteenths at v4,
+// the logarithms by their tables at v4) and scales the same way, so a kernel does not change
+// its result when the compiler finds a value uniform. The values cover both signs, each way of
+// exp (normal results, subnormal ones, overflow) and NaN.
 TEST(CompiledMath, AUniformValueGetsTheBitsOfALane) {
-  const char *const ops[] = {"exp", "sigmoid", "tanh", "log"};
+  const char *const ops[] = {"exp", "sigmoid", "tanh", "log", "log2", "log10"};
   std::string text;
   for (const char *op : ops)
     text += std::string(".kernel uniform_") + op +
