@@ -837,14 +837,23 @@ float row_max(const float *x, uint64_t n) {
   return mx;
 }
 
+/// The group of softmax's sum of exponentials: exp's constants and eight vectors outgrow the
+/// 16 vector registers below AVX-512, where groups of eight made softmax_rows 4096x1024 slower
+/// at v3 (1t, Zen 4 VM, 2026-12-07, the fastest of 12 in alternating runs: 2282 to 2428 µs;
+/// back at four, 2319 against 2272); with AVX-512's 32 as fast or faster (1906 to 1824, and
+/// 1848 to 1821 in a second alternation).
+constexpr unsigned kExpGroup = kLanesF == 16 ? 8 : 4;
+
 /// Sum over a row of f(vector of elements [c, c + kLanesF)), tail lanes filled with `fill`
-/// (which f must map to 0), in groups of eight vectors summed pairwise and accumulated with
-/// compensation: the error stays a few ulp of the sum however long the row is (docs/isa.md).
-/// Alternate groups go to two compensated sums, so that two dependency chains run at once;
-/// the second is added to the first, sum and compensation, with compensation as well. Groups
-/// of eight, not four, halve the compensation's share of the work (one TwoSum a group): 4-9 %
-/// less time a row of 1024 in the L2 cache (Zen 4, 2026-12-07), at 1u more per group.
-template <typename F> float row_sum(const float *x, uint64_t n, float fill, F &&f) {
+/// (which f must map to 0), in groups of `Group` (8 or 4) vectors summed pairwise and
+/// accumulated with compensation: the error stays a few ulp of the sum however long the row is
+/// (docs/isa.md). Alternate groups go to two compensated sums, so that two dependency chains
+/// run at once; the second is added to the first, sum and compensation, with compensation as
+/// well. Groups of eight, not four, halve the compensation's share of the work (one TwoSum a
+/// group): 4-9 % less time a row of 1024 in the L2 cache (Zen 4, 2026-12-07), at 1u more per
+/// group; softmax's below AVX-512 stay at four (kExpGroup).
+template <unsigned Group, typename F> float row_sum(const float *x, uint64_t n, float fill, F &&f) {
+  static_assert(Group == 4 || Group == 8);
   vmath::Compensated<VecF> total, other;
   auto quad = [&](uint64_t c) {
     const VecF a = f(load(x + c), c), b = f(load(x + c + kLanesF), c + kLanesF);
@@ -852,11 +861,16 @@ template <typename F> float row_sum(const float *x, uint64_t n, float fill, F &&
     const VecF e = f(load(x + c + 3 * kLanesF), c + 3 * kLanesF);
     return (a + b) + (d + e);
   };
-  auto group = [&](uint64_t c) { return quad(c) + quad(c + 4 * kLanesF); };
+  auto group = [&](uint64_t c) {
+    if constexpr (Group == 8)
+      return quad(c) + quad(c + 4 * kLanesF);
+    else
+      return quad(c);
+  };
   uint64_t c = 0;
-  for (; c + 16 * kLanesF <= n; c += 16 * kLanesF) {
+  for (; c + 2 * Group * kLanesF <= n; c += 2 * Group * kLanesF) {
     total.add(group(c));
-    other.add(group(c + 8 * kLanesF));
+    other.add(group(c + Group * kLanesF));
   }
   for (; c + 4 * kLanesF <= n; c += 4 * kLanesF) total.add(quad(c));
   for (; c + kLanesF <= n; c += kLanesF) total.add(f(load(x + c), c));
@@ -901,18 +915,18 @@ void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool l
     // tail lanes hold -inf, whose exponential is 0. It also fetches the next row, a cache
     // line per line of this one, for its maximum's pass (prefetch_next_row).
     const float *next = r + 1 < rows ? xr + cols : nullptr;
-    const float sum =
-        row_sum(xr, cols, -std::numeric_limits<float>::infinity(), [&](VecF v, uint64_t c) {
-          prefetch_next_row(next, c);
-          const VecF e = vmath::exp_below(v, m);
-          if (!log_softmax) {
-            if (c + kLanesF <= cols)
-              store(yr + c, e);
-            else
-              store_part(yr + c, e, cols - c);
-          }
-          return e;
-        });
+    const float sum = row_sum<kExpGroup>(xr, cols, -std::numeric_limits<float>::infinity(),
+                                         [&](VecF v, uint64_t c) {
+                                           prefetch_next_row(next, c);
+                                           const VecF e = vmath::exp_below(v, m);
+                                           if (!log_softmax) {
+                                             if (c + kLanesF <= cols)
+                                               store(yr + c, e);
+                                             else
+                                               store_part(yr + c, e, cols - c);
+                                           }
+                                           return e;
+                                         });
     if (log_softmax) {
       // y = x - (max + log(sum)) in f64, rounded once.
       const double shift = double{mx} + std::log(double{sum});
@@ -933,12 +947,13 @@ void norm_rows(const float *x, float *y, const float *gamma, const float *beta, 
     float *yr = y + r * cols;
     float mean = 0;
     if (layer)
-      mean = row_sum(xr, cols, 0.0f, [](VecF v, uint64_t) { return v; }) / static_cast<float>(cols);
+      mean =
+          row_sum<8>(xr, cols, 0.0f, [](VecF v, uint64_t) { return v; }) / static_cast<float>(cols);
     const VecF mv = VecF{} + mean;
     // The squares' pass also fetches the next row, a cache line per line of this one, for its
     // first pass (prefetch_next_row).
     const float *next = r + 1 < rows ? xr + cols : nullptr;
-    const float sq = row_sum(xr, cols, mean, [&](VecF v, uint64_t c) {
+    const float sq = row_sum<8>(xr, cols, mean, [&](VecF v, uint64_t c) {
       prefetch_next_row(next, c);
       const VecF d = v - mv;
       return d * d;
