@@ -850,8 +850,9 @@ constexpr unsigned kExpGroup = kLanesF == 16 ? 8 : 4;
 /// (docs/isa.md). Alternate groups go to two compensated sums, so that two dependency chains
 /// run at once; the second is added to the first, sum and compensation, with compensation as
 /// well. Groups of eight, not four, halve the compensation's share of the work (one TwoSum a
-/// group): 4-9 % less time a row of 1024 in the L2 cache (Zen 4, 2026-12-07), at 1u more per
-/// group; softmax's below AVX-512 stay at four (kExpGroup).
+/// group): 3-11 % less time a row of 1024 in the L2 cache (Zen 4, 2026-12-07; layernorm the
+/// most, softmax the least), at 1u more per group; softmax's below AVX-512 stay at four
+/// (kExpGroup).
 template <unsigned Group, typename F> float row_sum(const float *x, uint64_t n, float fill, F &&f) {
   static_assert(Group == 4 || Group == 8);
   vmath::Compensated<VecF> total, other;

@@ -368,8 +368,8 @@ llvm::Value *emit_log(MathIR &m, llvm::Value *x, bool normal) {
   return log_special(m, x, m.fma(p.kf, m.ln2_hi(), y), normal);
 }
 
-/// Whether f32 log, log2 and log10 go by a table (emit_log_table): at x86-64-v4, for vectors of one
-/// AVX-512 register and for scalars, so that a uniform value and a lane get the same result.
+/// Whether f32 log, log2 and log10 go by a table (emit_log_table): at x86-64-v4, for vectors of
+/// one AVX-512 register and for scalars, so that a uniform value and a lane get the same result.
 bool log_by_table(MathIR &m, llvm::Type *ty) {
   return exp_by_sixteenths(m, ty);
 }
