@@ -147,6 +147,15 @@ auto KernelLowering::emit_streaming_chunk(const std::string &name) -> StreamingC
   return {f, reporting_element_};
 }
 
+auto KernelLowering::emit_probe_chunk(const std::string &name) -> llvm::Function * {
+  if (opts_.debug_info) begin_debug_info();
+  plan_pools();
+  probe_ = true;
+  llvm::Function *f = emit_chunk(name);
+  if (di_) di_->finalize();
+  return f;
+}
+
 auto KernelLowering::create_allocas() -> void {
   for (const auto &s : a_.slots) {
     bool uni = !a_.is_varying(s);
@@ -581,6 +590,15 @@ auto KernelLowering::emit_block(uint32_t block) -> void {
   cur_block_ = block;
   b_.SetInsertPoint(bb_of_[block]);
   divergent_ = a_.divergent[block];
+  if (probe_ && block != 0) {
+    // The probe has returned at the first block's check, or found none: nothing more runs.
+    finish();
+    if (BasicBlock *full = full_bb_[block]) {
+      b_.SetInsertPoint(full);
+      finish();
+    }
+    return;
+  }
   if (BasicBlock *full = full_bb_[block]) {
     BasicBlock *part = BasicBlock::Create(c_, "part", fn_);
     // The kernel's first block, when no branch returns to it, starts with the chunk's valid
@@ -800,11 +818,18 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
       Value *value = on_taken ? ends->block_value : b_.CreateNot(ends->block_value);
       b_.CreateStore(b_.CreateSelect(value, ends->agreeing_chunks, u32c(0)), goes_on_);
       has_goes_on_check_ = true;
+      goes_on_pure_ = goes_on_pure_ && !effects_;
       if (ends->first_run_chunks && !effects_) {
         // When the span's first lane goes on, every lane past its first run leaves here,
         // having done nothing before: the driver runs no chunk that holds only such lanes.
         b_.CreateStore(b_.CreateSelect(value, ends->first_run_chunks, u32c(UINT32_MAX)),
                        leaves_from_);
+      }
+      if (probe_) {
+        // The probe's answer (the rest of the branch goes to a block that nothing reaches;
+        // it would find every other block returning: emit_block).
+        finish();
+        b_.SetInsertPoint(BasicBlock::Create(c_, "probe.unreached", fn_));
       }
     }
     if (ends->block_agrees) {

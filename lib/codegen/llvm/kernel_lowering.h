@@ -107,8 +107,14 @@ public:
     if (widths_.streaming != w_ && stream_size_)
       streaming = KernelLowering(m_, abi_, k_, kernel_index_, target_, opts_, widths_.streaming)
                       .emit_streaming_chunk(symbol + ".chunk.stream");
+    // The probe of a span's first chunk, where its bound check comes before anything with an
+    // effect (the driver's loops of chunks that go on then start at the span's first chunk).
+    llvm::Function *probe = nullptr;
+    if (has_goes_on_check_ && goes_on_pure_ && k_.insts.size() <= kMaxWholeBlockLoop)
+      probe = KernelLowering(m_, abi_, k_, kernel_index_, target_, opts_, w_)
+                  .emit_probe_chunk(symbol + ".probe");
     LoweredKernel out;
-    out.blocks = emit_driver(symbol, chunk, streaming);
+    out.blocks = emit_driver(symbol, chunk, streaming, probe);
     out.state_bytes = state_bytes_;
     out.pool_bytes = pool_bytes_;
     if (di_) di_->finalize();
@@ -173,6 +179,13 @@ private:
     uint64_t element = 0; ///< 0: no store reports its address
   };
   StreamingChunk emit_streaming_chunk(const std::string &name);
+  /// The chunk function cut short at the bound check of the kernel's first block: it returns
+  /// the chunk function's answer there (the number of the span's chunks, from this one, that go
+  /// on past it; leaves_from as the chunk function stores it) having done nothing else, and
+  /// 0 on every way that does not reach that check. Only for a kernel whose first block has
+  /// nothing with an effect before the check (goes_on_pure_), so that the driver may run the
+  /// same chunk again.
+  llvm::Function *emit_probe_chunk(const std::string &name);
 
   void create_allocas();
   static std::string slot_name(const opt::Slot &s);
@@ -512,9 +525,10 @@ private:
 
   /// `narrow`: the chunk function of the loops of whole chunks that run when the launch
   /// streams, of widths_.streaming lanes (a divisor of w_), where that width differs from w_
-  /// (else `narrow.fn` is null and those loops run `chunk`).
+  /// (else `narrow.fn` is null and those loops run `chunk`). `probe_chunk`: emit_probe_chunk's
+  /// function, or null.
   llvm::Function *emit_driver(const std::string &symbol, llvm::Function *chunk,
-                              const StreamingChunk &narrow);
+                              const StreamingChunk &narrow, llvm::Function *probe_chunk);
   /// Whether the driver may run consecutive blocks as one span: nothing in the kernel tells
   /// one block from the next or where a lane sits in its block (it reads %gid and launch-wide
   /// specials only, and no shared memory, barrier, per-lane pool or whole-launch instruction).
@@ -620,6 +634,9 @@ private:
   bool full_chunk_ = false;        ///< emitting a block's copy for chunks whose lanes are all live
   bool first_block_once_ = false;  ///< no branch returns to the kernel's first block
   bool has_goes_on_check_ = false; ///< the chunk may return a count of chunks that go on
+  /// Every bound check that answers has_goes_on_check_ comes before any effect of its block.
+  bool goes_on_pure_ = true;
+  bool probe_ = false; ///< emitting emit_probe_chunk's function
   /// The block being emitted has, before the current instruction, done something that a lane
   /// which goes on to leave must still do: an instruction that is not pure, or a check that
   /// may fail the launch (-fcheck-div).

@@ -735,9 +735,11 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
 
 TEST(CpuModules, LanesPastABoundCheckStillDoWhatComesBeforeIt) {
   // The driver skips the chunks whose lanes all leave at the kernel's first bound check only
-  // when nothing comes before the check. Here a store before it is made by every lane of
-  // the launch, and a division by zero before it (-fcheck-div) in lane 100, past the bound,
-  // fails the launch: at every level, in blocks of 256 (one span of whole chunks) and of 7.
+  // when nothing comes before the check, and probes a span's first chunk for the check's
+  // answer (running it again in its loop of chunks that go on) only then. Here a store before
+  // it is made by every lane of the launch, an atomic count before it counts every lane once,
+  // and a division by zero before it (-fcheck-div) in lane 100, past the bound, fails the
+  // launch: at every level, in blocks of 256 (one span of whole chunks) and of 7.
   const char *text = R"(
 .kernel mark
 .param %flags : buffer<u32> write
@@ -745,6 +747,18 @@ TEST(CpuModules, LanesPastABoundCheckStillDoWhatComesBeforeIt) {
 .param %n : u64
   mov.imm.u32    r5, 1
   st.u32         [%flags + %gid*4], r5
+  param.u64      r0, %n
+  setge.u64      p0, %gid, r0
+  bra p0         @done
+  st.u32         [%x + %gid*4], r5
+@done:
+  exit
+.kernel count
+.param %counter : buffer<u32> readwrite
+.param %x : buffer<u32> write
+.param %n : u64
+  mov.imm.u32    r5, 1
+  atom.add.u32   r6, [%counter], r5
   param.u64      r0, %n
   setge.u64      p0, %gid, r0
   bra p0         @done
@@ -786,6 +800,14 @@ TEST(CpuModules, LanesPastABoundCheckStillDoWhatComesBeforeIt) {
       uint32_t bad = 0;
       for (uint32_t i = 0; i < lanes; ++i) bad += f[i] != 1 || y[i] != (i < n ? 1u : 0u);
       EXPECT_EQ(bad, 0u) << level << ", block " << block;
+      // The count before the check, with n past the first chunk: chunks that go on.
+      auto counter = b->allocate_buffer(4);
+      b->write<uint32_t>(counter, std::vector<uint32_t>{0});
+      KernelArg counts[] = {KernelArg::buffer(counter), KernelArg::buffer(x),
+                            KernelArg::u64(lanes / 2)};
+      b->launch(m, "count", LaunchConfig::linear(lanes, block), counts);
+      EXPECT_EQ(b->read<uint32_t>(counter)[0], lanes) << level << ", block " << block;
+      b->free_buffer(counter);
       KernelArg divides[] = {KernelArg::buffer(x), KernelArg::u64(n)};
       try {
         b->launch(m, "divide", LaunchConfig::linear(lanes, block), divides);
