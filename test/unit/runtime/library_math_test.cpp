@@ -231,4 +231,30 @@ TEST(LibraryMath, PartialVectorsTouchNothingPastTheirArrays) {
   }
 }
 
+// reduce_all.add and dot by the library's sum at every level, on small integers whose every
+// partial sum is exact in f32 (below 2^24): however the sum is reassociated (accumulators,
+// the two halves of a long array side by side, a partial last vector) it must be exact. The
+// lengths straddle the one from which a sum walks two halves and leave every tail length.
+TEST(LibraryMath, SumsAddEveryElementOnceAtEveryLevel) {
+  const uint64_t longest = (uint64_t{1} << 20) + 77;
+  std::vector<float> x(longest), y(longest);
+  for (uint64_t i = 0; i < longest; ++i) {
+    x[i] = static_cast<float>((i * 2654435761u) % 7);
+    y[i] = static_cast<float>(i % 3);
+  }
+  for (int level : runnable_levels())
+    for (uint64_t n : {uint64_t{1}, uint64_t{37}, uint64_t{16383}, uint64_t{16384}, uint64_t{16385},
+                       uint64_t{16384 + 63}, uint64_t{100003}, longest}) {
+      double sum = 0, dot = 0;
+      for (uint64_t i = 0; i < n; ++i) {
+        sum += x[i];
+        dot += double{x[i]} * y[i];
+      }
+      EXPECT_EQ(HG_LEVEL_CALL(level, sum, x.data(), nullptr, n), static_cast<float>(sum))
+          << "sum of " << n << " at x86-64-v" << level;
+      EXPECT_EQ(HG_LEVEL_CALL(level, sum, x.data(), y.data(), n), static_cast<float>(dot))
+          << "dot of " << n << " at x86-64-v" << level;
+    }
+}
+
 } // namespace
