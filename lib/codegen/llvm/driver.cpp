@@ -87,8 +87,10 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
   Value *shared_size = b_.CreateLoad(i64(), b_.CreateStructGEP(abi_.worker, worker, WSharedSize));
   Value *scratch = b_.CreateLoad(ptr(), b_.CreateStructGEP(abi_.worker, worker, WScratch));
   const uint64_t state_size = a_.has_barriers ? state_type_bytes() : 0;
-  // The chunk's answer: from which chunk of the span on every lane leaves at the bound check.
-  Value *leaves_from = b_.CreateAlloca(i32(), nullptr, "leaves.from");
+  // The chunk's answer: from which chunk of the span on every lane leaves at the bound check
+  // (a static alloca, in the entry block: a chunk function that is not inlined keeps it).
+  Value *leaves_from = llvm::IRBuilder<>(&f->getEntryBlock(), f->getEntryBlock().begin())
+                           .CreateAlloca(i32(), nullptr, "leaves.from");
 
   // Whether this launch is big enough for a store to stream (its largest element size decides):
   // a constant in the loops of blocks that go on, so that a smaller launch does not test the
@@ -278,7 +280,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     auto chunk_loop = [&](Value *from, Value *to, Value *is_whole, Value *goes_on, Value *may,
                           llvm::PHINode *goes_on_from, llvm::PHINode *goes_on_to,
                           BasicBlock *after) {
-      if (running == chunk) {
+      if (running != streaming || !streaming) { // `chunk` or its outlined copy
         plain_loop(from, to, is_whole, goes_on, may, goes_on_from, goes_on_to, after);
         return;
       }
@@ -451,7 +453,27 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
       auto *first_chunk = b_.CreatePHI(i64(), 2, "chunk.resume");
       first_chunk->addIncoming(u64c(0), start);
       first_chunk->addIncoming(to, goes_on_end);
+      if (probe_chunk) {
+        // After the probe, this loop runs only the chunks that do not go on (the one that
+        // straddles the bound, those of a span that does not start below it): rare, so they
+        // call the chunk function, never inlined, and the driver does not keep what they need
+        // (their lanes' ids, the page-end paths' values) live across all of its loops. vector_add
+        // of 64 floats at v4: 198 instructions in the kernel's function to 176.
+        auto *rest = llvm::Function::Create(
+            chunk->getFunctionType(), llvm::GlobalValue::InternalLinkage, symbol + ".rest", m_);
+        rest->addFnAttr(llvm::Attribute::NoInline);
+        {
+          llvm::IRBuilderBase::InsertPointGuard guard(b_); // and the debug location
+          b_.SetInsertPoint(BasicBlock::Create(c_, "entry", rest));
+          describe(rest);
+          std::vector<Value *> args;
+          for (llvm::Argument &a : rest->args()) args.push_back(&a);
+          b_.CreateRet(b_.CreateCall(chunk, args));
+        }
+        running = rest;
+      }
       chunk_loop(first_chunk, chunks, whole, b_.getFalse(), streams, from, to, next);
+      running = chunk;
     } else if (k_.insts.size() <= kMaxWholeBlockLoop) {
       BasicBlock *whole_loop = BasicBlock::Create(c_, "block.whole", f);
       BasicBlock *part_loop = BasicBlock::Create(c_, "block.part", f);
