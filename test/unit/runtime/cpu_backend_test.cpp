@@ -740,32 +740,18 @@ TEST(CpuModules, LanesPastABoundCheckStillDoWhatComesBeforeIt) {
   // it is made by every lane of the launch, an atomic count before it counts every lane once,
   // and a division by zero before it (-fcheck-div) in lane 100, past the bound, fails the
   // launch: at every level, in blocks of 256 (one span of whole chunks) and of 7.
-  const char *text = R"(
-.kernel mark
-.param %flags : buffer<u32> write
-.param %x : buffer<u32> write
-.param %n : u64
-  mov.imm.u32    r5, 1
-  st.u32         [%flags + %gid*4], r5
-  param.u64      r0, %n
-  setge.u64      p0, %gid, r0
-  bra p0         @done
-  st.u32         [%x + %gid*4], r5
-@done:
-  exit
-.kernel count
-.param %counter : buffer<u32> readwrite
-.param %x : buffer<u32> write
-.param %n : u64
-  mov.imm.u32    r5, 1
-  atom.add.u32   r6, [%counter], r5
-  param.u64      r0, %n
-  setge.u64      p0, %gid, r0
-  bra p0         @done
-  st.u32         [%x + %gid*4], r5
-@done:
-  exit
-.kernel divide
+  // x[%gid] = 1 below the bound n, after `before` with a first parameter of its own.
+  auto marking = [](const char *name, const char *param, const char *before) {
+    return std::string(".kernel ") + name + "\n" + param +
+           ".param %x : buffer<u32> write\n.param %n : u64\n  mov.imm.u32    r5, 1\n" + before +
+           "  param.u64      r0, %n\n  setge.u64      p0, %gid, r0\n  bra p0         @done\n"
+           "  st.u32         [%x + %gid*4], r5\n@done:\n  exit\n";
+  };
+  const std::string text = marking("mark", ".param %flags : buffer<u32> write\n",
+                                   "  st.u32         [%flags + %gid*4], r5\n") +
+                           marking("count", ".param %counter : buffer<u32> readwrite\n",
+                                   "  atom.add.u32   r6, [%counter], r5\n") +
+                           R"(.kernel divide
 .param %x : buffer<u32> write
 .param %n : u64
   cvt.u32.u64    r1, %gid
@@ -785,7 +771,7 @@ TEST(CpuModules, LanesPastABoundCheckStillDoWhatComesBeforeIt) {
   driver::CpuOutputOptions o;
   o.targets = {"x86-64-v2", "x86-64-v3", "x86-64-v4"};
   o.check_div = true;
-  const std::string path = compile_text(text, o);
+  const std::string path = compile_text(text.c_str(), o);
   for (const std::string &level : levels_this_cpu_runs()) {
     runtime::set_cpu_isa(level);
     auto m = b->load_module(path);
