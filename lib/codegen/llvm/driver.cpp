@@ -280,7 +280,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     auto chunk_loop = [&](Value *from, Value *to, Value *is_whole, Value *goes_on, Value *may,
                           llvm::PHINode *goes_on_from, llvm::PHINode *goes_on_to,
                           BasicBlock *after) {
-      if (running != streaming || !streaming) { // `chunk` or its outlined copy
+      if (running != streaming) { // `chunk` or its outlined copy (`running` is never null)
         plain_loop(from, to, is_whole, goes_on, may, goes_on_from, goes_on_to, after);
         return;
       }
