@@ -119,7 +119,10 @@ void KernelLowering::emit_instruction(const Instruction &inst) {
     return;
   }
   case Opcode::Set: {
-    const V c = compare(static_cast<CmpCode>(inst.sub), t, src(inst, 1, t), src(inst, 2, t));
+    Value *prefix = gid_prefix(inst);
+    const V c = prefix
+                    ? V{prefix, false}
+                    : compare(static_cast<CmpCode>(inst.sub), t, src(inst, 1, t), src(inst, 2, t));
     set_pred(ops[0].index, c);
     if (full_chunk_ && !inst.guard.present && monotone_in_chunk(inst)) {
       // The first and last lanes decide for all, if the growing operand does not wrap

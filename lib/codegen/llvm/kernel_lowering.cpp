@@ -212,7 +212,17 @@ auto KernelLowering::emit_specials() -> void {
   // A span has at most 2^30 lanes, so no lane's number wraps. In a span of several blocks the
   // lane's number counts across them (no lane coordinate is read there).
   lane_lin_ = b_.CreateAdd(splat(chunk_first_lane()), iota32(), "lane.linear", true, true);
-  valid_ = b_.CreateICmpULT(lane_lin_, splat(span_lanes_), "valid");
+  // The chunk's lanes in the span: a prefix, whose count makes an AVX-512 mask's bits.
+  if (masks_in_registers()) {
+    Value *first = chunk_first_lane();
+    Value *live = b_.CreateSelect(
+        b_.CreateICmpULT(first, span_lanes_),
+        b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateSub(span_lanes_, first), u32c(w_)),
+        u32c(0));
+    valid_ = prefix_mask(b_.CreateZExt(live, i64()), "valid");
+  } else {
+    valid_ = b_.CreateICmpULT(lane_lin_, splat(span_lanes_), "valid");
+  }
   // A span of whole chunks (block_whole_, from the driver, which runs such spans in a loop
   // of its own where it is a constant) has only full chunks.
   chunk_full_ = b_.CreateOr(
@@ -718,6 +728,74 @@ auto KernelLowering::first_run(CmpCode cc, size_t grows, Value *first, V y) -> V
   Value *span = b_.CreateZExt(span_lanes_, i64());
   return b_.CreateSelect(before, b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, lanes, span), span,
                          "first.run");
+}
+
+auto KernelLowering::gid_prefix(const Instruction &set) -> Value * {
+  if (!masks_in_registers() || set.type != isa::Type::U64) return nullptr;
+  const isa::Operand &x = set.operands[1], &y = set.operands[2];
+  auto is_gid = [&](const isa::Operand &o) {
+    return o.kind == isa::OperandKind::Reg && o.index == special_reg(Special::Gid);
+  };
+  const size_t grows = is_gid(x) ? 1 : is_gid(y) ? 2 : 0;
+  if (grows == 0) return nullptr;
+  const V bound = src(set, 3 - grows, set.type);
+  if (!bound.uni) return nullptr;
+  // Read as `%gid cc bound` (cc turned round where %gid is second): whether it holds below a
+  // point (else at and past it), and whether that point is just past the bound (<=, >) or
+  // at it (<, >=).
+  const bool first = grows == 1;
+  bool below = false, inclusive = false;
+  switch (static_cast<CmpCode>(set.sub)) {
+  case CmpCode::Lt: // %gid < bound, or bound < %gid: %gid > bound
+    below = first;
+    inclusive = !first;
+    break;
+  case CmpCode::Le: // %gid <= bound, or %gid >= bound
+    below = first;
+    inclusive = first;
+    break;
+  case CmpCode::Gt: // %gid > bound, or %gid < bound
+    below = !first;
+    inclusive = first;
+    break;
+  case CmpCode::Ge: // %gid >= bound, or %gid <= bound
+    below = !first;
+    inclusive = !first;
+    break;
+  case CmpCode::Eq:
+  case CmpCode::Ne:
+  case CmpCode::Equ:
+  case CmpCode::Neu:
+  case CmpCode::Ltu:
+  case CmpCode::Leu:
+  case CmpCode::Gtu:
+  case CmpCode::Geu: return nullptr;
+  }
+  // The lanes below the point: none where the chunk's first is past it, else bound - g0 (+ 1),
+  // at most w (bound - g0 + 1 would wrap for a bound of 2^64 - 1 and g0 = 0).
+  Value *g0 = b_.CreateAdd(first_gid_, b_.CreateMul(chunk64_, u64c(w_), "", true, true));
+  Value *gap = b_.CreateSub(bound.v, g0);
+  Value *lanes =
+      inclusive ? b_.CreateSelect(b_.CreateICmpULE(g0, bound.v),
+                                  b_.CreateAdd(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, gap,
+                                                                        u64c(w_ - 1)),
+                                               u64c(1)),
+                                  u64c(0))
+                : b_.CreateSelect(b_.CreateICmpULT(g0, bound.v),
+                                  b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, gap, u64c(w_)),
+                                  u64c(0));
+  Value *mask = prefix_mask(lanes, "gid.below");
+  return below ? mask : b_.CreateNot(mask);
+}
+
+auto KernelLowering::masks_in_registers() const -> bool {
+  return target_.width >= 16 && w_ <= 64;
+}
+
+auto KernelLowering::prefix_mask(Value *lanes, const llvm::Twine &name) -> Value * {
+  Value *bits = b_.CreateIntrinsic(llvm::Intrinsic::x86_bmi_bzhi_64, {}, {u64c(UINT64_MAX), lanes});
+  return b_.CreateBitCast(b_.CreateTrunc(bits, b_.getIntNTy(w_)),
+                          llvm::FixedVectorType::get(i1(), w_), name);
 }
 
 auto KernelLowering::agreeing_chunks(Value *run, Value *agrees) -> Value * {

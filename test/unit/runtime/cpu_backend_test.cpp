@@ -687,6 +687,10 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
                      "  bra !p0 @done\n");
   guarded("past_gt", ".param %m : u64\n  param.u64 r0, %m\n  setgt.u64 p0, %gid, r0\n"
                      "  bra p0 @done\n");
+  guarded("below_le", ".param %n : u64\n  param.u64 r0, %n\n  setle.u64 p0, r0, %gid\n"
+                      "  bra p0 @done\n");
+  guarded("past_lt", ".param %m : u64\n  param.u64 r0, %m\n  setlt.u64 p0, r0, %gid\n"
+                     "  bra p0 @done\n");
   IsaGuard isa;
   auto b = create_backend(Preference::parse("cpu"));
   const std::vector<std::string> levels = levels_this_cpu_runs();
@@ -698,8 +702,8 @@ TEST(CpuModules, GuardedKernelsRunExactlyTheLanesBelowTheBound) {
     for (const std::string &level : levels) {
       runtime::set_cpu_isa(level);
       auto m = b->load_module(path);
-      for (const std::string kernel :
-           {"below", "below_lt", "above_gt", "at_most_le", "past_ge", "past_gt"})
+      for (const std::string kernel : {"below", "below_lt", "above_gt", "below_le", "at_most_le",
+                                       "past_ge", "past_gt", "past_lt"})
         for (uint32_t block : {7u, 24u, 64u, 256u})
           for (uint32_t n :
                {0u, 1u, 7u, 8u, 9u, 15u, 16u, 17u, 63u, 64u, 65u, 255u, 256u, 257u, 1000u, 1023u}) {
