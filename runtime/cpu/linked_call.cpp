@@ -17,6 +17,17 @@ namespace hologram::runtime {
 namespace {
 
 thread_local std::string g_last_error;
+/// Whether g_last_error holds a message: a call that succeeds tests this (a thread_local with
+/// no constructor) and not the string (whose first use on a thread constructs it).
+thread_local bool g_has_error = false;
+
+/// Forgets the thread's last error, after a call that succeeded.
+inline void succeeded() {
+  if (g_has_error) {
+    g_last_error.clear();
+    g_has_error = false;
+  }
+}
 
 /// A module linked into the application, with what its entry points need of each kernel.
 struct LinkedModule {
@@ -100,9 +111,11 @@ int32_t failed(const std::exception_ptr &e) {
     std::rethrow_exception(e);
   } catch (const Error &err) {
     g_last_error = err.what();
+    g_has_error = true;
     return status_code_of(err.code());
   } catch (const std::exception &err) {
     g_last_error = err.what();
+    g_has_error = true;
     return HG_ERROR_INTERNAL;
   }
 }
@@ -155,7 +168,7 @@ int32_t failed(const std::exception_ptr &e) {
     last.count_param = lk.count_param;
     last.atlas = (kd.flags & HG_CPU_KERNEL_ATLAS) != 0;
     run_kept(last, args);
-    if (!g_last_error.empty()) g_last_error.clear();
+    succeeded();
     return HG_OK;
   } catch (...) {
     return failed(std::current_exception());
@@ -196,7 +209,7 @@ int32_t hologram_cpu_call(const hg_cpu_module_desc *desc, uint32_t kernel, void 
       } catch (...) {
         return failed(std::current_exception());
       }
-      if (!g_last_error.empty()) g_last_error.clear();
+      succeeded();
       return HG_OK;
     }
   }
