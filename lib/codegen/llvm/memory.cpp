@@ -407,11 +407,7 @@ auto KernelLowering::by_registers(llvm::Function *f, llvm::Type *vty, uint64_t s
   r->addIncoming(following, next);
   llvm::BranchInst *back = b_.CreateCondBr(b_.CreateICmpULT(following, u64c(w_ / per)), loop, done);
   // Not unrolled: the point of the loop (above).
-  llvm::MDNode *no_unroll =
-      llvm::MDNode::get(c_, {llvm::MDString::get(c_, "llvm.loop.unroll.disable")});
-  llvm::MDNode *id = llvm::MDNode::getDistinct(c_, {nullptr, no_unroll});
-  id->replaceOperandWith(0, id);
-  back->setMetadata(llvm::LLVMContext::MD_loop, id);
+  back->setMetadata(llvm::LLVMContext::MD_loop, no_unroll());
   b_.SetInsertPoint(done);
 }
 
