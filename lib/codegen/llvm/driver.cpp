@@ -195,7 +195,7 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
     return b_.CreateCall(running,
                          {w.launch, w.worker, w.first_gid, w.span_lanes32, w.bx, w.by, w.bz, c,
                           state, is_whole, goes_on, may, w.lined ? w.lined : b_.getFalse(),
-                          running_leaves ? running_leaves : w.leaves_from});
+                          running_leaves ? running_leaves : w.leaves_from, b_.getFalse()});
   };
   auto fail = [&](Value *kind, Value *inst, Value *lane) {
     Value *err = b_.CreateStructGEP(abi_.worker, worker, WError);
@@ -472,8 +472,11 @@ llvm::Function *KernelLowering::emit_driver(const std::string &symbol, llvm::Fun
           llvm::IRBuilderBase::InsertPointGuard guard(b_); // and the debug location
           b_.SetInsertPoint(BasicBlock::Create(c_, "entry", rest));
           describe(rest);
+          // The probe has answered for the span: the chunk's own answers are not worked out
+          // again (the last argument).
           std::vector<Value *> args;
           for (llvm::Argument &a : rest->args()) args.push_back(&a);
+          args.back() = b_.getTrue();
           b_.CreateRet(b_.CreateCall(chunk, args));
         }
         running = rest;

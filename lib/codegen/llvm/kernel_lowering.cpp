@@ -85,7 +85,7 @@ auto KernelLowering::set_location(const Instruction &inst) -> void {
 auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
   auto *fty = llvm::FunctionType::get(i32(),
                                       {ptr(), ptr(), i64(), i32(), i32(), i32(), i32(), i64(),
-                                       ptr(), i1(), i1(), i1(), i1(), ptr()},
+                                       ptr(), i1(), i1(), i1(), i1(), ptr(), i1()},
                                       false);
   fn_ = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, name, m_);
   if (!a_.has_barriers) fn_->addFnAttr(llvm::Attribute::AlwaysInline);
@@ -106,6 +106,7 @@ auto KernelLowering::emit_chunk(const std::string &name) -> llvm::Function * {
   may_stream_ = arg++;
   reporting_lined_ = arg++;
   leaves_from_ = arg++;
+  answered_ = arg++;
 
   entry_ = BasicBlock::Create(c_, "entry", fn_);
   b_.SetInsertPoint(entry_);
@@ -893,6 +894,13 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
       BasicBlock *test = BasicBlock::Create(c_, "ends.test", fn_);
       b_.CreateCondBr(block_goes_on_, on_taken ? all_taken : all_other, test);
       b_.SetInsertPoint(test);
+      BasicBlock *tested = nullptr;
+      if (!probe_) {
+        BasicBlock *answer = BasicBlock::Create(c_, "ends.answer", fn_);
+        tested = BasicBlock::Create(c_, "ends.tested", fn_);
+        b_.CreateCondBr(answered_, tested, answer);
+        b_.SetInsertPoint(answer);
+      }
       Value *value = on_taken ? ends->block_value : b_.CreateNot(ends->block_value);
       b_.CreateStore(b_.CreateSelect(value, ends->agreeing_chunks, u32c(0)), goes_on_);
       has_goes_on_check_ = true;
@@ -908,6 +916,9 @@ auto KernelLowering::branch(V cond, uint32_t taken, uint32_t other, std::optiona
         // it would find every other block returning: emit_block).
         finish();
         b_.SetInsertPoint(BasicBlock::Create(c_, "probe.unreached", fn_));
+      } else {
+        b_.CreateBr(tested);
+        b_.SetInsertPoint(tested);
       }
     }
     if (ends->block_agrees) {

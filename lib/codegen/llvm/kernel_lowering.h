@@ -627,6 +627,9 @@ private:
   /// whole lines of a launch whose stores of its size stream: its loop of chunks moved to the
   /// next line (driver.cpp). That store then tests only its address's alignment per chunk.
   Value *reporting_lined_ = nullptr;
+  /// The span's answers to the first block's bound check are known (the probe gave them): the
+  /// chunk does not work them out again, and returns 0 (no chunk after it goes on).
+  Value *answered_ = nullptr;
   /// Where the chunk tells the driver the first chunk of the span from which every lane
   /// leaves at the first block's bound check with nothing done before it (i32; the driver
   /// runs no chunk from there). Only a chunk that finds it stores it.
