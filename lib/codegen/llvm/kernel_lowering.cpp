@@ -699,17 +699,18 @@ auto KernelLowering::jump(uint32_t target) -> void {
   b_.CreateBr(dispatch_);
 }
 
-auto KernelLowering::first_run(CmpCode cc, size_t grows, Value *first, V y) -> Value * {
-  // %gid < y (and its negation >=) changes at y, %gid <= y (and >) just past it; `y cc %gid`
-  // is %gid compared the other way round. A span whose first lane is at or past that point
-  // agrees in every lane (%gid does not wrap: the runtime's lanes stay below 2^62); one before
-  // it agrees up to it.
-  std::optional<bool> past;
+namespace {
+
+/// For an ordering of %gid against a bound (`%gid cc bound`, or `bound cc %gid` where `grows`
+/// is 2): whether the point where its lanes' answer changes is just past the bound (%gid <=
+/// bound, %gid > bound) rather than at it (%gid < bound, %gid >= bound). None for a
+/// comparison that is not an ordering.
+std::optional<bool> changes_past_bound(CmpCode cc, size_t grows) {
   switch (cc) {
   case CmpCode::Lt:
-  case CmpCode::Ge: past = grows == 2; break;
+  case CmpCode::Ge: return grows == 2;
   case CmpCode::Le:
-  case CmpCode::Gt: past = grows != 2; break;
+  case CmpCode::Gt: return grows != 2;
   case CmpCode::Eq:
   case CmpCode::Ne:
   case CmpCode::Equ:
@@ -717,8 +718,19 @@ auto KernelLowering::first_run(CmpCode cc, size_t grows, Value *first, V y) -> V
   case CmpCode::Ltu:
   case CmpCode::Leu:
   case CmpCode::Gtu:
-  case CmpCode::Geu: break;
+  case CmpCode::Geu: return std::nullopt;
   }
+  return std::nullopt;
+}
+
+} // namespace
+
+auto KernelLowering::first_run(CmpCode cc, size_t grows, Value *first, V y) -> Value * {
+  // %gid < y (and its negation >=) changes at y, %gid <= y (and >) just past it; `y cc %gid`
+  // is %gid compared the other way round. A span whose first lane is at or past that point
+  // agrees in every lane (%gid does not wrap: the runtime's lanes stay below 2^62); one before
+  // it agrees up to it.
+  const std::optional<bool> past = changes_past_bound(cc, grows);
   if (!past || !y.uni) return nullptr;
   const bool after = *past;
   // %gid is u64 (a special register is read in its own type only): t is unsigned.
@@ -741,37 +753,14 @@ auto KernelLowering::gid_prefix(const Instruction &set) -> Value * {
   if (grows == 0) return nullptr;
   const V bound = src(set, 3 - grows, set.type);
   if (!bound.uni) return nullptr;
-  // Read as `%gid cc bound` (cc turned round where %gid is second): whether it holds below a
-  // point (else at and past it), and whether that point is just past the bound (<=, >) or
-  // at it (<, >=).
-  const bool first = grows == 1;
-  bool below = false, inclusive = false;
-  switch (static_cast<CmpCode>(set.sub)) {
-  case CmpCode::Lt: // %gid < bound, or bound < %gid: %gid > bound
-    below = first;
-    inclusive = !first;
-    break;
-  case CmpCode::Le: // %gid <= bound, or %gid >= bound
-    below = first;
-    inclusive = first;
-    break;
-  case CmpCode::Gt: // %gid > bound, or %gid < bound
-    below = !first;
-    inclusive = first;
-    break;
-  case CmpCode::Ge: // %gid >= bound, or %gid <= bound
-    below = !first;
-    inclusive = !first;
-    break;
-  case CmpCode::Eq:
-  case CmpCode::Ne:
-  case CmpCode::Equ:
-  case CmpCode::Neu:
-  case CmpCode::Ltu:
-  case CmpCode::Leu:
-  case CmpCode::Gtu:
-  case CmpCode::Geu: return nullptr;
-  }
+  // Whether the point where the comparison changes is just past the bound (<=, >) or at it
+  // (<, >=), and whether it holds below that point (%gid < or <= bound, read with %gid
+  // first) or at and past it.
+  const auto cc = static_cast<CmpCode>(set.sub);
+  const std::optional<bool> past = changes_past_bound(cc, grows);
+  if (!past) return nullptr;
+  const bool inclusive = *past;
+  const bool below = (cc == CmpCode::Lt || cc == CmpCode::Le) == (grows == 1);
   // The lanes below the point: none where the chunk's first is past it, else bound - g0 (+ 1),
   // at most w (bound - g0 + 1 would wrap for a bound of 2^64 - 1 and g0 = 0).
   Value *g0 = b_.CreateAdd(first_gid_, b_.CreateMul(chunk64_, u64c(w_), "", true, true));
