@@ -779,7 +779,9 @@ auto KernelLowering::gid_prefix(const Instruction &set) -> Value * {
 }
 
 auto KernelLowering::masks_in_registers() const -> bool {
-  return target_.width >= 16 && w_ <= 64;
+  // Every AVX-512 CPU LLVM knows has BMI2's bzhi; a target without it keeps the compares.
+  const bool bzhi = ("," + target_.llvm_features + ",").find(",+bmi2,") != std::string::npos;
+  return target_.width >= 16 && w_ <= 64 && bzhi;
 }
 
 auto KernelLowering::prefix_mask(Value *lanes, const llvm::Twine &name) -> Value * {

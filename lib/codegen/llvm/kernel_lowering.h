@@ -140,6 +140,7 @@ private:
   Value *u32c(uint64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
   Value *u64c(uint64_t v) { return b_.getInt64(v); }
   Value *splat(Value *s) { return b_.CreateVectorSplat(w_, s); }
+  Value *splat(const V &x) { return x.uni ? splat(x.v) : x.v; }
   /// A loop's metadata (on its back edge) that tells LLVM not to unroll it.
   llvm::MDNode *no_unroll() {
     llvm::MDNode *id = llvm::MDNode::getDistinct(
@@ -148,7 +149,6 @@ private:
     id->replaceOperandWith(0, id);
     return id;
   }
-  Value *splat(const V &x) { return x.uni ? splat(x.v) : x.v; }
   Value *iota32();
   Value *iota64(uint64_t step);
 
