@@ -215,12 +215,8 @@ auto KernelLowering::emit_specials() -> void {
   lane_lin_ = b_.CreateAdd(splat(chunk_first_lane()), iota32(), "lane.linear", true, true);
   // The chunk's lanes in the span: a prefix, whose count makes an AVX-512 mask's bits.
   if (masks_in_registers()) {
-    Value *first = chunk_first_lane();
-    Value *live = b_.CreateSelect(
-        b_.CreateICmpULT(first, span_lanes_),
-        b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateSub(span_lanes_, first), u32c(w_)),
-        u32c(0));
-    valid_ = prefix_mask(b_.CreateZExt(live, i64()), "valid");
+    valid_ =
+        prefix_mask(b_.CreateZExt(lanes_below(chunk_first_lane(), span_lanes_), i64()), "valid");
   } else {
     valid_ = b_.CreateICmpULT(lane_lin_, splat(span_lanes_), "valid");
   }
@@ -274,11 +270,8 @@ auto KernelLowering::special(Special s) -> V {
   case Special::GdimX: return {gx_, true};
   case Special::GdimY: return {gy_, true};
   case Special::GdimZ: return {gz_, true};
-  case Special::Gid: { // the chunk's first id in scalar arithmetic, then one vector add
-    Value *lane = b_.CreateMul(chunk64_, u64c(w_), "chunk.first", true, true);
-    Value *first = b_.CreateAdd(first_gid_, lane);
-    return {b_.CreateAdd(splat(first), iota64(1)), false};
-  }
+  case Special::Gid: // the chunk's first id in scalar arithmetic, then one vector add
+    return {b_.CreateAdd(splat(chunk_first_gid()), iota64(1)), false};
   case Special::GidX: return {gid_axis(bx_, bdx_, lx_), false};
   case Special::GidY: return {gid_axis(by_, bdy_, ly_), false};
   case Special::GidZ: return {gid_axis(bz_, bdz_, lz_), false};
@@ -292,6 +285,19 @@ auto KernelLowering::special(Special s) -> V {
 
 auto KernelLowering::chunk_first_lane() -> Value * {
   return b_.CreateMul(chunk_, u32c(w_), "chunk.first", true, true);
+}
+
+auto KernelLowering::chunk_first_gid() -> Value * {
+  return b_.CreateAdd(first_gid_, b_.CreateMul(chunk64_, u64c(w_), "chunk.first", true, true));
+}
+
+auto KernelLowering::lanes_below(Value *first, Value *bound) -> Value * {
+  llvm::Type *t = first->getType();
+  Value *gap = b_.CreateSub(bound, first);
+  return b_.CreateSelect(
+      b_.CreateICmpULT(first, bound),
+      b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, gap, llvm::ConstantInt::get(t, w_)),
+      llvm::ConstantInt::get(t, 0));
 }
 
 auto KernelLowering::gid_axis(Value *block, Value *dim, Value *lane) -> Value * {
@@ -761,26 +767,25 @@ auto KernelLowering::gid_prefix(const Instruction &set) -> Value * {
   if (!past) return nullptr;
   const bool inclusive = *past;
   const bool below = (cc == CmpCode::Lt || cc == CmpCode::Le) == (grows == 1);
-  // The lanes below the point: none where the chunk's first is past it, else bound - g0 (+ 1),
-  // at most w (bound - g0 + 1 would wrap for a bound of 2^64 - 1 and g0 = 0).
-  Value *g0 = b_.CreateAdd(first_gid_, b_.CreateMul(chunk64_, u64c(w_), "", true, true));
-  Value *gap = b_.CreateSub(bound.v, g0);
+  // The lanes below the point: those below the bound, or where it is just past the bound,
+  // none where the chunk's first is past it, else bound - g0 + 1, at most w (which would wrap
+  // for a bound of 2^64 - 1 and g0 = 0).
+  Value *g0 = chunk_first_gid();
   Value *lanes =
       inclusive ? b_.CreateSelect(b_.CreateICmpULE(g0, bound.v),
-                                  b_.CreateAdd(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, gap,
+                                  b_.CreateAdd(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin,
+                                                                        b_.CreateSub(bound.v, g0),
                                                                         u64c(w_ - 1)),
                                                u64c(1)),
                                   u64c(0))
-                : b_.CreateSelect(b_.CreateICmpULT(g0, bound.v),
-                                  b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, gap, u64c(w_)),
-                                  u64c(0));
+                : lanes_below(g0, bound.v);
   Value *mask = prefix_mask(lanes, "gid.below");
   return below ? mask : b_.CreateNot(mask);
 }
 
 auto KernelLowering::masks_in_registers() const -> bool {
   // Every AVX-512 CPU LLVM knows has BMI2's bzhi; a target without it keeps the compares.
-  const bool bzhi = ("," + target_.llvm_features + ",").find(",+bmi2,") != std::string::npos;
+  const bool bzhi = std::ranges::find(target_.features, "bmi2") != target_.features.end();
   return target_.width >= 16 && w_ <= 64 && bzhi;
 }
 

@@ -363,6 +363,11 @@ private:
   bool monotone_in_chunk(const Instruction &set) const;
   /// The chunk's first lane in the block: chunk * w, which does not wrap (at most 2^30 lanes).
   Value *chunk_first_lane();
+  /// The chunk's first lane's %gid (i64): the span's first plus chunk * w.
+  Value *chunk_first_gid();
+  /// How many of the chunk's w lanes, numbered on from `first`, are below `bound` (both of one
+  /// integer type; the result too): none where first >= bound, else min(bound - first, w).
+  Value *lanes_below(Value *first, Value *bound);
   /// Whether `use`, read by instruction `at` of the kernel's first block, has the same value
   /// in every chunk of a block: a block-level special register, or a register that the first
   /// block computes before `at` by pure instructions from such values, parameters and
