@@ -76,39 +76,56 @@ def best_level():
 
 def level_rows(times, bench_path):
     """gemm, gemv and softmax at every x86 level the CPU runs: the main run is the best level,
-    and bench.sh wrote bench-v2.json (and bench-v3.json) beside it for the lower ones."""
+    and bench.sh wrote bench-v2.json (and bench-v3.json) beside it for the lower ones, each
+    with that level's peers (OpenBLAS held to a core of the level, whose name the run's context
+    keeps as openblas_core, and the fast-math loop and Halide's pipeline built for the level).
+    Each row: hologram against the best peer at its level, and against the best peer of this
+    CPU (the main run's)."""
     import glob
     import os
     per_level = OrderedDict()
+    cores = {}
     for path in sorted(glob.glob(os.path.join(os.path.dirname(bench_path), "bench-v*.json"))):
         level = os.path.basename(path)[len("bench-"):-len(".json")]
         with open(path) as f:
-            for b in each_run(json.load(f)):
-                workload, size, impl = b["name"].split("/")[:3]
-                keep_fastest(per_level.setdefault((workload, size), OrderedDict()), (level, impl),
-                             b["real_time"])
+            data = json.load(f)
+        cores[level] = data["context"].get("openblas_core")
+        for b in each_run(data):
+            workload, size, impl = b["name"].split("/")[:3]
+            keep_fastest(per_level.setdefault((workload, size), OrderedDict()), (level, impl),
+                         b["real_time"])
     top = best_level()
     rows = []
+
+    def best_peer(impls, mode):
+        peers = [(t, impl) for impl, t in impls.items()
+                 if not impl.startswith("hologram") and impl.endswith("_" + mode)
+                 and "relaxed" not in impl]
+        return min(peers) if peers else None
+
     for (workload, size), impls in times.items():
         if workload not in ("gemm", "gemv", "softmax_rows"):
             continue
         runs = dict(per_level.get((workload, size), {}))
         for impl, t in impls.items():
-            if impl.startswith("hologram"):
-                runs[(top, impl)] = t
+            runs[(top, impl)] = t
         for mode in ("1t", "mt"):
-            peers = [(t, impl) for impl, t in impls.items()
-                     if not impl.startswith("hologram") and impl.endswith("_" + mode)
-                     and "relaxed" not in impl]
-            if not peers:
+            native = best_peer(impls, mode)
+            if not native:
                 continue
-            t_peer, peer = min(peers)
-            for (level, impl), t in sorted(runs.items()):
-                if impl != "hologram_" + mode:
+            t_native, _ = native
+            for level in sorted({level for level, _ in runs}):
+                t = runs.get((level, "hologram_" + mode))
+                here = best_peer({impl: t for (l, impl), t in runs.items() if l == level}, mode)
+                if t is None or not here:
                     continue
+                t_peer, peer = here
+                if peer.startswith("openblas") and cores.get(level):
+                    peer += f" ({cores[level]})"
                 verdict = "" if t_peer / t >= 1 else " (behind)"
                 rows.append(f"| {workload} | {size} | {mode} | x86-64-{level} | {us(t)} | {peer} | "
-                            f"{us(t_peer)} | {t_peer / t:.2f}{verdict} |")
+                            f"{us(t_peer)} | {t_peer / t:.2f}{verdict} | {us(t_native)} | "
+                            f"{t_native / t:.2f} |")
     return rows
 
 
@@ -457,10 +474,15 @@ def main():
             "",
             "gemm, gemv and softmax with the dispatcher capped at each level this CPU runs",
             "(`HOLOGRAM_CPU_ISA`, which caps the library ops too), so that a slow level cannot",
-            "hide behind the best one. The peers run as in the tables above, built for this",
-            "CPU (`-march=native`, OpenBLAS's own dispatch), so below the CPU's best level",
-            "hologram is compared with code that uses wider vectors than it may. v2 has 4-lane",
-            "vectors and no FMA, so it is expected to stay behind there: gemm at v2 runs near",
+            "hide behind the best one. Each level is compared with what a user of a CPU of that",
+            "level would pick, run in the same process as its hologram rows: OpenBLAS held to a",
+            "core of the level (`OPENBLAS_CORETYPE`, named beside it: Nehalem for x86-64-v2,",
+            "Haswell for x86-64-v3; Debian's OpenBLAS picks its kernels when it loads), and the",
+            "fast-math loop and Halide's pipeline built for the level (clang `-march=x86-64-v2`",
+            "or `-march=x86-64-v3`; Halide's targets `x86-64-linux-sse41` and the same with",
+            "`avx-avx2-fma-f16c`). The last two columns compare it with the best peer of this",
+            "CPU (the tables above: `-march=native`, OpenBLAS's own choice), which may use wider",
+            "vectors than the level has. v2 has 4-lane vectors and no FMA: gemm at v2 runs near",
             "the peak of 16-byte multiplies and adds, at a third of the speed of the levels",
             "above (on the Zen 4 VM on 2026-12-07, 1024 at 1t: v2 58.5 ms, v3 20.1, v4 19.9;",
             "two multiplies and two adds of 4 lanes a cycle, 16 flops, against two FMAs of 8",
@@ -476,8 +498,9 @@ def main():
             "right after it, v4 mt took 1017-1097 µs against OpenBLAS's 994, and v3 1025-1083",
             "against 1051-1054.",
             "",
-            "| workload | size | mode | level | hologram (µs) | best peer | peer (µs) | ratio |",
-            "|---|---|---|---|---:|---|---:|---:|",
+            "| workload | size | mode | level | hologram (µs) | best peer at the level | peer (µs) | "
+            "ratio | this CPU's best peer (µs) | ratio to it |",
+            "|---|---|---|---|---:|---|---:|---:|---:|---:|",
         ]
         lines += levels
     if overhead:

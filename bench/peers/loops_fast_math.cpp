@@ -1,11 +1,17 @@
 // Peers that need -ffast-math to vectorise at all (transcendentals through libmvec, float
 // reductions that must reassociate): built by clang++-19 -O3 -march=native -ffast-math
 // -fveclib=libmvec. hologram's own reductions may reassociate by SPEC §3.4, so this is fair.
+// Built once more for each x86 level below the best (bench/CMakeLists.txt, with
+// HOLOGRAM_PEER_LEVEL naming the level's namespace): the per-level table's peers.
 #include "peers.h"
 
 #include <cmath>
 
+#ifdef HOLOGRAM_PEER_LEVEL
+namespace HOLOGRAM_PEER_LEVEL {
+#else
 extern "C" {
+#endif
 
 void peer_sigmoid(const float *x, float *y, size_t n) {
   for (size_t i = 0; i < n; ++i) y[i] = 1.0f / (1.0f + std::exp(-x[i]));
@@ -136,4 +142,4 @@ float peer_dot(const float *x, const float *y, size_t n) {
   return s;
 }
 
-} // extern "C"
+} // extern "C", or the level's namespace

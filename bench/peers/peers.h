@@ -43,4 +43,13 @@ float peer_dot(const float *x, const float *y, size_t n);
 void peer_parallel(void (*part)(void *ctx, unsigned index, unsigned parts), void *ctx);
 #ifdef __cplusplus
 }
+
+/// peer_softmax_rows_fast built for x86-64-v2 and for x86-64-v3 (loops_fast_math.cpp again):
+/// the per-level table's loops, which a user of a CPU of that level gets.
+namespace level_v2 {
+void peer_softmax_rows_fast(const float *x, float *y, size_t rows, size_t cols);
+}
+namespace level_v3 {
+void peer_softmax_rows_fast(const float *x, float *y, size_t rows, size_t cols);
+}
 #endif

@@ -26,8 +26,8 @@ int natural_lanes(const Target &t) {
 }
 
 void emit(Func f, const std::vector<Argument> &args, const std::string &dir,
-          const std::string &name) {
-  f.compile_to_static_library(dir + "/" + name, args, name, host_target());
+          const std::string &name, const Target &target = host_target()) {
+  f.compile_to_static_library(dir + "/" + name, args, name, target);
 }
 
 /// out(x) = body(x) over 1-D f32 buffers: vectorised, parallel over blocks of 16K elements.
@@ -69,27 +69,33 @@ void reductions(const std::string &dir, bool parallel) {
   emit(total, {x}, dir, parallel ? "hl_sum" : "hl_sum_serial");
 }
 
+/// softmax over the rows of a [cols, rows] buffer (x fastest), for `target`: one parallel loop
+/// over rows.
+void softmax_rows(const std::string &dir, bool parallel, const Target &target,
+                  const std::string &name) {
+  const int lanes = natural_lanes(target);
+  ImageParam in(Float(32), 2, "x");
+  Var c("c"), r("r");
+  RDom k(0, in.width());
+  Func mx("mx"), e("e"), sum("sum"), out("hl_softmax_out");
+  mx(r) = maximum(in(k, r));
+  e(c, r) = exp(in(c, r) - mx(r));
+  sum(r) = 0.0f;
+  sum(r) += e(k, r);
+  out(c, r) = e(c, r) / sum(r);
+  out.vectorize(c, lanes, TailStrategy::GuardWithIf);
+  if (parallel) out.parallel(r);
+  mx.compute_at(out, r);
+  e.compute_at(out, r).vectorize(c, lanes, TailStrategy::GuardWithIf);
+  sum.compute_at(out, r);
+  emit(out, {in}, dir, name + (parallel ? "" : "_serial"), target);
+}
+
 /// Row operations over a [cols, rows] buffer (x fastest): one parallel loop over rows.
 void rows(const std::string &dir, bool parallel) {
   const std::string suffix = parallel ? "" : "_serial";
   const int lanes = natural_lanes(host_target());
-  {
-    ImageParam in(Float(32), 2, "x");
-    Var c("c"), r("r");
-    RDom k(0, in.width());
-    Func mx("mx"), e("e"), sum("sum"), out("hl_softmax_out");
-    mx(r) = maximum(in(k, r));
-    e(c, r) = exp(in(c, r) - mx(r));
-    sum(r) = 0.0f;
-    sum(r) += e(k, r);
-    out(c, r) = e(c, r) / sum(r);
-    out.vectorize(c, lanes, TailStrategy::GuardWithIf);
-    if (parallel) out.parallel(r);
-    mx.compute_at(out, r);
-    e.compute_at(out, r).vectorize(c, lanes, TailStrategy::GuardWithIf);
-    sum.compute_at(out, r);
-    emit(out, {in}, dir, "hl_softmax_rows" + suffix);
-  }
+  softmax_rows(dir, parallel, host_target(), "hl_softmax_rows");
   {
     ImageParam in(Float(32), 2, "x"), g(Float(32), 1, "g");
     Var c("c"), r("r");
@@ -137,9 +143,18 @@ int main(int argc, char **argv) {
   pointwise(dir, "hl_log_fast_log", {a}, {}, [](const In &p, Var x) { return fast_log(p[0](x)); });
   pointwise(dir, "hl_tanh", {a}, {}, [](const In &p, Var x) { return tanh(p[0](x)); });
   pointwise(dir, "hl_sin", {a}, {}, [](const In &p, Var x) { return sin(p[0](x)); });
+  // softmax again for each x86 level below AVX-512's (x86-64-v2: SSE4.1 is Halide's nearest
+  // feature; x86-64-v3: AVX2 and FMA): the per-level table's peers (scripts/bench.sh).
+  const Target v2 = Target("x86-64-linux-sse41").with_feature(Target::NoRuntime);
+  const Target v3 = v2.with_feature(Target::AVX)
+                        .with_feature(Target::AVX2)
+                        .with_feature(Target::FMA)
+                        .with_feature(Target::F16C);
   for (bool parallel : {true, false}) {
     reductions(dir, parallel);
     rows(dir, parallel);
+    softmax_rows(dir, parallel, v2, "hl_softmax_rows_v2");
+    softmax_rows(dir, parallel, v3, "hl_softmax_rows_v3");
   }
   compile_standalone_runtime(dir + "/halide_runtime.a",
                              get_host_target().without_feature(Target::NoRuntime));
