@@ -75,12 +75,12 @@ def best_level():
 
 
 def level_rows(times, bench_path):
-    """gemm, gemv and softmax at every x86 level the CPU runs: the main run is the best level,
-    and bench.sh wrote bench-v2.json (and bench-v3.json) beside it for the lower ones, each
-    with that level's peers (OpenBLAS held to a core of the level, whose name the run's context
-    keeps as openblas_core, and the fast-math loop and Halide's pipeline built for the level).
-    Each row: hologram against the best peer at its level, and against the best peer of this
-    CPU (the main run's)."""
+    """The workloads of bench.sh's runs capped at a level (gemm, gemv and softmax) at every x86
+    level the CPU runs: the main run is the best level, and bench.sh wrote bench-v2.json (and
+    bench-v3.json) beside it for the lower ones, each with that level's peers (OpenBLAS held to
+    a core of the level, whose name the run's context keeps as openblas_core, and the fast-math
+    loop and Halide's pipeline built for the level). Each row: hologram against the best peer
+    at its level, and against the best peer of this CPU (the main run's)."""
     import glob
     import os
     per_level = OrderedDict()
@@ -104,9 +104,9 @@ def level_rows(times, bench_path):
         return min(peers) if peers else None
 
     for (workload, size), impls in times.items():
-        if workload not in ("gemm", "gemv", "softmax_rows"):
+        if (workload, size) not in per_level:  # the workloads bench.sh ran at each level
             continue
-        runs = dict(per_level.get((workload, size), {}))
+        runs = dict(per_level[(workload, size)])
         for impl, t in impls.items():
             runs[(top, impl)] = t
         for mode in ("1t", "mt"):
