@@ -1,8 +1,9 @@
 // The Halide 14 peers of hologram-bench: each workload as a Halide pipeline with the schedule a
 // Halide user writes for it (vectorised at the native width, parallel over blocks or rows,
 // rfactor for the reduction), compiled ahead of time for the host by this program at build
-// time. Usage: halide-peers OUT_DIR. Writes one static library and header per pipeline (no
-// runtime in them) and halide_runtime.a, the one runtime they share.
+// time; softmax also for x86-64-v2 and -v3, the per-level table's peers. Usage: halide-peers
+// OUT_DIR. Writes one static library and header per pipeline (no runtime in them) and
+// halide_runtime.a, the one runtime they share.
 //
 // Each pipeline comes twice: NAME, parallel, and NAME_serial, the same schedule without the
 // parallel loop, for the one-thread rows. halide_set_num_threads(1) cannot stand in for it:
