@@ -961,13 +961,19 @@ void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool l
   }
 }
 
-void norm_rows(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
-               uint64_t cols, double eps, bool layer, bool streaming) {
+namespace {
+
+/// norm_rows for layernorm (Layer) or rmsnorm, with gamma (Gamma) and beta (Beta) or without:
+/// each case its own loops, with no test of the operands in them and no mean to subtract
+/// from rmsnorm's x (x - 0 is x, bit for bit).
+template <bool Layer, bool Gamma, bool Beta>
+void norm_rows_of(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
+                  uint64_t cols, double eps, bool streaming) {
   for (uint64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * cols;
     float *yr = y + r * cols;
     float mean = 0;
-    if (layer)
+    if constexpr (Layer)
       mean =
           row_sum<8>(xr, cols, 0.0f, [](VecF v, uint64_t) { return v; }) / static_cast<float>(cols);
     const VecF mv = VecF{} + mean;
@@ -976,7 +982,7 @@ void norm_rows(const float *x, float *y, const float *gamma, const float *beta, 
     const float *next = r + 1 < rows ? xr + cols : nullptr;
     const float sq = row_sum<8>(xr, cols, mean, [&](VecF v, uint64_t c) {
       prefetch_next_row(next, c);
-      const VecF d = v - mv;
+      const VecF d = Layer ? v - mv : v;
       return d * d;
     });
     const VecF inv =
@@ -988,10 +994,10 @@ void norm_rows(const float *x, float *y, const float *gamma, const float *beta, 
       };
       // γ·v + β as one explicit FMA where the level has it: left to -ffp-contract, a partial
       // vector (lanes gathered one by one) and a whole one could round differently.
-      VecF v = (lanes(xr) - mv) * inv;
-      if (gamma && beta) return fused_multiply_add(v, lanes(gamma), lanes(beta));
-      if (gamma) v *= lanes(gamma);
-      if (beta) v += lanes(beta);
+      VecF v = (Layer ? lanes(xr) - mv : lanes(xr)) * inv;
+      if constexpr (Gamma && Beta) return fused_multiply_add(v, lanes(gamma), lanes(beta));
+      if constexpr (Gamma) v *= lanes(gamma);
+      if constexpr (Beta) v += lanes(beta);
       return v;
     };
     uint64_t c = 0;
@@ -1015,6 +1021,30 @@ void norm_rows(const float *x, float *y, const float *gamma, const float *beta, 
     if (c < cols) store_part(yr + c, normalized(c, cols - c), cols - c);
   }
   if (streaming) _mm_sfence(); // ordered before the caller hears these rows are done
+}
+
+} // namespace
+
+void norm_rows(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
+               uint64_t cols, double eps, bool layer, bool streaming) {
+  auto run = [&]<bool Layer, bool Gamma, bool Beta>() {
+    norm_rows_of<Layer, Gamma, Beta>(x, y, gamma, beta, rows, cols, eps, streaming);
+  };
+  const bool g = gamma != nullptr, b = beta != nullptr;
+  if (layer) {
+    if (g && b)
+      run.operator()<true, true, true>();
+    else if (g)
+      run.operator()<true, true, false>();
+    else if (b)
+      run.operator()<true, false, true>();
+    else
+      run.operator()<true, false, false>();
+  } else if (g) { // rmsnorm, which has no beta
+    run.operator()<false, true, false>();
+  } else {
+    run.operator()<false, false, false>();
+  }
 }
 
 float sum(const float *x, const float *y, uint64_t n) {

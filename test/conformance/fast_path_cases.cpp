@@ -184,7 +184,7 @@ template <typename T> Case rows_case() {
     d.arrays["x"] = values<T>(r, rows * cols, -4, 4);
     d.arrays["gamma"] = values<T>(r, cols, 0.5f, 1.5f);
     d.arrays["beta"] = values<T>(r, cols, -0.5f, 0.5f);
-    for (const char *o : {"sm", "lsm", "rms", "rms0", "ln", "ln0"})
+    for (const char *o : {"sm", "lsm", "rms", "rms0", "ln", "ln0", "lng", "lnb"})
       d.arrays[o] = Array::of(type_of<T>(), std::vector<T>(rows * cols));
     for (const char *o : {"ism", "ilsm", "irms", "iln"}) d.arrays[o] = d.arrays["x"];
     d.scalars["rows"] = rows;
@@ -193,7 +193,9 @@ template <typename T> Case rows_case() {
   };
   c.reference = [=](CaseData &d, std::vector<Check> &checks) {
     auto x = d.array<T>("x"), g = d.array<T>("gamma"), b = d.array<T>("beta");
-    LD ln_terms = 0, ln0_terms = 0; // the largest layernorm term sums (library_accuracy.h)
+    // The largest layernorm term sums (library_accuracy.h): with gamma and beta, with neither,
+    // with gamma only and with beta only.
+    LD ln_terms = 0, ln0_terms = 0, lng_terms = 0, lnb_terms = 0;
     for (uint32_t r = 0; r < rows; ++r) {
       auto row = x.subspan(r * cols, cols);
       LD mx = -INFINITY, sum = 0, mean = 0, sq = 0, var = 0;
@@ -215,9 +217,13 @@ template <typename T> Case rows_case() {
         d.array<T>("rms0")[i] = static_cast<T>(v * rms);
         d.array<T>("ln")[i] = static_cast<T>((v - mean) * inv * g[k] + b[k]);
         d.array<T>("ln0")[i] = static_cast<T>((v - mean) * inv);
+        d.array<T>("lng")[i] = static_cast<T>((v - mean) * inv * g[k]);
+        d.array<T>("lnb")[i] = static_cast<T>((v - mean) * inv + b[k]);
         const LD spread = inv * (std::fabs(v - mean) + mean_abs);
         ln_terms = std::max(ln_terms, std::fabs(LD{g[k]}) * spread + std::fabs(LD{b[k]}));
         ln0_terms = std::max(ln0_terms, spread);
+        lng_terms = std::max(lng_terms, std::fabs(LD{g[k]}) * spread);
+        lnb_terms = std::max(lnb_terms, spread + std::fabs(LD{b[k]}));
       }
     }
     // In place: the same values.
@@ -226,9 +232,13 @@ template <typename T> Case rows_case() {
       std::ranges::copy(d.array<T>(out), d.array<T>(in_place).begin());
     const LD unit = accuracy::kLayerNormUnits * accuracy::kF32Unit;
     if constexpr (std::is_same_v<T, float>)
-      for (auto &check : checks)
-        if (check.name == "ln" || check.name == "iln" || check.name == "ln0")
-          check.tol.abs = static_cast<double>(unit * (check.name == "ln0" ? ln0_terms : ln_terms));
+      for (auto &check : checks) {
+        if (check.name == "ln" || check.name == "iln")
+          check.tol.abs = static_cast<double>(unit * ln_terms);
+        if (check.name == "ln0") check.tol.abs = static_cast<double>(unit * ln0_terms);
+        if (check.name == "lng") check.tol.abs = static_cast<double>(unit * lng_terms);
+        if (check.name == "lnb") check.tol.abs = static_cast<double>(unit * lnb_terms);
+      }
   };
   // f32 rows: the bounds of docs/isa.md (library_accuracy.h). f64 rows sum in plain f64 (the
   // reference over ranges of rows): a few ulp of the row's scale.
@@ -240,16 +250,18 @@ template <typename T> Case rows_case() {
                 {"rms0", {accuracy::kRmsNormUlps, 0}},
                 {"ln", {0, 0}},
                 {"ln0", {0, 0}},
+                {"lng", {0, 0}},
+                {"lnb", {0, 0}},
                 {"ism", {accuracy::kSoftmaxUlps, 0}},
                 {"ilsm", {accuracy::kLogSoftmaxUlps, accuracy::kLogSoftmaxAbs}},
                 {"irms", {accuracy::kRmsNormUlps, 0}},
                 {"iln", {0, 0}}};
   else
-    c.checks = {{"sm", {16, row_tol / 64}},  {"lsm", {16, 16 * row_tol}},
-                {"rms", {16, 4 * row_tol}},  {"rms0", {16, 4 * row_tol}},
-                {"ln", {16, 4 * row_tol}},   {"ln0", {16, 4 * row_tol}},
-                {"ism", {16, row_tol / 64}}, {"ilsm", {16, 16 * row_tol}},
-                {"irms", {16, 4 * row_tol}}, {"iln", {16, 4 * row_tol}}};
+    c.checks = {
+        {"sm", {16, row_tol / 64}},   {"lsm", {16, 16 * row_tol}}, {"rms", {16, 4 * row_tol}},
+        {"rms0", {16, 4 * row_tol}},  {"ln", {16, 4 * row_tol}},   {"ln0", {16, 4 * row_tol}},
+        {"lng", {16, 4 * row_tol}},   {"lnb", {16, 4 * row_tol}},  {"ism", {16, row_tol / 64}},
+        {"ilsm", {16, 16 * row_tol}}, {"irms", {16, 4 * row_tol}}, {"iln", {16, 4 * row_tol}}};
   // f32 rows have vectorised kernels; f64 rows run the reference over ranges of rows.
   const std::string how = std::is_same_v<T, float> ? ":rows" : ":split";
   for (const char *op : {"softmax", "log_softmax", "rmsnorm", "layernorm"})
