@@ -619,20 +619,6 @@ void register_rows() {
     }
     return e;
   });
-  auto rmsnorm_ref = once([=] {
-    Tolerances e;
-    for (size_t r = 0; r < rows; ++r) {
-      const float *row = x->data() + r * cols;
-      double sq = 0;
-      for (size_t k = 0; k < cols; ++k) sq += double{row[k]} * row[k];
-      const double inv = 1 / std::sqrt(sq / cols + 1e-5);
-      for (size_t k = 0; k < cols; ++k) {
-        e.want.push_back(row[k] * inv * (*g)[k]);
-        e.tol.push_back(1e-5 * std::fabs(e.want.back()) + 1e-6);
-      }
-    }
-    return e;
-  });
   auto row = [&](const std::string &name, Reference ref, std::function<void()> f,
                  bool one = false) { add(name, f, outputs(y, f, ref), bytes, 0, one); };
   row(
@@ -681,23 +667,49 @@ void register_rows() {
         },
         [=](const std::function<void()> &f) { return outputs(y, f, softmax_ref); }, bytes, 0);
   }
+}
+
+/// rmsnorm and layernorm of `rows` rows of 1024: 4096 rows (16 MB, streamed to memory) and
+/// 256 (1 MB, in the cache: the rows a model's norms usually have).
+void register_norms(size_t rows) {
+  const size_t cols = 1024;
+  auto x = shared(data(rows * cols, -4, 4)), y = shared(std::vector<float>(rows * cols)),
+       g = shared(data(cols, 0.5f, 1.5f));
+  const double bytes = 8.0 * rows * cols;
+  const std::string size = std::to_string(rows) + "x1024/";
+  auto rmsnorm_ref = once([=] {
+    Tolerances e;
+    for (size_t r = 0; r < rows; ++r) {
+      const float *row = x->data() + r * cols;
+      double sq = 0;
+      for (size_t k = 0; k < cols; ++k) sq += double{row[k]} * row[k];
+      const double inv = 1 / std::sqrt(sq / cols + 1e-5);
+      for (size_t k = 0; k < cols; ++k) {
+        e.want.push_back(row[k] * inv * (*g)[k]);
+        e.tol.push_back(1e-5 * std::fabs(e.want.back()) + 1e-6);
+      }
+    }
+    return e;
+  });
+  auto row = [&](const std::string &name, Reference ref, std::function<void()> f,
+                 bool one = false) { add(name, f, outputs(y, f, ref), bytes, 0, one); };
   row(
-      "rmsnorm_rows/4096x1024/hologram_1t", rmsnorm_ref,
+      "rmsnorm_rows/" + size + "hologram_1t", rmsnorm_ref,
       [=] { check(rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols, nullptr)); }, true);
-  row("rmsnorm_rows/4096x1024/hologram_mt", rmsnorm_ref,
+  row("rmsnorm_rows/" + size + "hologram_mt", rmsnorm_ref,
       [=] { check(rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols, nullptr)); });
-  row("rmsnorm_rows/4096x1024/clang_O3_1t", rmsnorm_ref,
+  row("rmsnorm_rows/" + size + "clang_O3_1t", rmsnorm_ref,
       [=] { peer_rmsnorm_rows(x->data(), g->data(), y->data(), rows, cols); });
-  row("rmsnorm_rows/4096x1024/clang_O3_fastmath_1t", rmsnorm_ref,
+  row("rmsnorm_rows/" + size + "clang_O3_fastmath_1t", rmsnorm_ref,
       [=] { peer_rmsnorm_rows_fast(x->data(), g->data(), y->data(), rows, cols); });
-  row("rmsnorm_rows/4096x1024/clang_O3_fastmath_mt", rmsnorm_ref, [=] {
+  row("rmsnorm_rows/" + size + "clang_O3_fastmath_mt", rmsnorm_ref, [=] {
     split(rows, [&](size_t lo, size_t hi) {
       peer_rmsnorm_rows_fast(x->data() + lo * cols, g->data(), y->data() + lo * cols, hi - lo,
                              cols);
     });
   });
   add_halide(
-      "rmsnorm_rows/4096x1024/", "halide",
+      "rmsnorm_rows/" + size, "halide",
       [=, hx = halide_view(x, cols, rows), hg = halide_view(g),
        hy = halide_view(y, cols, rows)](bool par) mutable {
         halide_check(par ? hl_rmsnorm_rows(hx, hg, hy) : hl_rmsnorm_rows_serial(hx, hg, hy));
@@ -721,17 +733,17 @@ void register_rows() {
     return e;
   });
   row(
-      "layernorm_rows/4096x1024/hologram_1t", layernorm_ref,
+      "layernorm_rows/" + size + "hologram_1t", layernorm_ref,
       [=] {
         check(layernorm_rows(x->data(), g->data(), beta->data(), y->data(), rows, cols, nullptr));
       },
       true);
-  row("layernorm_rows/4096x1024/hologram_mt", layernorm_ref, [=] {
+  row("layernorm_rows/" + size + "hologram_mt", layernorm_ref, [=] {
     check(layernorm_rows(x->data(), g->data(), beta->data(), y->data(), rows, cols, nullptr));
   });
-  row("layernorm_rows/4096x1024/clang_O3_fastmath_1t", layernorm_ref,
+  row("layernorm_rows/" + size + "clang_O3_fastmath_1t", layernorm_ref,
       [=] { peer_layernorm_rows_fast(x->data(), g->data(), beta->data(), y->data(), rows, cols); });
-  row("layernorm_rows/4096x1024/clang_O3_fastmath_mt", layernorm_ref, [=] {
+  row("layernorm_rows/" + size + "clang_O3_fastmath_mt", layernorm_ref, [=] {
     split(rows, [&](size_t lo, size_t hi) {
       peer_layernorm_rows_fast(x->data() + lo * cols, g->data(), beta->data(),
                                y->data() + lo * cols, hi - lo, cols);
@@ -1079,6 +1091,8 @@ void register_all() {
   register_maps_and_sums();
   register_f64_maps();
   register_rows();
+  register_norms(4096);
+  register_norms(256);
   register_gemm();
   register_gemv();
   register_attention();
