@@ -873,16 +873,17 @@ constexpr unsigned kExpGroup = kLanesF == 16 ? 8 : 4;
 /// group): 3-11 % less time a row of 1024 in the L2 cache (Zen 4, 2026-12-07; layernorm the
 /// most, softmax the least), at 1u more per group; softmax's below AVX-512 stay at four
 /// (kExpGroup).
-template <unsigned Group, typename F> float row_sum(const float *x, uint64_t n, float fill, F &&f) {
+template <unsigned Group, typename F>
+[[gnu::always_inline]] inline float row_sum(const float *x, uint64_t n, float fill, F &&f) {
   static_assert(Group == 4 || Group == 8);
   vmath::Compensated<VecF> total, other;
-  auto quad = [&](uint64_t c) {
+  auto quad = [&](uint64_t c) HG_INLINE_LAMBDA {
     const VecF a = f(load(x + c), c), b = f(load(x + c + kLanesF), c + kLanesF);
     const VecF d = f(load(x + c + 2 * kLanesF), c + 2 * kLanesF);
     const VecF e = f(load(x + c + 3 * kLanesF), c + 3 * kLanesF);
     return (a + b) + (d + e);
   };
-  auto group = [&](uint64_t c) {
+  auto group = [&](uint64_t c) HG_INLINE_LAMBDA {
     if constexpr (Group == 8)
       return quad(c) + quad(c + 4 * kLanesF);
     else
@@ -937,7 +938,7 @@ void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool l
     // line per line of this one, for its maximum's pass (prefetch_next_row).
     const float *next = r + 1 < rows ? xr + cols : nullptr;
     const float sum = row_sum<kExpGroup>(xr, cols, -std::numeric_limits<float>::infinity(),
-                                         [&](VecF v, uint64_t c) {
+                                         [&](VecF v, uint64_t c) HG_INLINE_LAMBDA {
                                            prefetch_next_row(next, c);
                                            const VecF e = vmath::exp_below(v, m);
                                            if (!log_softmax) {
@@ -980,7 +981,7 @@ void norm_rows_of(const float *x, float *y, const float *gamma, const float *bet
     // The squares' pass also fetches the next row, a cache line per line of this one, for its
     // first pass (prefetch_next_row).
     const float *next = r + 1 < rows ? xr + cols : nullptr;
-    const float sq = row_sum<8>(xr, cols, mean, [&](VecF v, uint64_t c) {
+    const float sq = row_sum<8>(xr, cols, mean, [&](VecF v, uint64_t c) HG_INLINE_LAMBDA {
       prefetch_next_row(next, c);
       const VecF d = Layer ? v - mv : v;
       return d * d;
@@ -988,8 +989,8 @@ void norm_rows_of(const float *x, float *y, const float *gamma, const float *bet
     const VecF inv =
         VecF{} + static_cast<float>(1.0 / std::sqrt(double{sq} / static_cast<double>(cols) + eps));
     // Lanes [c, c + k) of y, k = kLanesF except in the row's last partial vector.
-    auto normalized = [&](uint64_t c, uint64_t k = kLanesF) {
-      auto lanes = [&](const float *p) {
+    auto normalized = [&](uint64_t c, uint64_t k = kLanesF) HG_INLINE_LAMBDA {
+      auto lanes = [&](const float *p) HG_INLINE_LAMBDA {
         return k == kLanesF ? load(p + c) : load_part(p + c, k, 0);
       };
       // γ·v + β as one explicit FMA where the level has it: left to -ffp-contract, a partial

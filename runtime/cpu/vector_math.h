@@ -1,6 +1,8 @@
 // f32 vector math for the CPU library ops, written on GCC vector extensions so that each x86
 // level's build of gemm_kernel.cpp gets it at its own width (4, 8 or 16 lanes) with FMA where
-// the level has it, inlined into the loops that use it: no call per vector.
+// the level has it, inlined into the loops that use it: no call per vector. Every function is
+// always_inline: left to GCC's budget for the file, exp became a call per vector as soon as the
+// file grew (softmax and swiglu 1.3-1.5x slower, 2026-12-07).
 //
 // exp is the algorithm and constants of hologram/support/exp_f32.h; the scale 2^k is applied
 // once (AVX-512 vscalefps, or two exact powers of two), so results in the subnormal range are
@@ -29,18 +31,18 @@ template <size_t Bytes> struct IntVector {
 };
 template <typename V> using IntOf = typename IntVector<sizeof(V)>::type;
 
-template <typename V> inline V splat(float f) {
+template <typename V> [[gnu::always_inline]] inline V splat(float f) {
   return V{} + f;
 }
 
 /// 2^k for integer lanes k in [-126, 127].
-template <typename V> inline V pow2(IntOf<V> k) {
+template <typename V> [[gnu::always_inline]] inline V pow2(IntOf<V> k) {
   return std::bit_cast<V>((k + 127) << 23);
 }
 
 /// p·2^k for the float and integer lanes kf, k of the same integer, |k| <= 252, rounded once
 /// (results below the normal range round to subnormals or 0, above it to +inf).
-template <typename V> inline V scale(V p, V kf, IntOf<V> k) {
+template <typename V> [[gnu::always_inline]] inline V scale(V p, V kf, IntOf<V> k) {
 #if defined(__AVX512F__)
   if constexpr (sizeof(V) == 64) {
     (void)k;
@@ -58,7 +60,7 @@ template <typename V> inline V scale(V p, V kf, IntOf<V> k) {
 /// returns __m512, __m256 or __m128. Each is a generic lambda, instantiated only for the width
 /// this level's build has.
 template <typename V, typename Op512, typename Op256, typename Op128>
-inline V x86_binary(V a, V b, Op512 op512, Op256 op256, Op128 op128) {
+[[gnu::always_inline]] inline V x86_binary(V a, V b, Op512 op512, Op256 op256, Op128 op128) {
   (void)op512;
   (void)op256;
   (void)op128;
@@ -79,7 +81,7 @@ inline V x86_binary(V a, V b, Op512 op512, Op256 op256, Op128 op128) {
 /// Lane-wise maxNum(a, b) when b may be NaN and a is not: one max instruction (the x86 max
 /// returns its second operand when either is NaN). The 512-bit forms are the masked ones:
 /// GCC 12 warns on the undefined source of the unmasked intrinsics.
-template <typename V> inline V max(V a, V b) {
+template <typename V> [[gnu::always_inline]] inline V max(V a, V b) {
   return x86_binary(
       a, b, [](auto x, auto y) { return _mm512_mask_max_ps(x, 0xffff, x, y); },
       [](auto x, auto y) { return _mm256_max_ps(x, y); },
@@ -87,7 +89,7 @@ template <typename V> inline V max(V a, V b) {
 }
 
 /// Lane-wise minNum(a, b) when b may be NaN and a is not.
-template <typename V> inline V min(V a, V b) {
+template <typename V> [[gnu::always_inline]] inline V min(V a, V b) {
   return x86_binary(
       a, b, [](auto x, auto y) { return _mm512_mask_min_ps(x, 0xffff, x, y); },
       [](auto x, auto y) { return _mm256_min_ps(x, y); },
@@ -106,7 +108,7 @@ constexpr float kNormalHighest = 88.0f;
 
 /// Whether no lane of v is below `bound` (a NaN lane is not below it): one compare and a
 /// mask test.
-template <typename V> inline bool all_at_least(V v, V bound) {
+template <typename V> [[gnu::always_inline]] inline bool all_at_least(V v, V bound) {
   if constexpr (sizeof(V) == 64) {
 #if defined(__AVX512F__)
     return _mm512_cmp_ps_mask(reinterpret_cast<__m512>(v), reinterpret_cast<__m512>(bound),
@@ -126,7 +128,7 @@ template <typename V> inline bool all_at_least(V v, V bound) {
 
 /// Whether no lane of v is below `lo` or above `hi` (a NaN lane is neither): two compares and
 /// one mask test.
-template <typename V> inline bool all_within(V v, V lo, V hi) {
+template <typename V> [[gnu::always_inline]] inline bool all_within(V v, V lo, V hi) {
   if constexpr (sizeof(V) == 64) {
 #if defined(__AVX512F__)
     const auto x = reinterpret_cast<__m512>(v);
@@ -176,12 +178,12 @@ template <typename V> struct ExpParts {
   /// cheaply than by a multiplication; unset otherwise.
   V normal{};
   /// p·2^(k + shift), rounded once.
-  [[nodiscard]] V scaled(int shift = 0) const {
+  [[nodiscard, gnu::always_inline]] V scaled(int shift = 0) const {
     return scale(p, kf + splat<V>(static_cast<float>(shift)), k + shift);
   }
   /// p·2^k where 2^k and the result are normal (k in [-125, 127]): one exact multiplication
   /// (AVX-512's scale instruction where there is one).
-  [[nodiscard]] V scaled_normal() const {
+  [[nodiscard, gnu::always_inline]] V scaled_normal() const {
     if constexpr (kExpByQuarters<V>) return normal;
     if constexpr (sizeof(V) == 64) return scaled();
     return p * pow2<V>(k);
@@ -198,7 +200,7 @@ template <typename V> struct Reduced {
   V r;
 };
 template <bool WithLo, typename V>
-inline Reduced<V> reduce(V x, V lo, float parts, float hi, float rest) {
+[[gnu::always_inline]] inline Reduced<V> reduce(V x, V lo, float parts, float hi, float rest) {
   const V shifter = splat<V>(exp_f32::kShifter);
   const V t = x * splat<V>(parts * exp_f32::kLog2e) + shifter; // exact: parts is 2^n
   const V kf = t - shifter;
@@ -214,7 +216,8 @@ inline Reduced<V> reduce(V x, V lo, float parts, float hi, float rest) {
 /// r + r²·Q(r) with Q of degree 2 by Estrin's scheme, 2^(k/4) = kExpQuarters[k mod 4] (one
 /// vpermilps, which reads the two low bits of t = k + shifter) times 2^floor(k/4); p is the
 /// table entry times e^r, one FMA rounded once, and the scale is 2^floor(k/4).
-template <bool WithLo, typename V> inline ExpParts<V> exp_quarters_of(V x, V lo) {
+template <bool WithLo, typename V>
+[[gnu::always_inline]] inline ExpParts<V> exp_quarters_of(V x, V lo) {
   using I = IntOf<V>;
   namespace q = cpu_math::f32;
   const auto [t, kf, k, r] = reduce<WithLo>(x, lo, 4, q::kLn2QuarterHi, q::kLn2QuarterLo);
@@ -251,7 +254,8 @@ template <bool WithLo, typename V> inline ExpParts<V> exp_quarters_of(V x, V lo)
 /// r + r²·S(r) with S a line, p = kExpSixteenths[k mod 16] (one vpermps, which reads the four
 /// low bits of t = k + shifter) times e^r, one FMA rounded once; the scale is 2^floor(k/16),
 /// and kf is k/16, which vscalefps floors itself.
-template <bool WithLo, typename V> inline ExpParts<V> exp_sixteenths_of(V x, V lo) {
+template <bool WithLo, typename V>
+[[gnu::always_inline]] inline ExpParts<V> exp_sixteenths_of(V x, V lo) {
   namespace c = cpu_math::f32;
   const auto [t, kf, k, r] = reduce<WithLo>(x, lo, 16, c::kLn2SixteenthHi, c::kLn2SixteenthLo);
   const V em1 = (splat<V>(c::kExpS[0]) * r + splat<V>(c::kExpS[1])) * (r * r) + r;
@@ -269,7 +273,8 @@ template <bool WithLo, typename V> inline ExpParts<V> exp_sixteenths_of(V x, V l
 /// The parts of exp(x + lo) for x in [kLowestArgument, 89] (or NaN) and |lo| <= 2^-10: lo is the
 /// rounding error of the caller's argument, folded into the reduced argument so it costs one
 /// add (WithLo false: there is none, and no add). A NaN reaches r and stays NaN with no select.
-template <bool WithLo, typename V> inline ExpParts<V> exp_parts_of(V x, V lo) {
+template <bool WithLo, typename V>
+[[gnu::always_inline]] inline ExpParts<V> exp_parts_of(V x, V lo) {
   if constexpr (kExpByQuarters<V>) return exp_quarters_of<WithLo>(x, lo);
   if constexpr (kExpBySixteenths<V>) return exp_sixteenths_of<WithLo>(x, lo);
   namespace c = exp_f32;
@@ -280,23 +285,23 @@ template <bool WithLo, typename V> inline ExpParts<V> exp_parts_of(V x, V lo) {
   p = p + splat<V>(1.0f);
   return {p, kf, k};
 }
-template <typename V> inline ExpParts<V> exp_parts(V x, V lo) {
+template <typename V> [[gnu::always_inline]] inline ExpParts<V> exp_parts(V x, V lo) {
   return exp_parts_of<true>(x, lo);
 }
 /// The parts of exp(x): the same values as exp_parts(x, 0) (r + 0 differs from r only in the
 /// sign of a zero, which p = 1 + r + r²·P(r) does not keep).
-template <typename V> inline ExpParts<V> exp_parts(V x) {
+template <typename V> [[gnu::always_inline]] inline ExpParts<V> exp_parts(V x) {
   return exp_parts_of<false>(x, V{});
 }
 
 /// exp(x + lo) for x in [kLowestArgument, 89]: results below 2^-150 round to 0, above the f32 range
 /// to +inf.
-template <typename V> inline V exp_in_range(V x, V lo) {
+template <typename V> [[gnu::always_inline]] inline V exp_in_range(V x, V lo) {
   return exp_parts(x, lo).scaled();
 }
 
 /// x clamped to [-105, 89], outside which exp is 0 or +inf anyway (NaN passes both clamps).
-template <typename V> inline V exp_domain(V x) {
+template <typename V> [[gnu::always_inline]] inline V exp_domain(V x) {
   return min(splat<V>(exp_f32::kHighest), max(splat<V>(exp_f32::kLowest), x));
 }
 
@@ -305,7 +310,7 @@ template <typename V> inline V exp_domain(V x) {
 /// cost less than the test), the usual case, every lane in [kNormalArgument, kNormalHighest]
 /// (NaN counts), needs no clamp: e^x and 2^k are normal there, and one multiplication by 2^k
 /// gives the bits of the general path's two.
-template <typename V> inline V exp(V x) {
+template <typename V> [[gnu::always_inline]] inline V exp(V x) {
   if constexpr (sizeof(V) < 64)
     if (all_within(x, splat<V>(kNormalArgument), splat<V>(kNormalHighest)))
       return exp_parts(x).scaled_normal();
@@ -317,7 +322,7 @@ template <typename V> inline V exp(V x) {
 /// difference below kLowestArgument gives 0: it is clamped there and its error dropped (an
 /// infinite one's is NaN). The clamp is on the difference, not on x: m + kLowestArgument is m
 /// itself once m is above 2^31, and every x would then count as the maximum.
-template <typename V> inline V exp_below(V x, V m) {
+template <typename V> [[gnu::always_inline]] inline V exp_below(V x, V m) {
   const V s = x - m;
   const V bb = s - x;
   const V err = (x - (s - bb)) - (m + bb);
@@ -333,7 +338,7 @@ template <typename V> inline V exp_below(V x, V m) {
 /// however many terms (Ogita, Rump, Oishi, "Accurate sum and dot product", 2005).
 template <typename V> struct Compensated {
   V sum{}, comp{}; ///< the total is sum - comp
-  void add(V v) {
+  [[gnu::always_inline]] void add(V v) {
     // TwoSum: t + err = sum + v exactly. The errors are summed apart from the running sum
     // (Ogita, Rump and Oishi's Sum2), so the chain from one add to the next is one addition,
     // not Kahan's four.
@@ -347,16 +352,18 @@ template <typename V> struct Compensated {
 
 /// The lower and upper halves of v, as vectors of half the width (in registers: a lane
 /// extract, not a trip through memory).
-template <typename V, size_t... I> inline auto low_half(V v, std::index_sequence<I...>) {
+template <typename V, size_t... I>
+[[gnu::always_inline]] inline auto low_half(V v, std::index_sequence<I...>) {
   return __builtin_shufflevector(v, v, I...);
 }
-template <typename V, size_t... I> inline auto high_half(V v, std::index_sequence<I...>) {
+template <typename V, size_t... I>
+[[gnu::always_inline]] inline auto high_half(V v, std::index_sequence<I...>) {
   return __builtin_shufflevector(v, v, (I + sizeof...(I))...);
 }
 
 /// Sum of the lanes of v (any element type), pairwise: the upper half added to the lower,
 /// down to two lanes: log2(lanes) dependent adds, not one per lane.
-template <typename V> inline auto lane_sum(V v) {
+template <typename V> [[gnu::always_inline]] inline auto lane_sum(V v) {
   constexpr size_t n = sizeof(V) / sizeof(v[0]);
   if constexpr (n == 2) {
     return v[0] + v[1];
@@ -367,7 +374,7 @@ template <typename V> inline auto lane_sum(V v) {
 }
 
 /// Largest lane of v (NaN lanes ignored unless all are NaN), pairwise like lane_sum.
-template <typename V> inline float lane_max(V v) {
+template <typename V> [[gnu::always_inline]] inline float lane_max(V v) {
   constexpr size_t n = sizeof(V) / sizeof(float);
   if constexpr (n == 2) {
     return v[1] > v[0] || v[0] != v[0] ? v[1] : v[0];
