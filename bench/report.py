@@ -40,6 +40,15 @@ def us(t):
     return f"{t:.3f}" if t < 1 else f"{t:.2f}" if t < 10 else f"{t:.1f}"
 
 
+def best_peer(impls, mode):
+    """The fastest peer of a mode (1t or mt) among a row's implementations, as (time, name),
+    or None: peers whose name says `relaxed` (no stated error bound) are left out."""
+    peers = [(t, impl) for impl, t in impls.items()
+             if not impl.startswith("hologram") and impl.endswith("_" + mode)
+             and "relaxed" not in impl]
+    return min(peers) if peers else None
+
+
 def best_rows(times):
     """One row per workload, size and mode: hologram against the fastest peer of the same
     accuracy class (peers whose name says `relaxed`, such as Halide's fast_exp, have no stated
@@ -48,12 +57,10 @@ def best_rows(times):
     for (workload, size), impls in times.items():
         for mode in ("1t", "mt"):
             base = impls.get("hologram_" + mode)
-            peers = [(t, impl) for impl, t in impls.items()
-                     if not impl.startswith("hologram") and impl.endswith("_" + mode)
-                     and "relaxed" not in impl]
-            if base is None or not peers:
+            peer = best_peer(impls, mode)
+            if base is None or not peer:
                 continue
-            t, impl = min(peers)
+            t, impl = peer
             verdict = "" if t / base >= 1 else " (behind)"
             rows.append(f"| {workload} | {size} | {mode} | {us(base)} | {impl} | {us(t)} | "
                         f"{t / base:.2f}{verdict} |")
@@ -96,13 +103,6 @@ def level_rows(times, bench_path):
                          b["real_time"])
     top = best_level()
     rows = []
-
-    def best_peer(impls, mode):
-        peers = [(t, impl) for impl, t in impls.items()
-                 if not impl.startswith("hologram") and impl.endswith("_" + mode)
-                 and "relaxed" not in impl]
-        return min(peers) if peers else None
-
     for (workload, size), impls in times.items():
         if (workload, size) not in per_level:  # the workloads bench.sh ran at each level
             continue

@@ -975,8 +975,8 @@ void norm_rows_of(const float *x, float *y, const float *gamma, const float *bet
     float *yr = y + r * cols;
     float mean = 0;
     if constexpr (Layer)
-      mean =
-          row_sum<8>(xr, cols, 0.0f, [](VecF v, uint64_t) { return v; }) / static_cast<float>(cols);
+      mean = row_sum<8>(xr, cols, 0.0f, [](VecF v, uint64_t) HG_INLINE_LAMBDA { return v; }) /
+             static_cast<float>(cols);
     const VecF mv = VecF{} + mean;
     // The squares' pass also fetches the next row, a cache line per line of this one, for its
     // first pass (prefetch_next_row).
