@@ -902,12 +902,23 @@ template <unsigned Group, typename F>
   return vmath::lane_sum(total.sum - total.comp);
 }
 
+/// Whether a row's pass fetches the next row (prefetch_next_row): with 16-byte vectors (v2) only,
+/// as gemv's kRowPrefetchBytes. On the Zen 4 VM of 2026-12-07 (rows of 4096x1024, alternating
+/// bench builds with and without it, fastest of 9, 1t): at v2 rmsnorm 1024 to 879 µs and softmax
+/// 5962 to 5725; at v3 rmsnorm 716 to 743 and softmax level; at v4 rmsnorm 674 to 733 and softmax
+/// 1625 to 1758, where the hardware's prefetchers keep up with the rows by themselves.
+constexpr bool kPrefetchNextRow = kVectorBytes == 16;
+
 /// Fetches element c of the next row into the caches when c starts a cache line of this row
 /// (rows of a multiple of 16 floats: every line). A row's first pass reads it from memory and
 /// waits on each line; fetched while the row before it computes, it is in the cache by then.
-inline void prefetch_next_row(const float *next, uint64_t c) {
+/// Always inlined: as a plain inline function called from always_inline loops, GCC removed its
+/// calls (its only effect is the prefetch): from the day the row loops were made always_inline
+/// until this was found, no prefetch of the next row ran at any level.
+[[gnu::always_inline]] inline void prefetch_next_row(const float *next, uint64_t c) {
   constexpr uint64_t kLineFloats = 64 / sizeof(float);
-  if (next && c % kLineFloats == 0) __builtin_prefetch(next + c);
+  if constexpr (kPrefetchNextRow)
+    if (next && c % kLineFloats == 0) __builtin_prefetch(next + c);
 }
 
 /// The reference's softmax of a row whose largest element is not finite (+inf, or -inf when
