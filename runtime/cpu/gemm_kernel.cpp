@@ -902,12 +902,15 @@ template <unsigned Group, typename F>
   return vmath::lane_sum(total.sum - total.comp);
 }
 
-/// Whether a row's pass fetches the next row (prefetch_next_row): with 16-byte vectors (v2) only,
-/// as gemv's kRowPrefetchBytes. On the Zen 4 VM of 2026-12-07 (rows of 4096x1024, alternating
-/// bench builds with and without it, fastest of 9, 1t): at v2 rmsnorm 1024 to 879 µs and softmax
-/// 5962 to 5725; at v3 rmsnorm 716 to 743 and softmax level; at v4 rmsnorm 674 to 733 and softmax
-/// 1625 to 1758, where the hardware's prefetchers keep up with the rows by themselves.
-constexpr bool kPrefetchNextRow = kVectorBytes == 16;
+/// Whether a row's pass fetches the next row (prefetch_next_row): below AVX-512 only. On the
+/// Zen 4 VM of 2026-12-07 (rows of 4096x1024, alternating bench builds with and without it,
+/// fastest of 9, 1t), at v4 it made rmsnorm slower (674 to 733 µs) and softmax (1625 to 1758):
+/// that CPU's prefetchers keep up with the rows by themselves. At v2 it helped (rmsnorm 1024 to
+/// 879, softmax 5962 to 5725); at v3 on that CPU it was level (rmsnorm 716 to 743, softmax and
+/// layernorm within 1 %), but on the AVX2-only EPYC of 2026-11-28 it took layernorm from
+/// 4.40-4.81 to 3.18-3.37 ms and rmsnorm from 3.51-3.62 to 2.68-2.93, and v3 code runs on such
+/// CPUs.
+constexpr bool kPrefetchNextRow = kVectorBytes < 64;
 
 /// Fetches element c of the next row into the caches when c starts a cache line of this row
 /// (rows of a multiple of 16 floats: every line). A row's first pass reads it from memory and
