@@ -864,15 +864,15 @@ float row_max(const float *x, uint64_t n) {
 /// 1848 to 1821 in a second alternation).
 constexpr unsigned kExpGroup = kLanesF == 16 ? 8 : 4;
 
-/// Sum over a row of f(vector of elements [c, c + kLanesF)), tail lanes filled with `fill`
-/// (which f must map to 0), in groups of `Group` (8 or 4) vectors summed pairwise and
-/// accumulated with compensation: the error stays a few ulp of the sum however long the row is
-/// (docs/isa.md). Alternate groups go to two compensated sums, so that two dependency chains
-/// run at once; the second is added to the first, sum and compensation, with compensation as
-/// well. Groups of eight, not four, halve the compensation's share of the work (one TwoSum a
-/// group): 3-11 % less time a row of 1024 in the L2 cache (Zen 4, 2026-12-07; layernorm the
-/// most, softmax the least), at 1u more per group; softmax's below AVX-512 stay at four
-/// (kExpGroup).
+/// Sum over a row of f(vector of elements [c, c + kLanesF)), tail lanes filled with `fill` (which f
+/// must map to 0), in groups of `Group` (8 or 4) vectors summed pairwise and accumulated with
+/// compensation: the error stays a few ulp of the sum however long the row is (docs/isa.md).
+/// Alternate groups go to two compensated sums, so that two dependency chains run at once; at the
+/// end the two sums are added exactly (TwoSum) and the error goes to the compensations, which are
+/// added plainly (second-order terms; groups of four add the second sum and its compensation by a
+/// TwoSum each). Groups of eight, not four, halve the compensation's share of the work (one TwoSum
+/// a group): 3-11 % less time a row of 1024 in the L2 cache (Zen 4, 2026-12-07; layernorm the most,
+/// softmax the least), at 1u more per group; softmax's below AVX-512 stay at four (kExpGroup).
 template <unsigned Group, typename F>
 [[gnu::always_inline]] inline float row_sum(const float *x, uint64_t n, float fill, F &&f) {
   static_assert(Group == 4 || Group == 8);
@@ -897,9 +897,21 @@ template <unsigned Group, typename F>
   for (; c + 4 * kLanesF <= n; c += 4 * kLanesF) total.add(quad(c));
   for (; c + kLanesF <= n; c += kLanesF) total.add(f(load(x + c), c));
   if (c < n) total.add(f(load_part(x + c, n - c, fill), c));
-  total.add(other.sum);
-  total.add(VecF{} - other.comp);
-  return vmath::lane_sum(total.sum - total.comp);
+  if constexpr (Group == 8) {
+    // The two sums added exactly (TwoSum: s + e), their compensations beside it: three
+    // additions after the TwoSum where adding the second sum and then its compensation to the
+    // first takes two TwoSums one after the other, at the end of every row (3-4 % of rmsnorm
+    // and layernorm a row of 1024 in L1, Zen 4, 2026-12-07; 2-3 % in the bench's rows). Not
+    // for softmax's groups of four below AVX-512: with it GCC's use of the 16 registers in
+    // their loop made softmax 4-8 % slower at v2 and v3.
+    const VecF s = total.sum + other.sum, back = s - total.sum;
+    const VecF e = (total.sum - (s - back)) + (other.sum - back);
+    return vmath::lane_sum(s - ((total.comp + other.comp) - e));
+  } else {
+    total.add(other.sum);
+    total.add(VecF{} - other.comp);
+    return vmath::lane_sum(total.sum - total.comp);
+  }
 }
 
 /// Whether a row's pass fetches the next row (prefetch_next_row): below AVX-512 only. On the
