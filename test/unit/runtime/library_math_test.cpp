@@ -148,7 +148,9 @@ TEST(LibraryMath, LongRowSumsStayCompensated) {
 
 // Rows that stream y (non-temporal stores, for outputs that outgrow the cache) store the same
 // values as rows that do not, whatever y's alignment (a head of lanes before the first aligned
-// vector, whole aligned vectors, the row's tail), for rmsnorm and layernorm at every level.
+// vector, whole aligned vectors, the row's tail), for rmsnorm and layernorm at every level
+// (layernorm's passes also run in another order where y does not stream: the next row's mean
+// before this row's normalization).
 TEST(LibraryMath, NormRowsStreamTheSameValues) {
   for (uint64_t cols : {1u, 7u, 16u, 37u, 1000u, 1024u}) {
     const uint64_t rows = 5;
