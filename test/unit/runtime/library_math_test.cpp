@@ -10,6 +10,7 @@
 
 #include <bit>
 #include <cstring>
+#include <limits>
 
 using namespace hologram::runtime;
 using namespace hologram::runtime::test;
@@ -83,6 +84,51 @@ std::vector<float> spread_rows(uint64_t rows, uint64_t cols, float lo, float hi)
     v = lo + (hi - lo) * static_cast<float>(state >> 40) / static_cast<float>(1 << 24);
   }
   return x;
+}
+
+// Rows run one after another in one call give the bits each row gives alone, in place too:
+// softmax takes row r + 1's maximum before it scales row r, and layernorm row r + 1's mean
+// before it normalizes row r. Among the rows, ones whose maximum is not finite (+inf; every
+// element -inf; NaN beside finite ones), which softmax computes by the reference's f64 loop.
+TEST(LibraryMath, RowsInOneCallGiveEachRowsOwnBits) {
+  const uint64_t cols = 300;
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::vector<float>> specials = {
+      {}, {1.0f, inf, -2.0f}, {-inf}, {std::numeric_limits<float>::quiet_NaN(), 3.0f}, {}};
+  const uint64_t rows = specials.size();
+  std::vector<float> x = spread_rows(rows, cols, -20, 20), gamma(cols, 1.25f), beta(cols, 0.5f);
+  for (uint64_t r = 0; r < rows; ++r) {
+    if (specials[r].size() == 1) std::fill_n(x.begin() + r * cols, cols, specials[r][0]);
+    for (size_t k = 0; specials[r].size() > 1 && k < specials[r].size(); ++k)
+      x[r * cols + 7 * k] = specials[r][k];
+  }
+  auto same_bits = [](const float *a, const float *b, uint64_t n) {
+    return std::memcmp(a, b, n * sizeof(float)) == 0;
+  };
+  for (int level : runnable_levels()) {
+    // op(x, y, rows): all the rows at once, in place, and each alone.
+    auto check = [&](const char *what, auto &&op) {
+      std::vector<float> all(x.size()), alone(cols), in_place = x;
+      op(x.data(), all.data(), rows);
+      op(in_place.data(), in_place.data(), rows);
+      for (uint64_t r = 0; r < rows; ++r) {
+        op(x.data() + r * cols, alone.data(), 1);
+        EXPECT_TRUE(same_bits(all.data() + r * cols, alone.data(), cols))
+            << what << " at x86-64-v" << level << ", row " << r;
+        EXPECT_TRUE(same_bits(in_place.data() + r * cols, alone.data(), cols))
+            << what << " in place at x86-64-v" << level << ", row " << r;
+      }
+    };
+    for (bool log : {false, true})
+      check(log ? "log_softmax" : "softmax", [&](const float *xp, float *yp, uint64_t n) {
+        HG_LEVEL_CALL(level, softmax_rows, xp, yp, n, cols, log);
+      });
+    for (bool layer : {false, true})
+      check(layer ? "layernorm" : "rmsnorm", [&](const float *xp, float *yp, uint64_t n) {
+        HG_LEVEL_CALL(level, norm_rows, xp, yp, gamma.data(), layer ? beta.data() : nullptr, n,
+                      cols, 1e-5, layer, false);
+      });
+  }
 }
 
 TEST(LibraryMath, RowOperationsMeetTheirBoundsAtEveryLevel) {
