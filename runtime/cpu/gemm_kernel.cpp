@@ -1013,16 +1013,15 @@ void norm_rows_of(const float *x, float *y, const float *gamma, const float *bet
                       [](VecF v, uint64_t) HG_INLINE_LAMBDA { return v; }) /
            static_cast<float>(cols);
   };
-  // Layernorm's mean of row r + 1 is taken between row r's squares and its normalization: the
-  // end of a row's sum (its two compensated sums and lanes added, then the division: a chain
-  // of dependent operations) then runs beside the next pass instead of holding up the squares,
-  // which need the mean (same bits; in place too, as row r + 1 is read before row r is
-  // written). On the Zen 4 VM (2026-12-07): a harness calling the v4 loops on rows in L1, 180
-  // to 151-159 ns a row of 1024; the bench's 256x1024 1t, 51.5 to 43.5 µs at v4 and 53.2 to
-  // 47.9 at v3 (level at v2). Rows that stream y come from memory and keep the order row by
-  // row: with the next row's mean read before this row is written, 4096x1024 took 1094 µs
-  // against 960. rmsnorm's one sum gained nothing from the like (the next row's squares
-  // before this row's normalization).
+  // Layernorm's mean of row r + 1 is taken between row r's squares and its normalization: the end
+  // of a row's sum (its two compensated sums and lanes added, then the division: a chain of
+  // dependent operations) then runs beside the next pass instead of holding up the squares, which
+  // need the mean (same bits; in place too, as row r + 1 is read before row r is written). On the
+  // Zen 4 VM (2026-12-07): a harness calling the v4 loops on rows in L1, 179-187 to 151-160 ns a
+  // row of 1024; the bench's 256x1024 1t, 51.5 to 43.5 µs at v4 and 53.2 to 47.9 at v3 (level at
+  // v2). Rows that stream y come from memory and keep the order row by row: with the next row's
+  // mean read before this row is written, 4096x1024 took 1094 µs against 960. rmsnorm's one sum
+  // gained nothing from the like (the next row's squares before this row's normalization).
   float mean_next = Layer && rows && !streaming ? mean_of(0) : 0.0f;
   for (uint64_t r = 0; r < rows; ++r) {
     const float *xr = x + r * cols;
