@@ -898,20 +898,18 @@ template <unsigned Group, typename F>
   for (; c + kLanesF <= n; c += kLanesF) total.add(f(load(x + c), c));
   if (c < n) total.add(f(load_part(x + c, n - c, fill), c));
   if constexpr (Group == 8) {
-    // The two sums added exactly (TwoSum: s + e), their compensations beside it: three
-    // additions after the TwoSum where adding the second sum and then its compensation to the
-    // first takes two TwoSums one after the other, at the end of every row (3-4 % of rmsnorm
-    // and layernorm a row of 1024 in L1, Zen 4, 2026-12-07; 2-3 % in the bench's rows). Not
-    // for softmax's groups of four below AVX-512: with it GCC's use of the 16 registers in
-    // their loop made softmax 4-8 % slower at v2 and v3.
-    const VecF s = total.sum + other.sum, back = s - total.sum;
-    const VecF e = (total.sum - (s - back)) + (other.sum - back);
-    return vmath::lane_sum(s - ((total.comp + other.comp) - e));
+    // The compensations added plainly, then the sums by one TwoSum: adding the second sum and
+    // then its compensation took two TwoSums one after the other, at the end of every row (3-4 %
+    // of rmsnorm and layernorm a row of 1024 in L1, Zen 4, 2026-12-07; 2-3 % in the bench's
+    // rows). Not for softmax's groups of four below AVX-512: with it GCC's use of the 16
+    // registers in their loop made softmax 4-8 % slower at v2 and v3.
+    total.comp += other.comp;
+    total.add(other.sum);
   } else {
     total.add(other.sum);
     total.add(VecF{} - other.comp);
-    return vmath::lane_sum(total.sum - total.comp);
   }
+  return vmath::lane_sum(total.sum - total.comp);
 }
 
 /// Whether a row's pass fetches the next row (prefetch_next_row): below AVX-512 only. On the
