@@ -864,23 +864,26 @@ float row_max(const float *x, uint64_t n) {
 /// 1848 to 1821 in a second alternation).
 constexpr unsigned kExpGroup = kLanesF == 16 ? 8 : 4;
 
-/// Sum over a row of f(vector of elements [c, c + kLanesF)), tail lanes filled with `fill` (which f
-/// must map to 0), in groups of `Group` (8 or 4) vectors summed pairwise and accumulated with
-/// compensation: the error stays a few ulp of the sum however long the row is (docs/isa.md).
-/// Alternate groups go to two compensated sums, so that two dependency chains run at once; at the
-/// end the two sums are added exactly (TwoSum) and the error goes to the compensations, which are
-/// added plainly (second-order terms; groups of four add the second sum and its compensation by a
-/// TwoSum each). Groups of eight, not four, halve the compensation's share of the work (one TwoSum
-/// a group): 3-11 % less time a row of 1024 in the L2 cache (Zen 4, 2026-12-07; layernorm the most,
-/// softmax the least), at 1u more per group; softmax's below AVX-512 stay at four (kExpGroup).
+/// Sum over a row of f(vector of elements [c, c + kLanesF), c, full), tail lanes filled with `fill`
+/// (which f must map to 0) and `full` std::false_type in the row's last partial vector,
+/// std::true_type elsewhere (so that f's own tests of the bound fold away), in groups of `Group` (8
+/// or 4) vectors summed pairwise and accumulated with compensation: the error stays a few ulp of
+/// the sum however long the row is (docs/isa.md). Alternate groups go to two compensated sums, so
+/// that two dependency chains run at once; at the end the two sums are added exactly (TwoSum) and
+/// the error goes to the compensations, which are added plainly (second-order terms; groups of four
+/// add the second sum and its compensation by a TwoSum each). Groups of eight, not four, halve the
+/// compensation's share of the work (one TwoSum a group): 3-11 % less time a row of 1024 in the L2
+/// cache (Zen 4, 2026-12-07; layernorm the most, softmax the least), at 1u more per group;
+/// softmax's below AVX-512 stay at four (kExpGroup).
 template <unsigned Group, typename F>
 [[gnu::always_inline]] inline float row_sum(const float *x, uint64_t n, float fill, F &&f) {
   static_assert(Group == 4 || Group == 8);
   vmath::Compensated<VecF> total, other;
+  constexpr std::true_type full;
   auto quad = [&](uint64_t c) HG_INLINE_LAMBDA {
-    const VecF a = f(load(x + c), c), b = f(load(x + c + kLanesF), c + kLanesF);
-    const VecF d = f(load(x + c + 2 * kLanesF), c + 2 * kLanesF);
-    const VecF e = f(load(x + c + 3 * kLanesF), c + 3 * kLanesF);
+    const VecF a = f(load(x + c), c, full), b = f(load(x + c + kLanesF), c + kLanesF, full);
+    const VecF d = f(load(x + c + 2 * kLanesF), c + 2 * kLanesF, full);
+    const VecF e = f(load(x + c + 3 * kLanesF), c + 3 * kLanesF, full);
     return (a + b) + (d + e);
   };
   auto group = [&](uint64_t c) HG_INLINE_LAMBDA {
@@ -895,8 +898,8 @@ template <unsigned Group, typename F>
     other.add(group(c + Group * kLanesF));
   }
   for (; c + 4 * kLanesF <= n; c += 4 * kLanesF) total.add(quad(c));
-  for (; c + kLanesF <= n; c += kLanesF) total.add(f(load(x + c), c));
-  if (c < n) total.add(f(load_part(x + c, n - c, fill), c));
+  for (; c + kLanesF <= n; c += kLanesF) total.add(f(load(x + c), c, full));
+  if (c < n) total.add(f(load_part(x + c, n - c, fill), c, std::false_type{}));
   if constexpr (Group == 8) {
     // The compensations added plainly, then the sums by one TwoSum: adding the second sum and
     // then its compensation took two TwoSums one after the other, at the end of every row (3-4 %
@@ -945,9 +948,13 @@ void softmax_row_reference(const float *x, float *y, uint64_t cols, float mx, bo
   }
 }
 
-} // namespace
-
-void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax) {
+/// softmax_rows for log_softmax (Log) or softmax: each its own loops, with no test of which in
+/// them, and no test of the row's end at each vector of the exponentials' pass (row_sum's
+/// `full`). Both tests were in the pass's every vector, and below AVX-512 the values held across
+/// them went to the stack: rows of 4096x1024 in chunks of 16, 1t, Zen 4 VM, 2026-12-07, a harness
+/// calling each level's loops, the fastest of 8-10 in three alternating runs: v2 6021-6190 to
+/// 5767-5934 µs, v3 2367-2500 to 2246-2293, v4 1547-1620 to 1507-1559 (the same bits).
+template <bool Log> void softmax_rows_of(const float *x, float *y, uint64_t rows, uint64_t cols) {
   // The maximum of row r + 1 is taken between row r's exponentials and its scaling, so that
   // the end of row r's sum (the compensated sums and lanes added, then 1 / sum) runs beside it
   // and the end of the maximum's pass beside row r's scaling (as layernorm's mean, in
@@ -963,7 +970,7 @@ void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool l
       if (r + 1 < rows) mx_next = row_max(xr + cols, cols);
     };
     if (!std::isfinite(mx)) {
-      softmax_row_reference(xr, yr, cols, mx, log_softmax);
+      softmax_row_reference(xr, yr, cols, mx, Log);
       next_max();
       continue;
     }
@@ -973,11 +980,11 @@ void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool l
     // line per line of this one, for its maximum's pass (prefetch_next_row).
     const float *next = r + 1 < rows ? xr + cols : nullptr;
     const float sum = row_sum<kExpGroup>(xr, cols, -std::numeric_limits<float>::infinity(),
-                                         [&](VecF v, uint64_t c) HG_INLINE_LAMBDA {
+                                         [&](VecF v, uint64_t c, auto full) HG_INLINE_LAMBDA {
                                            prefetch_next_row(next, c);
                                            const VecF e = vmath::exp_below(v, m);
-                                           if (!log_softmax) {
-                                             if (c + kLanesF <= cols)
+                                           if constexpr (!Log) {
+                                             if constexpr (full)
                                                store(yr + c, e);
                                              else
                                                store_part(yr + c, e, cols - c);
@@ -985,17 +992,26 @@ void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool l
                                            return e;
                                          });
     next_max();
-    if (log_softmax) {
+    if constexpr (Log) {
       // y = x - (max + log(sum)) in f64, rounded once.
       const double shift = double{mx} + std::log(double{sum});
       for (uint64_t c = 0; c < cols; ++c) yr[c] = static_cast<float>(double{xr[c]} - shift);
-      continue;
+    } else {
+      const VecF inv = VecF{} + 1.0f / sum;
+      uint64_t c = 0;
+      for (; c + kLanesF <= cols; c += kLanesF) store(yr + c, load(yr + c) * inv);
+      for (; c < cols; ++c) yr[c] *= inv[0];
     }
-    const VecF inv = VecF{} + 1.0f / sum;
-    uint64_t c = 0;
-    for (; c + kLanesF <= cols; c += kLanesF) store(yr + c, load(yr + c) * inv);
-    for (; c < cols; ++c) yr[c] *= inv[0];
   }
+}
+
+} // namespace
+
+void softmax_rows(const float *x, float *y, uint64_t rows, uint64_t cols, bool log_softmax) {
+  if (log_softmax)
+    softmax_rows_of<true>(x, y, rows, cols);
+  else
+    softmax_rows_of<false>(x, y, rows, cols);
 }
 
 namespace {
@@ -1008,7 +1024,7 @@ void norm_rows_of(const float *x, float *y, const float *gamma, const float *bet
                   uint64_t cols, double eps, bool streaming) {
   auto mean_of = [&](uint64_t r) HG_INLINE_LAMBDA {
     return row_sum<8>(x + r * cols, cols, 0.0f,
-                      [](VecF v, uint64_t) HG_INLINE_LAMBDA { return v; }) /
+                      [](VecF v, uint64_t, auto) HG_INLINE_LAMBDA { return v; }) /
            static_cast<float>(cols);
   };
   // Layernorm's mean of row r + 1 is taken between row r's squares and its normalization: the end
@@ -1031,7 +1047,7 @@ void norm_rows_of(const float *x, float *y, const float *gamma, const float *bet
     // The squares' pass also fetches the next row, a cache line per line of this one, for its
     // first pass (prefetch_next_row).
     const float *next = r + 1 < rows ? xr + cols : nullptr;
-    const float sq = row_sum<8>(xr, cols, mean, [&](VecF v, uint64_t c) HG_INLINE_LAMBDA {
+    const float sq = row_sum<8>(xr, cols, mean, [&](VecF v, uint64_t c, auto) HG_INLINE_LAMBDA {
       prefetch_next_row(next, c);
       const VecF d = Layer ? v - mv : v;
       return d * d;
