@@ -857,27 +857,22 @@ float row_max(const float *x, uint64_t n) {
   return mx;
 }
 
-/// The group of softmax's sum of exponentials: exp's constants and eight vectors outgrow the
-/// 16 vector registers below AVX-512, where groups of eight made softmax_rows 4096x1024 slower
-/// at v3 (1t, Zen 4 VM, 2026-12-07, the fastest of 12 in alternating runs: 2282 to 2428 µs;
-/// back at four, 2319 against 2272); with AVX-512's 32 as fast or faster (1906 to 1824, and
-/// 1848 to 1821 in a second alternation).
-constexpr unsigned kExpGroup = kLanesF == 16 ? 8 : 4;
-
 /// Sum over a row of f(vector of elements [c, c + kLanesF), c, full), tail lanes filled with `fill`
 /// (which f must map to 0) and `full` std::false_type in the row's last partial vector,
-/// std::true_type elsewhere (so that f's own tests of the bound fold away), in groups of `Group` (8
-/// or 4) vectors summed pairwise and accumulated with compensation: the error stays a few ulp of
-/// the sum however long the row is (docs/isa.md). Alternate groups go to two compensated sums, so
-/// that two dependency chains run at once; at the end the two sums are added exactly (TwoSum) and
-/// the error goes to the compensations, which are added plainly (second-order terms; groups of four
-/// add the second sum and its compensation by a TwoSum each). Groups of eight, not four, halve the
-/// compensation's share of the work (one TwoSum a group): 3-11 % less time a row of 1024 in the L2
-/// cache (Zen 4, 2026-12-07; layernorm the most, softmax the least), at 1u more per group;
-/// softmax's below AVX-512 stay at four (kExpGroup).
-template <unsigned Group, typename F>
+/// std::true_type elsewhere (so that f's own tests of the bound fold away), in groups of eight
+/// vectors summed pairwise and accumulated with compensation: the error stays a few ulp of the sum
+/// however long the row is (docs/isa.md). Alternate groups go to two compensated sums, so that two
+/// dependency chains run at once; at the end the compensations are added plainly (second-order
+/// terms) and the two sums exactly (TwoSum), the error going to the compensation. Groups of eight,
+/// not four, halve the compensation's share of the work (one TwoSum a group): 3-11 % less time a
+/// row of 1024 in the L2 cache (Zen 4, 2026-12-07; layernorm the most, softmax the least), at 1u
+/// more per group. softmax's below AVX-512 were of four until its loop lost its tests at each
+/// vector (softmax_rows_of): eight vectors beside exp's constants then outgrew AVX2's 16
+/// registers (1t capped at v3, 2282 to 2428 µs); since, eight are faster there too (rows of
+/// 4096x1024 in chunks of 16, a harness calling the level's loops, three alternating runs: v3 1t
+/// 2283-2592 to 2190-2361 µs, 2t 1558-1666 to 1492-1512; v2 1t 8027-8332 to 7512-7820).
+template <typename F>
 [[gnu::always_inline]] inline float row_sum(const float *x, uint64_t n, float fill, F &&f) {
-  static_assert(Group == 4 || Group == 8);
   vmath::Compensated<VecF> total, other;
   constexpr std::true_type full;
   auto quad = [&](uint64_t c) HG_INLINE_LAMBDA {
@@ -886,32 +881,20 @@ template <unsigned Group, typename F>
     const VecF e = f(load(x + c + 3 * kLanesF), c + 3 * kLanesF, full);
     return (a + b) + (d + e);
   };
-  auto group = [&](uint64_t c) HG_INLINE_LAMBDA {
-    if constexpr (Group == 8)
-      return quad(c) + quad(c + 4 * kLanesF);
-    else
-      return quad(c);
-  };
+  constexpr uint64_t kGroup = 8 * kLanesF;
   uint64_t c = 0;
-  for (; c + 2 * Group * kLanesF <= n; c += 2 * Group * kLanesF) {
-    total.add(group(c));
-    other.add(group(c + Group * kLanesF));
+  for (; c + 2 * kGroup <= n; c += 2 * kGroup) {
+    total.add(quad(c) + quad(c + 4 * kLanesF));
+    other.add(quad(c + kGroup) + quad(c + kGroup + 4 * kLanesF));
   }
   for (; c + 4 * kLanesF <= n; c += 4 * kLanesF) total.add(quad(c));
   for (; c + kLanesF <= n; c += kLanesF) total.add(f(load(x + c), c, full));
   if (c < n) total.add(f(load_part(x + c, n - c, fill), c, std::false_type{}));
-  if constexpr (Group == 8) {
-    // The compensations added plainly, then the sums by one TwoSum: adding the second sum and
-    // then its compensation took two TwoSums one after the other, at the end of every row (3-4 %
-    // of rmsnorm and layernorm a row of 1024 in L1, Zen 4, 2026-12-07; 2-3 % in the bench's
-    // rows). Not for softmax's groups of four below AVX-512: with it GCC's use of the 16
-    // registers in their loop made softmax 4-8 % slower at v2 and v3.
-    total.comp += other.comp;
-    total.add(other.sum);
-  } else {
-    total.add(other.sum);
-    total.add(VecF{} - other.comp);
-  }
+  // The compensations added plainly, then the sums by one TwoSum: adding the second sum and then
+  // its compensation took two TwoSums one after the other, at the end of every row (3-4 % of
+  // rmsnorm and layernorm a row of 1024 in L1, Zen 4, 2026-12-07; 2-3 % in the bench's rows).
+  total.comp += other.comp;
+  total.add(other.sum);
   return vmath::lane_sum(total.sum - total.comp);
 }
 
@@ -979,18 +962,18 @@ template <bool Log> void softmax_rows_of(const float *x, float *y, uint64_t rows
     // tail lanes hold -inf, whose exponential is 0. It also fetches the next row, a cache
     // line per line of this one, for its maximum's pass (prefetch_next_row).
     const float *next = r + 1 < rows ? xr + cols : nullptr;
-    const float sum = row_sum<kExpGroup>(xr, cols, -std::numeric_limits<float>::infinity(),
-                                         [&](VecF v, uint64_t c, auto full) HG_INLINE_LAMBDA {
-                                           prefetch_next_row(next, c);
-                                           const VecF e = vmath::exp_below(v, m);
-                                           if constexpr (!Log) {
-                                             if constexpr (full)
-                                               store(yr + c, e);
-                                             else
-                                               store_part(yr + c, e, cols - c);
-                                           }
-                                           return e;
-                                         });
+    const float sum = row_sum(xr, cols, -std::numeric_limits<float>::infinity(),
+                              [&](VecF v, uint64_t c, auto full) HG_INLINE_LAMBDA {
+                                prefetch_next_row(next, c);
+                                const VecF e = vmath::exp_below(v, m);
+                                if constexpr (!Log) {
+                                  if constexpr (full)
+                                    store(yr + c, e);
+                                  else
+                                    store_part(yr + c, e, cols - c);
+                                }
+                                return e;
+                              });
     next_max();
     if constexpr (Log) {
       // y = x - (max + log(sum)) in f64, rounded once.
@@ -1023,8 +1006,8 @@ template <bool Layer, bool Gamma, bool Beta>
 void norm_rows_of(const float *x, float *y, const float *gamma, const float *beta, uint64_t rows,
                   uint64_t cols, double eps, bool streaming) {
   auto mean_of = [&](uint64_t r) HG_INLINE_LAMBDA {
-    return row_sum<8>(x + r * cols, cols, 0.0f,
-                      [](VecF v, uint64_t, auto) HG_INLINE_LAMBDA { return v; }) /
+    return row_sum(x + r * cols, cols, 0.0f,
+                   [](VecF v, uint64_t, auto) HG_INLINE_LAMBDA { return v; }) /
            static_cast<float>(cols);
   };
   // Layernorm's mean of row r + 1 is taken between row r's squares and its normalization: the end
@@ -1047,7 +1030,7 @@ void norm_rows_of(const float *x, float *y, const float *gamma, const float *bet
     // The squares' pass also fetches the next row, a cache line per line of this one, for its
     // first pass (prefetch_next_row).
     const float *next = r + 1 < rows ? xr + cols : nullptr;
-    const float sq = row_sum<8>(xr, cols, mean, [&](VecF v, uint64_t c, auto) HG_INLINE_LAMBDA {
+    const float sq = row_sum(xr, cols, mean, [&](VecF v, uint64_t c, auto) HG_INLINE_LAMBDA {
       prefetch_next_row(next, c);
       const VecF d = Layer ? v - mv : v;
       return d * d;
