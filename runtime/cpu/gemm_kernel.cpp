@@ -936,7 +936,8 @@ void softmax_row_reference(const float *x, float *y, uint64_t cols, float mx, bo
 /// `full`). Both tests were in the pass's every vector, and below AVX-512 the values held across
 /// them went to the stack: rows of 4096x1024 in chunks of 16, 1t, Zen 4 VM, 2026-12-07, a harness
 /// calling each level's loops, the fastest of 8-10 in three alternating runs: v2 6021-6190 to
-/// 5767-5934 µs, v3 2367-2500 to 2246-2293, v4 1547-1620 to 1507-1559 (the same bits).
+/// 5767-5934 µs, v3 2367-2500 to 2246-2293, v4 1547-1620 to 1507-1559 (the same bits; the
+/// groups of eight that this let row_sum use below AVX-512 then changed them there).
 template <bool Log> void softmax_rows_of(const float *x, float *y, uint64_t rows, uint64_t cols) {
   // The maximum of row r + 1 is taken between row r's exponentials and its scaling, so that
   // the end of row r's sum (the compensated sums and lanes added, then 1 / sum) runs beside it
