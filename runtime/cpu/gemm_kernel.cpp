@@ -882,10 +882,11 @@ template <typename F>
     return (a + b) + (d + e);
   };
   constexpr uint64_t kGroup = 8 * kLanesF;
+  auto group = [&](uint64_t c) HG_INLINE_LAMBDA { return quad(c) + quad(c + 4 * kLanesF); };
   uint64_t c = 0;
   for (; c + 2 * kGroup <= n; c += 2 * kGroup) {
-    total.add(quad(c) + quad(c + 4 * kLanesF));
-    other.add(quad(c + kGroup) + quad(c + kGroup + 4 * kLanesF));
+    total.add(group(c));
+    other.add(group(c + kGroup));
   }
   for (; c + 4 * kLanesF <= n; c += 4 * kLanesF) total.add(quad(c));
   for (; c + kLanesF <= n; c += kLanesF) total.add(f(load(x + c), c, full));
