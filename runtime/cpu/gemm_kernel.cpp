@@ -43,6 +43,12 @@ template <typename T> struct Shape {
                                            // once per panel, so half as often as at 256
   static constexpr size_t MC = 96;         // rows of A per packed block (a multiple of MR)
   static constexpr size_t NC = 2048;       // columns of B per packed panel
+  /// Copies of each element of A in its packed slivers: a whole vector of them for f32 at
+  /// x86-64-v2, where SSE has no broadcast load and a broadcast is a load and a shuffle, and
+  /// the micro-kernel's six shuffles a step went to two of the four FP pipes its twelve
+  /// multiplies and twelve adds need (a whole vector is one load, and A's packed block, four
+  /// times the size, is still read from L2 once per sliver of B); one otherwise.
+  static constexpr size_t kSplat = kVectorBytes == 16 && std::is_same_v<T, float> ? kLanes : 1;
 };
 
 template <typename T> T element(const T *p, uint64_t ld, bool trans, uint64_t row, uint64_t col) {
@@ -83,10 +89,14 @@ inline void pack_a_columns(const float *const *rows, size_t p, float *out) {
 }
 #endif
 
-/// Packs rows [i0, i0+mc) x depth [p0, p0+kc) of op(A) into MR-row slivers, zero-padded.
+/// Packs rows [i0, i0+mc) x depth [p0, p0+kc) of op(A) into MR-row slivers, zero-padded, each
+/// element Shape<T>::kSplat times.
 template <typename T>
 void pack_a(const GemmArgs<T> &g, uint64_t i0, size_t mc, uint64_t p0, size_t kc, T *out) {
-  constexpr size_t MR = Shape<T>::MR;
+  constexpr size_t MR = Shape<T>::MR, kSplat = Shape<T>::kSplat;
+  const auto put = [&out](T v) {
+    for (size_t l = 0; l < kSplat; ++l) *out++ = v;
+  };
   for (size_t ir = 0; ir < mc; ir += MR) {
     if (!g.trans_a && ir + MR <= mc) {
       // A whole sliver of row-major A: MR rows read side by side, each from its start, with
@@ -95,16 +105,16 @@ void pack_a(const GemmArgs<T> &g, uint64_t i0, size_t mc, uint64_t p0, size_t kc
       for (size_t i = 0; i < MR; ++i) rows[i] = g.a + (i0 + ir + i) * g.lda + p0;
       size_t p = 0;
 #if defined(__AVX__)
-      if constexpr (std::is_same_v<T, float> && MR == 6)
+      if constexpr (std::is_same_v<T, float> && MR == 6 && kSplat == 1)
         for (; p + 8 <= kc; p += 8, out += 8 * MR) pack_a_columns(rows, p, out);
 #endif
       for (; p < kc; ++p)
-        for (size_t i = 0; i < MR; ++i) *out++ = rows[i][p];
+        for (size_t i = 0; i < MR; ++i) put(rows[i][p]);
       continue;
     }
     for (size_t p = 0; p < kc; ++p)
       for (size_t i = 0; i < MR; ++i)
-        *out++ = ir + i < mc ? element(g.a, g.lda, g.trans_a, i0 + ir + i, p0 + p) : T{0};
+        put(ir + i < mc ? element(g.a, g.lda, g.trans_a, i0 + ir + i, p0 + p) : T{0});
   }
 }
 
@@ -172,8 +182,13 @@ void micro_kernel(size_t kc, const T *ap, const T *bp, T *c, uint64_t ldc, size_
     std::memcpy(&b0, bp + p * S::NR, sizeof(Vec));
     std::memcpy(&b1, bp + p * S::NR + S::kLanes, sizeof(Vec));
     for (size_t i = 0; i < S::MR; ++i) {
-      // A broadcast load: x - 0 folds to x (`Vec{} + x` would add 0 first: x may be -0).
-      const Vec a = ap[p * S::MR + i] - Vec{};
+      Vec a;
+      if constexpr (S::kSplat == S::kLanes) {
+        std::memcpy(&a, ap + (p * S::MR + i) * S::kLanes, sizeof a);
+      } else {
+        // A broadcast load: x - 0 folds to x (`Vec{} + x` would add 0 first: x may be -0).
+        a = ap[p * S::MR + i] - Vec{};
+      }
       acc[i][0] += a * b0;
       acc[i][1] += a * b1;
     }
@@ -249,13 +264,13 @@ template <typename T> void run(const GemmArgs<T> &g) {
         const size_t mc = std::min<uint64_t>(S::MC, g.m - i0);
         const size_t j_first = slivers * part / cols * S::NR;
         const size_t j_end = std::min(nc, slivers * (part + 1) / cols * S::NR);
-        apack.resize((mc + S::MR - 1) / S::MR * S::MR * kc + kPackPadding);
+        apack.resize((mc + S::MR - 1) / S::MR * S::MR * kc * S::kSplat + kPackPadding);
         pack_a(g, i0, mc, p0, kc, apack.data());
         for (size_t jr = j_first; jr < j_end; jr += S::NR)
           for (size_t ir = 0; ir < mc; ir += S::MR)
-            micro_kernel(kc, apack.data() + ir * kc, bpack.data() + sliver_offset<T>(jr, kc),
-                         g.c + (i0 + ir) * g.ldc + j0 + jr, g.ldc, std::min(S::MR, mc - ir),
-                         std::min(S::NR, nc - jr), g.alpha, beta);
+            micro_kernel(kc, apack.data() + ir * kc * S::kSplat,
+                         bpack.data() + sliver_offset<T>(jr, kc), g.c + (i0 + ir) * g.ldc + j0 + jr,
+                         g.ldc, std::min(S::MR, mc - ir), std::min(S::NR, nc - jr), g.alpha, beta);
       });
     }
   }
