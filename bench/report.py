@@ -670,7 +670,7 @@ def main():
         "  0.81; saxpy 2^10 1t 0.83, then 1.01 and 1.01; vector_add 2^12 1t 0.96, then 0.96 and",
         "  0.96; saxpy 2^12 1t 0.91, then 1.31 and 0.91 (the call's fixed cost); vector_add 2^16",
         "  1t 0.97, then 0.92 and 1.15, mt 0.75, then 0.76 and 0.94; saxpy 2^16 mt 0.87, then",
-        "  0.68 and 0.57 (slower than its 1t row: not explained yet); saxpy 2^18 mt 0.96, then",
+        "  0.68 and 0.57 (no faster than its 1t row in them: not explained yet); saxpy 2^18 mt 0.96, then",
         "  1.09 and 1.00; vector_add 2^24 mt 0.82, then 1.26 and 1.31; saxpy 2^24 mt 0.88, then",
         "  1.10 and 1.03; stream_triad mt 0.81, then 1.29 and 0.96; vector_add_page_end 1t",
         "  0.50, then 0.51 and 0.55 (its note); log_map mt 0.99, then 1.13 and 1.20; sum 1t",
