@@ -460,8 +460,9 @@ private:
   /// null) a load of elements of type `ty`, which it returns. One masked load or store, except
   /// where masked_in_pages and the chunk's elements reach past a page: then by_registers.
   Value *masked_access(Value *p0, Value *mask, uint64_t size, Value *val, llvm::Type *ty);
-  /// Whether a masked access under `mask` looks at the pages it reaches: at AVX-512, where
-  /// the mask is not known to be full.
+  /// Whether a masked access under `mask` looks at the pages it reaches: at AVX2 and AVX-512,
+  /// where the mask is not known to be full (below AVX2 LLVM makes a masked access lane by
+  /// lane, each lane's only where it is in the mask).
   bool masked_in_pages(Value *mask);
   /// Whether [p, p + bytes) reaches past the end of p's page.
   Value *reaches_past_page(Value *p, uint64_t bytes);
@@ -470,9 +471,14 @@ private:
   /// slot of the value), made at its first use in the module and shared by every kernel of
   /// this target.
   llvm::Function *pages_function(llvm::Type *vty, uint64_t size, bool store);
-  /// masked_access's rare way, the body of pages_function `f` (its arguments): register by
-  /// register in a loop, a store from or a load into the slot of the chunk's vector type `vty`.
+  /// masked_access's rare way at AVX-512, the body of pages_function `f` (its arguments):
+  /// register by register in a loop, a store from or a load into the slot of the chunk's
+  /// vector type `vty`.
   void by_registers(llvm::Function *f, llvm::Type *vty, uint64_t size, bool store);
+  /// masked_access's rare way at AVX2, the body of pages_function `f` (its arguments): the
+  /// lanes in the mask one by one, in a loop over its set bits, a store from or a load into
+  /// the slot of the chunk's vector type `vty`.
+  void by_lanes(llvm::Function *f, llvm::Type *vty, uint64_t size, bool store);
   /// by_registers' access of one register at `p` that reaches past its page, whose first
   /// `head` bytes (a whole number of its `size`-byte elements: 4 or 8) lie in p's page: a
   /// store of `part` or (`part` null) a load, which it returns, under `mask`.

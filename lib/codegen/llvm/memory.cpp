@@ -245,7 +245,7 @@ auto KernelLowering::store(Type t, const Access &acc, V v, bool streams) -> void
 
 auto KernelLowering::masked_in_pages(Value *mask) -> bool {
   auto *known = llvm::dyn_cast<llvm::Constant>(mask);
-  return target_.width >= 16 && !(known && known->isAllOnesValue());
+  return target_.width >= 8 && !(known && known->isAllOnesValue());
 }
 
 auto KernelLowering::reaches_past_page(Value *p, uint64_t bytes) -> Value * {
@@ -264,13 +264,15 @@ auto KernelLowering::masked_access(Value *p0, Value *mask, uint64_t size, Value 
     return b_.CreateMaskedLoad(vec(ty), p, llvm::Align(1), mask, zero);
   };
   if (!masked_in_pages(mask)) return access(p0);
-  // An AVX-512 masked load or store whose bytes reach into a page that is not present (one
-  // the process has not touched yet, or not mapped) takes this Zen 5 about 180 ns to suppress
-  // the fault of its masked-off lanes, at every launch: the partial chunk at the end of an
-  // array at the top of the heap, or at the end of an mmap (docs/design.md). So an access that
-  // reaches past the end of its page goes by registers, in a function of its own (rare: a
-  // chunk of 64 floats reaches past a page at one address in 16), which keeps every register
-  // of the chunk's (the preserve_all convention, as math's rare paths).
+  // A masked load or store whose bytes reach into a page that is not present (one the process
+  // has not touched yet, or not mapped) makes the processor suppress the fault of its
+  // masked-off lanes, at every launch: an AVX-512 one about 180 ns on Zen 5, an AVX2
+  // vmaskmovps load about 115 ns on Zen 3 even with no lane in its mask (a store 8): the
+  // partial chunk at the end of an array at the top of the heap, or at the end of an mmap
+  // (docs/design.md). So an access that reaches past the end of its page goes by registers
+  // (AVX-512) or by lanes (AVX2), in a function of its own (rare: a chunk of 64 floats
+  // reaches past a page at one address in 16), which keeps every register of the chunk's
+  // (the preserve_all convention, as math's rare paths).
   BasicBlock *one_page = BasicBlock::Create(c_, "mem.page", fn_);
   BasicBlock *pages = BasicBlock::Create(c_, "mem.pages", fn_);
   BasicBlock *done = BasicBlock::Create(c_, "mem.done", fn_);
@@ -318,9 +320,47 @@ auto KernelLowering::pages_function(llvm::Type *vty, uint64_t size, bool store)
   llvm::Type *bits_ty = b_.getIntNTy(w_);
   auto *fty = llvm::FunctionType::get(b_.getVoidTy(), {ptr(), bits_ty, ptr()}, false);
   return cold_function(b_, m_, name, fty, [&](llvm::Function *pages) {
-    by_registers(pages, vty, size, store);
+    if (target_.width >= 16)
+      by_registers(pages, vty, size, store);
+    else
+      by_lanes(pages, vty, size, store);
     b_.CreateRetVoid();
   });
+}
+
+auto KernelLowering::by_lanes(llvm::Function *f, llvm::Type *vty, uint64_t size, bool store)
+    -> void {
+  // Where AVX-512 goes register by register (by_registers), AVX2 copies each lane of the mask
+  // between memory and the slot, in a loop over the mask's set bits. AVX2 has no scatter and
+  // no permute of 8-byte lanes by a register, and LLVM makes its gathers a branch a lane;
+  // register by register, saxpy's compile at v3 took 1.54x the instructions it took without
+  // the pages' functions, with this loop 1.14x, and a lane's load and store hardly count on
+  // this rare way (a partial chunk whose bytes reach past a page).
+  Value *base = f->getArg(0), *bits = f->getArg(1), *slot = f->getArg(2);
+  // A load's lanes outside the mask are zero.
+  if (!store)
+    b_.CreateAlignedStore(llvm::Constant::getNullValue(vty), slot, llvm::Align(kSlotAlign));
+  // Each element copied as an integer of its size.
+  llvm::Type *unit = b_.getIntNTy(static_cast<unsigned>(size * 8));
+  BasicBlock *entry = b_.GetInsertBlock();
+  BasicBlock *loop = BasicBlock::Create(c_, "mem.lane", f);
+  BasicBlock *done = BasicBlock::Create(c_, "mem.lanes.done", f);
+  b_.CreateCondBr(b_.CreateIsNotNull(bits), loop, done);
+  b_.SetInsertPoint(loop);
+  llvm::PHINode *rest = b_.CreatePHI(bits->getType(), 2, "mem.lanes.rest");
+  rest->addIncoming(bits, entry);
+  Value *lane = b_.CreateZExt(
+      b_.CreateIntrinsic(llvm::Intrinsic::cttz, {bits->getType()}, {rest, b_.getTrue()}), i64());
+  Value *offset = b_.CreateMul(lane, u64c(size));
+  Value *element = b_.CreateGEP(i8(), base, offset), *in_slot = b_.CreateGEP(i8(), slot, offset);
+  Value *from = store ? in_slot : element, *to = store ? element : in_slot;
+  b_.CreateAlignedStore(b_.CreateAlignedLoad(unit, from, llvm::Align(1)), to, llvm::Align(1));
+  // The lowest set bit cleared.
+  Value *after = b_.CreateAnd(rest, b_.CreateSub(rest, llvm::ConstantInt::get(bits->getType(), 1)));
+  rest->addIncoming(after, loop);
+  b_.CreateCondBr(b_.CreateIsNotNull(after), loop, done)
+      ->setMetadata(llvm::LLVMContext::MD_loop, no_unroll());
+  b_.SetInsertPoint(done);
 }
 
 auto KernelLowering::by_registers(llvm::Function *f, llvm::Type *vty, uint64_t size, bool store)
