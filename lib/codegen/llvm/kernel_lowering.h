@@ -458,7 +458,8 @@ private:
 
   /// A contiguous masked access of `size`-byte elements at `p0`: a store of `val`, or (`val`
   /// null) a load of elements of type `ty`, which it returns. One masked load or store, except
-  /// where masked_in_pages and the chunk's elements reach past a page: then by_registers.
+  /// where masked_in_pages and the chunk's elements reach past a page: then by_registers (v4)
+  /// or by_lanes (v3), in pages_function.
   Value *masked_access(Value *p0, Value *mask, uint64_t size, Value *val, llvm::Type *ty);
   /// Whether a masked access under `mask` looks at the pages it reaches: at AVX2 and AVX-512,
   /// where the mask is not known to be full (below AVX2 LLVM makes a masked access lane by
