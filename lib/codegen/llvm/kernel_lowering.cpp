@@ -213,13 +213,8 @@ auto KernelLowering::emit_specials() -> void {
   // A span has at most 2^30 lanes, so no lane's number wraps. In a span of several blocks the
   // lane's number counts across them (no lane coordinate is read there).
   lane_lin_ = b_.CreateAdd(splat(chunk_first_lane()), iota32(), "lane.linear", true, true);
-  // The chunk's lanes in the span: a prefix, whose count makes an AVX-512 mask's bits.
-  if (masks_in_registers()) {
-    valid_ =
-        prefix_mask(b_.CreateZExt(lanes_below(chunk_first_lane(), span_lanes_), i64()), "valid");
-  } else {
-    valid_ = b_.CreateICmpULT(lane_lin_, splat(span_lanes_), "valid");
-  }
+  // The chunk's lanes in the span: a prefix, made from its count (prefix_mask).
+  valid_ = prefix_mask(b_.CreateZExt(lanes_below(chunk_first_lane(), span_lanes_), i64()), "valid");
   // A span of whole chunks (block_whole_, from the driver, which runs such spans in a loop
   // of its own where it is a constant) has only full chunks.
   chunk_full_ = b_.CreateOr(
@@ -750,7 +745,7 @@ auto KernelLowering::first_run(CmpCode cc, size_t grows, Value *first, V y) -> V
 }
 
 auto KernelLowering::gid_prefix(const Instruction &set) -> Value * {
-  if (!masks_in_registers() || set.type != isa::Type::U64) return nullptr;
+  if (set.type != isa::Type::U64) return nullptr;
   const isa::Operand &x = set.operands[1], &y = set.operands[2];
   auto is_gid = [&](const isa::Operand &o) {
     return o.kind == isa::OperandKind::Reg && o.index == special_reg(Special::Gid);
@@ -790,6 +785,8 @@ auto KernelLowering::masks_in_registers() const -> bool {
 }
 
 auto KernelLowering::prefix_mask(Value *lanes, const llvm::Twine &name) -> Value * {
+  if (!masks_in_registers())
+    return b_.CreateICmpULT(iota32(), splat(b_.CreateTrunc(lanes, i32())), name);
   Value *bits = b_.CreateIntrinsic(llvm::Intrinsic::x86_bmi_bzhi_64, {}, {u64c(UINT64_MAX), lanes});
   return b_.CreateBitCast(b_.CreateTrunc(bits, b_.getIntNTy(w_)),
                           llvm::FixedVectorType::get(i1(), w_), name);
