@@ -372,6 +372,9 @@ private:
           [](llvm::LoopPassManager &lpm, llvm::OptimizationLevel) {
             lpm.addPass(llvm::SimpleLoopUnswitchPass(/*NonTrivial=*/true));
           });
+    pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager &mpm, llvm::OptimizationLevel) {
+      mpm.addPass(llvm::createModuleToFunctionPassAdaptor(detail::WideMasksPass()));
+    });
     llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0
                                       ? pb.buildO0DefaultPipeline(level)
                                       : pb.buildPerModuleDefaultPipeline(level);
