@@ -37,15 +37,15 @@ struct AbiTypes {
 };
 
 /// The last pass of the x86 optimiser, for functions of a target without AVX-512's mask
-/// registers (wide_masks.cpp): a prefix of a chunk's lanes made from a count (prefix_mask),
+/// registers (prefix_masks.cpp): a prefix of a chunk's lanes made from a count (prefix_mask),
 /// or both of two, is one compare with its count and its bits are worked out from the
-/// count; a phi of a mask holds i32 lanes. LLVM's instruction selection for AVX2 keeps an i1
-/// vector that crosses blocks in a register of bytes and packs the lanes' sign bits into
-/// bytes for a mask's bits, and its combines of those took most of saxpy's partial chunk:
-/// the compile of saxpy at x86-64-v3 took 145 million instructions with this pass, 160
-/// without (callgrind, hologram-cc -O2 --emit=obj). It runs after InstCombine, which would
-/// fold a phi of widened masks back into one of i1 lanes.
-struct WideMasksPass : llvm::PassInfoMixin<WideMasksPass> {
+/// count; a phi of prefixes is a phi of their counts and one compare after it. LLVM's
+/// instruction selection for AVX2 keeps an i1 vector that crosses blocks in a register of
+/// bytes and packs the lanes' sign bits into bytes for a mask's bits, and its combines of
+/// those took most of saxpy's partial chunk: the compile of saxpy at x86-64-v3 took 146
+/// million instructions with this pass, 160 without (callgrind, hologram-cc -O2
+/// --emit=obj). It runs after InstCombine, which would fold its changes back.
+struct PrefixMasksPass : llvm::PassInfoMixin<PrefixMasksPass> {
   llvm::PreservedAnalyses run(llvm::Function &f, llvm::FunctionAnalysisManager &am);
 };
 

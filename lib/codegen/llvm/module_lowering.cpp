@@ -373,7 +373,7 @@ private:
             lpm.addPass(llvm::SimpleLoopUnswitchPass(/*NonTrivial=*/true));
           });
     pb.registerOptimizerLastEPCallback([](llvm::ModulePassManager &mpm, llvm::OptimizationLevel) {
-      mpm.addPass(llvm::createModuleToFunctionPassAdaptor(detail::WideMasksPass()));
+      mpm.addPass(llvm::createModuleToFunctionPassAdaptor(detail::PrefixMasksPass()));
     });
     llvm::ModulePassManager mpm = level == llvm::OptimizationLevel::O0
                                       ? pb.buildO0DefaultPipeline(level)

@@ -1,4 +1,4 @@
-// WideMasksPass: the shape of a chunk's prefix masks for x86 below AVX-512, after LLVM's
+// PrefixMasksPass: the shape of a chunk's prefix masks for x86 below AVX-512, after LLVM's
 // optimiser.
 #include "lowering.h"
 
@@ -89,7 +89,7 @@ bool lacks_mask_registers(const llvm::Function &f) {
 
 } // namespace
 
-llvm::PreservedAnalyses WideMasksPass::run(llvm::Function &f, llvm::FunctionAnalysisManager &) {
+llvm::PreservedAnalyses PrefixMasksPass::run(llvm::Function &f, llvm::FunctionAnalysisManager &) {
   if (!lacks_mask_registers(f)) return llvm::PreservedAnalyses::all();
   llvm::SmallVector<llvm::WeakTrackingVH> replaced;
   llvm::IRBuilder<> b(f.getContext());
